@@ -1,0 +1,105 @@
+"""The ``torch`` namespace as programs see it: ``torch``, ``torch.nn.functional`` (``F``),
+``torch.autograd``, ``torch.autograd.functional``, ``torch.linalg``, ``torch.optim``.
+
+Each is a ``Namespace`` whose attributes are the engine's functions, so a program
+reaches exactly these names and nothing of Python or NumPy behind them.
+"""
+from __future__ import annotations
+
+import math
+
+from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, optim, printing
+from .tensor import Size, Tensor
+
+
+class Namespace:
+    """A read-only module-like object (``torch``, ``F`` …) exposing a fixed set of names."""
+
+    _gx_exposed = True
+
+    def __init__(self, name, names):
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_names", dict(names))
+
+    def __getattr__(self, item):
+        try:
+            return self._names[item]
+        except KeyError:
+            raise AttributeError(f"module '{self._name}' has no attribute '{item}'") from None
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"cannot set attributes of module '{self._name}'")
+
+    def __dir__(self):
+        return sorted(self._names)
+
+    def __repr__(self):
+        return f"<module '{self._name}'>"
+
+
+def _dtype_names():
+    d = {}
+    for dt in dtypes.ALL:
+        d[dt.name if dt.name != "bool" else "bool"] = dt
+    d.update({"float": dtypes.float32, "double": dtypes.float64, "half": dtypes.float16, "long": dtypes.int64,
+              "int": dtypes.int32, "short": dtypes.int16})
+    return d
+
+
+_TORCH_FUNCTIONS = """
+tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace logspace
+rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
+add sub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power square
+abs absolute sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
+atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
+maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
+bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
+isclose allclose equal sum nansum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
+swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
+concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
+scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
+is_floating_point numel
+""".split()
+
+
+def build() -> dict:
+    """The names a program sees after the prelude, keyed by name (``torch``, ``F``, bare torch names)."""
+    torch_names = {name: getattr(T, name) for name in _TORCH_FUNCTIONS}
+    torch_names.update(_dtype_names())
+    torch_names.update({
+        "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,
+        "binary_cross_entropy_with_logits": NF.torch_binary_cross_entropy_with_logits,
+        "Tensor": Tensor, "Size": Size, "dtype": dtypes.DType, "no_grad": graph.no_grad,
+        "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
+        "is_grad_enabled": graph.is_grad_enabled, "e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan,
+        "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
+        "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
+    })
+    linalg = Namespace("torch.linalg", {
+        "norm": T.linalg_norm, "vector_norm": T.vector_norm, "det": T.det, "inv": T.inverse,
+        "matmul": T.matmul})
+    fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
+                "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
+                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
+    F = Namespace("torch.nn.functional", {n: getattr(NF, n) for n in fn_names})
+    nn = Namespace("torch.nn", {"functional": F})
+    afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
+                                                          ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
+    autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
+                                               "functional": afunctional})
+    optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
+    torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
+                                "linalg": linalg, "functional": Namespace("torch.functional", {})})
+    prelude = dict(torch_names)
+    # `from torch import *` does not bind these (they need their prefix)
+    for name in ("set_grad_enabled",):
+        prelude.pop(name, None)
+    prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
+                    **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
+    return prelude
+
+
+def _generator_class():
+    from . import random as _random
+    return _random.Generator

@@ -1,0 +1,1220 @@
+"""The op table: gradexpr's counterpart of PyTorch's ``tools/autograd/derivatives.yaml``.
+
+One entry per op: its name, PyTorch's node name, the NumPy forward, and a backward
+formula for each differentiable input written with Tensor operations — so the
+backward pass is itself differentiable (``create_graph``, ``hessian``, grad of
+grad). A formula's parameter names say what it reads (see ``op.py``). ``domain``
+says where the tests may sample the op's inputs for a finite-difference check.
+
+Formulas longer than an expression are named helpers just above the entries that
+use them. Public signatures (``torch.sum(input, dim, keepdim)`` …) are in
+``functions.py``; they choose an entry (an overload) and pass its parameters.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes, errors
+from .op import NOT_DIFFERENTIABLE, NotDifferentiable, Op
+
+TABLE: dict[str, Op] = {}
+
+
+def op(name, node, forward, inputs=("self",), **kw):
+    """Add one entry to the table (and return it for the functions that dispatch to it)."""
+    grads = {k: kw.pop(k) for k in list(kw) if k in inputs or "*" + k in inputs}
+    entry = Op(name, node, forward, inputs, grads, **kw)
+    TABLE[name] = entry
+    return entry
+
+
+def _F():
+    from . import functions
+    return functions
+
+
+# ============================================================ numpy helpers
+def _ew(fn):
+    """A NumPy ufunc run with floating-point warnings silenced (torch gives nan/inf quietly)."""
+    def forward(*arrays, **params):
+        with np.errstate(all="ignore"):
+            return fn(*arrays, **params)
+    forward.__name__ = getattr(fn, "__name__", "forward")
+    return forward
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % max(ndim, 1) for d in dim) if ndim else ()
+    return (dim % max(ndim, 1),) if ndim else ()
+
+
+def _restore(grad, shape, dim, keepdim):
+    """Re-insert the reduced dimensions of ``grad`` so it broadcasts against an input of ``shape``."""
+    if keepdim or dim is None or len(shape) == 0:
+        return grad if dim is not None or grad.dim() == len(shape) else grad.reshape((1,) * len(shape))
+    for d in sorted(_dims(dim, len(shape))):
+        grad = grad.unsqueeze(d)
+    return grad
+
+
+# ============================================================ elementwise arithmetic
+add = op("add", "AddBackward0", _ew(lambda a, b, alpha=1: a + b if alpha == 1 else a + b * alpha),
+         ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, alpha=1: grad if alpha == 1 else grad * alpha,
+         domain="real")
+sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else a - b * alpha),
+         ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+         domain="real")
+rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a * alpha), ("self", "other"),
+          self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+          domain="real")
+mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
+         self=lambda grad, other: grad * other,
+         other=lambda grad, self: grad * self,
+         domain="real")
+div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
+         self=lambda grad, other: grad / other,
+         other=lambda grad, self, other: -grad * ((self / other) / other),
+         dtype="float", domain="nonzero_other")
+
+
+def _div_mode(a, b, rounding_mode):
+    with np.errstate(all="ignore"):
+        if rounding_mode == "floor":
+            return np.floor_divide(a, b) if a.dtype.kind != "f" else np.floor(a / b)
+        if a.dtype.kind != "f":
+            q = np.abs(a) // np.abs(b)
+            return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
+        return np.trunc(a / b)
+
+
+div_mode = op("div_mode", "DivBackward1", _div_mode, ("self", "other"),
+              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", twice=False)
+floor_divide = op("floor_divide", "FloorDivideBackward0", lambda a, b: _div_mode(a, b, "floor"),
+                  ("self", "other"), differentiable=False)
+
+
+def _remainder(a, b):
+    with np.errstate(all="ignore"):
+        return np.mod(a, b)
+
+
+remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
+               self=lambda grad: grad,
+               domain="real", twice=False)
+remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("self", "other"),
+                      self=lambda grad: grad,
+                      other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
+                      domain="positive", twice=False)
+fmod = op("fmod", "FmodBackward0", _ew(np.fmod), ("self", "other"), self=lambda grad: grad, domain="real",
+          twice=False)
+neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real")
+
+
+def _pow_forward(a, b):
+    with np.errstate(all="ignore"):
+        if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
+            raise errors.RuntimeError("Integers to negative integer powers are not allowed.")
+        return np.power(a, b)
+
+
+def _pow_self(grad, self, exponent):
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        return grad * 0
+    return grad * (exponent * self.pow(exponent - 1))
+
+
+pow_scalar = op("pow_scalar", "PowBackward0", lambda a, exponent: _pow_forward(a, np.asarray(exponent, a.dtype)),
+                self=_pow_self, domain="positive")
+
+
+def _pow_exponent(grad, self, exponent, result):
+    F = _F()
+    return grad * F.where((self == 0) & (exponent >= 0), 0.0, result * self.log())
+
+
+pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
+                self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
+                                                                     exponent * self.pow(exponent - 1)),
+                exponent=_pow_exponent, domain="positive")
+
+
+def _rpow_exponent(grad, self, exponent, result):
+    # self is the scalar base (a wrapped number), exponent the tensor
+    base = self.item()
+    if base == 0:
+        return grad * _F().where(exponent >= 0, 0.0, result * math.log(base) if base > 0 else result * 0)
+    return grad * (result * math.log(base)) if base > 0 else grad * (result * float("nan"))
+
+
+pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
+                 exponent=_rpow_exponent, domain="real")
+
+# ============================================================ unary math
+_F_ = "float"
+abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
+          twice=False)
+sign = op("sign", "SignBackward0", np.sign, self=lambda grad: grad * 0, domain="real", twice=False)
+sgn = op("sgn", "SgnBackward0", np.sign, self=lambda grad: grad * 0, domain="real", twice=False)
+sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
+          dtype=_F_, domain="positive")
+rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
+           self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive")
+exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real")
+exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
+          dtype=_F_, domain="real")
+expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
+           dtype=_F_, domain="real")
+log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive")
+log2 = op("log2", "Log2Backward0", _ew(np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
+          dtype=_F_, domain="positive")
+log10 = op("log10", "Log10Backward0", _ew(np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
+           dtype=_F_, domain="positive")
+log1p = op("log1p", "Log1PBackward0", _ew(np.log1p), self=lambda grad, self: grad / (self + 1),
+           dtype=_F_, domain="positive")
+sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real")
+cos = op("cos", "CosBackward0", _ew(np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
+         domain="real")
+tan = op("tan", "TanBackward0", _ew(np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
+         domain="unit")
+asin = op("asin", "AsinBackward0", _ew(np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
+          dtype=_F_, domain="unit")
+acos = op("acos", "AcosBackward0", _ew(np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
+          dtype=_F_, domain="unit")
+atan = op("atan", "AtanBackward0", _ew(np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
+          domain="real")
+sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
+          domain="real")
+cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
+          domain="real")
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=lambda grad, result: grad * (1 - result * result),
+          dtype=_F_, domain="real")
+
+
+def _sigmoid(a):
+    with np.errstate(all="ignore"):
+        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+
+
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: grad * (result * (1 - result)),
+             dtype=_F_, domain="real")
+relu = op("relu", "ReluBackward0", lambda a: np.where(a < 0, a.dtype.type(0), a) if a.dtype.kind != "b" else a,
+          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero", twice=False)
+reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
+                self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
+
+
+def _erf(a):
+    # Abramowitz–Stegun is not accurate enough; use the vectorised math.erf over float64.
+    flat = np.fromiter((math.erf(v) for v in a.astype(np.float64).ravel()), np.float64, a.size)
+    return flat.reshape(a.shape).astype(a.dtype)
+
+
+erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
+         dtype=_F_, domain="real")
+floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype="first", domain="real",
+           twice=False)
+ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype="first", domain="real", twice=False)
+trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype="first", domain="real",
+           twice=False)
+frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad, dtype="first",
+          domain="real", twice=False)
+
+
+def _round(a, decimals=0):
+    if a.dtype.kind != "f":
+        return a
+    if decimals == 0:
+        return np.round(a)
+    with np.errstate(all="ignore"):
+        s = a.dtype.type(10.0 ** decimals)
+        return np.round(a * s) / s
+
+
+round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype="first", domain="real",
+            twice=False)
+atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
+           self=lambda grad, self, other: grad * (other / (self * self + other * other)),
+           other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
+           dtype=_F_, domain="real")
+
+
+def _pick_grad(grad, mine, theirs, greater):
+    F = _F()
+    win = (mine > theirs) if greater else (mine < theirs)
+    return F.where(mine == theirs, grad / 2, F.where(win, grad, 0.0))
+
+
+maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
+             self=lambda grad, self, other: _pick_grad(grad, self, other, True),
+             other=lambda grad, self, other: _pick_grad(grad, other, self, True),
+             domain="real", twice=False)
+minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
+             self=lambda grad, self, other: _pick_grad(grad, self, other, False),
+             other=lambda grad, self, other: _pick_grad(grad, other, self, False),
+             domain="real", twice=False)
+
+
+def _clamp(a, min=None, max=None):
+    # comparisons rather than np.maximum, so -0. stays -0. (as in PyTorch) and nan stays nan
+    out = a
+    if min is not None:
+        out = np.where(out < min, a.dtype.type(min), out)
+    if max is not None:
+        out = np.where(out > max, a.dtype.type(max), out)
+    return np.asarray(out, a.dtype)
+
+
+def _clamp_grad(grad, self, min=None, max=None):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        m = self <= max
+        mask = m if mask is None else mask & m
+    return _F().where(mask, grad, 0.0)
+
+
+clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real", twice=False)
+
+
+def _clamp_t(a, lo, hi):
+    return np.minimum(np.maximum(a, lo), hi)
+
+
+clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
+                  self=lambda grad, self, min, max: _F().where((self >= min) & (self <= max), grad, 0.0),
+                  min=lambda grad, self, min, max: _F().where(self < min, grad, 0.0),
+                  max=lambda grad, self, min, max: _F().where(self > max, grad, 0.0),
+                  domain="real", twice=False)
+
+
+def _where_dtypes(ts, params):
+    d = dtypes.result_type(ts[1:])
+    return d, d
+
+
+where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condition", "self", "other"),
+           self=lambda grad, condition: _F().where(condition, grad, 0.0),
+           other=lambda grad, condition: _F().where(condition, 0.0, grad),
+           dtype=_where_dtypes, cast=(1, 2), domain="where")
+lerp = op("lerp", "LerpBackward0", _ew(lambda a, b, weight: a + weight * (b - a)), ("self", "end"),
+          self=lambda grad, weight: grad * (1 - weight),
+          end=lambda grad, weight: grad * weight, domain="real")
+lerp_tensor = op("lerp_tensor", "LerpBackward1", _ew(lambda a, b, w: a + w * (b - a)), ("self", "end", "weight"),
+                 self=lambda grad, weight: grad * (1 - weight),
+                 end=lambda grad, weight: grad * weight,
+                 weight=lambda grad, self, end: grad * (end - self), domain="real")
+masked_fill = op("masked_fill", "MaskedFillBackward0",
+                 lambda a, mask, value: np.where(mask, np.asarray(value, a.dtype), a), ("self", "mask"),
+                 self=lambda grad, mask: grad.masked_fill(mask, 0.0),
+                 dtype="first", domain="mask")
+masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
+                        lambda a, mask, v: np.where(mask, v.astype(a.dtype), a), ("self", "mask", "value"),
+                        self=lambda grad, mask: grad.masked_fill(mask, 0.0),
+                        value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
+                        dtype="first", domain="mask")
+
+# ------------------------------------------------------------ comparison and logic (not differentiable)
+eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare")
+ne = op("ne", "NeBackward0", np.not_equal, ("self", "other"), dtype="compare")
+lt = op("lt", "LtBackward0", np.less, ("self", "other"), dtype="compare")
+le = op("le", "LeBackward0", np.less_equal, ("self", "other"), dtype="compare")
+gt = op("gt", "GtBackward0", np.greater, ("self", "other"), dtype="compare")
+ge = op("ge", "GeBackward0", np.greater_equal, ("self", "other"), dtype="compare")
+isnan = op("isnan", "", np.isnan, dtype="compare")
+isinf = op("isinf", "", np.isinf, dtype="compare")
+isfinite = op("isfinite", "", np.isfinite, dtype="compare")
+logical_not = op("logical_not", "", np.logical_not, dtype="compare")
+logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare")
+logical_or = op("logical_or", "", np.logical_or, ("self", "other"), dtype="compare")
+logical_xor = op("logical_xor", "", np.logical_xor, ("self", "other"), dtype="compare")
+
+
+def _bitwise(name, fn):
+    def forward(a, b=None):
+        if a.dtype.kind == "f":
+            kind = {"float32": "Float", "float64": "Double", "float16": "Half"}[a.dtype.name]
+            raise errors.NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'',
+                                             hint="`^` is xor in Python and PyTorch; for a power write `**`"
+                                             if name == "bitwise_xor" else None)
+        return fn(a) if b is None else fn(a, b)
+    return forward
+
+
+bitwise_and = op("bitwise_and", "", _bitwise("bitwise_and", np.bitwise_and), ("self", "other"))
+bitwise_or = op("bitwise_or", "", _bitwise("bitwise_or", np.bitwise_or), ("self", "other"))
+bitwise_xor = op("bitwise_xor", "", _bitwise("bitwise_xor", np.bitwise_xor), ("self", "other"))
+bitwise_not = op("bitwise_not", "", _bitwise("bitwise_not", np.invert))
+
+# ============================================================ reductions
+def _sum_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        d = dtypes.int64
+    return d, d
+
+
+def _sum(a, dim=None, keepdim=False, dtype=None):
+    return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
+
+
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real")
+sum_dim = op("sum_dim", "SumBackward1", _sum,
+             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
+             dtype=_sum_dtype, domain="real")
+
+
+def _mean_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        raise errors.RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                                  f"point or complex dtype. Got: {_cap_name(d)}")
+    return d, d
+
+
+def _cap_name(d):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
+            "uint8": "Byte"}.get(d.name, d.name)
+
+
+def _numel(shape, dim=None):
+    n = 1
+    for i in (range(len(shape)) if dim is None else _dims(dim, len(shape))):
+        n *= shape[i]
+    return n
+
+
+mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: np.mean(a, dtype=a.dtype),
+              self=lambda grad, self_shape: grad.expand(self_shape) / _numel(self_shape),
+              dtype=_mean_dtype, domain="real")
+mean_dim = op("mean_dim", "MeanBackward1",
+              lambda a, dim=None, keepdim=False, dtype=None: np.mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
+                                                                     dtype=a.dtype),
+              self=lambda grad, self_shape, dim, keepdim:
+              _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
+              dtype=_mean_dtype, domain="real")
+
+
+def _prod_grad(grad, self, result, dim=None, keepdim=False):
+    # grad * prod(others): result / self where self != 0; with exactly one zero the zero's
+    # gradient is the product of the others; with two or more zeros everything is zero.
+    F = _F()
+    shape = self.shape
+    g = _restore(grad, shape, dim, keepdim) if dim is not None else grad
+    r = _restore(result, shape, dim, keepdim) if dim is not None else result
+    zero = self == 0
+    nzeros = zero.sum() if dim is None else zero.sum(dim, keepdim=True)
+    if not bool((nzeros > 0).any()):
+        return g * (r / self)
+    others = F.where(zero, 1.0, self)
+    prod_others = others.prod() if dim is None else others.prod(dim, keepdim=True)
+    at_zero = F.where(nzeros == 1, prod_others, 0.0)
+    return g * F.where(zero, at_zero, F.where(nzeros > 0, 0.0, r / F.where(zero, 1.0, self)))
+
+
+def _prod_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        d = dtypes.int64
+    return d, d
+
+
+prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
+              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_prod_dtype, domain="real")
+prod_dim = op("prod_dim", "ProdBackward1",
+              lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
+              self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
+              dtype=_prod_dtype, domain="real")
+
+
+def _evenly(grad, self, result):
+    mask = (self == result)
+    return grad * mask / mask.sum()
+
+
+def _check_nonempty(a, name):
+    if a.size == 0:
+        raise errors.RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                  "Specify the reduction dim with the 'dim' argument.")
+
+
+def _max_all(a):
+    _check_nonempty(a, "max")
+    return np.max(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+
+
+def _min_all(a):
+    _check_nonempty(a, "min")
+    return np.min(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+
+
+max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct", twice=False)
+min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct", twice=False)
+
+
+def _index_reduce(fn):
+    def forward(a, dim, keepdim=False):
+        if a.ndim == 0:
+            idx = np.zeros((), np.int64)
+            return a.copy(), {"indices": idx}
+        idx = fn(a, axis=dim, keepdims=True)
+        vals = np.take_along_axis(a, idx, axis=dim)
+        if not keepdim:
+            idx = np.squeeze(idx, axis=dim)
+            vals = np.squeeze(vals, axis=dim)
+        return vals, {"indices": idx.astype(np.int64)}
+    return forward
+
+
+def _value_selecting_grad(grad, self_shape, dim, keepdim, indices):
+    F = _F()
+    if len(self_shape) == 0:
+        return grad
+    g = grad if keepdim else grad.unsqueeze(dim)
+    idx = indices if keepdim else indices.unsqueeze(dim)
+    return F.zeros(self_shape, dtype=grad.dtype).scatter(dim, idx, g)
+
+
+max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax),
+             self=lambda grad, self_shape, dim, keepdim, indices:
+             _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+             dtype="first", domain="distinct", twice=False)
+min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin),
+             self=lambda grad, self_shape, dim, keepdim, indices:
+             _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+             dtype="first", domain="distinct", twice=False)
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    r = _restore(result, self.shape, dim, keepdim)
+    g = _restore(grad, self.shape, dim, keepdim)
+    mask = self == r
+    return g * mask / mask.sum(dim, keepdim=True)
+
+
+amax = op("amax", "AmaxBackward0", lambda a, dim=(), keepdim=False: np.amax(a, axis=_dims(None if dim == () else dim, a.ndim),
+                                                                             keepdims=keepdim),
+          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+          dtype="first", domain="distinct", twice=False)
+amin = op("amin", "AminBackward0", lambda a, dim=(), keepdim=False: np.amin(a, axis=_dims(None if dim == () else dim, a.ndim),
+                                                                             keepdims=keepdim),
+          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+          dtype="first", domain="distinct", twice=False)
+
+
+def _arg(fn, name):
+    def forward(a, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(a, name)
+            r = fn(a)
+            return np.asarray(r, np.int64).reshape((1,) * a.ndim if keepdim else ())
+        return np.asarray(fn(a, axis=dim, keepdims=keepdim), np.int64)
+    return forward
+
+
+argmax = op("argmax", "", _arg(np.argmax, "argmax"), dtype="keep")
+argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
+
+
+def _var(a, dim=None, correction=1, keepdim=False):
+    axis = _dims(dim, a.ndim)
+    n = _numel(a.shape, dim)
+    with np.errstate(all="ignore"):
+        m = np.mean(a, axis=axis, keepdims=True)
+        s = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
+        return (s / max(n - correction, 0)).astype(a.dtype) if n - correction > 0 else \
+            np.full(s.shape, np.inf if n - correction == 0 and np.any(s) else np.nan, a.dtype)
+
+
+def _var_grad(grad, self, dim, correction, keepdim):
+    n = _numel(self.shape, dim)
+    g = _restore(grad, self.shape, dim, keepdim)
+    mean = self.mean(dim, keepdim=True) if dim is not None else self.mean()
+    return (2.0 / (n - correction)) * g * (self - mean)
+
+
+var = op("var", "VarBackward0", _var, self=_var_grad, dtype=_mean_dtype, domain="real")
+
+
+def _std(a, dim=None, correction=1, keepdim=False):
+    with np.errstate(all="ignore"):
+        return np.sqrt(_var(a, dim, correction, keepdim))
+
+
+def _std_grad(grad, self, result, dim, correction, keepdim):
+    F = _F()
+    g = F.where(result == 0, 0.0, grad / (result * 2))
+    return _var_grad(g, self, dim, correction, keepdim)
+
+
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=_mean_dtype, domain="real")
+
+
+def _norm(a, ord=2.0, dim=None, keepdim=False):
+    axis = _dims(dim, a.ndim)
+    with np.errstate(all="ignore"):
+        x = np.abs(a)
+        if ord == 2:
+            r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
+        elif ord == 1:
+            r = np.sum(x, axis=axis, keepdims=keepdim)
+        elif ord == math.inf:
+            r = np.amax(x, axis=axis, keepdims=keepdim) if x.size else np.zeros(())
+        elif ord == -math.inf:
+            r = np.amin(x, axis=axis, keepdims=keepdim)
+        elif ord == 0:
+            r = np.sum(x != 0, axis=axis, keepdims=keepdim)
+        else:
+            r = np.sum(x ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(r, a.dtype)
+
+
+def _norm_grad(grad, self, result, ord, dim, keepdim):
+    F = _F()
+    g = _restore(grad, self.shape, dim, keepdim)
+    r = _restore(result, self.shape, dim, keepdim)
+    if ord == 0:
+        return self * 0
+    if ord == 1:
+        return g * self.sign()
+    if ord == 2:
+        return g * F.where(r == 0, 0.0, self / r)
+    if ord in (math.inf, -math.inf):
+        mask = self.abs() == r
+        return g * self.sign() * mask / mask.sum(dim, keepdim=True) if dim is not None else \
+            g * self.sign() * mask / mask.sum()
+    return g * self * self.abs().pow(ord - 2) / F.where(r == 0, 1.0, r.pow(ord - 1)) * (r != 0)
+
+
+norm = op("norm", "LinalgVectorNormBackward0", _norm, self=_norm_grad, dtype=_mean_dtype, domain="nonzero")
+
+
+def _logsumexp(a, dim, keepdim=False):
+    axis = _dims(dim, a.ndim)
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
+        m = np.where(np.isfinite(m), m, 0)
+        r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    if not keepdim:
+        r = np.squeeze(r, axis=axis)
+    return np.asarray(r, a.dtype)
+
+
+logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
+               self=lambda grad, self, result, dim, keepdim:
+               _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
+               dtype=_F_, domain="real")
+cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: np.cumsum(a, axis=dim % max(a.ndim, 1))
+            .reshape(a.shape) if a.ndim else a.copy(),
+            self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
+            dtype=_sum_dtype, domain="real")
+
+
+def _cumprod_grad(grad, self, result, dim):
+    # valid where no zeros: sum_{j>=i} grad_j * result_j / self_i
+    return (grad * result).flip(dim).cumsum(dim).flip(dim) / self
+
+
+cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: np.cumprod(a, axis=dim % max(a.ndim, 1))
+             .reshape(a.shape), self=_cumprod_grad, dtype=_sum_dtype, domain="positive")
+all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
+any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
+
+# ============================================================ linear algebra
+mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
+        self=lambda grad, mat2: grad.mm(mat2.t()),
+        mat2=lambda grad, self: self.t().mm(grad), domain="matrices", broadcast=False)
+bmm = op("bmm", "BmmBackward0", np.matmul, ("self", "mat2"),
+         self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
+         mat2=lambda grad, self: self.transpose(1, 2).bmm(grad), domain="batched", broadcast=False)
+mv = op("mv", "MvBackward0", np.matmul, ("self", "vec"),
+        self=lambda grad, vec: _F().outer(grad, vec),
+        vec=lambda grad, self: self.t().mv(grad), domain="matvec", broadcast=False)
+dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", "tensor"),
+         self=lambda grad, tensor: grad * tensor,
+         tensor=lambda grad, self: grad * self, domain="vectors", broadcast=False)
+addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta + (a @ b) * alpha,
+           ("self", "mat1", "mat2"),
+           self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
+           mat1=lambda grad, mat2, alpha=1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha,
+           mat2=lambda grad, mat1, alpha=1: mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha,
+           domain="addmm", broadcast=False)
+
+
+def _det(a):
+    with np.errstate(all="ignore"):
+        return np.asarray(np.linalg.det(a), a.dtype)
+
+
+det = op("det", "LinalgDetBackward0", _det, ("A",),
+         A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT,
+         dtype=_F_, domain="square")
+
+
+def _inv(a):
+    try:
+        return np.linalg.inv(a).astype(a.dtype)
+    except np.linalg.LinAlgError:
+        raise errors.RuntimeError("linalg.inv: The diagonal element 2 is zero, the inversion could not be "
+                                  "completed because the input matrix is singular.") from None
+
+
+inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
+             A=lambda grad, result: -(result.mT @ grad @ result.mT), dtype=_F_, domain="square")
+trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
+           self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
+           dtype=_sum_dtype, domain="matrix")
+
+# ============================================================ shape and views
+view = op("view", "ViewBackward0", lambda a, shape: a.view().reshape(shape), dtype="first", view=True,
+          self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
+unsafe_view = op("unsafe_view", "UnsafeViewBackward0", lambda a, shape: a.reshape(shape), dtype="first",
+                 self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
+t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix")
+transpose = op("transpose", "TransposeBackward0", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
+               self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
+               domain="matrix")
+permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
+             self=lambda grad, dims: grad.permute(tuple(int(i) for i in np.argsort(dims))), dtype="first",
+             view=True, domain="matrix")
+squeeze = op("squeeze", "SqueezeBackward0", lambda a: np.squeeze(a),
+             self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
+                 lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
+                 self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
+                         lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
+                         self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
+                         domain="real")
+unsqueeze = op("unsqueeze", "UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim),
+               self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real")
+expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
+            self=lambda grad, self_shape: grad.sum_to_size(self_shape), dtype="first", view=True, domain="real")
+
+
+def _repeat_grad(grad, self_shape, repeats):
+    lead = len(repeats) - len(self_shape)
+    shape = (1,) * lead + tuple(self_shape)
+    split = []
+    for r, s in zip(repeats, shape):
+        split += [r, s]
+    g = grad.reshape(tuple(split))
+    return g.sum(tuple(range(0, 2 * len(shape), 2))).reshape(self_shape)
+
+
+repeat = op("repeat", "RepeatBackward0",
+            lambda a, repeats: np.tile(a.reshape((1,) * (len(repeats) - a.ndim) + a.shape), repeats),
+            self=_repeat_grad, dtype="first", domain="real")
+
+
+def _cat_dtypes(ts, params):
+    d = dtypes.result_type(ts)
+    return d, d
+
+
+def _cat_forward(*arrays, dim=0):
+    return np.concatenate(arrays, axis=dim)
+
+
+def _cat_grad(grad, tensors_shape, dim):
+    out, offset = [], 0
+    for shape in tensors_shape:
+        if len(shape) == 1 and shape[0] == 0 and grad.dim() > 1:
+            out.append(None)
+            continue
+        size = shape[dim]
+        out.append(grad.narrow(dim, offset, size))
+        offset += size
+    return out
+
+
+cat = op("cat", "CatBackward0", _cat_forward, ("*tensors",), tensors=_cat_grad, dtype=_cat_dtypes,
+         domain="list")
+stack = op("stack", "StackBackward0", lambda *arrays, dim=0: np.stack(arrays, axis=dim), ("*tensors",),
+           tensors=lambda grad, tensors_shape, dim: [grad.select(dim, i) for i in range(len(tensors_shape))],
+           dtype=_cat_dtypes, domain="list")
+
+
+def _slice(a, dim, start, end, step=1):
+    idx = [slice(None)] * a.ndim
+    idx[dim] = slice(start, end, step)
+    return a[tuple(idx)]
+
+
+def _slice_grad(grad, self_shape, dim, start, end, step=1):
+    return grad.new_zeros(self_shape)._slice_scatter(grad, dim, start, end, step)
+
+
+narrow = op("narrow", "SliceBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real")
+split_part = op("split", "SplitBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real")
+split_sizes_part = op("split_with_sizes", "SplitWithSizesBackward0", _slice, self=_slice_grad, dtype="first",
+                      view=True, domain="real")
+slice_scatter = op("slice_scatter", "SliceScatterBackward0",
+                   lambda a, src, dim, start, end, step=1: _scatter_slice(a, src, dim, start, end, step),
+                   ("self", "src"),
+                   self=lambda grad, dim, start, end, step=1: grad._slice_scatter(
+                       grad.new_zeros(_slice_shape(grad.shape, dim, start, end, step)), dim, start, end, step),
+                   src=lambda grad, dim, start, end, step=1: grad.narrow_step(dim, start, end, step),
+                   dtype="promote", domain="real", broadcast=False)
+
+
+def _slice_shape(shape, dim, start, end, step):
+    shape = list(shape)
+    shape[dim] = len(range(*slice(start, end, step).indices(shape[dim])))
+    return tuple(shape)
+
+
+def _scatter_slice(a, src, dim, start, end, step):
+    out = a.copy()
+    idx = [slice(None)] * a.ndim
+    idx[dim] = slice(start, end, step)
+    out[tuple(idx)] = src
+    return out
+
+
+def _select(a, dim, index):
+    return np.take(a, index, axis=dim) if False else a[(slice(None),) * dim + (index,)]
+
+
+def _select_grad(grad, self_shape, dim, index):
+    return grad.new_zeros(self_shape)._select_scatter(grad, dim, index)
+
+
+select = op("select", "SelectBackward0", _select, self=_select_grad, dtype="first", view=True, domain="real")
+unbind_part = op("unbind", "UnbindBackward0", _select, self=_select_grad, dtype="first", view=True,
+                 domain="real")
+select_scatter = op("select_scatter", "SelectScatterBackward0",
+                    lambda a, src, dim, index: _scatter_select(a, src, dim, index), ("self", "src"),
+                    self=lambda grad, dim, index: grad._select_scatter(
+                        grad.select(dim, index) * 0, dim, index),
+                    src=lambda grad, dim, index: grad.select(dim, index), dtype="promote", domain="real",
+                    broadcast=False)
+
+
+def _scatter_select(a, src, dim, index):
+    out = a.copy()
+    out[(slice(None),) * dim + (index,)] = src
+    return out
+
+
+def _diagonal(a, offset=0, dim1=0, dim2=1):
+    return np.diagonal(a, offset, dim1, dim2)
+
+
+def _diagonal_grad(grad, self_shape, offset=0, dim1=0, dim2=1):
+    return grad.new_zeros(self_shape)._diagonal_scatter(grad, offset, dim1, dim2)
+
+
+diagonal = op("diagonal", "DiagonalBackward0", _diagonal, self=_diagonal_grad, dtype="first", view=True,
+              domain="matrix")
+diag_copy = op("diag_copy", "DiagonalBackward0_copy", lambda a, diagonal=0: np.diagonal(a, diagonal).copy(),
+               self=lambda grad, self_shape, diagonal=0: _diagonal_grad(grad, self_shape, diagonal),
+               dtype="first", domain="matrix")
+
+
+def _diag_embed(a, offset=0):
+    return np.diag(a, offset)
+
+
+diag_embed = op("diag_embed", "DiagEmbedBackward0", _diag_embed,
+                self=lambda grad, offset=0: grad.diagonal(offset), dtype="first", domain="real")
+
+
+def _diag_scatter(a, src, offset, dim1, dim2):
+    out = a.copy()
+    d = np.diagonal(out, offset, dim1, dim2)
+    d.setflags(write=True)
+    d[...] = src
+    return out
+
+
+diagonal_scatter = op("diagonal_scatter", "DiagonalScatterBackward0", _diag_scatter, ("self", "src"),
+                      self=lambda grad, offset, dim1, dim2: grad._diagonal_scatter(
+                          grad.diagonal(offset, dim1, dim2) * 0, offset, dim1, dim2),
+                      src=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2),
+                      dtype="promote", domain="matrix", broadcast=False)
+index_select = op("index_select", "IndexSelectBackward0", lambda a, index, dim: np.take(a, index, axis=dim),
+                  ("self", "index"),
+                  self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).index_add(dim, index, grad),
+                  dtype="first", domain="index")
+index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alpha=1: _index_add(a, index, src, dim,
+                                                                                                  alpha),
+               ("self", "index", "source"),
+               self=lambda grad: grad,
+               source=lambda grad, index, dim, alpha=1: grad.index_select(dim, index) * alpha,
+               dtype="first", domain="index")
+
+
+def _index_add(a, index, src, dim, alpha):
+    out = a.copy()
+    moved = np.moveaxis(out, dim, 0)
+    np.add.at(moved, index, np.moveaxis(src * alpha if alpha != 1 else src, dim, 0).astype(a.dtype))
+    return out
+
+
+def _gather(a, index, dim):
+    if a.ndim != index.ndim:
+        raise errors.RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    return np.take_along_axis(a, index, axis=dim)
+
+
+gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
+            self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).scatter_add(dim, index, grad),
+            dtype="first", domain="index")
+
+
+def _scatter(a, index, src, dim):
+    out = a.copy()
+    np.put_along_axis(out, index, src, axis=dim)
+    return out
+
+
+def _scatter_add(a, index, src, dim):
+    out = a.copy()
+    moved = np.moveaxis(out, dim, -1)
+    idx = np.moveaxis(index, dim, -1)
+    s = np.moveaxis(src[tuple(slice(0, n) for n in index.shape)], dim, -1)
+    grids = np.indices(idx.shape[:-1])
+    for k in range(idx.shape[-1]):
+        sel = tuple(g for g in grids) + (idx[..., k],)
+        np.add.at(moved, sel, s[..., k])
+    return out
+
+
+scatter = op("scatter", "ScatterBackward0", _scatter, ("self", "index", "src"),
+             self=lambda grad, index, dim: grad.scatter(dim, index, 0.0),
+             src=lambda grad, index, dim: grad.gather(dim, index),
+             dtype="first", domain="index")
+scatter_value = op("scatter_value", "ScatterBackward1",
+                   lambda a, index, dim, value: _scatter(a, index, np.asarray(value, a.dtype), dim),
+                   ("self", "index"),
+                   self=lambda grad, index, dim: grad.scatter(dim, index, 0.0), dtype="first", domain="index")
+scatter_add = op("scatter_add", "ScatterAddBackward0", _scatter_add, ("self", "index", "src"),
+                 self=lambda grad: grad,
+                 src=lambda grad, index, dim: grad.gather(dim, index),
+                 dtype="first", domain="index")
+flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
+          self=lambda grad, dims: grad.flip(dims), dtype="first", domain="real")
+roll = op("roll", "RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims) if dims is not None else
+          np.roll(a.ravel(), shifts).reshape(a.shape),
+          self=lambda grad, shifts, dims: grad.roll(tuple(-s for s in shifts) if isinstance(shifts, tuple)
+                                                    else -shifts, dims),
+          dtype="first", domain="real")
+tril = op("tril", "TrilBackward0", lambda a, diagonal=0: np.tril(a, diagonal),
+          self=lambda grad, diagonal=0: grad.tril(diagonal), dtype="first", domain="matrix")
+triu = op("triu", "TriuBackward0", lambda a, diagonal=0: np.triu(a, diagonal),
+          self=lambda grad, diagonal=0: grad.triu(diagonal), dtype="first", domain="matrix")
+clone = op("clone", "CloneBackward0", lambda a: a.copy(), self=lambda grad: grad, dtype="first", domain="real")
+
+
+def _to_dtype(ts, params):
+    d = params["dtype"]
+    return None, d
+
+
+to_copy = op("to", "ToCopyBackward0", lambda a, dtype: a.astype(dtype.np),
+             self=lambda grad, self_dtype: grad.to(self_dtype), dtype=_to_dtype, domain="real")
+alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad, dtype="first", view=True,
+           domain="real")
+
+
+# ------------------------------------------------------------ indexing
+def _getitem(a, index):
+    return a[index]
+
+
+def _index_backward(grad, self_shape, index):
+    return grad.new_zeros(self_shape)._index_put(index, grad, accumulate=True)
+
+
+getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
+                   self=_index_backward, dtype="first", view=True, domain="real")
+
+
+def _named(base, node, view):
+    e = Op(base.name + ":" + node, node, base.forward, base.inputs, base.formulas, dtype=base.dtype,
+           view=view, domain=base.domain)
+    return e
+
+
+GETITEM = {name: _named(getitem_basic, name, True)
+           for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
+GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False)
+TABLE["index"] = GETITEM["IndexBackward0"]
+
+
+def _index_put(a, values, index, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        np.add.at(out, index, values)
+    else:
+        out[index] = values
+    return out
+
+
+index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
+               self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
+               values=lambda grad, index: grad[index],
+               dtype="first", domain="index")
+copy_slices = op("copy_slices", "CopySlices", lambda a, v, index: _index_put(a, v, index), ("self", "values"),
+                 self=lambda grad, index: grad._index_put(index, 0.0),
+                 values=lambda grad, index: grad[index],
+                 dtype="first", domain="index")
+
+# ============================================================ neural-network functions
+def _softmax(a, dim):
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
+        e = np.exp(a - m)
+        return (e / np.sum(e, axis=dim, keepdims=True)).astype(a.dtype)
+
+
+def _log_softmax(a, dim):
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
+        s = a - m
+        return (s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))).astype(a.dtype)
+
+
+softmax = op("softmax", "SoftmaxBackward0", _softmax,
+             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
+             dtype=_F_, domain="real")
+log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
+                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
+                 dtype=_F_, domain="real")
+leaky_relu = op("leaky_relu", "LeakyReluBackward0",
+                lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
+                self=lambda grad, self, negative_slope=0.01: grad * _F().where(self > 0, 1.0, negative_slope),
+                dtype="first", domain="nonzero", twice=False)
+
+
+def _elu(a, alpha=1.0):
+    with np.errstate(all="ignore"):
+        return np.where(a > 0, a, a.dtype.type(alpha) * np.expm1(a)).astype(a.dtype)
+
+
+elu = op("elu", "EluBackward0", _elu,
+         self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
+         dtype="first", domain="nonzero", twice=False)
+
+
+def _gelu(a, approximate="none"):
+    x = a.astype(np.float64)
+    if approximate == "tanh":
+        r = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    else:
+        r = 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    return r.astype(a.dtype)
+
+
+def _gelu_grad(grad, self, approximate="none"):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        inner = k * (self + 0.044715 * self.pow(3))
+        th = inner.tanh()
+        return grad * (0.5 * (1 + th) + 0.5 * self * (1 - th * th) * k * (1 + 3 * 0.044715 * self * self))
+    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
+    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
+    return grad * (cdf + self * pdf)
+
+
+gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_F_, domain="real")
+
+
+def _softplus(a, beta=1.0, threshold=20.0):
+    with np.errstate(all="ignore"):
+        bx = a * a.dtype.type(beta)
+        return np.where(bx > threshold, a, np.log1p(np.exp(-np.abs(bx))) / a.dtype.type(beta)
+                        + np.maximum(bx, 0) / a.dtype.type(beta)).astype(a.dtype)
+
+
+softplus = op("softplus", "SoftplusBackward0", _softplus,
+              self=lambda grad, self, beta=1.0, threshold=20.0:
+              grad * _F().where(self * beta > threshold, 1.0, (self * beta).sigmoid()),
+              dtype=_F_, domain="real")
+silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
+          self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
+          dtype=_F_, domain="real")
+
+
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return np.asarray(np.mean(x, dtype=x.dtype))
+    if reduction == "sum":
+        return np.asarray(np.sum(x))
+    return x
+
+
+def _reduce_grad(g, reduction, n):
+    return g / n if reduction == "mean" else g
+
+
+def _check_reduction(reduction):
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+
+
+mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction),
+              ("self", "target"),
+              self=lambda grad, self, target, reduction="mean":
+              _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
+              target=lambda grad, self, target, reduction="mean":
+              _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
+              dtype="promote", domain="real")
+
+
+def _smooth_l1(a, b, reduction="mean", beta=1.0):
+    d = np.abs(a - b)
+    with np.errstate(all="ignore"):
+        x = np.where(d < beta, 0.5 * d * d / (beta if beta else 1), d - 0.5 * beta) if beta else d
+    return _reduce(x.astype(a.dtype), reduction)
+
+
+def _smooth_l1_grad(grad, self, target, reduction="mean", beta=1.0):
+    F = _F()
+    d = self - target
+    g = F.where(d.abs() < beta, d / beta, d.sign()) if beta else d.sign()
+    return _reduce_grad(g * grad, reduction, self.numel())
+
+
+smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("self", "target"),
+                    self=_smooth_l1_grad,
+                    target=lambda grad, self, target, reduction="mean", beta=1.0:
+                    -_smooth_l1_grad(grad, self, target, reduction, beta),
+                    dtype="promote", domain="real", twice=False)
+
+
+def _bce(p, y, weight=None, reduction="mean"):
+    if np.any((p < 0) | (p > 1)):
+        raise errors.RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(all="ignore"):
+        lp = np.maximum(np.log(p), -100)
+        l1p = np.maximum(np.log1p(-p), -100)
+    loss = -(y * lp + (1 - y) * l1p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(p.dtype), reduction)
+
+
+def _bce_grad(grad, self, target, weight=None, reduction="mean"):
+    g = grad * (self - target) / (self * (1 - self)).clamp(min=1e-12)
+    if weight is not None:
+        g = g * weight
+    return _reduce_grad(g, reduction, self.numel())
+
+
+binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
+                          self=_bce_grad, dtype="promote", domain="probability")
+
+
+def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
+    with np.errstate(all="ignore"):
+        log_sig = -(np.logaddexp(0, -x))          # log(sigmoid(x)), stable
+        log_1m_sig = -(np.logaddexp(0, x))        # log(1 - sigmoid(x))
+        if pos_weight is not None:
+            loss = -(pos_weight * y * log_sig + (1 - y) * log_1m_sig)
+        else:
+            loss = -(y * log_sig + (1 - y) * log_1m_sig)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(x.dtype), reduction)
+
+
+def _bce_logits_grad(grad, self, target, weight=None, pos_weight=None, reduction="mean"):
+    s = self.sigmoid()
+    if pos_weight is not None:
+        g = (pos_weight * target + 1 - target) * s - pos_weight * target
+        g = g * 1.0
+    else:
+        g = s - target
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return _reduce_grad(g, reduction, self.numel())
+
+
+def _bce_logits_target_grad(grad, self, weight=None, pos_weight=None, reduction="mean"):
+    g = -self if pos_weight is None else -(self * pos_weight)  # approximate: exact when pos_weight is None
+    g = g * grad
+    if weight is not None:
+        g = g * weight
+    return _reduce_grad(g, reduction, self.numel())
+
+
+binary_cross_entropy_with_logits = op(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", _bce_logits, ("self", "target"),
+    self=_bce_logits_grad, target=_bce_logits_target_grad, dtype="promote", domain="real")
+
+
+def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
+    if logp.ndim == 1:
+        logp2, tgt = logp[None, :], target.reshape(1)
+    else:
+        logp2 = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
+        tgt = target.reshape(-1)
+    n_classes = logp2.shape[1]
+    valid = tgt != ignore_index
+    if np.any(valid & ((tgt < 0) | (tgt >= n_classes))):
+        bad = int(tgt[valid & ((tgt < 0) | (tgt >= n_classes))][0])
+        raise errors.IndexError(f"Target {bad} is out of bounds.")
+    safe = np.where(valid, tgt, 0)
+    picked = -logp2[np.arange(len(safe)), safe]
+    w = np.ones(n_classes, logp.dtype) if weight is None else weight
+    wt = np.where(valid, w[safe], 0).astype(logp.dtype)
+    losses = picked * wt
+    if reduction == "none":
+        return losses.reshape(target.shape).astype(logp.dtype)
+    if reduction == "sum":
+        return np.asarray(np.sum(losses), logp.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
+
+
+def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
+    F = _F()
+    x = self if self.dim() > 1 else self.unsqueeze(0)
+    tgt = target if self.dim() > 1 else target.reshape((1,))
+    C = x.shape[1]
+    w = F.ones(C, dtype=self.dtype) if weight is None else weight
+    valid = tgt != ignore_index
+    safe = F.where(valid, tgt, 0)
+    wt = F.where(valid, w[safe], 0.0)                  # weight of each sample's target class
+    if reduction == "mean":
+        g = -wt * grad / wt.sum()
+    elif reduction == "sum":
+        g = -wt * grad
+    else:
+        g = -wt * grad.reshape(tgt.shape)
+    onehot = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), 1.0)
+    out = onehot * g.unsqueeze(1)
+    return out if self.dim() > 1 else out.squeeze(0)
+
+
+nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+              domain="logprob")
+
+
+def _mul_mask(a, mask):
+    return a * mask
+
+
+dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
+             self=lambda grad, mask: grad * mask, dtype="first", domain="real")
+native_dropout = op("native_dropout", "NativeDropoutBackward0", _mul_mask, ("self", "mask"),
+                    self=lambda grad, mask: grad * mask, dtype="first", domain="real")
+
+# ------------------------------------------------------------ not differentiable at all
+NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+                                "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
+                                "logical_xor")

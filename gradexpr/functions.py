@@ -1,0 +1,1933 @@
+"""PyTorch's public functions with their signatures, dispatching to the op table.
+
+Each function parses PyTorch's arguments (overloads such as ``max(input)`` /
+``max(input, dim)`` / ``max(input, other)`` included), picks the table entry and
+calls ``apply``. The same functions become ``Tensor`` methods and operators at
+the end of this module, so ``torch.exp(x)``, ``x.exp()`` and ``F.relu`` share one
+path. Composite ops (``outer``, ``matmul``, ``l1_loss``, ``cross_entropy`` …) are
+written here as PyTorch composes them, which is what gives them PyTorch's node
+names.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import numbers
+
+import numpy as np
+
+from . import derivatives as D
+from . import dtypes, errors, limits
+from .dtypes import DType
+from .graph import _grad_enabled
+from .op import apply, apply_ex, apply_inplace, check_inplace, wrap, write_inplace
+from .tensor import Size, Tensor, _wrap_dim
+
+_bpy = builtins
+
+
+# ================================================================ helpers
+def _is_tensor(x) -> bool:
+    return type(x) is Tensor or isinstance(x, Tensor)
+
+
+def _need_tensor(x, name="input", fn=""):
+    if not _is_tensor(x):
+        raise errors.TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _shape_args(args, name="size"):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all mean the shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    shape = []
+    for a in args:
+        if _is_tensor(a):
+            a = a.item()
+        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+            raise errors.TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element of type "
+                                   f"{type(a).__name__} at pos {len(shape)}")
+        shape.append(int(a))
+    return tuple(shape)
+
+
+def _check_new_shape(shape):
+    for s in shape:
+        if s < 0:
+            raise errors.RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    limits.check_elements(shape)
+
+
+def _dtype_arg(dtype, default=None):
+    if dtype is None:
+        return default
+    return dtypes.resolve(dtype)
+
+
+def _finish(t: Tensor, requires_grad=False):
+    if requires_grad:
+        if not t._dtype.is_floating_point:
+            raise errors.RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
+    return t
+
+
+def _dim_arg(dim, ndim):
+    if isinstance(dim, (tuple, list)):
+        return tuple(_wrap_dim(d, ndim) for d in dim)
+    return _wrap_dim(dim, ndim)
+
+
+def _scalar(x):
+    """A Python number from a number or a one-element tensor (for parameters such as ``clamp(min=…)``)."""
+    if _is_tensor(x):
+        return x.item()
+    return x
+
+
+# ================================================================ creation
+def _infer(data, depth=0):
+    """Shape and flat values of nested Python data, with PyTorch's errors for ragged input."""
+    if _is_tensor(data):
+        return data._data.shape, [data._data], data._dtype
+    if isinstance(data, np.ndarray):
+        return data.shape, [data], dtypes.from_numpy(data.dtype)
+    if isinstance(data, (list, tuple)):
+        if depth > 1000:
+            raise errors.ValueError("too deeply nested sequence")
+        if len(data) == 0:
+            return (0,), [], None
+        shapes, flat, kind = None, [], None
+        for i, item in enumerate(data):
+            s, f, k = _infer(item, depth + 1)
+            if shapes is None:
+                shapes = s
+            elif s != shapes:
+                if len(s) != len(shapes) or not s:
+                    raise errors.ValueError(f"expected sequence of length {shapes[0] if shapes else 0} at dim "
+                                            f"{depth + 1} (got {s[0] if s else 0})") if shapes and s else \
+                        errors.TypeError("can't assign a sequence to a scalar") if shapes else \
+                        errors.ValueError(f"expected sequence of length {len(data)} at dim {depth}")
+                for d, (a, b) in enumerate(zip(s, shapes)):
+                    if a != b:
+                        raise errors.ValueError(f"expected sequence of length {b} at dim {depth + 1 + d} (got {a})")
+            flat.extend(f)
+            kind = _kind_join(kind, k)
+        return (len(data),) + tuple(shapes), flat, kind
+    if isinstance(data, bool):
+        return (), [data], dtypes.bool_
+    if isinstance(data, numbers.Integral):
+        return (), [int(data)], dtypes.int64
+    if isinstance(data, numbers.Real):
+        return (), [float(data)], dtypes.default_float
+    raise errors.TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _kind_join(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if b.category > a.category:
+        return b if b.category < 2 else (b if a.category < 2 else dtypes.promote(a, b))
+    if a.category == 2 and b.category == 2:
+        return dtypes.promote(a, b)
+    return a
+
+
+def _python_dtype(k):
+    if k is None:
+        return dtypes.default_float
+    if k.category == 2:
+        return k if k is not dtypes.float64 else k
+    return k
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    if _is_tensor(data):
+        arr = np.array(data._data, copy=True)
+        d = _dtype_arg(dtype, data._dtype)
+        return _finish(Tensor._make(arr, d), requires_grad)
+    shape, flat, kind = _infer(data)
+    limits.check_elements(shape)
+    d = _dtype_arg(dtype)
+    if d is None:
+        d = dtypes.default_float if kind is None else kind
+        if kind is not None and kind.category == 2 and not builtins.any(
+                isinstance(v, np.ndarray) for v in flat):
+            d = dtypes.default_float
+    if flat and builtins.any(isinstance(v, np.ndarray) for v in flat):
+        arr = np.array([np.asarray(v).astype(d.np) for v in flat]).reshape(shape) if flat else np.zeros(shape)
+    else:
+        if d.category != 2 and builtins.any(isinstance(v, float) and not math.isfinite(v) for v in flat):
+            raise errors.RuntimeError("value cannot be converted to type int64 without overflow")
+        try:
+            arr = np.array(flat, dtype=d.np if d.category == 2 else None).reshape(shape)
+        except OverflowError:
+            raise errors.RuntimeError("Overflow when unpacking long") from None
+        if arr.dtype != d.np:
+            if d.category == 1 and arr.dtype.kind == "f":
+                arr = np.trunc(arr)
+            arr = arr.astype(d.np)
+    return _finish(Tensor._make(arr, d), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    if _is_tensor(data) and (dtype is None or dtypes.resolve(dtype) is data._dtype):
+        return data
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array):
+    return Tensor._make(np.asarray(array))
+
+
+def _factory(fill):
+    def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+             memory_format=None):
+        shape = _shape_args(size)
+        _check_new_shape(shape)
+        d = _dtype_arg(dtype, dtypes.default_float)
+        return _finish(Tensor._make(fill(shape, d.np), d), requires_grad)
+    return make
+
+
+zeros = _factory(np.zeros)
+ones = _factory(np.ones)
+empty = _factory(np.zeros)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
+    shape = _shape_args((size,) if isinstance(size, numbers.Integral) else size)
+    _check_new_shape(shape)
+    fill_value = _scalar(fill_value)
+    d = _dtype_arg(dtype, dtypes.of_python_scalar(fill_value))
+    return _finish(Tensor._make(np.full(shape, fill_value, d.np), d), requires_grad)
+
+
+def _like(fill):
+    def make(input, dtype=None, *, device=None, requires_grad=False, memory_format=None, layout=None):
+        _need_tensor(input, "input", "zeros_like")
+        d = _dtype_arg(dtype, input._dtype)
+        return _finish(Tensor._make(fill(input._data.shape, d.np), d), requires_grad)
+    return make
+
+
+zeros_like = _like(np.zeros)
+ones_like = _like(np.ones)
+empty_like = _like(np.zeros)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    d = _dtype_arg(dtype, input._dtype)
+    return _finish(Tensor._make(np.full(input._data.shape, _scalar(fill_value), d.np), d), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    m = n if m is None else m
+    _check_new_shape((n, m))
+    d = _dtype_arg(dtype, dtypes.default_float)
+    return _finish(Tensor._make(np.eye(n, m, dtype=d.np), d), requires_grad)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    if end is None:
+        start, end = 0, start
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    if step == 0:
+        raise errors.RuntimeError("step must be nonzero")
+    if (end - start) / step < 0:
+        raise errors.RuntimeError("upper bound and larger bound inconsistent with step sign")
+    floating = builtins.any(isinstance(v, float) for v in (start, end, step))
+    d = _dtype_arg(dtype, dtypes.default_float if floating else dtypes.int64)
+    n = int(math.ceil((end - start) / step))
+    _check_new_shape((n,))
+    if d.category == 2:
+        arr = (start + np.arange(n, dtype=np.float64) * step).astype(d.np)
+    else:
+        arr = np.arange(start, end, step, dtype=np.float64).astype(d.np) if floating else \
+            np.arange(start, end, step, dtype=d.np)
+    return _finish(Tensor._make(arr, d), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    start, end = _scalar(start), _scalar(end)
+    if steps < 0:
+        raise errors.RuntimeError("number of steps must be non-negative")
+    _check_new_shape((steps,))
+    d = _dtype_arg(dtype, dtypes.default_float)
+    if steps == 1:
+        arr = np.array([start], dtype=np.float64)
+    else:
+        # PyTorch fills the first half from the start and the second half back from the end
+        step = (end - start) / (steps - 1)
+        i = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        arr = np.where(i < half, start + step * i, end - step * (steps - i - 1))
+    if d.category != 2:
+        arr = np.trunc(arr)
+    return _finish(Tensor._make(arr.astype(d.np), d), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
+    return pow(base, linspace(start, end, steps, dtype=float64 if dtype is float64 else None)).to(
+        _dtype_arg(dtype, dtypes.default_float))
+
+
+# ---------------------------------------------------------------- random numbers
+def _rng():
+    from . import random as _random
+    return _random
+
+
+def manual_seed(seed):
+    return _rng().manual_seed(int(seed))
+
+
+def seed():
+    return _rng().default_generator.seed()
+
+
+def initial_seed():
+    return _rng().default_generator.initial_seed()
+
+
+def _random_factory(kind):
+    def make(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+             pin_memory=False):
+        shape = _shape_args(size)
+        _check_new_shape(shape)
+        d = _dtype_arg(dtype, dtypes.default_float)
+        arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
+        return _finish(Tensor._make(arr, d), requires_grad)
+    make.__name__ = kind
+    return make
+
+
+rand = _random_factory("rand")
+randn = _random_factory("randn")
+
+
+def rand_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+    return rand(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+    return randn(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    args = list(args)
+    if size is None:
+        if not args or not isinstance(args[-1], (tuple, list, Size)):
+            raise errors.TypeError("randint() missing 1 required positional arguments: \"size\"")
+        size = args.pop()
+    low, high = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+    shape = _shape_args((size,))
+    _check_new_shape(shape)
+    if high <= low:
+        raise errors.RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    d = _dtype_arg(dtype, dtypes.int64)
+    arr = _rng().randint(int(low), int(high), shape, d.name, generator=generator)
+    return _finish(Tensor._make(arr, d), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, dtype=dtype or input._dtype, generator=generator)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _check_new_shape((n,))
+    d = _dtype_arg(dtype, dtypes.int64)
+    return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **_):
+    if _is_tensor(mean) or _is_tensor(std):
+        m = mean._data if _is_tensor(mean) else mean
+        s = std._data if _is_tensor(std) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        d = mean._dtype if _is_tensor(mean) else std._dtype
+        arr = _rng().normal(m, s, shape, d.name, generator=generator)
+        return Tensor._make(arr, d)
+    shape = _shape_args((size,)) if size is not None else ()
+    _check_new_shape(shape)
+    d = _dtype_arg(dtype, dtypes.default_float)
+    return _finish(Tensor._make(_rng().normal(mean, std, shape, d.name, generator=generator), d), requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    if p is not None:
+        arr = _rng().bernoulli(float(p), input._data.shape, input._dtype.name, generator=generator)
+    else:
+        arr = _rng().bernoulli(input._data, input._data.shape, input._dtype.name, generator=generator)
+    return Tensor._make(arr, input._dtype)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    with _NoGrad():
+        self._data[...] = _rng().uniform(a, b, self._data.shape, self._dtype.name, generator=generator)
+    self._version_counter[0] += 1
+    return self
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
+    self._version_counter[0] += 1
+    return self
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    self._data[...] = _rng().bernoulli(float(_scalar(p)), self._data.shape, self._dtype.name, generator=generator)
+    self._version_counter[0] += 1
+    return self
+
+
+class _NoGrad:
+    def __enter__(self):
+        self._t = _grad_enabled.set(False)
+
+    def __exit__(self, *a):
+        _grad_enabled.reset(self._t)
+
+
+# ================================================================ arithmetic
+def _binary(entry_tensor, reverse_entry=None):
+    def f(input, other, *, out=None):
+        return apply(entry_tensor, (input, other))
+    return f
+
+
+def add(input, other, *, alpha=1, out=None):
+    return apply(D.add, (input, other), {"alpha": alpha} if alpha != 1 else {})
+
+
+def sub(input, other, *, alpha=1, out=None):
+    if _is_tensor(input) and input._dtype is dtypes.bool_ and _is_tensor(other) and other._dtype is dtypes.bool_:
+        raise errors.RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                                  "`^` or `logical_xor()` operator instead.")
+    return apply(D.sub, (input, other), {"alpha": alpha} if alpha != 1 else {})
+
+
+def rsub(input, other, *, alpha=1):
+    return apply(D.rsub, (input, other), {"alpha": alpha} if alpha != 1 else {})
+
+
+def mul(input, other, *, out=None):
+    return apply(D.mul, (input, other))
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    if rounding_mode is None:
+        return apply(D.div, (input, other))
+    if rounding_mode not in ("trunc", "floor"):
+        raise errors.RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                                  f"'{rounding_mode}'")
+    return apply(D.div_mode, (input, other), {"rounding_mode": rounding_mode})
+
+
+def true_divide(input, other):
+    return apply(D.div, (input, other))
+
+
+def floor_divide(input, other):
+    return apply(D.floor_divide, (input, other))
+
+
+def remainder(input, other):
+    if not _is_tensor(input):
+        input = wrap(input)
+    if _is_tensor(other):
+        return apply(D.remainder_tensor, (input, other))
+    return apply(D.remainder, (input, other))
+
+
+def fmod(input, other):
+    return apply(D.fmod, (input, other))
+
+
+def pow(input, exponent, *, out=None):
+    if not _is_tensor(input):
+        return apply(D.pow_rscalar, (input, exponent))
+    if _is_tensor(exponent):
+        return apply(D.pow_tensor, (input, exponent))
+    exponent = _scalar(exponent)
+    if input._dtype.category != 2 and isinstance(exponent, float):
+        input = input.to(dtypes.default_float)
+    if input._dtype.category != 2 and isinstance(exponent, int) and exponent < 0:
+        raise errors.RuntimeError("Integers to negative integer powers are not allowed.")
+    return apply(D.pow_scalar, (input,), {"exponent": exponent})
+
+
+def float_power(input, exponent):
+    return pow(input.double() if _is_tensor(input) else input,
+               exponent.double() if _is_tensor(exponent) else exponent)
+
+
+def square(input):
+    return pow(input, 2)
+
+
+def atan2(input, other):
+    return apply(D.atan2, (input, other))
+
+
+def maximum(input, other):
+    return apply(D.maximum, (input, other))
+
+
+def minimum(input, other):
+    return apply(D.minimum, (input, other))
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    if min is None and max is None:
+        raise errors.RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if _is_tensor(min) or _is_tensor(max):
+        lo = min if _is_tensor(min) else full_like(input, -math.inf if min is None else min)
+        hi = max if _is_tensor(max) else full_like(input, math.inf if max is None else max)
+        return apply(D.clamp_tensor, (input, lo, hi))
+    params = {}
+    if min is not None:
+        params["min"] = min
+    if max is not None:
+        params["max"] = max
+    return apply(D.clamp, (input,), params)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    condition = wrap(condition)
+    if condition._dtype is not dtypes.bool_:
+        if condition._dtype is dtypes.uint8:
+            condition = condition.bool()
+        else:
+            raise errors.RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
+                                      f"dtype {D._cap_name(condition._dtype) if condition._dtype.category != 2 else {'float32': 'Float', 'float64': 'Double', 'float16': 'Half'}[condition._dtype.name]}")
+    return apply(D.where, (condition, input, other))
+
+
+def lerp(input, end, weight):
+    if _is_tensor(weight):
+        return apply(D.lerp_tensor, (input, end, weight))
+    return apply(D.lerp, (input, end), {"weight": weight})
+
+
+def masked_fill(input, mask, value):
+    if not _is_tensor(mask) or mask._dtype is not dtypes.bool_:
+        raise errors.RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                                  f"{getattr(getattr(mask, '_dtype', None), 'name', type(mask).__name__)}")
+    if _is_tensor(value):
+        if value._data.ndim != 0:
+            raise errors.RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                                      f"with {value._data.ndim} dimension(s).")
+        if value._requires_grad:
+            return apply(D.masked_fill_tensor, (input, mask, value))
+        value = value.item()
+    return apply(D.masked_fill, (input, mask), {"value": value})
+
+
+def _unary(entry):
+    def f(input, *, out=None):
+        return apply(entry, (input,))
+    f.__name__ = entry.name
+    return f
+
+
+neg = negative = _unary(D.neg)
+abs = absolute = _unary(D.abs_)
+sign = _unary(D.sign)
+sgn = _unary(D.sgn)
+sqrt = _unary(D.sqrt)
+rsqrt = _unary(D.rsqrt)
+exp = _unary(D.exp)
+exp2 = _unary(D.exp2)
+expm1 = _unary(D.expm1)
+log = _unary(D.log)
+log2 = _unary(D.log2)
+log10 = _unary(D.log10)
+log1p = _unary(D.log1p)
+sin = _unary(D.sin)
+cos = _unary(D.cos)
+tan = _unary(D.tan)
+asin = arcsin = _unary(D.asin)
+acos = arccos = _unary(D.acos)
+atan = arctan = _unary(D.atan)
+arctan2 = atan2
+sinh = _unary(D.sinh)
+cosh = _unary(D.cosh)
+tanh = _unary(D.tanh)
+sigmoid = _unary(D.sigmoid)
+reciprocal = _unary(D.reciprocal)
+erf = _unary(D.erf)
+floor = _unary(D.floor)
+ceil = _unary(D.ceil)
+trunc = fix = _unary(D.trunc)
+frac = _unary(D.frac)
+
+
+def relu(input, inplace=False):
+    if input._dtype is dtypes.bool_:
+        raise errors.RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'') if False else None
+    if inplace:
+        return apply_inplace(D.relu, input)
+    return apply(D.relu, (input,))
+
+
+def round(input, *, decimals=0, out=None):
+    return apply(D.round_, (input,), {"decimals": decimals} if decimals else {})
+
+
+def isnan(input):
+    return apply(D.isnan, (input,))
+
+
+def isinf(input):
+    return apply(D.isinf, (input,))
+
+
+def isfinite(input):
+    return apply(D.isfinite, (input,))
+
+
+def isreal(input):
+    return ones_like(input, dtype=dtypes.bool_)
+
+
+def logical_not(input):
+    return apply(D.logical_not, (input,))
+
+
+def logical_and(input, other):
+    return apply(D.logical_and, (input, other))
+
+
+def logical_or(input, other):
+    return apply(D.logical_or, (input, other))
+
+
+def logical_xor(input, other):
+    return apply(D.logical_xor, (input, other))
+
+
+def bitwise_and(input, other):
+    return apply(D.bitwise_and, (input, other), ) if _int_or_bool(input, other) else _bitwise_fail("and", input, other)
+
+
+def bitwise_or(input, other):
+    return apply(D.bitwise_or, (input, other)) if _int_or_bool(input, other) else _bitwise_fail("or", input, other)
+
+
+def bitwise_xor(input, other):
+    return apply(D.bitwise_xor, (input, other)) if _int_or_bool(input, other) else _bitwise_fail("xor", input, other)
+
+
+def bitwise_not(input):
+    return apply(D.bitwise_not, (input,))
+
+
+def _int_or_bool(a, b):
+    return builtins.all(not isinstance(x, float) and (not _is_tensor(x) or x._dtype.category < 2) for x in (a, b))
+
+
+def _bitwise_fail(kind, a, b):
+    ta = a if _is_tensor(a) else wrap(a)
+    tb = b if _is_tensor(b) else wrap(b)
+    d = dtypes.result_type([ta, tb])
+    if d.category < 2:   # a Python float with an integer tensor
+        d = dtypes.default_float
+    name = {"float32": "Float", "float64": "Double", "float16": "Half"}[d.name]
+    hint = "`^` is xor in Python and PyTorch; for a power write `**`" if kind == "xor" else None
+    raise errors.NotImplementedError(f'"bitwise_{kind}_cpu" not implemented for \'{name}\'', hint=hint)
+
+
+# ---------------------------------------------------------------- comparisons
+def _compare(entry):
+    def f(input, other, *, out=None):
+        return apply(entry, (input, other))
+    f.__name__ = entry.name
+    return f
+
+
+eq = _compare(D.eq)
+ne = not_equal = _compare(D.ne)
+lt = less = _compare(D.lt)
+le = less_equal = _compare(D.le)
+gt = greater = _compare(D.gt)
+ge = greater_equal = _compare(D.ge)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = wrap(input), wrap(other)
+    d = dtypes.result_type([a, b])
+    x, y = a._data.astype(d.np), b._data.astype(d.np)
+    with np.errstate(all="ignore"):
+        close = (x == y) | (np.abs(x - y) <= atol + rtol * np.abs(y))
+        if d.category == 2:
+            close &= np.isfinite(x) & np.isfinite(y) | (x == y)
+            if equal_nan:
+                close |= np.isnan(x) & np.isnan(y)
+    return Tensor._make(np.asarray(close), dtypes.bool_)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
+
+
+def equal(input, other) -> bool:
+    return input._data.shape == other._data.shape and builtins.bool(np.array_equal(input._data, other._data))
+
+
+# ================================================================ reductions
+def _reduce_dim(dim, t):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_wrap_dim(d, t._data.ndim) for d in dim)
+    return _wrap_dim(dim, t._data.ndim)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and False):
+        return apply(D.sum_all, (input,), params)
+    return apply(D.sum_dim, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim, **params})
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
+    if dim is None:
+        return apply(D.mean_all, (input,), params)
+    return apply(D.mean_dim, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim, **params})
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
+    if dim is None:
+        return apply(D.prod_all, (input,), params)
+    return apply(D.prod_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim), "keepdim": keepdim, **params})
+
+
+class ReturnType(tuple):
+    """A named pair such as ``torch.return_types.max(values=…, indices=…)``."""
+
+    _gx_exposed = True
+    _fields = ("values", "indices")
+
+    def __new__(cls, name, values, indices):
+        self = tuple.__new__(cls, (values, indices))
+        self._name = name
+        return self
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+    __str__ = __repr__
+
+
+def _minmax(name, all_entry, dim_entry, binary):
+    def f(input, dim=None, keepdim=False, *, out=None):
+        if dim is None:
+            return apply(all_entry, (input,))
+        if _is_tensor(dim):
+            return binary(input, dim)
+        d = _wrap_dim(dim, input._data.ndim)
+        values, extras = apply_ex(dim_entry, (input,), {"dim": d, "keepdim": keepdim})
+        return ReturnType(name, values, Tensor._make(extras["indices"], dtypes.int64))
+    f.__name__ = name
+    return f
+
+
+max = _minmax("max", D.max_all, D.max_dim, maximum)
+min = _minmax("min", D.min_all, D.min_dim, minimum)
+
+
+def amax(input, dim=(), keepdim=False):
+    return apply(D.amax, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
+
+
+def amin(input, dim=(), keepdim=False):
+    return apply(D.amin, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return ReturnType("aminmax", amin(input, () if dim is None else dim, keepdim),
+                      amax(input, () if dim is None else dim, keepdim))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return apply(D.argmax, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def argmin(input, dim=None, keepdim=False):
+    return apply(D.argmin, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):        # var(input, unbiased)
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return {"dim": _reduce_dim(dim, input), "correction": correction, "keepdim": keepdim}
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return apply(D.var, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return apply(D.std, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim) if dim is not None \
+        else mean(input)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim) if dim is not None \
+        else mean(input)
+
+
+def _ord(p):
+    if p in ("fro", None):
+        return 2.0
+    if p == "nuc":
+        raise errors.RuntimeError("nuclear norm is not supported in gradexpr")
+    return float(p)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    return apply(D.norm, (input,), {"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return apply(D.norm, (x,), {"ord": float(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim})
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    if ord is None or (A._data.ndim <= 1 and dim is None) or isinstance(dim, int):
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+    if ord == "fro":
+        return vector_norm(A, 2, dim, keepdim)
+    raise errors.RuntimeError(f"linalg.norm: matrix norm of order {ord!r} is not supported in gradexpr")
+
+
+def logsumexp(input, dim, keepdim=False):
+    return apply(D.logsumexp, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def cumsum(input, dim, *, dtype=None):
+    return apply(D.cumsum, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+
+
+def cumprod(input, dim, *, dtype=None):
+    return apply(D.cumprod, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+
+
+def all(input, dim=None, keepdim=False):
+    t = apply(D.all_, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    return t if input._dtype is not dtypes.uint8 else t.to(dtypes.uint8)
+
+
+def any(input, dim=None, keepdim=False):
+    return apply(D.any_, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def count_nonzero(input, dim=None):
+    return sum(ne(input, 0), dim)
+
+
+def nonzero(input, *, as_tuple=False):
+    idx = np.nonzero(input._data)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
+    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))
+
+
+# ================================================================ linear algebra
+def _ensure_float_matmul(a, b, name):
+    if a._dtype is not b._dtype:
+        raise errors.RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype.name if False else _long_name(a._dtype)} != {_long_name(b._dtype)}")
+
+
+def _long_name(d):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "float16": "c10::Half",
+            "bool": "bool"}.get(d.name, d.name)
+
+
+def mm(input, mat2, *, out=None):
+    if input._data.ndim != 2:
+        raise errors.RuntimeError(f"self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise errors.RuntimeError(f"mat2 must be a matrix")
+    a, b = input._data.shape, mat2._data.shape
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    _ensure_float_matmul(input, mat2, "mm")
+    return apply(D.mm, (input, mat2))
+
+
+def bmm(input, mat2, *, out=None):
+    if input._data.ndim != 3:
+        raise errors.RuntimeError(f"batch1 must be a 3D tensor")
+    if mat2._data.ndim != 3:
+        raise errors.RuntimeError(f"batch2 must be a 3D tensor")
+    a, b = input._data.shape, mat2._data.shape
+    if a[0] != b[0] or a[2] != b[1]:
+        raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] "
+                                  f"but got: [{b[0]}, {b[1]}].")
+    _ensure_float_matmul(input, mat2, "bmm")
+    return apply(D.bmm, (input, mat2))
+
+
+def mv(input, vec, *, out=None):
+    a, b = input._data.shape, vec._data.shape
+    if len(a) != 2 or len(b) != 1:
+        raise errors.RuntimeError(f"vector + matrix @ vector expected, got {len(a)}, {len(b)}, {len(b)}")
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})")
+    return apply(D.mv, (input, vec))
+
+
+def dot(input, tensor, *, out=None):
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
+        raise errors.RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
+    if input._data.shape[0] != tensor._data.shape[0]:
+        raise errors.RuntimeError(f"inconsistent tensor size, expected tensor [{input._data.shape[0]}] and src "
+                                  f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
+                                  f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
+    if input._dtype is not tensor._dtype:
+        raise errors.RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                                  f"{_cap_dtype(input._dtype)} and {_cap_dtype(tensor._dtype)}")
+    return apply(D.dot, (input, tensor))
+
+
+def _cap_dtype(d):
+    from .op import _cap
+    return _cap(d)
+
+
+vdot = inner = dot
+
+
+def matmul(input, other, *, out=None):
+    """PyTorch's matmul: dot, mv, mm, or a folded / batched product, chosen by the ranks."""
+    da, db = input._data.ndim, other._data.ndim
+    if da == 0 or db == 0:
+        raise errors.RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        if input._data.shape[0] != other._data.shape[0]:
+            raise errors.RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat "
+                                      f"({other._data.shape[0]}x{other._data.shape[1]})" if False else
+                                      f"mat1 and mat2 shapes cannot be multiplied (1x{input._data.shape[0]} and "
+                                      f"{other._data.shape[0]}x{other._data.shape[1]})")
+        return apply(D.squeeze_inplace_dim, (mm(input.unsqueeze(0), other),), {"dim": 0})
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if da >= 3 and db <= 2:
+        # fold the batch into the rows: (b, n, k) @ (k, m) -> (b*n, k) @ (k, m)
+        k = input._data.shape[-1]
+        if other._data.shape[0] != k:
+            rows = int(np.prod(input._data.shape[:-1]))
+            raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                                      f"{other._data.shape[0]}x{other._data.shape[-1] if db == 2 else 1})")
+        folded = input.reshape(-1, k)
+        if db == 1:
+            out = mv(folded, other)
+            return apply(D.unsafe_view, (out,), {"shape": input._data.shape[:-1]})
+        out = mm(folded, other)
+        return apply(D.unsafe_view, (out,), {"shape": input._data.shape[:-1] + (other._data.shape[1],)})
+    # batched: broadcast the batch dimensions and use bmm
+    a = input.unsqueeze(0) if da == 1 else input
+    b = other.unsqueeze(-1) if db == 1 else other
+    if a._data.shape[-1] != b._data.shape[-2]:
+        raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                                  f"[{int(np.prod(a._data.shape[:-2]) if a._data.ndim > 2 else 1)}, "
+                                  f"{a._data.shape[-1]}] but got: [{int(np.prod(b._data.shape[:-2]))}, "
+                                  f"{b._data.shape[-2]}].")
+    try:
+        batch = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
+    except ValueError:
+        raise errors.RuntimeError(f"The size of tensor a ({a._data.shape[-3]}) must match the size of tensor b "
+                                  f"({b._data.shape[-3]}) at non-singleton dimension 0") from None
+    n, k, m = a._data.shape[-2], a._data.shape[-1], b._data.shape[-1]
+    bsz = int(np.prod(batch)) if batch else 1
+    a3 = a.expand(batch + (n, k)).reshape(bsz, n, k)
+    b3 = b.expand(batch + (k, m)).reshape(bsz, k, m)
+    out = bmm(a3, b3)
+    shape = batch + (n, m)
+    if da == 1:
+        shape = batch + (m,)
+    elif db == 1:
+        shape = batch + (n,)
+    return apply(D.view, (out,), {"shape": shape})
+
+
+def outer(input, vec2):
+    return input.reshape(input._data.shape[0], 1) * vec2
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    params = {}
+    if beta != 1:
+        params["beta"] = beta
+    if alpha != 1:
+        params["alpha"] = alpha
+    a, b = mat1._data.shape, mat2._data.shape
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    return apply(D.addmm, (input, mat1, mat2), params)
+
+
+def t(input):
+    if input._data.ndim > 2:
+        raise errors.RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    return apply(D.t, (input,))
+
+
+def transpose(input, dim0, dim1):
+    n = input._data.ndim
+    return apply(D.transpose, (input,), {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+
+
+swapaxes = swapdims = transpose
+
+
+def permute(input, *dims):
+    dims = _shape_args(dims, "permute")
+    n = input._data.ndim
+    if len(dims) != n:
+        raise errors.RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                                  f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+                                  f"to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise errors.RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(D.permute, (input,), {"dims": dims})
+
+
+def movedim(input, source, destination):
+    n = input._data.ndim
+    order = list(np.moveaxis(np.arange(n).reshape((1,) * n) if False else np.empty(input._data.shape), source,
+                             destination).shape)
+    perm = [int(i) for i in np.moveaxis(np.arange(n), 0, 0)]
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    rest = [i for i in range(n) if i not in src]
+    perm = [None] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    del order
+    return permute(input, perm)
+
+
+def det(A):
+    _square(A, "linalg.det")
+    return apply(D.det, (A,))
+
+
+def inverse(A):
+    _square(A, "linalg.inv")
+    return apply(D.inverse, (A,))
+
+
+def _square(A, name):
+    s = A._data.shape
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise errors.RuntimeError(f"{name}: A must be batches of square matrices, but they are {s[-2] if len(s) > 1 else 1} by {s[-1] if s else 1} matrices")
+
+
+def trace(input):
+    if input._data.ndim != 2:
+        raise errors.RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input._data.ndim))
+    return apply(D.trace, (input,))
+
+
+# ================================================================ shape
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise errors.RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise errors.RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise errors.RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise errors.RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _viewable(a: np.ndarray, shape) -> bool:
+    try:
+        v = a.view()
+        v.shape = shape
+        return True
+    except AttributeError:
+        return False
+
+
+def view(input, *shape):
+    if len(shape) == 1 and isinstance(shape[0], DType):
+        raise errors.RuntimeError("view(dtype) is not supported in gradexpr")
+    shape = _infer_shape(_shape_args(shape, "view"), input._data.size)
+    if not _viewable(input._data, shape):
+        raise errors.RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                                  "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return apply(D.view, (input,), {"shape": shape})
+
+
+def reshape(input, *shape):
+    shape = _infer_shape(_shape_args(shape, "reshape"), input._data.size)
+    if _viewable(input._data, shape):
+        return apply(D.view, (input,), {"shape": shape})
+    return apply(D.unsafe_view, (clone(input),), {"shape": shape})
+
+
+def view_as(input, other):
+    return view(input, other._data.shape)
+
+
+def reshape_as(input, other):
+    return reshape(input, other._data.shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    n = input._data.ndim
+    if n == 0:
+        return reshape(input, 1)
+    s, e = _wrap_dim(start_dim, n), _wrap_dim(end_dim, n)
+    if s > e:
+        raise errors.RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = input._data.shape
+    return reshape(input, shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input._data.ndim)
+    shape = input._data.shape
+    return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        return apply(D.squeeze, (input,))
+    if isinstance(dim, (tuple, list)):
+        out = input
+        for d in sorted((_wrap_dim(x, input._data.ndim) for x in dim), reverse=True):
+            out = apply(D.squeeze_dim, (out,), {"dim": d})
+        return out
+    return apply(D.squeeze_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+
+
+def unsqueeze(input, dim):
+    return apply(D.unsqueeze, (input,), {"dim": _wrap_dim(dim, input._data.ndim + 1)})
+
+
+def expand(input, *sizes):
+    sizes = _shape_args(sizes, "expand")
+    cur = input._data.shape
+    if len(sizes) < len(cur):
+        raise errors.RuntimeError(f"expand(torch.{input._dtype.name.capitalize()}Tensor{{{list(cur)}}}, size={list(sizes)}): "
+                                  "the number of sizes provided (" + str(len(sizes)) + ") must be greater or equal "
+                                  "to the number of dimensions in the tensor (" + str(len(cur)) + ")")
+    lead = len(sizes) - len(cur)
+    shape = []
+    for i, s in enumerate(sizes):
+        c = cur[i - lead] if i >= lead else None
+        if s == -1:
+            if c is None:
+                raise errors.RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                                          f"non-existing dimension {i}")
+            s = c
+        elif c is not None and c != s and c != 1:
+            raise errors.RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({c}) at "
+                                      f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
+                                      f"{list(cur)}")
+        shape.append(s)
+    return apply(D.expand, (input,), {"shape": tuple(shape)})
+
+
+def expand_as(input, other):
+    return expand(input, other._data.shape)
+
+
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+def repeat(input, *sizes):
+    sizes = _shape_args(sizes, "repeat")
+    if len(sizes) < input._data.ndim:
+        raise errors.RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
+                                  "of tensor")
+    shape = (1,) * (len(sizes) - input._data.ndim) + input._data.shape
+    limits.check_elements(tuple(a * b for a, b in zip(shape, sizes)))
+    return apply(D.repeat, (input,), {"repeats": sizes})
+
+
+def _tensor_list(tensors, name):
+    if _is_tensor(tensors) or not isinstance(tensors, (list, tuple)):
+        raise errors.TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                               f"{type(tensors).__name__}")
+    if not tensors:
+        raise errors.RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    return [t if _is_tensor(t) else _bad_elem(name, t, i) for i, t in enumerate(tensors)]
+
+
+def _bad_elem(name, t, i):
+    raise errors.TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
+def cat(tensors, dim=0, *, out=None):
+    ts = _tensor_list(tensors, "cat")
+    nonempty = [t for t in ts if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+    ref = nonempty[0] if nonempty else ts[0]
+    d = _wrap_dim(dim, ref._data.ndim)
+    for i, t in enumerate(ts):
+        if builtins.any(t is n for n in nonempty) or t is ref:
+            if t._data.ndim != ref._data.ndim:
+                raise errors.RuntimeError(f"Tensors must have same number of dimensions: got {ref._data.ndim} and "
+                                          f"{t._data.ndim}")
+            for k, (a, b) in enumerate(zip(ref._data.shape, t._data.shape)):
+                if k != d and a != b:
+                    raise errors.RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size "
+                                              f"{a} but got size {b} for tensor number {i} in the list.")
+    limits.check_elements(ref._data.shape[:d] + (builtins.sum(t._data.shape[d] for t in nonempty),)
+                          + ref._data.shape[d + 1:]) if nonempty else None
+    if len(nonempty) != len(ts):
+        ts = nonempty or ts[:1]
+    return apply(D.cat, ts, {"dim": d})
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    ts = _tensor_list(tensors, "stack")
+    for i, t in enumerate(ts):
+        if t._data.shape != ts[0]._data.shape:
+            raise errors.RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0]._data.shape)} "
+                                      f"at entry 0 and {list(t._data.shape)} at entry {i}")
+    d = _wrap_dim(dim, ts[0]._data.ndim + 1)
+    return apply(D.stack, ts, {"dim": d})
+
+
+def hstack(tensors):
+    ts = _tensor_list(tensors, "hstack")
+    return cat(ts, 0 if ts[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t if t._data.ndim > 1 else t.reshape(1, -1) for t in _tensor_list(tensors, "vstack")], 0)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor._data.ndim)
+    size = tensor._data.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != size:
+            raise errors.RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                                      f"size at dimension {d}), but got split_sizes={sizes}")
+        entry = D.split_sizes_part
+    else:
+        step = int(split_size_or_sections)
+        if step <= 0 and size:
+            raise errors.RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of "
+                                      f"{size}")
+        sizes = [builtins.min(step, size - i) for i in range(0, size, step)] if size else [0]
+        entry = D.split_part
+    out, offset = [], 0
+    for s in sizes:
+        out.append(apply(entry, (tensor,), {"dim": d, "start": offset, "end": offset + s}))
+        offset += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise errors.RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    step = -(-size // chunks) if size else 1
+    return split(input, step, d)
+
+
+def tensor_split(input, sections, dim=0):
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    if isinstance(sections, int):
+        q, r = divmod(size, sections)
+        sizes = [q + 1] * r + [q] * (sections - r)
+    else:
+        bounds = [0] + list(sections) + [size]
+        sizes = [builtins.max(0, bounds[i + 1] - bounds[i]) for i in range(len(bounds) - 1)]
+    return split(input, sizes, d)
+
+
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input._data.ndim)
+    return tuple(apply(D.unbind_part, (input,), {"dim": d, "index": i}) for i in range(input._data.shape[d]))
+
+
+def narrow(input, dim, start, length):
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    start = _scalar(start)
+    if start < 0:
+        start += size
+    if not 0 <= start <= size or length < 0 or start + length > size:
+        raise errors.RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return apply(D.narrow, (input,), {"dim": d, "start": start, "end": start + length})
+
+
+def select(input, dim, index):
+    d = _wrap_dim(dim, input._data.ndim)
+    size = input._data.shape[d]
+    i = _scalar(index)
+    if not -size <= i < size:
+        raise errors.IndexError(f"select(): index {i} out of range for tensor of size {list(input._data.shape)} at "
+                                f"dimension {d}")
+    return apply(D.select, (input,), {"dim": d, "index": i % size})
+
+
+def index_select(input, dim, index):
+    if index._dtype.category != 1:
+        raise errors.RuntimeError("index_select(): Expected dtype int32/int64 for index but got: "
+                                  + _cap_dtype(index._dtype))
+    d = _wrap_dim(dim, input._data.ndim)
+    _check_index_range(index, input._data.shape[d] if input._data.ndim else 1, "index out of range in self")
+    return apply(D.index_select, (input, index), {"dim": d})
+
+
+def _check_index_range(index, size, message):
+    if index._data.size and (index._data.max() >= size or index._data.min() < -size):
+        raise errors.IndexError(message)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    return apply(D.index_add, (input, index, source), {"dim": _wrap_dim(dim, input._data.ndim), "alpha": alpha})
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    if index._dtype is not dtypes.int64:
+        raise errors.RuntimeError("gather(): Expected dtype int64 for index")
+    d = _wrap_dim(dim, input._data.ndim)
+    _check_index_range(index, input._data.shape[d], f"index {int(index._data.max()) if index._data.size else 0} is "
+                                                     f"out of bounds for dimension {d} with size "
+                                                     f"{input._data.shape[d]}")
+    return apply(D.gather, (input, index), {"dim": d})
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    d = _wrap_dim(dim, input._data.ndim)
+    if src is None or not _is_tensor(src):
+        v = value if src is None else src
+        return apply(D.scatter_value, (input, index), {"dim": d, "value": _scalar(v)})
+    return apply(D.scatter, (input, index, src), {"dim": d})
+
+
+def scatter_add(input, dim, index, src):
+    return apply(D.scatter_add, (input, index, src), {"dim": _wrap_dim(dim, input._data.ndim)})
+
+
+def flip(input, dims):
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return apply(D.flip, (input,), {"dims": tuple(_wrap_dim(d, input._data.ndim) for d in dims)})
+
+
+def fliplr(input):
+    return flip(input, 1)
+
+
+def flipud(input):
+    return flip(input, 0)
+
+
+def roll(input, shifts, dims=None):
+    if isinstance(shifts, (list, tuple)):
+        shifts = tuple(shifts)
+    if isinstance(dims, list):
+        dims = tuple(dims)
+    return apply(D.roll, (input,), {"shifts": shifts, "dims": dims})
+
+
+def tril(input, diagonal=0):
+    return apply(D.tril, (input,), {"diagonal": diagonal})
+
+
+def triu(input, diagonal=0):
+    return apply(D.triu, (input,), {"diagonal": diagonal})
+
+
+def diag(input, diagonal=0):
+    if input._data.ndim == 1:
+        return apply(D.diag_embed, (input,), {"offset": diagonal} if diagonal else {})
+    if input._data.ndim == 2:
+        return apply(D.diag_copy, (input,), {"diagonal": diagonal} if diagonal else {})
+    raise errors.RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input._data.ndim) + "D")
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    n = input._data.ndim
+    return apply(D.diagonal, (input,), {"offset": offset, "dim1": _wrap_dim(dim1, n), "dim2": _wrap_dim(dim2, n)})
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return apply(D.diag_embed, (input,), {"offset": offset})
+
+
+def clone(input, *, memory_format=None):
+    return apply(D.clone, (input,))
+
+
+def contiguous(input, memory_format=None):
+    if input._data.flags.c_contiguous:
+        return input
+    return clone(input)
+
+
+def masked_select(input, mask):
+    return input[mask.expand_as(input) if mask._data.shape != input._data.shape else mask]
+
+
+# ================================================================ indexing
+_INT_KINDS = "iu"
+
+
+def _normalise_index(t: Tensor, index):
+    """PyTorch's indexing as one NumPy index and the node name of the last step PyTorch would record."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    out, node, advanced = [], None, False
+    dim = 0
+    n_specified = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not (
+        _is_tensor(i) and i._dtype is dtypes.bool_) and not isinstance(i, bool)) + builtins.sum(
+        i._data.ndim for i in index if _is_tensor(i) and i._dtype is dtypes.bool_)
+    shape = t._data.shape
+    if n_specified > len(shape):
+        raise errors.IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    for i in index:
+        if i is None:
+            out.append(None)
+            node = "UnsqueezeBackward0"
+        elif i is Ellipsis:
+            out.append(Ellipsis)
+            dim += len(shape) - n_specified
+        elif isinstance(i, bool):
+            out.append(i)
+            advanced = True
+        elif isinstance(i, numbers.Integral) or (_is_tensor(i) and i._data.ndim == 0 and i._dtype.category == 1):
+            i = int(i)
+            size = shape[dim]
+            if not -size <= i < size:
+                raise errors.IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            out.append(i)
+            node = "SelectBackward0"
+            dim += 1
+        elif isinstance(i, slice):
+            start, stop, step = (_scalar(x) if x is not None else None for x in (i.start, i.stop, i.step))
+            if step is not None and step <= 0:
+                raise errors.ValueError("step must be greater than zero")
+            s = slice(start, stop, step)
+            out.append(s)
+            if s.indices(shape[dim]) != (0, shape[dim], 1):
+                node = "SliceBackward0"
+            dim += 1
+        elif _is_tensor(i) or isinstance(i, (list, tuple)):
+            arr = i._data if _is_tensor(i) else np.asarray(tensor(list(i))._data)
+            if arr.dtype.kind == "b":
+                for k, (ms, ts_) in enumerate(zip(arr.shape, shape[dim:dim + arr.ndim])):
+                    if ms != ts_:
+                        raise errors.IndexError(f"The shape of the mask {list(arr.shape)} at index {k} does not match "
+                                                f"the shape of the indexed tensor {list(shape)} at index {dim + k}")
+                dim += arr.ndim
+            elif arr.dtype.kind in _INT_KINDS:
+                size = shape[dim]
+                if arr.size and (arr.max() >= size or arr.min() < -size):
+                    bad = int(arr[(arr >= size) | (arr < -size)].ravel()[0])
+                    raise errors.IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+                dim += 1
+            else:
+                raise errors.IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            out.append(arr)
+            advanced = True
+        else:
+            raise errors.TypeError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                   "are valid indices (got " + type(i).__name__ + ")")
+    if advanced:
+        node = "IndexBackward0"
+    elif node is None:
+        node = "AliasBackward0"
+    return tuple(out), node, advanced
+
+
+def getitem(self, index):
+    idx, node, advanced = _normalise_index(self, index)
+    if advanced:
+        limits.check_elements(np.empty(self._data.shape, dtype=np.bool_)[idx].shape) if self._data.size < 10**7 \
+            else None
+    return apply(D.GETITEM[node], (self,), {"index": idx})
+
+
+def _index_put_(self, index, values, accumulate=False):
+    return apply(D.index_put, (self, values), {"index": index, "accumulate": accumulate})
+
+
+def setitem(self, index, value):
+    """``t[index] = value`` in place; with autograd the tensor's history becomes ``CopySlices``."""
+    check_inplace(self)
+    idx, _, _ = _normalise_index(self, index)
+    v = value if _is_tensor(value) else wrap(_scalar(value) if not isinstance(value, (list, tuple)) else 0)
+    if isinstance(value, (list, tuple)):
+        v = tensor(value, dtype=self._dtype)
+    if v._dtype.category > self._dtype.category and False:
+        pass
+    record = _grad_enabled.get() and (self._requires_grad or v._requires_grad) and self._dtype.category == 2
+    if record:
+        result = apply(D.copy_slices, (self, v), {"index": idx})
+        write_inplace(self, result)
+        return
+    try:
+        self._data[idx] = v._data.astype(self._dtype.np, copy=False) if v._dtype is not self._dtype else v._data
+    except ValueError as e:
+        target = np.empty(self._data.shape, dtype=np.bool_)[idx].shape
+        raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot be broadcast "
+                                  f"to indexing result of shape {list(target)}") from e
+    self._version_counter[0] += 1
+
+
+# ================================================================ conversion
+def to(self, *args, **kwargs):
+    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``; same dtype returns ``t``."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, DType) or a in (float, int, bool):
+            dtype = dtypes.resolve(a)
+        elif _is_tensor(a):
+            dtype = a._dtype
+        elif isinstance(a, str):
+            if a not in ("cpu",) and not a.startswith("cpu"):
+                raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {a!r} is not available")
+    copy = kwargs.get("copy", False)
+    if dtype is None or dtype is self._dtype:
+        return clone(self) if copy else self
+    return apply(D.to_copy, (self,), {"dtype": dtype})
+
+
+def _converter(d):
+    def conv(self, memory_format=None):
+        return to(self, d)
+    return conv
+
+
+def type_(self, dtype=None, **_):
+    if dtype is None:
+        from .graph import _TYPE_STRING
+        return _TYPE_STRING[self._dtype.name]
+    if isinstance(dtype, str):
+        names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
+        return to(self, dtypes.by_name(names[dtype]))
+    return to(self, dtype)
+
+
+def type_as(self, other):
+    return to(self, other._dtype)
+
+
+def new_zeros(self, *size, dtype=None, requires_grad=False, **_):
+    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, requires_grad=False, **_):
+    return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, requires_grad=False, **_):
+    return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, requires_grad=False, **_):
+    return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, requires_grad=False, **_):
+    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def is_tensor(obj) -> bool:
+    return _is_tensor(obj)
+
+
+def is_floating_point(input) -> bool:
+    return input._dtype.is_floating_point
+
+
+def numel(input) -> int:
+    return int(input._data.size)
+
+
+def sum_to_size(self, *size):
+    """Sum ``self`` down to ``size`` (the reverse of broadcasting): the engine's gradient reduction."""
+    shape = _shape_args(size)
+    cur = self._data.shape
+    lead = len(cur) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
+    out = self
+    if dims:
+        out = sum(out, dims, keepdim=True)
+    if lead:
+        out = view(out, shape) if out._data.shape != shape else out
+    elif out._data.shape != shape:
+        out = view(out, shape)
+    return out
+
+
+def _slice_scatter(self, src, dim, start, end, step=1):
+    return apply(D.slice_scatter, (self, src), {"dim": dim, "start": start, "end": end, "step": step})
+
+
+def _narrow_step(self, dim, start, end, step=1):
+    idx = (slice(None),) * dim + (slice(start, end, step),)
+    return getitem(self, idx)
+
+
+def _select_scatter(self, src, dim, index):
+    return apply(D.select_scatter, (self, src), {"dim": dim, "index": index})
+
+
+def _diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    return apply(D.diagonal_scatter, (self, src), {"offset": offset, "dim1": dim1, "dim2": dim2})
+
+
+# ================================================================ in-place methods
+def _inplace_of(fn_name):
+    fn = globals()[fn_name]
+
+    def inplace(self, *args, **kwargs):
+        check_inplace(self)
+        result = fn(_old_self(self, fn_name), *args, **kwargs)
+        write_inplace(self, result)
+        return self
+    inplace.__name__ = fn_name + "_"
+    return inplace
+
+
+def _old_self(t, name):
+    """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it)."""
+    if not (_grad_enabled.get() and t._requires_grad) or name in _INPLACE_NO_SELF:
+        return t
+    old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
+    old._acc = t._acc
+    return old
+
+
+_INPLACE_NO_SELF = {"add", "sub", "neg", "clone", "clamp", "clamp_min", "clamp_max", "masked_fill", "relu",
+                    "exp", "sigmoid", "tanh", "sqrt", "rsqrt", "reciprocal"}
+
+
+def zero_(self):
+    return fill_(self, 0)
+
+
+def fill_(self, value):
+    check_inplace(self)
+    if _is_tensor(value):
+        if value._data.ndim != 0:
+            raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                      f"{value._data.ndim} dimensions.")
+        value = value.item()
+    if _grad_enabled.get() and self._requires_grad:
+        result = zeros_like(self) + 0 * self if False else full_like(self, value)
+        result = apply(D.FILL, (self,), {"value": value})
+        write_inplace(self, result)
+        return self
+    self._data[...] = value
+    self._version_counter[0] += 1
+    return self
+
+
+D.FILL = D.op("fill", "FillBackward0", lambda a, value: np.full(a.shape, value, a.dtype),
+              self=lambda grad: grad * 0, dtype="first", domain="real", twice=False)
+
+
+def copy_(self, src, non_blocking=False):
+    check_inplace(self)
+    src = src if _is_tensor(src) else wrap(src)
+    if _grad_enabled.get() and (self._requires_grad or src._requires_grad):
+        result = apply(D.COPY, (self, src))
+        write_inplace(self, result)
+        return self
+    np.copyto(self._data, np.broadcast_to(src._data, self._data.shape).astype(self._dtype.np), casting="unsafe")
+    self._version_counter[0] += 1
+    return self
+
+
+D.COPY = D.op("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype), ("self", "src"),
+              self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real")
+
+
+# ================================================================ Tensor methods and operators
+def _rev(fn):
+    def r(self, other):
+        return fn(wrap(other), self)
+    return r
+
+
+def _rtruediv(self, other):
+    # PyTorch computes ``number / t`` as ``t.reciprocal() * number`` (hence MulBackward0)
+    return mul(reciprocal(self), other)
+
+
+def _rpow(self, other):
+    return apply(D.pow_rscalar, (other, self))
+
+
+def _rmatmul(self, other):
+    return matmul(other, self)
+
+
+def _iop(fn_name):
+    inplace = _inplace_of(fn_name)
+
+    def iop(self, other):
+        return inplace(self, other)
+    return iop
+
+
+def _xor(self, other):
+    return bitwise_xor(self, other)
+
+
+def _and(self, other):
+    return bitwise_and(self, other)
+
+
+def _or(self, other):
+    return bitwise_or(self, other)
+
+
+def _invert(self):
+    if self._dtype.category == 2:
+        name = {"float32": "Float", "float64": "Double", "float16": "Half"}[self._dtype.name]
+        raise errors.NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{name}\'')
+    if self._dtype is dtypes.bool_:
+        return logical_not(self)
+    return bitwise_not(self)
+
+
+def _eq(self, other):
+    if not (_is_tensor(other) or isinstance(other, numbers.Number)):
+        return False
+    return eq(self, other)
+
+
+def _ne(self, other):
+    if not (_is_tensor(other) or isinstance(other, numbers.Number)):
+        return True
+    return ne(self, other)
+
+
+def _floordiv(self, other):
+    return floor_divide(self, other)
+
+
+def _rfloordiv(self, other):
+    return floor_divide(wrap(other), self)
+
+
+def _mod(self, other):
+    return remainder(self, other)
+
+
+def _rmod(self, other):
+    return remainder(wrap(other), self)
+
+
+def _abs(self):
+    return abs(self)
+
+
+def _pos(self):
+    return self
+
+
+def _T(self):
+    n = self._data.ndim
+    if n <= 1:
+        return self
+    return permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _mT(self):
+    if self._data.ndim < 2:
+        raise errors.RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                                  f"{self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _iter(self):
+    if self._data.ndim == 0:
+        raise errors.TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
+def _size_method(self, dim=None):
+    if dim is None:
+        return Size(self._data.shape)
+    return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+
+def _view_method(self, *shape):
+    return view(self, *shape)
+
+
+def _sum_method(self, dim=None, keepdim=False, dtype=None):
+    return sum(self, dim, keepdim, dtype=dtype)
+
+
+_METHODS = {
+    # arithmetic
+    "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
+    "true_divide": true_divide, "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
+    "neg": neg, "negative": neg, "pow": pow, "float_power": float_power, "square": square, "abs": abs,
+    "absolute": abs, "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
+    "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p, "sin": sin, "cos": cos, "tan": tan,
+    "asin": asin, "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan, "atan2": atan2,
+    "arctan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
+    "reciprocal": reciprocal, "erf": erf, "floor": floor, "ceil": ceil, "round": round, "trunc": trunc,
+    "fix": trunc, "frac": frac, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "maximum": maximum, "minimum": minimum, "lerp": lerp, "masked_fill": masked_fill, "where": lambda self, c, o:
+    where(c, self, o), "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "logical_not": logical_not,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
+    "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
+    "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
+    # reductions
+    "sum": _sum_method, "nansum": nansum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax,
+    "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
+    "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
+    "count_nonzero": count_nonzero, "nonzero": nonzero,
+    # linear algebra
+    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "inner": dot, "vdot": dot, "outer": outer,
+    "ger": outer, "addmm": addmm, "t": t, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose,
+    "permute": permute, "movedim": movedim, "det": det, "inverse": inverse, "trace": trace,
+    # shape
+    "view": _view_method, "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as, "flatten": flatten,
+    "unflatten": unflatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "expand": expand,
+    "expand_as": expand_as, "broadcast_to": broadcast_to, "repeat": repeat, "split": split, "chunk": chunk,
+    "tensor_split": tensor_split, "unbind": unbind, "narrow": narrow, "select": select,
+    "index_select": index_select, "index_add": index_add, "gather": gather, "scatter": scatter,
+    "scatter_add": scatter_add, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "tril": tril,
+    "triu": triu, "diag": diag, "diagonal": diagonal, "diag_embed": diag_embed, "clone": clone,
+    "contiguous": contiguous, "softmax": lambda self, dim, dtype=None: _nn().softmax(self, dim, dtype=dtype),
+    "log_softmax": lambda self, dim, dtype=None: _nn().log_softmax(self, dim, dtype=dtype), "masked_select": masked_select, "sum_to_size": sum_to_size,
+    # conversion
+    "to": to, "type": type_, "type_as": type_as, "float": _converter(dtypes.float32),
+    "double": _converter(dtypes.float64), "half": _converter(dtypes.float16), "long": _converter(dtypes.int64),
+    "int": _converter(dtypes.int32), "short": _converter(dtypes.int16), "bool": _converter(dtypes.bool_),
+    "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8), "cpu": lambda self, *a, **k: self,
+    "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_tensor": new_tensor,
+    "new_empty": new_empty, "size": _size_method,
+    # random, in place
+    "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli,
+    "zero_": zero_, "fill_": fill_, "copy_": copy_,
+    # internal helpers used by backward formulas (underscored: not reachable from programs)
+    "_slice_scatter": _slice_scatter, "_select_scatter": _select_scatter, "_diagonal_scatter": _diagonal_scatter,
+    "_index_put": _index_put_, "narrow_step": _narrow_step,
+}
+
+_INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh",
+            "sigmoid", "relu", "reciprocal", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "floor",
+            "ceil", "round", "trunc", "sign", "remainder", "fmod", "lerp", "square", "log1p", "expm1", "atan2",
+            "fill_diagonal", "exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
+            "frac", "true_divide", "floor_divide", "t", "transpose", "squeeze", "unsqueeze")
+
+_OPERATORS = {
+    "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
+    "__mul__": mul, "__rmul__": _rev(mul), "__truediv__": div, "__rtruediv__": _rtruediv,
+    "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv, "__mod__": _mod, "__rmod__": _rmod,
+    "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul, "__rmatmul__": _rmatmul, "__neg__": neg,
+    "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor, "__rxor__": _rev(_xor),
+    "__and__": _and, "__rand__": _rev(_and), "__or__": _or, "__ror__": _rev(_or),
+    "__eq__": _eq, "__ne__": _ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__getitem__": getitem, "__setitem__": setitem, "__iter__": _iter,
+    "__iadd__": _iop("add"), "__isub__": _iop("sub"), "__imul__": _iop("mul"), "__itruediv__": _iop("div"),
+    "__ipow__": _iop("pow"), "__ifloordiv__": _iop("floor_divide"), "__imod__": _iop("remainder"),
+}
+
+
+def _nn():
+    from . import nn_functional
+    return nn_functional
+
+
+def _bind():
+    for name, fn in _METHODS.items():
+        setattr(Tensor, name, fn)
+    for name in _INPLACE:
+        if name in _METHODS or name in globals():
+            if name in ("t", "transpose", "squeeze", "unsqueeze"):
+                continue
+            setattr(Tensor, name + "_", _inplace_of(name))
+    for name, fn in _OPERATORS.items():
+        setattr(Tensor, name, fn)
+    Tensor.T = property(_T)
+    Tensor.mT = property(_mT)
+    Tensor.H = property(_T)
+    Tensor.__hash__ = object.__hash__
+
+
+_bind()
+
+subtract = sub
+multiply = mul
+divide = div

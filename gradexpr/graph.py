@@ -1,0 +1,437 @@
+"""The autograd graph and the backward engine.
+
+A ``Node`` is one recorded operation: its PyTorch name, edges to the nodes that
+produced its inputs (``next_functions``), the tensors its backward formula needs
+(saved with their version, so a later in-place change is caught), and the op whose
+formulas compute input gradients. ``AccumulateGrad`` is the node of a leaf.
+
+The engine knows no individual op: it walks the graph iteratively in PyTorch's
+order (ready nodes by decreasing sequence number), sums gradients per input, reduces
+broadcast gradients to each input's shape, frees saved tensors unless
+``retain_graph``, and runs the formulas with grad mode on when ``create_graph``.
+"""
+from __future__ import annotations
+
+import contextvars
+import heapq
+import itertools
+
+from . import errors
+
+# ---------------------------------------------------------------- grad mode
+_grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar("grad_enabled", default=True)
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled.get()
+
+
+def _set_grad_enabled(mode: bool):
+    return _grad_enabled.set(bool(mode))
+
+
+class _GradMode:
+    """Base of no_grad / enable_grad / set_grad_enabled: a context manager that restores the mode."""
+
+    _gx_exposed = True
+    _mode = True
+
+    def __init__(self):
+        self._tokens = []
+
+    def __enter__(self):
+        self._tokens.append(_grad_enabled.set(self._mode))
+        return None
+
+    def __exit__(self, *exc):
+        _grad_enabled.reset(self._tokens.pop())
+        return False
+
+    def __call__(self, fn):
+        """Use as a decorator: run ``fn`` in this grad mode."""
+        mode = self._mode
+
+        def wrapped(*args, **kwargs):
+            token = _grad_enabled.set(mode)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _grad_enabled.reset(token)
+        return wrapped
+
+
+class no_grad(_GradMode):
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    _mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """Like torch.set_grad_enabled: takes effect at once, and as a ``with`` block restores on exit."""
+
+    def __init__(self, mode: bool):
+        super().__init__()
+        self._prev = _grad_enabled.get()
+        self._mode = bool(mode)
+        _grad_enabled.set(self._mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        _grad_enabled.set(self._prev)
+        return False
+
+
+for _cls in (no_grad, enable_grad, set_grad_enabled):
+    _cls.__module__ = "torch"
+    _cls.__qualname__ = _cls.__name__
+
+
+# ---------------------------------------------------------------- saved tensors
+_TYPE_STRING = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "float16": "torch.HalfTensor",
+                "int64": "torch.LongTensor", "int32": "torch.IntTensor", "int16": "torch.ShortTensor",
+                "int8": "torch.CharTensor", "uint8": "torch.ByteTensor", "bool": "torch.BoolTensor"}
+
+SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward.")
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had, as PyTorch's SavedVariable."""
+
+    __slots__ = ("tensor", "version", "producer", "is_output")
+
+    def __init__(self, tensor, is_output: bool = False):
+        # An output is stored without its grad_fn (no reference cycle); it is re-attached on unpack.
+        self.is_output = is_output
+        fn = tensor._grad_fn
+        self.producer = fn.name() if fn is not None else None
+        self.tensor = tensor._detached_alias() if is_output else tensor
+        self.version = tensor._version_counter[0]
+
+    def unpack(self, node):
+        t = self.tensor
+        if t._version_counter[0] != self.version:
+            shape = "[" + ", ".join(str(s) for s in t._data.shape) + "]"
+            msg = ("one of the variables needed for gradient computation has been modified by an inplace "
+                   f"operation: [{_TYPE_STRING[t._dtype.name]} {shape}]")
+            if self.producer is not None:
+                msg += f", which is output 0 of {_strip_backward(self.producer)},"
+            msg += (f" is at version {t._version_counter[0]}; expected version {self.version} instead. Hint: "
+                    "enable anomaly detection to find the operation that failed to compute its gradient, with "
+                    "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+            raise errors.RuntimeError(msg, hint="a tensor saved for backward was changed in place; "
+                                                "use an out-of-place op (y = y * 3 instead of y.mul_(3))")
+        if self.is_output and _grad_enabled.get():
+            return t._with_grad_fn(node)
+        return t
+
+
+class SavedTensors(tuple):
+    """The saved inputs of a variadic op (``cat``, ``stack``)."""
+
+
+def _strip_backward(name: str) -> str:
+    i = name.find("Backward")
+    return name[:i] if i > 0 else name
+
+
+_RELEASED = object()
+_sequence = itertools.count()
+
+
+# ---------------------------------------------------------------- nodes
+class Node:
+    """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
+
+    _gx_exposed = True
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "__weakref__")
+
+    def __init__(self, op, next_nodes, saved, meta):
+        self._op = op
+        self._next = next_nodes
+        self._saved = saved
+        self._meta = meta          # per input: (shape, dtype) for reducing and casting its gradient
+        self._seq = next(_sequence)
+        self._retains = None
+
+    def name(self) -> str:
+        return self._op.node
+
+    @property
+    def next_functions(self):
+        return tuple((n, 0) for n in self._next)
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def _unpack(self):
+        saved = self._saved
+        if saved is _RELEASED:
+            raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+        ctx = {}
+        for k, v in saved.items():
+            tv = type(v)
+            ctx[k] = v.unpack(self) if tv is SavedTensor else [x.unpack(self) for x in v] if tv is SavedTensors else v
+        return ctx
+
+    def _release(self):
+        # Only saved *tensors* are freed: a node that saved none (``x + 1``) can run again.
+        saved = self._saved
+        if saved and saved is not _RELEASED and any(
+                type(v) is SavedTensor or type(v) is SavedTensors for v in saved.values()):
+            self._saved = _RELEASED
+
+    def _apply(self, grad):
+        """Gradients for each input (None where not needed), reduced to the input's shape and dtype."""
+        ctx = self._unpack()
+        ctx["grad"] = grad
+        needed = [n is not None for n in self._next]
+        grads = self._op.backward(ctx, needed)
+        out = []
+        for g, n, (shape, dtype) in zip(grads, self._next, self._meta):
+            if n is None or g is None:
+                out.append(None)
+                continue
+            if g._data.shape != shape:
+                g = g.sum_to_size(shape)
+            if g._dtype is not dtype:
+                g = g.to(dtype)
+            out.append(g)
+        return out
+
+
+class AccumulateGrad:
+    """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``."""
+
+    _gx_exposed = True
+    __slots__ = ("variable", "_seq", "__weakref__")
+    _next = ()
+    _retains = None
+
+    def __init__(self, variable):
+        self.variable = variable
+        self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self):
+        return ()
+
+    @property
+    def metadata(self):
+        return {}
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+    def _release(self):
+        pass
+
+    def _accumulate(self, grad, create_graph: bool):
+        accumulate_into(self.variable, grad, create_graph)
+
+
+class _Copy:
+    """Op record for the ``CopyBackwards`` node PyTorch gives a leaf's grad under create_graph."""
+
+    node = "CopyBackwards"
+
+    @staticmethod
+    def backward(ctx, needed):
+        return [ctx["grad"]]
+
+
+def accumulate_into(t, grad, create_graph: bool):
+    """PyTorch's AccumulateGrad: first gradient stored (a copy), later ones added."""
+    if grad._dtype is not t._dtype:
+        grad = grad.to(t._dtype)
+    if t._grad is None:
+        if create_graph and grad._grad_fn is not None:
+            copy = grad._detached_copy()
+            copy._requires_grad = True
+            copy._grad_fn = Node(_Copy, [grad._grad_fn], {}, [(grad._data.shape, grad._dtype)])
+            t._grad = copy
+        else:
+            t._grad = grad._detached_copy()
+    elif create_graph:
+        t._grad = t._grad + grad
+    else:
+        g = t._grad
+        if g._data.flags.writeable:
+            g._data += grad._data
+            g._version_counter[0] += 1
+        else:
+            t._grad = g.detach() + grad.detach()
+
+
+# ---------------------------------------------------------------- the engine
+def _edge_of(t):
+    """The node that receives ``t``'s gradient: its grad_fn, or a leaf's AccumulateGrad."""
+    if t._grad_fn is not None:
+        return t._grad_fn
+    if t._requires_grad:
+        return t._accumulator()
+    return None
+
+
+def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: bool,
+                 inputs=None, accumulate: bool = True, allow_unused: bool = False):
+    """Back-propagate from ``tensors`` seeded with ``grad_tensors``.
+
+    With ``accumulate`` (``Tensor.backward``) leaves' ``.grad`` are updated, limited to
+    ``inputs`` if given. Without it (``autograd.grad``) the gradients reaching
+    ``inputs`` are returned in order and nothing is accumulated.
+    """
+    roots = []
+    for i, t in enumerate(tensors):
+        node = _edge_of(t)
+        if node is None:
+            raise errors.RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn",
+                                      hint="the tensor was computed without grad tracking: make a leaf "
+                                           "require grad (requires_grad=True) or compute it outside no_grad")
+        roots.append(node)
+
+    # targets: node -> list of input positions whose gradient is that node's incoming gradient
+    targets = None
+    if inputs is not None:
+        targets = {}
+        for k, t in enumerate(inputs):
+            node = _edge_of(t)
+            if node is None:
+                if not accumulate:
+                    raise errors.RuntimeError("One of the differentiated Tensors does not require grad")
+                raise errors.RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.setdefault(node, []).append(k)
+
+    # Discover the graph: dependency counts, iteratively (a 10^6-node chain must work).
+    deps = {}
+    seen = set()
+    stack = []
+    for r in roots:
+        if r not in seen:
+            seen.add(r)
+            stack.append(r)
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt in node._next:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    needed = None
+    if targets is not None:
+        # A node is needed when a target can be reached from it; the discovery order lists every
+        # node before its inputs' nodes only loosely, so iterate by sequence number (inputs are older).
+        needed = set(targets)
+        for node in sorted(order, key=lambda n: n._seq):
+            if node in needed:
+                continue
+            for nxt in node._next:
+                if nxt is not None and nxt in needed:
+                    needed.add(node)
+                    break
+
+    captured = [None] * len(inputs) if (inputs is not None and not accumulate) else None
+    buffers = {}
+    for r, g in zip(roots, grad_tensors):
+        buffers[r] = buffers[r] + g if r in buffers else g
+
+    grad_mode = _grad_enabled.set(bool(create_graph))
+    try:
+        ready = [(-r._seq, id(r), r) for r in set(roots) if deps.get(r, 0) == 0]
+        heapq.heapify(ready)
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grad = buffers.pop(node, None)
+            if grad is None:
+                node_grads = (None,) * len(node._next)     # nothing arrived: only release dependents
+            else:
+                node_grads = _run_node(node, grad, targets, needed, captured, inputs,
+                                       accumulate, create_graph, retain_graph)
+            for nxt, g in zip(node._next, node_grads):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    old = buffers.get(nxt)
+                    buffers[nxt] = g if old is None else old + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        _grad_enabled.reset(grad_mode)
+
+    if captured is not None:
+        for k, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise errors.RuntimeError(
+                    f"The differentiated Tensor at index {k} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+            if g is not None and not create_graph:
+                captured[k] = g.detach()
+        return tuple(captured)
+    return None
+
+
+def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph, retain_graph):
+    """Run one ready node; returns the gradients for its ``_next`` edges."""
+    if node._retains:
+        _retain(node, grad)
+    is_target = targets is not None and node in targets
+    if is_target and captured is not None:
+        for k in targets[node]:
+            captured[k] = grad
+    if type(node) is AccumulateGrad:
+        if accumulate and (targets is None or is_target):
+            node._accumulate(grad, create_graph)
+        return ()
+    if is_target and accumulate:
+        for k in targets[node]:
+            accumulate_into(inputs[k], grad, create_graph)
+    if needed is None:
+        grads = node._apply(grad)
+    elif any(n is not None and n in needed for n in node._next):
+        grads = _apply_pruned(node, grad, needed)
+    else:
+        grads = (None,) * len(node._next)
+    if not retain_graph:
+        node._release()
+    return grads
+
+
+def _apply_pruned(node, grad, needed):
+    saved_next = node._next
+    node._next = [n if (n is not None and n in needed) else None for n in saved_next]
+    try:
+        return node._apply(grad)
+    finally:
+        node._next = saved_next
+
+
+def _retain(node, grad):
+    for ref in node._retains:
+        t = ref()
+        if t is None or t._grad_fn is not node:
+            continue
+        if t._grad is None:
+            t._grad = grad._detached_copy() if not _grad_enabled.get() else grad
+        else:
+            t._grad = t._grad + grad

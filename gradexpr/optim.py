@@ -1,0 +1,172 @@
+"""``torch.optim.SGD`` and ``torch.optim.Adam``, step for step as PyTorch 2.13's single-tensor loops."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import errors
+from .graph import no_grad
+from .tensor import Tensor
+
+
+class Optimizer:
+    _gx_exposed = True
+
+    def __init__(self, params, defaults):
+        if isinstance(params, Tensor):
+            raise errors.TypeError("params argument given to the optimizer should be an iterable of Tensors or "
+                                   "dicts, but got torch.FloatTensor")
+        params = list(params)
+        if not params:
+            raise errors.ValueError("optimizer got an empty parameter list")
+        if not isinstance(params[0], dict):
+            params = [{"params": params}]
+        self.defaults = dict(defaults)
+        self.param_groups = []
+        for g in params:
+            group = dict(defaults)
+            group.update(g)
+            group["params"] = list(group["params"]) if not isinstance(group["params"], Tensor) else [group["params"]]
+            for p in group["params"]:
+                if not isinstance(p, Tensor):
+                    raise errors.TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                           f"{type(p).__name__}")
+                if not p.is_leaf:
+                    raise errors.ValueError("can't optimize a non-leaf Tensor")
+            self.param_groups.append(group)
+        self.state = {}
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    p._grad = p._grad.detach()
+                    p._grad._data[...] = 0
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def _arrays(self, p):
+        return p._data
+
+    def step(self, closure=None):
+        loss = None
+        if closure is not None:
+            from .graph import enable_grad
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p._grad is not None:
+                        self._update(p, group)
+                        p._version_counter[0] += 1
+        return loss
+
+
+class SGD(Optimizer):
+    def __init__(self, params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
+                 maximize=False, foreach=None, differentiable=False, fused=None):
+        if lr < 0:
+            raise errors.ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0:
+            raise errors.ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0:
+            raise errors.ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise errors.ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
+
+    def _update(self, p, group):
+        d = p._data
+        dt = d.dtype.type
+        g = p._grad._data
+        if group["maximize"]:
+            g = -g
+        wd = group["weight_decay"]
+        if wd != 0:
+            g = g + d * dt(wd)
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state.setdefault(id(p), {})
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = np.array(g, dtype=d.dtype, copy=True)
+            else:
+                buf *= dt(momentum)
+                buf += g * dt(1 - group["dampening"])
+            g = g + buf * dt(momentum) if group["nesterov"] else buf
+        d -= g * dt(group["lr"])
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, amsgrad=False, *,
+                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
+        if lr < 0:
+            raise errors.ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0:
+            raise errors.ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise errors.ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise errors.ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if weight_decay < 0:
+            raise errors.ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _update(self, p, group):
+        d = p._data
+        dt = d.dtype.type
+        g = p._grad._data
+        if group["maximize"]:
+            g = -g
+        state = self.state.setdefault(id(p), {})
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(d)
+            state["exp_avg_sq"] = np.zeros_like(d)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = np.zeros_like(d)
+        beta1, beta2 = group["betas"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        state["step"] += 1
+        step = state["step"]
+        if wd != 0:
+            if group["decoupled_weight_decay"]:
+                d *= dt(1 - lr * wd)
+            else:
+                g = g + d * dt(wd)
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        # exp_avg.lerp_(grad, 1 - beta1); exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        m += (g - m) * dt(1 - beta1)
+        v *= dt(beta2)
+        v += g * g * dt(1 - beta2)
+        bias1 = 1 - beta1 ** step
+        bias2 = 1 - beta2 ** step
+        step_size = lr / bias1
+        bias2_sqrt = math.sqrt(bias2)
+        if group["amsgrad"]:
+            mx = state["max_exp_avg_sq"]
+            np.maximum(mx, v, out=mx)
+            denom = np.sqrt(mx) / dt(bias2_sqrt) + dt(eps)
+        else:
+            denom = np.sqrt(v) / dt(bias2_sqrt) + dt(eps)
+        d -= (m / denom) * dt(step_size)

@@ -1,0 +1,346 @@
+"""``Tensor``: a NumPy array plus autograd state.
+
+Data and dispatch only. Arithmetic operators and methods are one-line calls into the
+functions of ``gradexpr.functions`` (which read the op table); no derivative lives
+here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
+counter, as in PyTorch, so an in-place change through any alias is seen by saved
+tensors.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import dtypes, errors
+from .graph import AccumulateGrad, _grad_enabled
+
+
+class Tensor:
+    _gx_exposed = True
+    _gx_settable = frozenset({"requires_grad", "data", "grad"})
+    __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_base",
+                 "_wrapped", "_acc", "_name", "__weakref__")
+
+    # ------------------------------------------------------------ construction
+    @classmethod
+    def _make(cls, data: np.ndarray, dtype=None, requires_grad=False, grad_fn=None, version_counter=None,
+              base=None):
+        t = object.__new__(cls)
+        if type(data) is not np.ndarray:
+            data = np.asarray(data)
+        if dtype is None:
+            dtype = dtypes.from_numpy(data.dtype)
+        elif data.dtype != dtype.np:
+            data = data.astype(dtype.np)
+        t._data = data
+        t._dtype = dtype
+        t._requires_grad = requires_grad
+        t._grad = None
+        t._grad_fn = grad_fn
+        t._version_counter = version_counter if version_counter is not None else [0]
+        t._base = base
+        t._wrapped = False
+        t._acc = None
+        t._name = None
+        return t
+
+    def __init__(self, *args, **kwargs):  # torch.Tensor(data) behaves like torch.tensor(data, dtype=float32)
+        raise errors.TypeError("use torch.tensor(data) to create a tensor")
+
+    def _detached_alias(self):
+        """Same data and version counter, no autograd history (what ``detach()`` returns)."""
+        # an alias sharing data and version counter, but not a differentiable view: writing
+        # through it is allowed even when ``self`` is a leaf that requires grad
+        return Tensor._make(self._data, self._dtype, version_counter=self._version_counter)
+
+    def _detached_copy(self):
+        return Tensor._make(np.array(self._data, copy=True), self._dtype)
+
+    def _with_grad_fn(self, node):
+        t = Tensor._make(self._data, self._dtype, True, node, self._version_counter, self._base)
+        return t
+
+    def _accumulator(self):
+        acc = self._acc
+        if acc is None:
+            acc = self._acc = AccumulateGrad(self)
+        return acc
+
+    # ------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self._grad_fn is not None and not value:
+            raise errors.RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if value and not self._dtype.is_floating_point:
+            raise errors.RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None and not requires_grad:
+            raise errors.RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+        if requires_grad and not self._dtype.is_floating_point:
+            raise errors.RuntimeError("only Tensors of floating point dtype can require gradients")
+        if self._grad_fn is None:
+            self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise errors.TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                       f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise errors.RuntimeError("assigned grad has data of a different size")
+            if value._dtype is not self._dtype:
+                raise errors.RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter[0]
+
+    def retain_grad(self):
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise errors.RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return None
+        node = self._grad_fn
+        if node._retains is None:
+            node._retains = []
+        node._retains.append(weakref.ref(self))
+        return None
+
+    @property
+    def retains_grad(self) -> bool:
+        node = self._grad_fn
+        return bool(node is not None and node._retains and any(r() is self for r in node._retains))
+
+    def detach(self):
+        return self._detached_alias()
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise errors.RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                                      "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                                      "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                                      "be called on these gradients. To fix this error, please refer to the "
+                                      "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        """The same values without history; changes through it are not tracked (no version bump)."""
+        return Tensor._make(self._data, self._dtype)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise errors.TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+        self._dtype = value._dtype
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ------------------------------------------------------------ metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndim = property(dim)
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return Device()
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def data_ptr(self) -> int:
+        return int(self._data.__array_interface__["data"][0])
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise errors.TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise errors.TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self):
+        return id(self)
+
+    # ------------------------------------------------------------ conversion to Python
+    def item(self):
+        if self._data.size != 1:
+            raise errors.RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise errors.RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                      "instead.")
+        return self._data
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise errors.RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self):
+        if self._data.size != 1:
+            raise errors.TypeError("only one element tensors can be converted to Python scalars")
+        return float(self._data.reshape(()).item())
+
+    def __int__(self):
+        if self._data.size != 1:
+            raise errors.TypeError("only one element tensors can be converted to Python scalars")
+        return int(self._data.reshape(()).item())
+
+    def __index__(self):
+        if self._dtype.category == 2 or self._data.size != 1:
+            raise errors.TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._data.reshape(()).item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    # ------------------------------------------------------------ printing
+    def __repr__(self):
+        from .printing import format_tensor
+        fn = self._grad_fn
+        return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else fn.name(),
+                             requires_grad=self._requires_grad and fn is None)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return format(self.item(), spec)
+        if spec:
+            raise errors.TypeError("unsupported format string passed to Tensor.__format__")
+        return repr(self)
+
+    def __reduce__(self):
+        raise errors.TypeError("tensors cannot be pickled in gradexpr")
+
+
+def _wrap_dim(dim, ndim):
+    d = int(dim)
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise errors.IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d + n if d < 0 else d
+
+
+class Size(tuple):
+    """torch.Size: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    _gx_exposed = True
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size([{', '.join(str(int(s)) for s in self)}])"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class Device:
+    _gx_exposed = True
+    type = "cpu"
+    index = None
+
+    def __repr__(self):
+        return "device(type='cpu')"
+
+    def __str__(self):
+        return "cpu"
+
+    def __eq__(self, other):
+        return isinstance(other, Device) or other == "cpu"
+
+    def __hash__(self):
+        return hash("cpu")
+
+
+for _cls, _name in ((Tensor, "Tensor"), (Size, "Size"), (Device, "device")):
+    _cls.__module__ = "torch"
+    _cls.__qualname__ = _name
+    _cls.__name__ = _name
