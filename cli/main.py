@@ -1,0 +1,72 @@
+"""The ``gradexpr`` command: a thin Click group whose subcommands load on demand.
+
+Start-up matters (a one-shot ``gradexpr eval`` should cost little more than
+importing NumPy), so each subcommand's module is imported only when it runs.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from gradexpr import __version__
+
+_COMMANDS = {
+    "run": ("gradexpr.cli.run_cmd", "run", "Run a program; stdout is what it prints."),
+    "eval": ("gradexpr.cli.eval_cmd", "eval_", "Evaluate, differentiate and show an expression."),
+    "check": ("gradexpr.cli.check_cmd", "check", "Regression-test programs against recorded output."),
+    "graph": ("gradexpr.cli.graph_cmd", "graph", "Draw the autograd graph of an expression."),
+    "ops": ("gradexpr.cli.ops_cmd", "ops", "List the operations: name, node name, differentiable inputs."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return [name for name, (mod, _, _) in _COMMANDS.items() if importlib.util.find_spec(mod) is not None]
+
+    def get_command(self, ctx, name):
+        entry = _COMMANDS.get(name)
+        if entry is None:
+            return None
+        module, attr, _ = entry
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError:
+            return None
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, help_) for name, (mod, _, help_) in _COMMANDS.items()
+                if importlib.util.find_spec(mod) is not None]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+import importlib.util  # noqa: E402  (used by LazyGroup)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="gradexpr")
+def cli():
+    """gradexpr — PyTorch's autograd for expressions typed in a shell.
+
+    \b
+    gradexpr run prog.gx            run a program (or - for stdin)
+    gradexpr eval "EXPR" -v x=...   value, grad_fn chain, gradients, Jacobian
+    gradexpr check tests/           compare programs with their recorded output
+
+    Exit status: 0 success, 1 runtime error or failed check, 2 usage or syntax error.
+    """
+
+
+def main(argv=None):
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    try:
+        return cli.main(args=argv, prog_name="gradexpr", standalone_mode=True)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

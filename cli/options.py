@@ -1,0 +1,46 @@
+"""Options shared by several commands: resource limits and output format."""
+from __future__ import annotations
+
+import click
+
+from gradexpr import limits as _limits
+
+_LIMIT_HELP = {
+    "max_elements": "elements of any one tensor (default 10^8)",
+    "max_loop_iterations": "loop iterations of a program, all loops together (default 10^6)",
+    "max_seconds": "wall time of a program in seconds (default 30)",
+    "max_depth": "nesting depth of expressions, blocks and calls (default 200)",
+    "max_int_digits": "digits of an integer literal or result (default 10000)",
+    "max_str_len": "length of a string (default 10^7)",
+}
+
+
+def limit_options(fn):
+    """Add ``--max-elements`` … (each also read from ``GRADEXPR_MAX_ELEMENTS`` …; 0 means no limit)."""
+    for name in reversed(list(_LIMIT_HELP)):
+        kind = float if name == "max_seconds" else int
+        fn = click.option(_limits.OPTION_NAMES[name], name, type=kind, default=None, metavar="N",
+                          help=_LIMIT_HELP[name] + "; env GRADEXPR_" + name.upper() + "; 0: no limit")(fn)
+    return fn
+
+
+def limits_from(kwargs) -> _limits.Limits:
+    overrides = {name: kwargs.pop(name, None) for name in _LIMIT_HELP}
+    return _limits.Limits.from_env(**overrides)
+
+
+def format_options(fn, formats=("rich", "plain", "json"), default_help="rich on a terminal, plain when piped"):
+    """One ``fmt`` value fed by ``--format`` and the flag switches ``--json``/``--plain``/``--rich``."""
+    for f in reversed(formats):
+        fn = click.option(f"--{f}", "fmt", flag_value=f, help=f"same as --format {f}")(fn)
+    fn = click.option("--format", "fmt", type=click.Choice(formats), default=None,
+                      help=f"output format ({default_help})")(fn)
+    return fn
+
+
+def resolve_format(fmt, stream=None) -> str:
+    if fmt:
+        return fmt
+    import sys
+    s = stream or sys.stdout
+    return "rich" if s.isatty() else "plain"
