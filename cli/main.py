@@ -61,6 +61,10 @@ def cli():
 
 def main(argv=None):
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    # Autograd graphs are large but nearly acyclic: collect rarely, so a 10^6-op chain is not
+    # dominated by repeated scans of live nodes.
+    import gc
+    gc.set_threshold(100_000, 50, 100)
     try:
         return cli.main(args=argv, prog_name="gradexpr", standalone_mode=True)
     except KeyboardInterrupt:

@@ -27,6 +27,9 @@ class NotDifferentiable:
 
 
 NOT_DIFFERENTIABLE = NotDifferentiable()
+
+# PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
+np.seterr(all="ignore")
 _EMPTY = {}
 
 
@@ -107,7 +110,14 @@ def wrap(value) -> Tensor:
         return value
     if tv is float or tv is int or tv is bool or isinstance(value, (int, float)):
         d = dtypes.of_python_scalar(value)
-        t = Tensor._make(np.array(value, dtype=np.float64 if d.category == 2 else d.np), d)
+        t = object.__new__(Tensor)
+        # A Python float keeps its exact double value; its dtype is the default float, as torch's
+        # wrapped numbers promote (apply casts the value to the op's dtype before computing).
+        t._data = np.array(value, dtype=np.float64 if d.category == 2 else d.np)
+        t._dtype = d
+        t._requires_grad = False
+        t._grad = t._grad_fn = t._base = t._acc = t._name = None
+        t._version_counter = [0]
         t._wrapped = True
         return t
     if isinstance(value, Tensor):
@@ -117,19 +127,27 @@ def wrap(value) -> Tensor:
     raise errors.TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
+def _common(ts):
+    d = ts[0]._dtype
+    for t in ts:
+        if t._dtype is not d:
+            return dtypes.result_type(ts)
+    return d
+
+
 def _dtypes_for(op, ts, params):
     """(compute dtype, output dtype) of ``op`` over input tensors ``ts``."""
     rule = op.dtype
     if rule == "promote":
-        d = ts[0]._dtype if len(ts) == 1 else dtypes.result_type(ts)
+        d = _common(ts)
         return d, d
     if rule == "float":
-        d = ts[0]._dtype if len(ts) == 1 else dtypes.result_type(ts)
+        d = _common(ts)
         if d.category != 2:
             d = dtypes.default_float
         return d, d
     if rule == "compare":
-        return dtypes.result_type(ts), dtypes.bool_
+        return _common(ts), dtypes.bool_
     if rule == "first":
         return None, ts[0]._dtype
     if rule == "keep":
@@ -149,8 +167,9 @@ def apply_ex(op: Op, args, params=_EMPTY):
     compute, out_dtype = _dtypes_for(op, ts, params)
     if compute is not None:
         cast = op.cast
-        arrays = [t._data if (t._dtype is compute or (cast is not None and i not in cast))
-                  else t._data.astype(compute.np) for i, t in enumerate(ts)]
+        want = compute.np
+        arrays = [t._data if (t._data.dtype == want or (cast is not None and i not in cast))
+                  else t._data.astype(want) for i, t in enumerate(ts)]
     else:
         arrays = [t._data for t in ts]
     if op.broadcast:
@@ -177,9 +196,17 @@ _BROADCASTING = ("promote", "float", "compare")
 
 def _check_broadcast(arrays):
     """PyTorch's message for shapes that do not broadcast, and the element limit of the result."""
+    first = None
+    for a in arrays:
+        s = a.shape
+        if s:
+            if first is None:
+                first = s
+            elif s != first:
+                break
+    else:
+        return                  # equal shapes, apart from 0-d operands: nothing to check
     shapes = [a.shape for a in arrays]
-    if all(s == shapes[0] for s in shapes):
-        return
     ndim = max(len(s) for s in shapes)
     out = [0] * ndim
     for k in reversed(range(ndim)):
