@@ -32,6 +32,8 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
             module = parse(source, filename)
         except errors.SyntaxError as e:
             return Outcome(Exit.USAGE, e)
+        except errors.LimitError as e:       # nesting or literal size beyond the limits: stopped, exit 1
+            return Outcome(Exit.RUNTIME, e)
         from gradexpr.grammar.interpreter import Interpreter
         from gradexpr.grammar.prelude import make_globals
         g = make_globals()

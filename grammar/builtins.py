@@ -1,0 +1,592 @@
+"""The Python builtins a gradexpr program may use, and the guards that keep them safe.
+
+``BUILTINS`` maps each allowed name to the *real* builtin (so ``print(float)`` shows
+``<class 'float'>``, ``isinstance(v, list)`` works and ``max(t)`` on a tensor does what
+Python does), except ``print``, which writes to the running interpreter's ``out``.
+
+Builtins that could exhaust memory or time are guarded where they are *called*: the
+interpreter looks every called builtin up in ``CALL_GUARDS`` and calls the guard instead.
+
+- ``list``/``tuple``/``dict``/``sorted`` of a ``range`` longer than ``max_str_len``, or of a
+  lazy iterator yielding more, are refused;
+- ``sum``/``min``/``max``/``any``/``all`` over a ``range`` or lazy iterator count its items
+  as loop iterations (``max_loop_iterations``, and the wall-time check);
+- ``pow`` refuses integer results of more than ``max_int_digits`` digits (estimated first);
+- ``str``/``repr`` (and ``print``, f-strings) refuse containers too large or too deeply
+  nested to render;
+- ``type`` only has its one-argument form.
+
+The size guards for operators (``'ab' * n``, ``l + l``, ``2 ** n``, ``1 << n``) live here too.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import contextvars
+import math
+import sys
+
+from gradexpr import errors, limits
+
+__all__ = ["BUILTINS", "CALL_GUARDS", "NAMES", "current_runtime"]
+
+# The interpreter's runtime (out stream, loop budget) while a program runs; None otherwise.
+current_runtime: contextvars.ContextVar = contextvars.ContextVar("gradexpr_runtime", default=None)
+
+_SEQ = (str, list, tuple, bytes, bytearray)
+_LAZY_TYPES = frozenset({
+    zip, enumerate, reversed, map, filter,
+    type(iter(range(0))), type(iter([])), type(iter(())), type(reversed([])), type(iter("")),
+    type(iter({}.keys())), type(iter({}.values())), type(iter({}.items())),
+    type(reversed(range(0))), type((lambda: (yield))()), type(iter(range(1 << 70))),
+})
+
+
+# ============================================================================ limits
+
+def _limits():
+    return limits.current()
+
+
+def _charge(n: int) -> None:
+    """Count ``n`` loop iterations against the running program's budget."""
+    rt = current_runtime.get()
+    if rt is not None:
+        rt.charge(n)
+    else:
+        lim = limits.current().max_loop_iterations
+        if lim and n > lim:
+            raise limits.exceeded("the number of loop iterations", lim, "max_loop_iterations")
+
+
+def _too_long(what: str, n: int):
+    return limits.exceeded(f"{what} of {n:,} items", limits.current().max_str_len, "max_str_len")
+
+
+def check_length(n: int, what: str = "a list") -> None:
+    lim = limits.current().max_str_len
+    if lim and n > lim:
+        if what == "a string":
+            raise limits.exceeded(f"a string of {n:,} characters", lim, "max_str_len")
+        raise _too_long(what, n)
+
+
+def check_int_digits(digits: float) -> None:
+    lim = limits.current().max_int_digits
+    if lim and digits > lim:
+        raise limits.exceeded(f"an integer of about {int(digits):,} digits", lim, "max_int_digits")
+
+
+_LOG10_2 = 0.30102999566398120
+
+
+def _is_int(x):
+    return type(x) is int or type(x) is bool or isinstance(x, int)
+
+
+def _seq_len_check(seq, times):
+    try:
+        n = len(seq) * times
+    except TypeError:
+        return
+    check_length(n, "a string" if isinstance(seq, str) else f"a {type(seq).__name__}")
+
+
+# ============================================================================ operator guards
+
+def _count_of(x):
+    """``x`` as a repetition count (an int, or a non-engine object with ``__index__``), or None."""
+    t = type(x)
+    if t is int or t is bool:
+        return x
+    if getattr(t, "_gx_exposed", False) or not hasattr(t, "__index__"):
+        return None
+    try:
+        return x.__index__()
+    except Exception:
+        return None
+
+
+def _mul_check(a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        if a.bit_length() + b.bit_length() > 64:
+            check_int_digits((a.bit_length() + b.bit_length()) * _LOG10_2)
+    elif isinstance(a, _SEQ):
+        n = _count_of(b)
+        if n is not None:
+            _seq_len_check(a, max(0, n))
+    elif isinstance(b, _SEQ):
+        n = _count_of(a)
+        if n is not None:
+            _seq_len_check(b, max(0, n))
+    elif isinstance(a, int) and isinstance(b, int):
+        check_int_digits((int(a).bit_length() + int(b).bit_length()) * _LOG10_2)
+
+
+def guarded_mul(a, b):
+    """``a * b``, refusing huge sequence repetitions and integer products before computing."""
+    if type(a) is float or type(b) is float:
+        return a * b
+    _mul_check(a, b)
+    return a * b
+
+
+def guarded_imul(a, b):
+    if type(a) is not float and type(b) is not float:
+        _mul_check(a, b)
+    a *= b
+    return a
+
+
+def guarded_add(a, b):
+    """``a + b``, refusing huge concatenations first."""
+    ta = type(a)
+    if ta is float or ta is int:
+        return a + b
+    if isinstance(a, _SEQ):
+        try:
+            n = len(a) + len(b)
+        except TypeError:
+            pass
+        else:
+            check_length(n, "a string" if isinstance(a, str) else f"a {ta.__name__}")
+    return a + b
+
+
+def guarded_iadd(a, b):
+    if isinstance(a, _SEQ):
+        try:
+            n = len(a) + len(b)
+        except TypeError:
+            pass
+        else:
+            check_length(n, "a string" if isinstance(a, str) else f"a {type(a).__name__}")
+    a += b
+    return a
+
+
+def _pow_check(a, b):
+    if _is_int(a) and _is_int(b) and b > 0:
+        a = abs(int(a))
+        if a > 1:
+            check_int_digits(math.log10(a) * int(b) if a.bit_length() < 1000 else
+                             (a.bit_length() - 1) * _LOG10_2 * int(b))
+
+
+def guarded_pow(a, b):
+    """``a ** b``, estimating the digits of an integer result before computing it."""
+    if type(a) is float or type(b) is float:
+        return a ** b
+    _pow_check(a, b)
+    return a ** b
+
+
+def guarded_ipow(a, b):
+    if type(a) is not float and type(b) is not float:
+        _pow_check(a, b)
+    a **= b
+    return a
+
+
+def _lshift_check(a, b):
+    if _is_int(a) and _is_int(b) and b > 0 and a:
+        check_int_digits((int(a).bit_length() + int(b)) * _LOG10_2)
+
+
+def guarded_lshift(a, b):
+    _lshift_check(a, b)
+    return a << b
+
+
+def guarded_ilshift(a, b):
+    _lshift_check(a, b)
+    a <<= b
+    return a
+
+
+_FMT_NUM = None
+
+
+def guarded_mod(a, b):
+    """``a % b``; for ``'%…' % args`` refuse field widths/precisions above ``max_str_len``."""
+    if type(a) is str:
+        _check_percent_format(a, b)
+    return a % b
+
+
+def guarded_imod(a, b):
+    if type(a) is str:
+        _check_percent_format(a, b)
+    a %= b
+    return a
+
+
+def _check_percent_format(fmt, args):
+    global _FMT_NUM
+    if "%" not in fmt:
+        return
+    if _FMT_NUM is None:
+        import re
+        _FMT_NUM = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
+    lim = limits.current().max_str_len
+    if not lim:
+        return
+    star = False
+    for m in _FMT_NUM.finditer(fmt):
+        for g in m.groups():
+            if g == "*":
+                star = True
+            elif g and len(g) > 9 or (g and int(g) > lim):
+                raise limits.exceeded(f"a format width of {g}", lim, "max_str_len")
+    vals = args if isinstance(args, tuple) else tuple(args.values()) if isinstance(args, dict) else (args,)
+    for v in vals:
+        if star and type(v) is int and v > lim:
+            raise limits.exceeded(f"a format width of {v:,}", lim, "max_str_len")
+        if isinstance(v, _CONTAINERS):
+            check_render(v)
+
+
+def check_format_spec(spec: str) -> None:
+    """Refuse a format spec whose width or precision exceeds ``max_str_len``."""
+    lim = limits.current().max_str_len
+    if not lim or not spec:
+        return
+    num = ""
+    for ch in spec + " ":
+        if ch.isdigit():
+            num += ch
+        elif num:
+            if len(num) > 9 or int(num) > lim:
+                raise limits.exceeded(f"a format width of {int(num):,}", lim, "max_str_len")
+            num = ""
+
+
+# ============================================================================ rendering guards
+
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+_BIG = 10 ** 18
+
+
+def check_render(x) -> None:
+    """Before ``str``/``repr``/``format`` of a container: refuse one whose text would exceed
+    ``max_str_len`` characters (estimated, counting shared parts every time they print) or
+    that is nested deeper than ``max_depth`` (Python would recurse once per level)."""
+    if not isinstance(x, _CONTAINERS):
+        return
+    lim = limits.current()
+    budget = lim.max_str_len or 0
+    depth_limit = lim.max_depth or 0
+    memo = {}
+    path = set()
+
+    def too_long():
+        return limits.exceeded(f"the text of a {type(x).__name__} of more than {budget:,} characters",
+                               budget, "max_str_len")
+
+    def size(v, d):
+        t = type(v)
+        if t is str:
+            return len(v) + 2
+        if t is float:
+            return len(repr(v))
+        if t is int:
+            return len(repr(v)) if -_BIG < v < _BIG else 2 + int(v.bit_length() * _LOG10_2)
+        i = id(v)
+        known = memo.get(i)
+        if known is not None:
+            return known
+        if not isinstance(v, _CONTAINERS):
+            try:
+                n = len(repr(v))        # an engine value: its own text, once per object
+            except Exception:
+                n = 8
+            memo[i] = n
+            return n
+        if i in path:
+            return 5                # printed as [...]
+        if depth_limit and d > depth_limit:
+            raise limits.exceeded("the depth of a nested value to print", depth_limit, "max_depth")
+        path.add(i)
+        total = 2
+        if isinstance(v, dict):
+            for k, w in v.items():
+                total += size(k, d + 1) + size(w, d + 1) + 4
+                if budget and total > budget:
+                    raise too_long()
+        else:
+            for w in v:
+                tw = type(w)
+                if tw is float or (tw is int and -_BIG < w < _BIG):
+                    total += len(repr(w)) + 2
+                else:
+                    total += size(w, d + 1) + 2
+                if budget and total > budget:
+                    raise too_long()
+        path.discard(i)
+        memo[i] = total
+        return total
+
+    size(x, 1)
+
+
+def safe_str(x):
+    if isinstance(x, _CONTAINERS):
+        check_render(x)
+    return str(x)
+
+
+def safe_repr(x):
+    if isinstance(x, _CONTAINERS):
+        check_render(x)
+    return repr(x)
+
+
+def safe_format(x, spec=""):
+    if spec:
+        check_format_spec(spec)
+    if isinstance(x, _CONTAINERS):
+        check_render(x)
+    return format(x, spec)
+
+
+# ============================================================================ iteration guards
+
+def _counted(it, cap=None):
+    """Yield from iterator ``it``, counting items as loop iterations (and against ``cap``)."""
+    n = 0
+    for v in it:
+        n += 1
+        if n & 1023 == 0:
+            _charge(1024)
+            if cap and n > cap:
+                raise _too_long("a list", n)
+        yield v
+    _charge(n & 1023)
+    if cap and n > cap:
+        raise _too_long("a list", n)
+
+
+def _bounded_input(x, consume: bool):
+    """The iterable ``x`` made safe to hand to a C-level consumer.
+
+    ``consume``: the builtin goes through it (sum, min, ...): a range is charged as loop
+    iterations up front. Otherwise it materialises it (list, tuple, ...): a range longer
+    than ``max_str_len`` is refused. Lazy iterators are counted item by item either way."""
+    t = type(x)
+    if t is range:
+        n = len(x)
+        if consume:
+            _charge(n)
+        else:
+            check_length(n)
+        return x
+    if t in _LAZY_TYPES:
+        return _counted(x, None if consume else (limits.current().max_str_len or None))
+    return x
+
+
+def g_sum(iterable, /, start=0):
+    iterable = _bounded_input(iterable, True)
+    if isinstance(start, (list, tuple)):
+        total = start
+        for v in iterable:
+            total = guarded_add(total, v)
+        return total
+    return _py.sum(iterable, start)
+
+
+def _minmax(fn, args, kwargs):
+    if len(args) == 1:
+        return fn(_bounded_input(args[0], True), **kwargs)
+    return fn(*args, **kwargs)
+
+
+def g_max(*args, **kwargs):
+    return _minmax(_py.max, args, kwargs)
+
+
+def g_min(*args, **kwargs):
+    return _minmax(_py.min, args, kwargs)
+
+
+def g_any(iterable, /):
+    if type(iterable) is range:
+        iterable = _counted(iterable)
+    return _py.any(_bounded_input(iterable, True))
+
+
+def g_all(iterable, /):
+    if type(iterable) is range:
+        iterable = _counted(iterable)
+    return _py.all(_bounded_input(iterable, True))
+
+
+def g_list(*args, **kwargs):
+    if args:
+        args = (_bounded_input(args[0], False),) + args[1:]
+    return list(*args, **kwargs)
+
+
+def g_tuple(*args, **kwargs):
+    if args:
+        args = (_bounded_input(args[0], False),) + args[1:]
+    return tuple(*args, **kwargs)
+
+
+def g_dict(*args, **kwargs):
+    if args:
+        args = (_bounded_input(args[0], False),) + args[1:]
+    return dict(*args, **kwargs)
+
+
+def g_sorted(iterable, /, *, key=None, reverse=False):
+    return sorted(_bounded_input(iterable, False), key=key, reverse=reverse)
+
+
+def g_pow(base, exp, mod=None):
+    if mod is None:
+        return guarded_pow(base, exp)
+    return pow(base, exp, mod)
+
+
+def g_str(*args, **kwargs):
+    if len(args) == 1 and not kwargs:
+        return safe_str(args[0])
+    return str(*args, **kwargs)
+
+
+def g_repr(obj, /):
+    return safe_repr(obj)
+
+
+def g_type(*args, **kwargs):
+    if len(args) != 1 or kwargs:
+        raise errors.TypeError("type() takes 1 argument in gradexpr (the 3-argument form is not supported)")
+    return type(args[0])
+
+
+def bounded_star_args(value):
+    """``f(*value)``: the tuple of arguments, refusing an unbounded range/iterator."""
+    if type(value) is tuple:
+        return value
+    return tuple(_bounded_input(value, False))
+
+
+# ============================================================================ print
+
+class _Print:
+    """``print(*args, sep=' ', end='\\n')``, writing to the running interpreter's ``out``."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, sep=" ", end="\n", **kwargs):
+        if kwargs:
+            bad = next(iter(kwargs))
+            if bad in ("file", "flush"):
+                raise errors.TypeError(f"print({bad}=...) is not supported in gradexpr")
+            raise errors.TypeError(f"print() got an unexpected keyword argument '{bad}'")
+        if sep is None:
+            sep = " "
+        elif not isinstance(sep, str):
+            raise errors.TypeError(f"sep must be None or a string, not {type(sep).__name__}")
+        if end is None:
+            end = "\n"
+        elif not isinstance(end, str):
+            raise errors.TypeError(f"end must be None or a string, not {type(end).__name__}")
+        text = sep.join([safe_str(a) for a in args]) + end
+        check_length(len(text), "a string")
+        rt = current_runtime.get()
+        out = rt.out if rt is not None else None
+        if out is None:
+            out = sys.stdout
+        out.write(text)
+
+    def __repr__(self):
+        return "<built-in function print>"
+
+
+# ``type(print)`` reads as Python's
+_Print.__module__ = "builtins"
+_Print.__name__ = _Print.__qualname__ = "builtin_function_or_method"
+PRINT = _Print()
+
+
+# ============================================================================ the table
+
+BUILTINS: dict = {
+    "abs": abs, "all": all, "any": any, "bool": bool, "float": float, "int": int,
+    "max": max, "min": min, "pow": pow, "range": range, "round": round, "sum": sum,
+    "print": PRINT, "len": len, "list": list, "tuple": tuple, "dict": dict, "str": str,
+    "enumerate": enumerate, "zip": zip, "reversed": reversed, "sorted": sorted,
+    "isinstance": isinstance, "repr": repr, "type": type,
+}
+
+NAMES = frozenset(BUILTINS)
+
+# called object -> what the interpreter calls instead (looked up by identity)
+CALL_GUARDS: dict = {
+    sum: g_sum, max: g_max, min: g_min, any: g_any, all: g_all, pow: g_pow,
+    list: g_list, tuple: g_tuple, dict: g_dict, sorted: g_sorted, str: g_str, repr: g_repr,
+    type: g_type,
+}
+
+for _builtin, _guard in CALL_GUARDS.items():
+    _guard.__name__ = _guard.__qualname__ = _builtin.__name__
+
+# types of callables that may be in CALL_GUARDS (checked before the dict lookup)
+GUARDED_CALLABLE_TYPES = frozenset(type(f) for f in CALL_GUARDS)
+
+
+# ---------------------------------------------------------------- guarded methods of builtin types
+
+def _width_guard(method):
+    def call(width, *args):
+        if hasattr(type(width), "__index__"):
+            check_length(width.__index__(), "a string")
+        return method(width, *args)
+    return call
+
+
+def _join_guard(method):
+    sep = method.__self__
+
+    def join(iterable, /):
+        items = iterable if type(iterable) in (list, tuple) else list(_bounded_input(iterable, False))
+        total = len(sep) * max(0, len(items) - 1)
+        for s in items:
+            if type(s) is str:
+                total += len(s)
+        check_length(total, "a string")
+        return method(items)
+    return join
+
+
+def _replace_guard(method):
+    s = method.__self__
+
+    def replace(old, new, count=-1, /):
+        if type(old) is str and type(new) is str and len(new) > len(old):
+            k = s.count(old) if old else len(s) + 1
+            if count is not None and count >= 0:
+                k = min(k, count)
+            check_length(len(s) + k * (len(new) - len(old)), "a string")
+        return method(old, new, count)
+    return replace
+
+
+def _extend_guard(method):
+    lst = method.__self__
+
+    def extend(iterable, /):
+        items = iterable if type(iterable) in (list, tuple) else list(_bounded_input(iterable, False))
+        check_length(len(lst) + len(items))
+        return method(items)
+    return extend
+
+
+# (type, method name) -> wrapper factory taking the bound method
+METHOD_GUARDS: dict = {
+    (str, "center"): _width_guard, (str, "ljust"): _width_guard, (str, "rjust"): _width_guard,
+    (str, "zfill"): _width_guard, (str, "join"): _join_guard, (str, "replace"): _replace_guard,
+    (list, "extend"): _extend_guard,
+}

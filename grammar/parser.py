@@ -1,0 +1,1746 @@
+"""Parse gradexpr source into a :mod:`gradexpr.grammar.ast` tree.
+
+``parse(source, filename)`` returns an ``ast.Module``; ``parse_expression`` one expression.
+Every syntax error is a ``gradexpr.errors.SyntaxError`` located at the offending spot;
+a program nested deeper than ``limits.max_depth`` raises ``gradexpr.errors.LimitError``.
+
+How it works. ``gradexpr.lark`` is compiled by Lark into an LALR(1) table (once per
+process, lazily; Lark's ``cache=`` file lives in ``$XDG_CACHE_HOME/gradexpr/``, else
+``~/.cache/gradexpr/``, else the temp dir, and is skipped if none is writable). The AST is built *while parsing*
+by the inline transformer ``_Builder`` (Lark's ``transformer=`` option): no parse tree
+exists. Tokens come from a scanner built from the grammar's own terminal definitions and
+go through ``_Indenter`` (a ``lark.indenter.Indenter``) for INDENT/DEDENT and bracket
+tracking. The LALR loop itself is a lean copy of Lark's, driving Lark's table and Lark's
+callbacks -- about three times faster than ``Lark.parse`` on this grammar, and it keeps
+the parser's stacks at hand for good error messages. If that fast path cannot be set up
+(an unexpected Lark version), ``Lark.parse`` is used instead with the same transformer
+and postlexer.
+
+Importing this module does not import Lark; the first ``parse`` does. The garbage
+collector is paused while parsing (the tree has no cycles; rescanning it as it grows made
+big programs many times slower).
+"""
+from __future__ import annotations
+
+import _thread
+import codecs
+import gc
+import os
+import re
+import sys
+import warnings
+
+from gradexpr import errors, limits
+
+from . import ast
+
+__all__ = ["parse", "parse_expression", "GRAMMAR_PATH"]
+
+GRAMMAR_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gradexpr.lark")
+
+
+# ============================================================================ tokens
+
+class Tok:
+    """A token: a light stand-in for ``lark.Token`` (same ``type``/``value``/positions)."""
+
+    __slots__ = ("type", "value", "line", "col", "end_line", "end_col", "start_pos", "end_pos")
+
+    def __init__(self, type, value, line, col, end_line, end_col, start_pos=None, end_pos=None):
+        self.type = type
+        self.value = value
+        self.line = line
+        self.col = col
+        self.end_line = end_line
+        self.end_col = end_col
+        self.start_pos = start_pos
+        self.end_pos = end_pos
+
+    # lark.Token's names, for Lark's own error paths
+    @property
+    def column(self):
+        return self.col
+
+    @property
+    def end_column(self):
+        return self.end_col
+
+    def __repr__(self):
+        return f"Tok({self.type!r}, {self.value!r}, {self.line}:{self.col})"
+
+
+class _Fail(Exception):
+    """An error found while parsing, located; ``parse`` turns it into the user-visible error."""
+
+    def __init__(self, error, line, col, end_line=None, end_col=None):
+        super().__init__(error)
+        self.error = error
+        self.line, self.col, self.end_line, self.end_col = line, col, end_line, end_col
+
+
+def _syntax(message, line, col, end_line=None, end_col=None):
+    return _Fail(errors.SyntaxError(message), line, col, end_line, end_col)
+
+
+def _at(x, message):
+    """A syntax failure spanning node or token ``x``."""
+    return _syntax(message, x.line, x.col, x.end_line, x.end_col)
+
+
+def _too_deep(what, line, col, end_line=None, end_col=None):
+    lim = limits.current().max_depth
+    return _Fail(limits.exceeded(what, lim, "max_depth"), line, col, end_line, end_col)
+
+
+# ============================================================================ the Lark side
+
+_lock = _thread.RLock()
+_engine = None          # the _Engine, built on first use
+
+
+def _cache_file(grammar_text: str):
+    """A writable cache path outside the package, or None."""
+    import hashlib
+    import tempfile
+
+    import lark
+    key = hashlib.sha256((grammar_text + lark.__version__ + sys.version).encode()).hexdigest()[:20]
+    candidates = []
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        candidates.append(os.path.join(xdg, "gradexpr"))
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        candidates.append(os.path.join(home, ".cache", "gradexpr"))
+    candidates.append(os.path.join(tempfile.gettempdir(), f"gradexpr-{os.getuid() if hasattr(os, 'getuid') else 'u'}"))
+    for d in candidates:
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            st = os.stat(d)
+            # Lark unpickles its cache file: only trust a directory that is ours and that
+            # nobody else can write to (matters for the shared temp dir).
+            if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+                continue
+            if os.access(d, os.W_OK | os.X_OK):
+                return os.path.join(d, f"grammar-{key}.lark-cache")
+        except OSError:
+            continue
+    return None
+
+
+class _Engine:
+    """The Lark object plus the fast scanner and table derived from it."""
+
+    def __init__(self):
+        import lark
+
+        with open(GRAMMAR_PATH, encoding="utf-8") as f:
+            text = f.read()
+        self.builder = _Builder()
+        self.indenter = _Indenter()
+        opts = dict(parser="lalr", lexer="basic", postlex=self.indenter, transformer=self.builder,
+                    start=["file_input", "eval_input"], maybe_placeholders=True)
+        cache = None
+        try:
+            cache = _cache_file(text)
+        except Exception:
+            cache = None
+        try:
+            self.lark = lark.Lark(text, cache=cache or False, **opts)
+        except Exception:
+            if not cache:
+                raise
+            self.lark = lark.Lark(text, cache=False, **opts)   # an unreadable/unwritable cache
+        try:
+            self._build_fast_path()
+            self.fast = True
+        except Exception:       # pragma: no cover - only with an incompatible Lark
+            self.fast = False
+
+    # ------------------------------------------------------------------ scanner
+    def _build_fast_path(self):
+        from lark.parsers.lalr_analysis import Shift
+
+        lk = self.lark
+        terms = list(lk.terminals)
+        ignore = set(lk.lexer_conf.ignore)
+        name_re = next(t for t in terms if t.name == "NAME").pattern.to_regexp()
+        name_full = re.compile(name_re)
+        keywords = {}
+        scanned = []
+        for t in terms:
+            p = t.pattern
+            if type(p).__name__ == "PatternStr" and t.priority == 0 and name_full.fullmatch(p.value):
+                keywords[p.value] = t.name          # matched as NAME, then renamed
+            else:
+                scanned.append(t)
+        scanned.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+        # Blank space between tokens (the %ignore'd terminals that match a space) is skipped
+        # by the same regex match as the token after it.
+        spaces = [t for t in scanned if t.name in ignore and re.fullmatch(t.pattern.to_regexp(), " \t")]
+        scanned = [t for t in scanned if t not in spaces]
+        skip = "|".join(t.pattern.to_regexp() for t in spaces)
+        lead = f"(?:{skip})*" if skip else ""
+
+        def alternation(ts):
+            return re.compile(lead + "(?:" + "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in ts) + ")")
+
+        self._alternation = alternation
+        self._scanned = scanned
+        self._master = None
+        # Trying ~50 alternatives in turn is slow, so each ASCII character gets a regex of
+        # just the terminals that can start with it (in the same order), picked by the first
+        # non-blank character; anything else, or a failed match, uses the full regex.
+        # The regexes are compiled when first needed.
+        firsts = [(t, _first_ascii(t.pattern.to_regexp())) for t in scanned]
+        self._dispatch_terms = {}
+        for code in range(128):
+            ch = chr(code)
+            if ch not in " \t\f":
+                ts = tuple(t for t, f in firsts if f is None or ch in f)
+                if ts:
+                    self._dispatch_terms[ch] = ts
+        self._shared = {}
+        self.dispatch = {}
+        self.spaces = "".join(c for c in " \t\f" if skip and re.fullmatch(f"(?:{skip})", c))
+        self.keywords = keywords
+        self.ignore = frozenset(ignore)
+        self.term_text = {t.name: t.pattern.value for t in terms if type(t.pattern).__name__ == "PatternStr"}
+
+        # ------------------------------------------------------------------ table
+        pt = lk.parser.parser._parse_table
+        callbacks = lk._callbacks
+        table = {}
+        for state, row in pt.states.items():
+            new = {}
+            for sym, (action, arg) in row.items():
+                if action is Shift:
+                    new[sym] = arg
+                else:
+                    rule = arg
+                    cb = callbacks[rule]
+                    size = len(rule.expansion)
+                    passthrough = False
+                    if rule.options.expand1 and not rule.alias and size == 1:
+                        s = rule.expansion[0]
+                        passthrough = (not s.filter_out) if s.is_term else not s.name.startswith("_")
+                    # a single-child '?' rule has no callback; its entry carries a memo of
+                    # where the chain of such reductions ends, per state below
+                    new[sym] = (size, rule.origin.name, None, {}) if passthrough else \
+                        (size, rule.origin.name, cb, None)
+            table[state] = new
+        # states are small integers: index a list rather than a dict
+        self.table = [table.get(i, {}) for i in range(max(table) + 1)]
+        self.start_states = dict(pt.start_states)
+        self.end_states = dict(pt.end_states)
+
+    @property
+    def master(self):
+        """The regex of all terminals (compiled on first use)."""
+        if self._master is None:
+            self._master = self._alternation(self._scanned)
+        return self._master
+
+    def _regex_for(self, ch):
+        """The regex for tokens starting with ``ch`` (compiled on first use), or None."""
+        ts = self._dispatch_terms.get(ch)
+        if ts is None:
+            return None
+        key = tuple(t.name for t in ts)
+        rx = self._shared.get(key)
+        if rx is None:
+            rx = self._shared[key] = self._alternation(ts)
+        self.dispatch[ch] = rx
+        return rx
+
+    # ------------------------------------------------------------------ lexing
+    def tokenize(self, src, pos=0, line=1, line_start=0):
+        """Yield Tok for ``src`` (which ends with a newline), from offset ``pos`` (on ``line``,
+        whose first character is at offset ``line_start``)."""
+        dispatch = self.dispatch
+        spaces = self.spaces
+        keywords = self.keywords
+        ignore = self.ignore
+        n = len(src)
+        while pos < n:
+            c = src[pos]
+            if c in spaces:
+                p = pos + 1
+                c = src[p]          # the source ends with a newline: never out of range
+                while c in spaces:
+                    p += 1
+                    c = src[p] if p < n else ""
+            rx = dispatch.get(c)
+            if rx is None:
+                rx = self._regex_for(c)
+            m = rx.match(src, pos) if rx is not None else None
+            if m is None:
+                m = self.master.match(src, pos)
+                if m is None:
+                    # only blank space may precede the bad character
+                    while pos < n and src[pos] in " \t\f":
+                        pos += 1
+                    if pos >= n:
+                        return
+                    raise _lex_error(src, pos, line, pos - line_start + 1)
+            typ = m.lastgroup
+            start, end = m.span(typ)
+            if typ in ignore:
+                if src[end - 1] == "\n":            # a backslash continuation
+                    line += 1
+                    line_start = end
+                pos = end
+                continue
+            val = src[start:end]
+            col = start - line_start + 1
+            if typ == "NAME":
+                typ = keywords.get(val, "NAME")
+                yield Tok(typ, val, line, col, line, col + end - start, start, end)
+            elif (typ == "_NEWLINE" or typ == "STRING") and "\n" in val:
+                nl = val.count("\n")
+                last = start + val.rindex("\n") + 1
+                tok = Tok(typ, val, line, col, line + nl, end - last + 1, start, end)
+                line += nl
+                line_start = last
+                yield tok
+            else:
+                yield Tok(typ, val, line, col, line, col + end - start, start, end)
+            pos = end
+
+    # ------------------------------------------------------------------ parsing
+    def run(self, src, start):
+        if not self.fast:      # pragma: no cover
+            return self._run_lark(src, start)
+        ind = self.indenter
+        toks = ind.process(self.tokenize(src), src)
+        table = self.table
+        states = [self.start_states[start]]
+        values = []
+        append_state = states.append
+        append_value = values.append
+        for tok in toks:
+            tt = tok.type
+            while True:
+                try:
+                    a = table[states[-1]][tt]
+                except KeyError:
+                    raise _unexpected(tok, table[states[-1]], values, ind, src) from None
+                if a.__class__ is int:
+                    append_state(a)
+                    append_value(tok)
+                    break
+                size, origin, cb, memo = a
+                if cb is None:
+                    # a chain of single-child '?' rules: where it ends depends only on the
+                    # state below (the top state and the token chose this entry): memoised
+                    below = states[-2]
+                    top = memo.get(below)
+                    if top is None:
+                        top = memo[below] = self._unit_chain(below, states[-1], tt)
+                    states[-1] = top
+                    continue
+                if size:
+                    children = values[-size:]
+                    del values[-size:]
+                    del states[-size:]
+                else:
+                    children = []
+                append_value(cb(children))
+                append_state(table[states[-1]][origin])
+        end = _end_token(src)
+        end_state = self.end_states[start]
+        while True:
+            a = table[states[-1]].get("$END")
+            if a is None:  # noqa
+                raise _unexpected(end, table[states[-1]], values, ind, src)
+            if a.__class__ is int:      # pragma: no cover - $END is never shifted
+                raise _at(end, "invalid syntax")
+            size, origin, cb, _memo = a
+            if cb is None:
+                states[-1] = table[states[-2]][origin]
+            else:
+                if size:
+                    children = values[-size:]
+                    del values[-size:]
+                    del states[-size:]
+                else:
+                    children = []
+                values.append(cb(children))
+                states.append(table[states[-1]][origin])
+            if states[-1] == end_state:
+                return values[-1]
+
+    def _unit_chain(self, below, top, tt):
+        table = self.table
+        while True:
+            a = table[top].get(tt)
+            if a is None or a.__class__ is int or a[2] is not None:
+                return top
+            top = table[below][a[1]]
+
+    def _run_lark(self, src, start):
+        """Lark's own lexer and LALR loop (the fallback, and a cross-check in the tests)."""
+        import lark
+        try:
+            return self.lark.parse(src, start=start)
+        except lark.exceptions.UnexpectedToken as e:
+            tok = e.token
+            if tok.type == "$END":
+                tok = _end_token(src)
+            elif not isinstance(tok, Tok):
+                tok = Tok(tok.type, tok.value, tok.line, tok.column, tok.end_line, tok.end_column)
+            row = e.state.parse_conf.states[e.state.position] if e.state is not None else {}
+            raise _unexpected(tok, row, e.state.value_stack if e.state else [], self.indenter, src) from None
+        except lark.exceptions.UnexpectedCharacters as e:
+            raise _lex_error(src, e.pos_in_stream, e.line, e.column) from None
+        except lark.exceptions.VisitError as e:     # pragma: no cover
+            raise e.orig_exc from None
+
+
+def _first_ascii(pattern):
+    """The ASCII characters a match of regex ``pattern`` can start with, or None for "any"
+    (an over-approximation is harmless; it only has to include every possible one)."""
+    try:
+        import re._parser as sre
+    except ImportError:             # Python 3.10
+        import sre_parse as sre
+    c = sre         # the opcode constants are re-exported by the parser module
+    ascii_chars = [chr(i) for i in range(128)]
+
+    def in_set(items):
+        parts, neg = [], False
+        for op, av in items:
+            if op is c.NEGATE:
+                neg = True
+            elif op is c.LITERAL:
+                parts.append(re.escape(chr(av)))
+            elif op is c.RANGE:
+                parts.append(re.escape(chr(av[0])) + "-" + re.escape(chr(av[1])))
+            elif op is c.CATEGORY:
+                cat = {c.CATEGORY_DIGIT: r"\d", c.CATEGORY_NOT_DIGIT: r"\D", c.CATEGORY_SPACE: r"\s",
+                       c.CATEGORY_NOT_SPACE: r"\S", c.CATEGORY_WORD: r"\w", c.CATEGORY_NOT_WORD: r"\W"}.get(av)
+                if cat is None:
+                    return None
+                parts.append(cat)
+            else:
+                return None
+        cls = re.compile("[" + ("^" if neg else "") + "".join(parts) + "]")
+        return {ch for ch in ascii_chars if cls.match(ch)}
+
+    def seq(items):
+        """-> (first chars | None, nullable)"""
+        out = set()
+        for op, av in items:
+            f, nullable = item(op, av)
+            if f is None:
+                return None, False
+            out |= f
+            if not nullable:
+                return out, False
+        return out, True
+
+    def item(op, av):
+        if op is c.LITERAL:
+            return {chr(av)} if av < 128 else set(), False
+        if op is c.IN:
+            return in_set(av), False
+        if op is c.BRANCH:
+            out, nullable = set(), False
+            for alt in av[1]:
+                f, n = seq(alt)
+                if f is None:
+                    return None, False
+                out |= f
+                nullable = nullable or n
+            return out, nullable
+        if op is c.SUBPATTERN:
+            if av[1] or av[2]:          # inline flags
+                return None, False
+            return seq(av[3])
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+            f, n = seq(av[2])
+            return f, n or av[0] == 0
+        if op is getattr(c, "ATOMIC_GROUP", None):
+            return seq(av)
+        if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
+            return set(), True
+        return None, False
+
+    try:
+        f, _ = seq(list(sre.parse(pattern)))
+    except Exception:
+        return None
+    return frozenset(f) if f is not None else None
+
+
+def _end_token(src):
+    lines = src.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    ln = max(1, len(lines))
+    col = len(lines[-1]) + 1 if lines else 1
+    return Tok("$END", "", ln, col, ln, col, len(src), len(src))
+
+
+def _get_engine() -> _Engine:
+    global _engine
+    if _engine is None:
+        with _lock:
+            if _engine is None:
+                _engine = _Engine()
+    return _engine
+
+
+# ============================================================================ indentation
+
+class _IndenterState:
+    __slots__ = ("brackets",)
+
+    def __init__(self):
+        self.brackets = []      # open bracket tokens, innermost last
+
+
+_OPEN = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
+_CLOSE = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
+_CLOSE_OF = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
+_SPECIAL = frozenset(("_NEWLINE",) + tuple(_OPEN) + tuple(_CLOSE))
+
+_UNSUPPORTED_TERMINALS = ("CLASS", "TRY", "EXCEPT", "FINALLY", "RAISE", "YIELD", "GLOBAL",
+                          "NONLOCAL", "DEL", "ASYNC", "AWAIT", "COLONEQUAL", "ARROW")
+
+
+def _indenter_class():
+    """The postlexer class, made on first use (its base class comes from Lark)."""
+    from lark.indenter import Indenter
+
+    class GxIndenter(Indenter):
+        """Python's indentation rules (tabs to multiples of 8, checked against tab = 1 column
+        as CPython does), bracket matching, and the block/bracket depth limits."""
+
+        NL_type = "_NEWLINE"
+        OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
+        CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
+        INDENT_type = "_INDENT"
+        DEDENT_type = "_DEDENT"
+        tab_len = 8
+        always_accept = ("_NEWLINE",) + _UNSUPPORTED_TERMINALS
+
+        def __init__(self):
+            super().__init__()
+            self.state = _IndenterState()
+
+        def process(self, stream, src=None):
+            self.state = st = _IndenterState()
+            if src is None:         # called by Lark.parse: lark Tokens
+                stream = (Tok(t.type, t.value, t.line, t.column, t.end_line, t.end_column,
+                              t.start_pos, t.end_pos) for t in stream)
+            return self._gen(stream, st, src)
+
+        def _gen(self, stream, st, src=None):
+            max_depth = limits.current().max_depth
+            brackets = st.brackets
+            stack = [(0, 0)]
+            first = True
+            tok = None
+            special = _SPECIAL
+            for tok in stream:
+                tt = tok.type
+                if tt not in special and not first:
+                    yield tok
+                    continue
+                if tt == "_NEWLINE":
+                    if brackets:
+                        continue
+                    first = False
+                    yield tok
+                    val = tok.value
+                    indent = val[val.rindex("\n") + 1:] if "\n" in val else ""
+                    col = alt = 0
+                    for ch in indent:
+                        if ch == " ":
+                            col += 1
+                            alt += 1
+                        elif ch == "\t":
+                            col = (col // 8 + 1) * 8
+                            alt += 1
+                        else:               # form feed resets, as in CPython
+                            col = alt = 0
+                    top, top_alt = stack[-1]
+                    ln = tok.end_line
+                    w = len(indent) + 1
+                    if col == top:
+                        if alt != top_alt:
+                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+                    elif col > top:
+                        if alt <= top_alt:
+                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+                        if max_depth and len(stack) > max_depth:
+                            raise _too_deep("block nesting depth", ln, 1, ln, w)
+                        stack.append((col, alt))
+                        yield Tok("_INDENT", indent, ln, 1, ln, w)
+                    else:
+                        while col < stack[-1][0]:
+                            stack.pop()
+                            yield Tok("_DEDENT", indent, ln, w, ln, w)
+                        if col != stack[-1][0]:
+                            raise _syntax("unindent does not match any outer indentation level", ln, 1, ln, w)
+                        if alt != stack[-1][1]:
+                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+                    continue
+                if first:
+                    first = False
+                    if tok.col > 1:
+                        lead = (src[tok.start_pos - tok.col + 1:tok.start_pos]
+                                if src is not None and tok.start_pos is not None else " ")
+                        if lead.rsplit("\f", 1)[-1]:      # a form feed resets the column
+                            raise _syntax("unexpected indent", tok.line, 1, tok.line, tok.col)
+                if tt in _OPEN:
+                    brackets.append(tok)
+                    if max_depth and len(brackets) > max_depth:
+                        raise _too_deep("bracket nesting depth", tok.line, tok.col, tok.end_line, tok.end_col)
+                elif tt in _CLOSE:
+                    if not brackets:
+                        raise _at(tok, f"unmatched '{tok.value}'")
+                    o = brackets.pop()
+                    if _CLOSE_OF[o.type] != tt:
+                        raise _at(tok, f"closing '{tok.value}' does not match opening '{o.value}' "
+                                       f"at {o.line}:{o.col}")
+                yield tok
+            if brackets:
+                o = brackets[-1]
+                raise _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
+            ln = tok.end_line if tok is not None else 1
+            while len(stack) > 1:
+                stack.pop()
+                yield Tok("_DEDENT", "", ln, 1, ln, 1)
+
+    return GxIndenter
+
+
+_IndenterCls = None
+
+
+def _Indenter():
+    """A new postlexer (see ``_indenter_class``)."""
+    global _IndenterCls
+    if _IndenterCls is None:
+        _IndenterCls = _indenter_class()
+    return _IndenterCls()
+
+
+# ============================================================================ error messages
+
+_EXPR_START = frozenset({"NAME", "NUMBER", "STRING", "LPAR", "LSQB", "LBRACE", "MINUS", "PLUS",
+                         "TILDE", "NOT", "LAMBDA", "NONE", "TRUE", "FALSE", "ELLIPSIS"})
+_KEYWORD_TYPES = frozenset({"IF", "ELIF", "ELSE", "WHILE", "FOR", "DEF", "WITH", "LAMBDA", "RETURN",
+                            "ASSERT", "PASS", "BREAK", "CONTINUE", "IMPORT", "FROM", "NOT", "NONE",
+                            "TRUE", "FALSE", "AS", "IN", "IS", "AND", "OR"} | set(_UNSUPPORTED_TERMINALS[:11]))
+_UNSUPPORTED_MESSAGES = {
+    "CLASS": "class definitions are not supported in gradexpr",
+    "TRY": "'try' statements are not supported in gradexpr",
+    "EXCEPT": "'except' is not supported in gradexpr (there is no 'try')",
+    "FINALLY": "'finally' is not supported in gradexpr (there is no 'try')",
+    "RAISE": "'raise' is not supported in gradexpr (use assert)",
+    "YIELD": "'yield' (generators) is not supported in gradexpr",
+    "GLOBAL": "'global' declarations are not supported in gradexpr",
+    "NONLOCAL": "'nonlocal' declarations are not supported in gradexpr",
+    "DEL": "'del' statements are not supported in gradexpr",
+    "ASYNC": "'async' is not supported in gradexpr",
+    "AWAIT": "'await' is not supported in gradexpr",
+    "COLONEQUAL": "assignment expressions (':=') are not supported in gradexpr",
+    "ARROW": "annotations ('->') are not supported in gradexpr",
+}
+_ATOM_END = frozenset({"NAME", "NUMBER", "STRING", "RPAR", "RSQB", "RBRACE", "NONE", "TRUE", "FALSE",
+                       "ELLIPSIS"})
+_ATOM_START = frozenset({"NAME", "NUMBER", "STRING", "NONE", "TRUE", "FALSE", "ELLIPSIS", "LAMBDA"})
+_HEADER_WORDS = {"IF": "'if' statement", "ELIF": "'elif' statement", "ELSE": "'else' statement",
+                 "WHILE": "'while' statement", "FOR": "'for' statement", "DEF": "function definition",
+                 "WITH": "'with' statement"}
+
+
+def _term_text(name):
+    eng = _engine
+    if eng is None:
+        return None
+    return eng.term_text.get(name)
+
+
+def _describe(tok):
+    if tok.type == "$END":
+        return "end of input"
+    if tok.type == "_NEWLINE":
+        return "end of line"
+    if tok.type in ("_INDENT", "_DEDENT"):
+        return "indentation"
+    v = tok.value
+    if len(v) > 20:
+        v = v[:17] + "..."
+    return repr(v) if "'" not in v else '"' + v + '"'
+
+
+def _line_text(src, line):
+    lines = src.split("\n")
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _still_open(src, tok, brackets):
+    """After an error inside brackets: scan on, and return the innermost bracket that is
+    still open at the end of the file (CPython's "'(' was never closed"), else None."""
+    stack = list(brackets)
+    if tok.start_pos is None:
+        return None
+    try:
+        eng = _get_engine()
+        ls = src.rfind("\n", 0, tok.start_pos) + 1
+        for t in eng.tokenize(src, tok.start_pos, tok.line, ls):
+            if t.type in _OPEN:
+                stack.append(t)
+            elif t.type in _CLOSE:
+                if not stack:
+                    return None
+                stack.pop()
+    except _Fail:
+        return None
+    return stack[-1] if stack else None
+
+
+def _unexpected(tok, row, values, indenter, src):
+    """The _Fail for token ``tok`` not being acceptable in the parser state whose action row is
+    ``row``, with ``values`` the parser's value stack (the previous token is on top)."""
+    t = tok.type
+    if t == "_NEWLINE":     # point at the end of the line, one character wide
+        tok = Tok(t, tok.value, tok.line, tok.col, tok.line, tok.col + 1, tok.start_pos, tok.end_pos)
+    expected = {k for k in row if k.isupper() or k == "$END"}
+    prev = values[-1] if values else None
+    prev_tok = prev if isinstance(prev, Tok) else None
+    brackets = indenter.state.brackets if indenter is not None else []
+
+    if t in _UNSUPPORTED_MESSAGES:
+        return _at(tok, _UNSUPPORTED_MESSAGES[t])
+    first = _line_text(src, tok.line).lstrip()
+    if re.match(r"match\b(?!\s*[=.\[(,)]).*:\s*(#.*)?$", first):
+        return _at(tok, "'match' statements are not supported in gradexpr")
+    if t == "FOR" and brackets:
+        return _at(tok, "comprehensions and generator expressions are not supported in gradexpr")
+    if t == "AT" and "AT" not in expected:
+        return _at(tok, "decorators are not supported in gradexpr")
+    if t == "STAR" and "STAR" not in expected:
+        rest = _line_text(src, tok.line)[tok.col:]
+        if re.search(r"(?<![=!<>])=(?!=)", rest) and not brackets:
+            return _at(tok, "starred assignment targets are not supported in gradexpr")
+        return _at(tok, "starred expressions are only supported as call arguments in gradexpr")
+    if t == "POW" and "POW" not in expected and brackets and brackets[-1].type == "LBRACE":
+        return _at(tok, "dict unpacking ('**') is only supported in call arguments in gradexpr")
+    if t == "_INDENT":
+        return _at(tok, "unexpected indent")
+    if "_INDENT" in expected:
+        for v in reversed(values):
+            if isinstance(v, Tok) and v.type in _HEADER_WORDS:
+                return _at(tok, f"expected an indented block after {_HEADER_WORDS[v.type]} on line {v.line}")
+        return _at(tok, "expected an indented block")
+    if brackets and (t == "$END" or brackets[-1].line < tok.line):
+        o = _still_open(src, tok, brackets) if t != "$END" else brackets[-1]
+        if o is not None:
+            return _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
+    if brackets and brackets[-1].type == "LBRACE" and t in ("COMMA", "RBRACE") and "COLON" in expected:
+        return _at(tok, "set literals are not supported in gradexpr")
+    if t == "_NEWLINE" and "COLON" in expected:
+        return _at(tok, "expected ':'")
+    if t == "EQUAL" and "EQUAL" not in expected:
+        return _at(tok, "invalid syntax: '=' assigns; to compare, use '=='")
+    starters = expected & _EXPR_START
+    if t in _KEYWORD_TYPES and starters == {"NAME"}:
+        return _at(tok, f"'{tok.value}' is a keyword and cannot be used as a name")
+    if t in ("ELSE", "ELIF") and "ELSE" not in expected and "ELIF" not in expected:
+        return _at(tok, f"'{tok.value}' without a matching 'if'")
+    if prev_tok is not None and prev_tok.type in ("FROM", "IMPORT"):
+        if t == "DOT":
+            return _at(tok, "relative imports are not supported in gradexpr")
+        return _at(tok, f"expected a module name after '{prev_tok.value}'")
+    if prev_tok is not None and starters and t not in _EXPR_START:
+        return _at(tok, f"expected an expression after '{prev_tok.value}'")
+    if t == "$END":
+        return _at(tok, "unexpected end of input")
+    if brackets and t in _ATOM_START and (prev_tok is None or prev_tok.type in _ATOM_END):
+        return _at(tok, f"invalid syntax: unexpected {_describe(tok)} (perhaps a missing comma?)")
+    if t == "_NEWLINE":
+        return _at(tok, "invalid syntax: unexpected end of line")
+    return _at(tok, f"invalid syntax: unexpected {_describe(tok)}")
+
+
+def _lex_error(src, pos, line, col):
+    ch = src[pos]
+    if ch in "'\"":
+        q = ch
+        if src[pos - 2:pos + 1] == q * 3 and pos >= 2:
+            start_col = col - 2
+            nlines = src.count("\n", pos)
+            return _syntax(f"unterminated triple-quoted string literal (detected at line {line + nlines - 1})",
+                           line, start_col, line, start_col + 3)
+        return _syntax("unterminated string literal", line, col, line, col + 1)
+    if ch == "\\":
+        return _syntax("unexpected character after line continuation character", line, col, line, col + 1)
+    if ch.isprintable() and not ch.isspace():
+        return _syntax(f"invalid character '{ch}' (U+{ord(ch):04X})", line, col, line, col + 1)
+    return _syntax(f"invalid non-printable character U+{ord(ch):04X}", line, col, line, col + 1)
+
+
+# ============================================================================ literals
+
+_INT_RE = re.compile(r"0[xXoObB]")
+
+
+def _decode_escapes(body, tok):
+    if "\\" not in body:
+        return body
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return codecs.decode(body.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except UnicodeDecodeError as e:
+        raise _at(tok, f"(unicode error) 'unicodeescape' codec can't decode bytes: {e.reason}") from None
+
+
+def _number(tok):
+    text = tok.value
+    low = text.lower()
+    if low.endswith("j"):
+        raise _at(tok, "complex literals are not supported in gradexpr")
+    if _INT_RE.match(text) or not any(c in low for c in ".e"):
+        lim = limits.current().max_int_digits
+        digits = len(text) - text.count("_")
+        if _INT_RE.match(text):
+            base = {"x": 16, "o": 8, "b": 2}[low[1]]
+            digits = int((digits - 2) * {16: 1.2042, 8: 0.9031, 2: 0.30103}[base]) + 1
+        if lim and digits > lim:
+            raise _Fail(limits.exceeded(f"an integer literal of {digits:,} digits", lim, "max_int_digits"),
+                        tok.line, tok.col, tok.end_line, tok.end_col)
+        if len(text) > 1 and text[0] == "0" and text[1].isdigit() and text.strip("0_"):
+            raise _at(tok, "leading zeros in decimal integer literals are not permitted; "
+                           "use an 0o prefix for octal integers")
+        try:
+            return int(text, 0)
+        except ValueError as e:
+            raise _at(tok, str(e)) from None
+    return float(text)
+
+
+_PREFIX_RE = re.compile(r"[A-Za-z]*")
+
+
+def _split_string_token(tok):
+    """-> (prefix lowercased, body, quote length, offset of the body in the token)."""
+    v = tok.value
+    m = _PREFIX_RE.match(v)
+    prefix = m.group().lower()
+    q = v[len(prefix):len(prefix) + 3]
+    ql = 3 if q in ("'''", '"""') else 1
+    start = len(prefix) + ql
+    return prefix, v[start:len(v) - ql], ql, start
+
+
+def _position_in(tok, offset):
+    """Absolute (line, col) of character ``offset`` of token ``tok``'s text."""
+    v = tok.value
+    before = v[:offset]
+    nl = before.count("\n")
+    if nl:
+        return tok.line + nl, offset - before.rindex("\n")
+    return tok.line, tok.col + offset
+
+
+# ---------------------------------------------------------------------------- f-strings
+
+def _scan_field(body, i, tok, boff):
+    """Parse one replacement field starting after '{' at body[i]; return (parts, new index) where
+    parts is a list of nodes (a Constant for the '=' debug text, then the FormattedValue)."""
+    n = len(body)
+    start = i
+    depth = 0
+    quote = None
+    j = i
+    while j < n:
+        c = body[j]
+        if quote:
+            if body.startswith(quote, j):
+                j += len(quote)
+                quote = None
+                continue
+            j += 1
+            continue
+        if c in "'\"":
+            quote = c * 3 if body.startswith(c * 3, j) else c
+            j += len(quote)
+            continue
+        if c == "\\":
+            raise _fpos(tok, boff + j, "f-string expression part cannot include a backslash")
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                if c == "}":
+                    break
+                raise _fpos(tok, boff + j, f"f-string: unmatched '{c}'")
+            depth -= 1
+        elif depth == 0:
+            if c == "!" and not body.startswith("!=", j):
+                break
+            if c == ":":
+                break
+            if c == "=" and not body.startswith("==", j) and body[j - 1:j] not in ("=", "!", "<", ">"):
+                k = j + 1
+                while k < n and body[k] in " \t":
+                    k += 1
+                if k < n and body[k] in "!:}":
+                    break
+        if c == "#":
+            raise _fpos(tok, boff + j, "f-string expression part cannot include '#'")
+        j += 1
+    if j >= n:
+        raise _fpos(tok, boff + start - 1, "f-string: expecting '}'")
+    expr_text = body[start:j]
+    if not expr_text.strip():
+        raise _fpos(tok, boff + start - 1, "f-string: empty expression not allowed")
+    value = _parse_field_expr(expr_text, tok, boff + start)
+    parts = []
+    conversion = None
+    spec = None
+    if body[j] == "=":
+        debug = body[start:j + 1]
+        k = j + 1
+        while k < n and body[k] in " \t":
+            k += 1
+        debug += body[j + 1:k]
+        parts.append(debug)
+        j = k
+        if body[j] not in "!:":
+            conversion = "r"
+    if body[j] == "!":
+        conv = body[j + 1:j + 2]
+        if conv not in ("r", "s", "a") or j + 2 >= n or body[j + 2] not in ":}":
+            raise _fpos(tok, boff + j, "f-string: invalid conversion character: expected 's', 'r', or 'a'")
+        conversion = conv
+        j += 2
+    if body[j] == ":":
+        spec_parts, j = _scan_literal(body, j + 1, tok, boff, in_spec=True)
+        spec = spec_parts
+    if j >= n or body[j] != "}":
+        raise _fpos(tok, boff + start - 1, "f-string: expecting '}'")
+    return parts, value, conversion, spec, j + 1
+
+
+def _scan_literal(body, i, tok, boff, in_spec=False, raw=False):
+    """Literal text and fields up to the end (or, in a spec, up to the closing '}').
+    Returns (list of str | (value, conversion, spec, start, end) tuples, index)."""
+    n = len(body)
+    out = []
+    buf = []
+    lit_start = i
+    while i < n:
+        c = body[i]
+        if c == "{":
+            if not in_spec and body.startswith("{{", i):
+                buf.append("{")
+                i += 2
+                continue
+            if buf:
+                out.append(("lit", "".join(buf), lit_start))
+                buf = []
+            fstart = i
+            debug, value, conversion, spec, i = _scan_field(body, i + 1, tok, boff)
+            for d in debug:
+                out.append(("lit", d, None))
+            out.append(("field", value, conversion, spec, fstart, i))
+            lit_start = i
+            continue
+        if c == "}":
+            if in_spec:
+                break
+            if body.startswith("}}", i):
+                buf.append("}")
+                i += 2
+                continue
+            raise _fpos(tok, boff + i, "f-string: single '}' is not allowed")
+        if c == "\\" and not raw:
+            if body.startswith("\\N{", i):
+                k = body.find("}", i)
+                if k < 0:
+                    raise _fpos(tok, boff + i, "f-string: malformed \\N character escape")
+                buf.append(body[i:k + 1])
+                i = k + 1
+                continue
+            buf.append(body[i:i + 2])
+            i += 2
+            continue
+        buf.append(c)
+        i += 1
+    if buf:
+        out.append(("lit", "".join(buf), lit_start))
+    return out, i
+
+
+def _fpos(tok, offset, message):
+    line, col = _position_in(tok, offset)
+    return _syntax(message, line, col, line, col + 1)
+
+
+def _parse_field_expr(text, tok, offset):
+    """Parse the expression of an f-string field, positioned inside the source."""
+    stripped = text.lstrip(" \t")
+    offset += len(text) - len(stripped)
+    line, col = _position_in(tok, offset)
+    eng = _get_engine()
+    saved = eng.indenter.state
+    # One line: parsed as it is. Several (a triple-quoted f-string): inside parentheses, as
+    # CPython does, so the newlines are continuations.
+    wrapped = "\n" in stripped
+    try:
+        node = eng.run(("(" + stripped + ")" if wrapped else stripped) + "\n", "eval_input")
+    except _Fail as f:
+        if isinstance(f.error, errors.SyntaxError) and not f.error.message.startswith("f-string"):
+            f.error.message = "f-string: " + f.error.message
+            f.error.args = (f.error.message,)
+        dcol = col - 1 - wrapped
+        if f.line == 1:
+            f.col += dcol
+            if f.end_col is not None and f.end_line in (None, 1):
+                f.end_col += dcol
+        if f.line is not None:
+            f.line += line - 1
+        if f.end_line is not None:
+            f.end_line += line - 1
+        raise
+    finally:
+        eng.indenter.state = saved
+    _shift(node, line - 1, col - 1 - wrapped)
+    return node
+
+
+def _shift(node, dline, dcol):
+    """Move positions of a tree parsed from a fragment: line 1 of the fragment starts at column
+    ``dcol + 1`` of line ``dline + 1``."""
+    for n in ast.walk(node):
+        if n.line == 1:
+            n.col += dcol
+        if n.end_line == 1:
+            n.end_col += dcol
+        n.line += dline
+        n.end_line += dline
+
+
+# ============================================================================ the AST builder
+
+_MAX_DEPTH = [200]      # set by parse() from limits.current().max_depth (0: unlimited)
+
+_AUG_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "@=": "@",
+            "**=": "**", "<<=": "<<", ">>=": ">>", "&=": "&", "|=": "|", "^=": "^"}
+
+_TARGET_WORDS = {
+    "Call": "function call", "Constant": "literal", "BinOp": "expression", "UnaryOp": "expression",
+    "BoolOp": "expression", "Compare": "comparison", "IfExp": "conditional expression",
+    "Lambda": "lambda", "JoinedStr": "f-string expression", "Dict": "dict literal",
+    "Slice": "slice", "Starred": "starred expression",
+}
+
+
+def _check_target(node, aug=False):
+    t = type(node)
+    if t is ast.Name or t is ast.Attribute or t is ast.Subscript:
+        return
+    if (t is ast.Tuple or t is ast.List) and not aug:
+        for e in node.elts:
+            _check_target(e)
+        return
+    if aug and (t is ast.Tuple or t is ast.List):
+        word = "tuple" if t is ast.Tuple else "list"
+        raise _at(node, f"invalid assignment target: '{word}' is an illegal expression for augmented assignment")
+    if t is ast.Constant and (node.value is None or node.value is True or node.value is False):
+        raise _at(node, f"invalid assignment target: cannot assign to {node.value!r}")
+    if t is ast.Constant and node.value is Ellipsis:
+        raise _at(node, "invalid assignment target: cannot assign to ellipsis")
+    raise _at(node, f"invalid assignment target: cannot assign to {_TARGET_WORDS.get(t.__name__, 'expression')}")
+
+
+def _depth(d, node):
+    """Check the depth ``d`` of a new node against the limit."""
+    lim = _MAX_DEPTH[0]
+    if lim and d > lim:
+        raise _too_deep("expression nesting depth", node.line, node.col, node.end_line, node.end_col)
+    return d
+
+
+def _flatten(items):
+    out = []
+    for x in items:
+        if x is None:
+            continue
+        if type(x) is list:
+            out.extend(x)
+        elif not isinstance(x, Tok):
+            out.append(x)
+    return out
+
+
+class _BuilderMixin:
+    """One method per rule (or alias) of gradexpr.lark; each receives the rule's kept
+    children and returns an AST node (or a helper value for inner rules)."""
+
+    # ------------------------------------------------------------ module
+    def file_input(self, c):
+        body = _flatten(c)
+        if body:
+            return ast.Module(body, 1, 1, body[-1].end_line, body[-1].end_col)
+        return ast.Module([], 1, 1, 1, 1)
+
+    def eval_input(self, c):
+        for x in c:
+            if isinstance(x, ast.Node):
+                return x
+        raise AssertionError("no expression")  # pragma: no cover
+
+    # ------------------------------------------------------------ simple statements
+    def simple_stmt(self, c):
+        return [x for x in c if x is not None and not isinstance(x, Tok)]
+
+    def expr_stmt(self, c):
+        v = c[0]
+        return ast.ExprStmt(v, v.line, v.col, v.end_line, v.end_col)
+
+    def assign_stmt(self, c):
+        *targets, value = c
+        for t in targets:
+            _check_target(t)
+        f = targets[0]
+        return ast.Assign(targets, value, f.line, f.col, value.end_line, value.end_col)
+
+    def augassign_stmt(self, c):
+        target, op, value = c
+        _check_target(target, aug=True)
+        return ast.AugAssign(target, _AUG_OPS[op.value], value, target.line, target.col,
+                             value.end_line, value.end_col)
+
+    def pass_stmt(self, c):
+        k = c[0]
+        return ast.Pass(k.line, k.col, k.end_line, k.end_col)
+
+    def break_stmt(self, c):
+        k = c[0]
+        return ast.Break(k.line, k.col, k.end_line, k.end_col)
+
+    def continue_stmt(self, c):
+        k = c[0]
+        return ast.Continue(k.line, k.col, k.end_line, k.end_col)
+
+    def return_stmt(self, c):
+        k, v = c
+        e = v if v is not None else k
+        return ast.Return(v, k.line, k.col, e.end_line, e.end_col)
+
+    def assert_stmt(self, c):
+        k, test, msg = c
+        e = msg if msg is not None else test
+        return ast.Assert(test, msg, k.line, k.col, e.end_line, e.end_col)
+
+    # ------------------------------------------------------------ imports
+    def dotted_name(self, c):
+        return (".".join(t.value for t in c), c[0], c[-1])
+
+    def dotted_as_name(self, c):
+        (name, first, last), asname = c
+        e = asname if asname is not None else last
+        return ast.Alias(name, asname.value if asname is not None else None,
+                         first.line, first.col, e.end_line, e.end_col)
+
+    def import_as_name(self, c):
+        name, asname = c
+        e = asname if asname is not None else name
+        return ast.Alias(name.value, asname.value if asname is not None else None,
+                         name.line, name.col, e.end_line, e.end_col)
+
+    def import_as_names(self, c):
+        return [x for x in c if x is not None]
+
+    def import_name(self, c):
+        k = c[0]
+        names = c[1:]
+        for a in names:
+            root = a.name.split(".")[0]
+            if root != "torch":
+                raise _at(a, f"import of '{a.name}' is not supported in gradexpr")
+        e = names[-1]
+        return ast.Import(names, k.line, k.col, e.end_line, e.end_col)
+
+    def import_from(self, c):
+        k, (module, first, last), _imp, what = c
+        if isinstance(what, Tok):       # '*'
+            if module != "torch":
+                raise _syntax(f"'from {module} import *' is not supported in gradexpr",
+                              first.line, first.col, last.end_line, last.end_col)
+            names = [ast.Alias("*", None, what.line, what.col, what.end_line, what.end_col)]
+        else:
+            names = what
+        root = module.split(".")[0]
+        if root == "builtins" and module == "builtins":
+            from .builtins import BUILTINS
+            for a in names:
+                if a.name not in BUILTINS:
+                    raise _at(a, f"import of 'builtins.{a.name}' is not supported in gradexpr")
+        elif root != "torch":
+            raise _syntax(f"import of '{module}' is not supported in gradexpr",
+                          first.line, first.col, last.end_line, last.end_col)
+        e = names[-1]
+        return ast.ImportFrom(module, names, k.line, k.col, e.end_line, e.end_col)
+
+    # ------------------------------------------------------------ compound statements
+    def suite(self, c):
+        return _flatten(c)
+
+    def elif_clause(self, c):
+        return c
+
+    def else_clause(self, c):
+        return ("else", c[0])
+
+    def if_stmt(self, c):
+        k, test, body = c[0], c[1], c[2]
+        rest = c[3:]
+        orelse = []
+        if rest and isinstance(rest[-1], tuple):
+            orelse = rest[-1][1]
+            rest = rest[:-1]
+        elif rest and rest[-1] is None:
+            rest = rest[:-1]
+        for ek, etest, ebody in reversed(rest):
+            end = (orelse or ebody)[-1]
+            orelse = [ast.If(etest, ebody, orelse, ek.line, ek.col, end.end_line, end.end_col)]
+        end = (orelse or body)[-1]
+        return ast.If(test, body, orelse, k.line, k.col, end.end_line, end.end_col)
+
+    def while_stmt(self, c):
+        k, test, body, els = c
+        orelse = els[1] if els is not None else []
+        end = (orelse or body)[-1]
+        return ast.While(test, body, orelse, k.line, k.col, end.end_line, end.end_col)
+
+    def for_stmt(self, c):
+        k, target, it, body, els = c
+        _check_target(target)
+        orelse = els[1] if els is not None else []
+        end = (orelse or body)[-1]
+        return ast.For(target, it, body, orelse, k.line, k.col, end.end_line, end.end_col)
+
+    def funcdef(self, c):
+        k, name, params, body = c
+        args = params if params is not None else ast.Arguments([], None, [], None, name.line, name.col,
+                                                               name.end_line, name.end_col)
+        end = body[-1]
+        return ast.FunctionDef(name.value, args, body, k.line, k.col, end.end_line, end.end_col)
+
+    def with_item(self, c):
+        ctx, target = c
+        if target is not None:
+            _check_target(target)
+        e = target if target is not None else ctx
+        return ast.WithItem(ctx, target, ctx.line, ctx.col, e.end_line, e.end_col)
+
+    def with_stmt(self, c):
+        k = c[0]
+        items = c[1:-1]
+        body = c[-1]
+        end = body[-1]
+        return ast.With(items, body, k.line, k.col, end.end_line, end.end_col)
+
+    # ------------------------------------------------------------ parameters
+    def param(self, c):
+        name, default = c
+        e = default if default is not None else name
+        return ast.Param(name.value, default, name.line, name.col, e.end_line, e.end_col)
+
+    def star_param(self, c):
+        star, name = c
+        return ("*", name, star)
+
+    def kw_param(self, c):
+        star, name = c
+        return ("**", name, star)
+
+    def parameters(self, c):
+        items = [x for x in c if x is not None]
+        params, kwonly = [], []
+        vararg = kwarg = None
+        seen_star = False
+        seen_default = False
+        names = set()
+        for it in items:
+            if kwarg is not None:
+                raise _at(it if isinstance(it, ast.Node) else it[2], "parameter after '**' parameter")
+            if isinstance(it, tuple):
+                kind, name, star = it
+                if kind == "*":
+                    if seen_star:
+                        raise _at(star, "'*' may appear only once in a parameter list")
+                    seen_star = True
+                    vararg = name.value if name is not None else None
+                    n = name
+                else:
+                    kwarg = name.value
+                    n = name
+                if n is not None:
+                    if n.value in names:
+                        raise _at(n, f"duplicate argument '{n.value}' in function definition")
+                    names.add(n.value)
+                continue
+            if it.name in names:
+                raise _at(it, f"duplicate argument '{it.name}' in function definition")
+            names.add(it.name)
+            if seen_star:
+                kwonly.append(it)
+            else:
+                if it.default is not None:
+                    seen_default = True
+                elif seen_default:
+                    raise _at(it, "non-default argument follows default argument")
+                params.append(it)
+        if seen_star and vararg is None and not kwonly:
+            raise _at(items[-1][2] if isinstance(items[-1], tuple) else items[-1],
+                      "named arguments must follow bare *")
+        first, last = items[0], items[-1]
+        f = first[2] if isinstance(first, tuple) else first
+        l = last[1] if isinstance(last, tuple) else last
+        return ast.Arguments(params, vararg, kwonly, kwarg, f.line, f.col, l.end_line, l.end_col)
+
+    # ------------------------------------------------------------ expressions
+    def tuple_list(self, c):
+        elts = [x for x in c if x is not None]
+        f, l = elts[0], elts[-1]
+        d = _depth(max(e.depth for e in elts) + 1, f)
+        return ast.Tuple(elts, f.line, f.col, l.end_line, l.end_col, d)
+
+    expr_tuple = tuple_list
+
+    def ifexp(self, c):
+        body, test, orelse = c
+        d = max(body.depth, test.depth, orelse.depth) + 1
+        n = ast.IfExp(test, body, orelse, body.line, body.col, orelse.end_line, orelse.end_col, d)
+        _depth(d, n)
+        return n
+
+    def lambdef(self, c):
+        k, params, body = c
+        args = params if params is not None else ast.Arguments([], None, [], None, k.line, k.col,
+                                                               k.end_line, k.end_col)
+        d = body.depth + 1
+        for p in args.params + args.kwonly:
+            if p.default is not None:
+                d = max(d, p.default.depth + 1)
+        n = ast.Lambda(args, body, k.line, k.col, body.end_line, body.end_col, d)
+        _depth(d, n)
+        return n
+
+    def _boolop(self, op, c):
+        f, l = c[0], c[-1]
+        d = max(x.depth for x in c) + 1
+        n = ast.BoolOp(op, c, f.line, f.col, l.end_line, l.end_col, d)
+        _depth(d, n)
+        return n
+
+    def or_test(self, c):
+        return self._boolop("or", c)
+
+    def and_test(self, c):
+        return self._boolop("and", c)
+
+    def not_op(self, c):
+        k, v = c
+        n = ast.UnaryOp("not", v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
+        _depth(n.depth, n)
+        return n
+
+    def comp_op(self, c):
+        if len(c) == 1:
+            return c[0].value
+        return c[0].value + " " + c[1].value
+
+    def comparison(self, c):
+        left = c[0]
+        ops = c[1::2]
+        comps = c[2::2]
+        l = comps[-1]
+        d = max(x.depth for x in comps)
+        d = max(d, left.depth) + 1
+        n = ast.Compare(left, ops, comps, left.line, left.col, l.end_line, l.end_col, d)
+        _depth(d, n)
+        return n
+
+    @staticmethod
+    def _chain_same(op, c):
+        left = c[0]
+        d = left.depth
+        for right in c[1:]:
+            if right.depth > d:
+                d = right.depth
+            left = ast.BinOp(left, op, right, left.line, left.col, right.end_line, right.end_col, d + 1)
+        _depth(d + 1, left)
+        return left
+
+    @staticmethod
+    def _chain(c):
+        left = c[0]
+        d = left.depth
+        for i in range(1, len(c), 2):
+            right = c[i + 1]
+            if right.depth > d:
+                d = right.depth
+            left = ast.BinOp(left, c[i].value, right, left.line, left.col, right.end_line, right.end_col, d + 1)
+        _depth(d + 1, left)
+        return left
+
+    def expr(self, c):
+        return self._chain_same("|", c)
+
+    def xor_expr(self, c):
+        return self._chain_same("^", c)
+
+    def and_expr(self, c):
+        return self._chain_same("&", c)
+
+    def shift_expr(self, c):
+        return self._chain(c)
+
+    arith_expr = shift_expr
+    term = shift_expr
+
+    def unary(self, c):
+        k, v = c
+        n = ast.UnaryOp(k.value, v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
+        _depth(n.depth, n)
+        return n
+
+    def power_op(self, c):
+        base, _k, exp = c
+        d = max(base.depth, exp.depth) + 1
+        n = ast.BinOp(base, "**", exp, base.line, base.col, exp.end_line, exp.end_col, d)
+        _depth(d, n)
+        return n
+
+    # ------------------------------------------------------------ postfix
+    def call(self, c):
+        func, _lp, arglist, rp = c
+        args, keywords = [], []
+        d = func.depth
+        if arglist:
+            seen_kw = seen_kwargs = False
+            names = set()
+            for a in arglist:
+                t = type(a)
+                if t is ast.Keyword:
+                    if a.arg is None:
+                        seen_kwargs = True
+                    else:
+                        if a.arg in names:
+                            raise _at(a, f"keyword argument repeated: {a.arg}")
+                        names.add(a.arg)
+                        seen_kw = True
+                    keywords.append(a)
+                    vd = a.value.depth
+                else:
+                    if t is ast.Starred:
+                        if seen_kwargs:
+                            raise _at(a, "iterable argument unpacking follows keyword argument unpacking")
+                    elif seen_kwargs:
+                        raise _at(a, "positional argument follows keyword argument unpacking")
+                    elif seen_kw:
+                        raise _at(a, "positional argument follows keyword argument")
+                    args.append(a)
+                    vd = a.depth
+                if vd > d:
+                    d = vd
+        n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d + 1)
+        _depth(d + 1, n)
+        return n
+
+    def arguments(self, c):
+        return [x for x in c if x is not None]
+
+    def kwarg(self, c):
+        name, value = c
+        return ast.Keyword(name.value, value, name.line, name.col, value.end_line, value.end_col)
+
+    def star_arg(self, c):
+        k, v = c
+        return ast.Starred(v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
+
+    def kwargs_arg(self, c):
+        k, v = c
+        return ast.Keyword(None, v, k.line, k.col, v.end_line, v.end_col)
+
+    def getattr(self, c):
+        v, name = c
+        n = ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, v.depth + 1)
+        _depth(n.depth, n)
+        return n
+
+    def getitem(self, c):
+        v, _lb, sl, rb = c
+        d = max(v.depth, sl.depth) + 1
+        n = ast.Subscript(v, sl, v.line, v.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
+
+    def subscript_tuple(self, c):
+        elts = [x for x in c if x is not None]
+        f, l = elts[0], elts[-1]
+        d = max(e.depth for e in elts) + 1
+        return ast.Tuple(elts, f.line, f.col, l.end_line, l.end_col, d)
+
+    def sliceop(self, c):
+        return c        # [COLON, test | None]
+
+    def slice(self, c):
+        lower, colon, upper, sop = c
+        step = None
+        last = upper if upper is not None else colon
+        if sop is not None:
+            colon2, step = sop
+            last = step if step is not None else colon2
+        first = lower if lower is not None else colon
+        d = 1 + max((x.depth for x in (lower, upper, step) if x is not None), default=0)
+        return ast.Slice(lower, upper, step, first.line, first.col, last.end_line, last.end_col, d)
+
+    # ------------------------------------------------------------ atoms
+    def empty_tuple(self, c):
+        lp, rp = c
+        return ast.Tuple([], lp.line, lp.col, rp.end_line, rp.end_col)
+
+    def paren(self, c):
+        lp, inner, rp = c
+        inner.line, inner.col, inner.end_line, inner.end_col = lp.line, lp.col, rp.end_line, rp.end_col
+        return inner
+
+    def list(self, c):
+        lb, items, rb = c
+        items = items or []
+        d = max((e.depth for e in items), default=0) + 1
+        n = ast.List(items, lb.line, lb.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
+
+    def list_items(self, c):
+        return [x for x in c if x is not None]
+
+    def dict(self, c):
+        lb, items, rb = c
+        keys = [k for k, _ in items or ()]
+        values = [v for _, v in items or ()]
+        d = max((e.depth for e in keys + values), default=0) + 1
+        n = ast.Dict(keys, values, lb.line, lb.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
+
+    def dict_items(self, c):
+        return [x for x in c if x is not None]
+
+    def key_value(self, c):
+        return (c[0], c[1])
+
+    def name(self, c):
+        t = c[0]
+        return ast.Name(t.value, t.line, t.col, t.end_line, t.end_col)
+
+    def number(self, c):
+        t = c[0]
+        return ast.Constant(_number(t), t.line, t.col, t.end_line, t.end_col)
+
+    def ellipsis(self, c):
+        t = c[0]
+        return ast.Constant(Ellipsis, t.line, t.col, t.end_line, t.end_col)
+
+    def const_none(self, c):
+        t = c[0]
+        return ast.Constant(None, t.line, t.col, t.end_line, t.end_col)
+
+    def const_true(self, c):
+        t = c[0]
+        return ast.Constant(True, t.line, t.col, t.end_line, t.end_col)
+
+    def const_false(self, c):
+        t = c[0]
+        return ast.Constant(False, t.line, t.col, t.end_line, t.end_col)
+
+    def string(self, c):
+        f, l = c[0], c[-1]
+        pieces = []         # str, or ("field", ...) parts
+        is_f = False
+        for tok in c:
+            prefix, body, ql, boff = _split_string_token(tok)
+            if "b" in prefix:
+                raise _at(tok, "bytes literals are not supported in gradexpr")
+            raw = "r" in prefix
+            if "f" in prefix:
+                is_f = True
+                parts, _ = _scan_literal(body, 0, tok, boff, raw=raw)
+                for p in parts:
+                    if p[0] == "lit":
+                        pieces.append(p[1] if raw else _decode_escapes(p[1], tok))
+                    else:
+                        pieces.append(self._field(p, tok, boff, raw))
+            else:
+                pieces.append(body if raw else _decode_escapes(body, tok))
+        if not is_f:
+            return ast.Constant("".join(pieces), f.line, f.col, l.end_line, l.end_col)
+        values = []
+        for p in pieces:
+            if type(p) is str:
+                if not p:
+                    continue
+                if values and type(values[-1]) is ast.Constant:
+                    values[-1].value += p
+                    continue
+                values.append(ast.Constant(p, f.line, f.col, l.end_line, l.end_col))
+            else:
+                values.append(p)
+        d = max((v.depth for v in values), default=0) + 1
+        n = ast.JoinedStr(values, f.line, f.col, l.end_line, l.end_col, d)
+        _depth(d, n)
+        return n
+
+    def _field(self, p, tok, boff, raw):
+        _kind, value, conversion, spec, fstart, fend = p
+        spec_node = None
+        if spec is not None:
+            svals = []
+            for s in spec:
+                if s[0] == "lit":
+                    text = s[1] if raw else _decode_escapes(s[1], tok)
+                    if text:
+                        line, col = _position_in(tok, boff + (s[2] or fstart))
+                        svals.append(ast.Constant(text, line, col, line, col + len(text)))
+                else:
+                    svals.append(self._field(s, tok, boff, raw))
+            line, col = _position_in(tok, boff + fstart)
+            eline, ecol = _position_in(tok, boff + fend)
+            sd = max((v.depth for v in svals), default=0) + 1
+            spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
+        line, col = _position_in(tok, boff + fstart)
+        eline, ecol = _position_in(tok, boff + fend)
+        d = max(value.depth, spec_node.depth if spec_node else 0) + 1
+        return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
+
+
+_BuilderClass = None
+
+
+def _Builder():
+    """The inline transformer: ``_BuilderMixin`` on ``lark.Transformer`` (made on first use)."""
+    global _BuilderClass
+    if _BuilderClass is None:
+        from lark import Transformer
+        _BuilderClass = type("Builder", (_BuilderMixin, Transformer), {})
+    return _BuilderClass()
+
+
+# ============================================================================ checks after parsing
+
+def _check_module(body, filename):
+    """Python's compile-time checks the grammar cannot make: 'return' outside a function,
+    'break'/'continue' outside a loop, 'import *' inside a function."""
+    todo = [(body, False, False)]
+    while todo:
+        stmts, in_func, in_loop = todo.pop()
+        for s in stmts:
+            t = type(s)
+            if t is ast.Return and not in_func:
+                raise _at(s, "'return' outside function")
+            if t is ast.Break and not in_loop:
+                raise _at(s, "'break' outside loop")
+            if t is ast.Continue and not in_loop:
+                raise _at(s, "'continue' not properly in loop")
+            if t is ast.ImportFrom and in_func and s.names[0].name == "*":
+                raise _at(s, "import * only allowed at module level")
+            if t is ast.FunctionDef:
+                todo.append((s.body, True, False))
+            elif t is ast.For or t is ast.While:
+                todo.append((s.body, in_func, True))
+                todo.append((s.orelse, in_func, in_loop))
+            elif t is ast.If:
+                todo.append((s.body, in_func, in_loop))
+                todo.append((s.orelse, in_func, in_loop))
+            elif t is ast.With:
+                todo.append((s.body, in_func, in_loop))
+
+
+# ============================================================================ API
+
+def _prepare(source: str) -> str:
+    if not isinstance(source, str):
+        raise TypeError(f"source must be str, not {type(source).__name__}")
+    if "\r" in source:
+        source = source.replace("\r\n", "\n").replace("\r", "\n")
+    if source.startswith("\ufeff"):
+        source = source[1:]
+    if "\0" in source:
+        i = source.index("\0")
+        line = source.count("\n", 0, i) + 1
+        col = i - (source.rfind("\n", 0, i) + 1) + 1
+        raise _syntax("source code cannot contain null bytes", line, col, line, col + 1)
+    if not source.endswith("\n"):
+        source += "\n"
+    return source
+
+
+def _run(source, start, filename):
+    lim = limits.current().max_depth
+    gc_was_enabled = gc.isenabled()
+    try:
+        src = _prepare(source)
+        eng = _get_engine()
+        with _lock:
+            saved = _MAX_DEPTH[0]
+            _MAX_DEPTH[0] = lim
+            # The tree holds no cycles; Python's collector would only rescan it, again and
+            # again as it grows (tens of times slower on big programs).
+            gc.disable()
+            try:
+                return eng.run(src, start), src
+            finally:
+                _MAX_DEPTH[0] = saved
+                if gc_was_enabled:
+                    gc.enable()
+    except _Fail as f:
+        err = f.error
+        end_col = f.end_col if (f.end_line is None or f.end_line == f.line) else None
+        err.at(filename, f.line, f.col, end_col)
+        raise err from None
+    except RecursionError:
+        err = limits.exceeded("nesting depth", lim, "max_depth") if lim else \
+            errors.RecursionError("maximum recursion depth exceeded while parsing")
+        raise err.at(filename, 1, 1) from None
+
+
+def parse(source: str, filename: str = "<string>") -> ast.Module:
+    """Parse a whole program. Raises ``gradexpr.errors.SyntaxError`` (or ``LimitError``)."""
+    module, _src = _run(source, "file_input", filename)
+    try:
+        _check_module(module.body, filename)
+    except _Fail as f:
+        raise f.error.at(filename, f.line, f.col, f.end_col if f.end_line == f.line else None) from None
+    return module
+
+
+def parse_expression(source: str, filename: str = "<string>") -> ast.Expr:
+    """Parse one expression (e.g. a ``-v NAME=VALUE`` value). A bare tuple ``1, 2`` is allowed."""
+    node, _src = _run(source, "eval_input", filename)
+    return node
+
+
+def _parse_with_lark(source: str, filename: str = "<string>") -> ast.Module:
+    """Parse with Lark's own lexer and LALR loop (same grammar, transformer, postlexer).
+    Slower; used by the tests to cross-check the fast path."""
+    eng = _get_engine()
+    try:
+        src = _prepare(source)
+        with _lock:
+            _MAX_DEPTH[0] = limits.current().max_depth
+            return eng._run_lark(src, "file_input")
+    except _Fail as f:
+        raise f.error.at(filename, f.line, f.col, f.end_col if f.end_line == f.line else None) from None
