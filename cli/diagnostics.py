@@ -20,6 +20,7 @@ def render(exc: BaseException, source: str | None, filename: str) -> str:
             if exc.end_column and exc.end_column > col:
                 width = exc.end_column - col
             width = max(1, min(width, max(1, len(expanded) - col + 1)))
+            expanded, col, width = _window(expanded, col, width)
             lines.append("    " + expanded)
             lines.append("    " + " " * (col - 1) + "^" * width)
     else:
@@ -27,6 +28,22 @@ def render(exc: BaseException, source: str | None, filename: str) -> str:
     if exc.hint:
         lines.append(f"hint: {exc.hint}")
     return "\n".join(lines) + "\n"
+
+
+_WIDTH = 100
+
+
+def _window(text, col, width):
+    """Show at most ~100 columns of a long line, around the caret, with ``…`` where cut."""
+    if len(text) <= _WIDTH:
+        return text, col, width
+    width = min(width, _WIDTH // 2)
+    start = max(0, col - 1 - _WIDTH // 3)
+    end = min(len(text), start + _WIDTH)
+    piece = text[start:end]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    return prefix + piece + suffix, col - start + len(prefix), width
 
 
 def _source_line(source, line):
