@@ -1,0 +1,376 @@
+"""``gradexpr graph``: the autograd graph of an expression as a tree, DOT, SVG/PNG, JSON or Mermaid.
+
+Every format reads the one description ``gradexpr.graphview.describe`` gives, so
+they all show the same nodes (ids ``n0``… with ``n0`` the target) and the same
+edges, drawn from an input to the node consuming it, as torchviz draws them.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import format_options, limit_options, limits_from
+
+FORMATS = ("tree", "dot", "svg", "png", "json", "mermaid")
+RENDERED = ("svg", "png")           # formats that need Graphviz's ``dot`` program
+JSON_VERSION = 1
+INSTALL_GRAPHVIZ = ("install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; "
+                    "https://graphviz.org/download/), or use --format dot or --format mermaid")
+
+
+def _fail(message: str, hint: str | None = None, code: int = 2):
+    """Stop with ``gradexpr graph: message`` (and a hint) on stderr: no usage banner, no traceback."""
+    sys.stderr.write(f"gradexpr graph: {message}\n" + (f"hint: {hint}\n" if hint else ""))
+    sys.exit(code)
+
+
+# ---------------------------------------------------------------- program and target
+# NOTE: the -v/-c binding and target selection below duplicate what ``gradexpr eval`` does;
+# they are kept local so this command does not depend on eval's internals (to merge later).
+
+def _bind(specs, *, constant: bool, limits, debug: bool) -> dict:
+    """Bind ``NAME=VALUE`` specs; VALUE is an expression evaluated in a fresh prelude.
+
+    Floats and lists of numbers become tensors (as ``tensor(value)``); with ``-v`` a floating
+    tensor is a leaf that requires grad, with ``-c`` a constant. A bad value is a usage error."""
+    from gradexpr.grammar.interpreter import Interpreter
+    from gradexpr.grammar.parser import parse_expression
+    from gradexpr.grammar.prelude import make_globals
+    from gradexpr.tensor import Tensor
+
+    from .diagnostics import render
+
+    bound = {}
+    option = "-c" if constant else "-v"
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise click.UsageError(f"{option} {spec!r}: expected NAME=VALUE, e.g. {option} x='ones(3)'")
+        label = f"<{option} {name}>"
+        prelude = make_globals()
+        try:
+            value = Interpreter(prelude, filename=label, limits=limits).eval(parse_expression(text, label))
+            if isinstance(value, float) or (isinstance(value, (list, tuple)) and value):
+                value = prelude["tensor"](value)
+        except Exception as e:
+            if debug:
+                raise
+            sys.stderr.write(render(e, text, label))
+            sys.exit(2)
+        if isinstance(value, Tensor):
+            value = value.detach()
+            if not constant and value.is_floating_point():
+                value.requires_grad_()
+        bound[name] = value
+    return bound
+
+
+def _leaf_names(bound: dict, program_globals: dict) -> dict:
+    """``id(tensor) -> name``: the names given with -v/-c first, then the program's own variables."""
+    from gradexpr.tensor import Tensor
+    names = {}
+    for scope in (bound, program_globals):
+        for name, value in scope.items():
+            if isinstance(value, Tensor):
+                names.setdefault(id(value), name)
+    return names
+
+
+def _target(interp, of: str | None):
+    """The value to draw: ``--of NAME`` or the last top-level expression's value."""
+    from gradexpr.tensor import Tensor
+    if of is not None:
+        if of not in interp.globals:
+            _fail(f"--of {of}: the program defines no variable named {of}")
+        value = interp.globals[of]
+    else:
+        value = interp.last_value
+        if value is None:
+            _fail("nothing to draw: the program has no last expression, or its value is None",
+                  "end it with the expression to draw, or name a variable with --of NAME")
+    if not isinstance(value, Tensor):
+        _fail(f"nothing to draw: the target is not a tensor (its type is {type(value).__name__})")
+    return value
+
+
+# ---------------------------------------------------------------- shared pieces of the renderings
+
+def _shape(shape) -> str:
+    return str(tuple(shape))
+
+
+def _short_name(node) -> str:
+    return node.name.rsplit("::", 1)[-1]      # torch::autograd::AccumulateGrad -> AccumulateGrad
+
+
+def _inputs(nodes, edges) -> dict:
+    """``node id -> [input node ids]`` in input order (describe lists edges that way)."""
+    inputs = {n.id: [] for n in nodes}
+    for e in edges:
+        inputs[e.target].append(e.source)
+    return inputs
+
+
+def _label_lines(node, show_saved: bool) -> list:
+    """The text of a DOT or Mermaid box: name (a leaf's variable), shape, dtype unless float32."""
+    title = node.variable if node.kind == "leaf" and node.variable else _short_name(node)
+    if node.kind == "op" and node.variable:
+        title = f"{node.variable} = {title}"
+    shape = _shape(node.shape) + ("" if node.dtype == "float32" else f" {node.dtype}")
+    lines = [title, shape]
+    if show_saved:
+        lines += [f"{name}: {_shape(s)}" for name, s in node.saved]
+    return lines
+
+
+# ---------------------------------------------------------------- tree (plain and rich)
+
+def _walk_tree(nodes, edges, max_nodes: int):
+    """Depth-first from the target: yields ``(lasts, node, first_time)``, where ``lasts`` says for
+    each level of the path whether that node is its parent's last input (to draw the guides).
+
+    A node reached again (a shared subexpression) is yielded with ``first_time`` False and not
+    expanded, so the tree stays as long as the edge list. Iterative: deep chains are fine."""
+    by_id = {n.id: n for n in nodes}
+    inputs = _inputs(nodes, edges)
+    seen = set()
+    stack = [(nodes[0].id, ())]
+    while stack:
+        node_id, lasts = stack.pop()
+        first = node_id not in seen
+        if first and max_nodes and len(seen) >= max_nodes:
+            return
+        seen.add(node_id)
+        yield lasts, by_id[node_id], first
+        if first:
+            kids = inputs[node_id]
+            for i in range(len(kids) - 1, -1, -1):
+                stack.append((kids[i], lasts + (i == len(kids) - 1,)))
+
+
+def _tree_text(node, first: bool, show_saved: bool) -> tuple:
+    """``(variable, name, details, id, note)`` of one tree line."""
+    if not first:
+        return node.variable or "", _short_name(node), "(shown above)", node.id, ""
+    note = "← target" if node.is_target else ""
+    if show_saved and node.saved:
+        note = (note + "  " if note else "") + "saved: " + ", ".join(f"{k} {_shape(s)}" for k, s in node.saved)
+    return node.variable or "", _short_name(node), f"{_shape(node.shape)} {node.dtype}", node.id, note
+
+
+def render_plain_tree(nodes, edges, show_saved=False, max_nodes=0) -> str:
+    """The tree as plain text with ``├──``/``└──`` guides; ``[nK]`` ids tie repeated nodes together."""
+    out = []
+    shown = set()
+    for lasts, node, first in _walk_tree(nodes, edges, max_nodes):
+        shown.add(node.id)
+        prefix = "".join("    " if last else "│   " for last in lasts[:-1])
+        branch = ("└── " if lasts[-1] else "├── ") if lasts else ""
+        var, name, details, nid, note = _tree_text(node, first, show_saved)
+        line = f"{prefix}{branch}{var + ': ' if var else ''}{name} {details} [{nid}]"
+        out.append(line + ("  " + note if note else ""))
+    if len(shown) < len(nodes):
+        out.append(_cut_note(len(nodes) - len(shown)))
+    return "\n".join(out) + "\n"
+
+
+def _cut_note(hidden: int) -> str:
+    return f"… {hidden} more nodes not shown (--max-nodes 0 shows all; --format json or dot show the whole graph)"
+
+
+def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
+    """The tree for a terminal: op names bold, leaves blue with their variable, the target green."""
+    from rich.console import Console
+    from rich.text import Text
+    from rich.tree import Tree
+
+    root = None
+    parents = []          # parents[d]: the Tree node at depth d on the current path
+    shown = set()
+    for lasts, node, first in _walk_tree(nodes, edges, max_nodes):
+        shown.add(node.id)
+        var, name, details, nid, note = _tree_text(node, first, show_saved)
+        label = Text()
+        if var:
+            label.append(var, style="bold cyan" if node.kind == "leaf" else "bold green")
+            label.append(": ")
+        style = "bold green" if node.is_target else ("cyan" if node.kind == "leaf" else "bold")
+        label.append(name, style=style if first else "dim")
+        label.append(f" {details} ", style="" if first else "dim")
+        label.append(f"[{nid}]", style="dim")
+        if note:
+            label.append("  " + note, style="yellow")
+        depth = len(lasts)
+        if root is None:
+            branch = root = Tree(label, guide_style="dim")
+        else:
+            branch = parents[depth - 1].add(label)
+        del parents[depth:]
+        parents.append(branch)
+    console = Console()
+    console.print(root)
+    if len(shown) < len(nodes):
+        console.print(Text(_cut_note(len(nodes) - len(shown)), style="dim"))
+
+
+# ---------------------------------------------------------------- DOT, Mermaid, JSON
+
+def _dot_quote(lines) -> str:
+    """A DOT string of several lines (``\\n`` between them), quotes and backslashes escaped."""
+    return '"' + "\\n".join(line.replace("\\", "\\\\").replace('"', '\\"') for line in lines) + '"'
+
+
+def render_dot(nodes, edges, show_saved=False) -> str:
+    """Graphviz DOT in torchviz's colours: ops grey, leaves light blue, the target green with a dark border."""
+    out = ["digraph gradexpr {",
+           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11, '
+           'fillcolor=lightgrey, color="#555555", margin="0.12,0.04"]',
+           '  edge [color="#555555", arrowsize=0.7]']
+    for n in nodes:
+        attrs = ["label=" + _dot_quote(_label_lines(n, show_saved))]
+        if n.kind == "leaf":
+            attrs.append("fillcolor=lightblue")
+        if n.is_target:
+            if n.kind != "leaf":
+                attrs.append("fillcolor=darkolivegreen1")
+            attrs.append('color=darkgreen, penwidth=2.5')
+        out.append(f"  {n.id} [{', '.join(attrs)}]")
+    out += [f"  {e.source} -> {e.target}" for e in edges]
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _mermaid_quote(text: str) -> str:
+    return text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+
+
+def render_mermaid(nodes, edges, show_saved=False) -> str:
+    """A Mermaid flowchart (renders on GitHub without Graphviz), same colours as the DOT."""
+    out = ["flowchart TB"]
+    for n in nodes:
+        label = "<br/>".join(_mermaid_quote(line) for line in _label_lines(n, show_saved))
+        cls = "target" if n.is_target else n.kind
+        out.append(f'  {n.id}["{label}"]:::{cls}')
+    out += [f"  {e.source} --> {e.target}" for e in edges]
+    out += ["  classDef op fill:#d3d3d3,stroke:#555555,color:#000000",
+            "  classDef leaf fill:#add8e6,stroke:#555555,color:#000000",
+            "  classDef target fill:#caff70,stroke:#006400,stroke-width:3px,color:#000000"]
+    return "\n".join(out) + "\n"
+
+
+def render_json(nodes, edges) -> str:
+    """Nodes and edges with their stable ids; edges go from ``source`` (an input) to ``target``.
+
+    One node or edge per line, each encoded by json's C encoder (``indent=`` would use the
+    pure-Python one, minutes for a 10^6-node graph)."""
+    import json
+    node_lines = [json.dumps({"id": n.id, "name": n.name, "kind": n.kind, "shape": list(n.shape),
+                              "dtype": n.dtype, "variable": n.variable, "is_target": n.is_target,
+                              "saved": [{"name": k, "shape": list(s)} for k, s in n.saved]}) for n in nodes]
+    edge_lines = [json.dumps({"source": e.source, "target": e.target, "input": e.input}) for e in edges]
+    target = json.dumps(nodes[0].id if nodes else None)
+    return (f'{{"version": {JSON_VERSION}, "target": {target},\n "nodes": {_json_lines(node_lines)},\n'
+            f' "edges": {_json_lines(edge_lines)}\n}}\n')
+
+
+def _json_lines(items) -> str:
+    return "[\n  " + ",\n  ".join(items) + "\n ]" if items else "[]"
+
+
+def render_with_graphviz(dot_source: str, fmt: str) -> bytes:
+    """SVG or PNG bytes from Graphviz's ``dot`` (checked for on PATH before the program runs)."""
+    import subprocess
+    sharper = ["-Gdpi=144"] if fmt == "png" else []      # 1.5x Graphviz's 96 dpi: crisp on HiDPI screens
+    p = subprocess.run(["dot", f"-T{fmt}", *sharper], input=dot_source.encode(), capture_output=True)
+    if p.returncode != 0:
+        _fail(f"Graphviz's dot failed: {p.stderr.decode(errors='replace').strip()}", code=1)
+    return p.stdout
+
+
+# ---------------------------------------------------------------- the command
+
+def _read_program(expr, file):
+    from .run_cmd import read_source
+    if (expr is None) == (file is None):
+        raise click.UsageError("give an expression, -f FILE, or - to read the program from stdin")
+    if file is not None:
+        return read_source(file)
+    if expr == "-":
+        return read_source("-")
+    return expr, "<expr>"
+
+
+@click.command("graph")
+@click.argument("expr", required=False, metavar="EXPR | -")
+@click.option("-f", "--file", "file", metavar="FILE", help="read the program from FILE (- for stdin)")
+@click.option("-v", "--var", "variables", multiple=True, metavar="NAME=VALUE",
+              help="bind a variable (VALUE is an expression); floating values are leaves that require grad")
+@click.option("-c", "--const", "constants", multiple=True, metavar="NAME=VALUE",
+              help="bind a constant: no gradient flows to it")
+@click.option("--of", "of", metavar="NAME", help="draw the graph of variable NAME (default: the last expression)")
+@lambda fn: format_options(fn, FORMATS, "default tree: rich on a terminal, plain text in a pipe")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
+              help="write to FILE instead of stdout (required for png on a terminal)")
+@click.option("--show-saved", is_flag=True, help="list the tensors each node saved for backward, with shapes")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=500, metavar="N",
+              help="tree format: stop after N nodes (default 500; 0: no limit)")
+@limit_options
+@click.option("--debug", is_flag=True, help="show a Python traceback for errors (for gradexpr developers)")
+def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nodes, debug, **kwargs):
+    """Draw the autograd graph of EXPR (a program; its target is the last expression or --of NAME).
+
+    \b
+    gradexpr graph "((x * w + b).tanh() ** 2).mean()" -v x="ones(3)" -v w="ones(3)" -v b=0.5
+    gradexpr graph -f prog.gx --of loss --format svg -o graph.svg
+    """
+    import shutil
+
+    from gradexpr.graphview import describe
+
+    from .diagnostics import render
+    from .runner import execute
+
+    fmt = fmt or "tree"
+    if fmt in RENDERED and shutil.which("dot") is None:
+        _fail(f"--format {fmt} needs Graphviz's dot program, which is not installed", INSTALL_GRAPHVIZ)
+    if fmt == "png" and output is None and sys.stdout.isatty():
+        raise click.UsageError("PNG is binary: write it to a file with -o FILE (or pipe it)")
+    limits = limits_from(kwargs)
+    source, filename = _read_program(expr, file)
+    bound = _bind(variables, constant=False, limits=limits, debug=debug)
+    bound.update(_bind(constants, constant=True, limits=limits, debug=debug))
+    # the program's own prints go to stderr, so stdout carries only the graph
+    outcome = execute(source, filename, out=sys.stderr, limits=limits, extra_globals=bound, debug=debug)
+    if outcome.error is not None:
+        sys.stderr.write(render(outcome.error, source, filename))
+        sys.exit(int(outcome.code))
+    target = _target(outcome.interpreter, of)
+    nodes, edges = describe(target, _leaf_names(bound, outcome.interpreter.globals))
+    if not nodes:
+        sys.stderr.write("gradexpr graph: note: the target does not require grad, so it has no graph\n"
+                         "hint: bind floating inputs with -v NAME=VALUE to make them leaves that require grad\n")
+
+    if fmt == "tree" and output is None and sys.stdout.isatty():
+        if nodes:
+            print_rich_tree(nodes, edges, show_saved, max_nodes)
+        return
+    if fmt == "tree":
+        text = render_plain_tree(nodes, edges, show_saved, max_nodes) if nodes else ""
+    elif fmt == "json":
+        text = render_json(nodes, edges)
+    elif fmt == "mermaid":
+        text = render_mermaid(nodes, edges, show_saved)
+    else:
+        text = render_dot(nodes, edges, show_saved)
+    data = render_with_graphviz(text, fmt) if fmt in RENDERED else text.encode()
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        _fail(f"cannot write {output}: {e.strerror}")
