@@ -49,8 +49,8 @@ def _dtype_names():
 _TORCH_FUNCTIONS = """
 tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace logspace
 rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
-add sub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power square
-abs absolute sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
+add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
+square abs absolute sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
@@ -77,8 +77,8 @@ def build() -> dict:
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
     linalg = Namespace("torch.linalg", {
-        "norm": T.linalg_norm, "vector_norm": T.vector_norm, "det": T.det, "inv": T.inverse,
-        "matmul": T.matmul})
+        "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
+        "det": T.det, "inv": T.inverse, "matmul": T.matmul})
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()

@@ -35,6 +35,11 @@ def _F():
     return functions
 
 
+def _apply(entry, args, params=None):
+    from .op import apply
+    return apply(entry, args, params or {})
+
+
 # ============================================================ numpy helpers
 def _ew(fn):
     """An elementwise forward (floating-point warnings are off engine-wide, see op.py)."""
@@ -58,6 +63,40 @@ def _restore(grad, shape, dim, keepdim):
     return grad
 
 
+_CAP = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+        "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _kernel(kernel, base="first", refuse="b"):
+    """A dtype rule for an op PyTorch has no CPU kernel for on some input dtypes (``refuse``: "b" bool,
+    "iu" integers): PyTorch's ``NotImplementedError: "<kernel>" not implemented for 'Bool'``, else
+    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float)."""
+    def rule(ts, params):
+        d = ts[0]._dtype
+        if np.dtype(d.np).kind in refuse:
+            name = kernel(ts, params) if callable(kernel) else kernel
+            raise errors.NotImplementedError(f'"{name}" not implemented for \'{_CAP[d.name]}\'')
+        if base == "first":
+            return None, d
+        out = dtypes.result_type(ts)
+        if base == "float" and out.category != 2:
+            out = dtypes.default_float
+        return out, out
+    return rule
+
+
+def _floating_only(message):
+    """A dtype rule for ops defined on floating tensors only: PyTorch's RuntimeError otherwise."""
+    def rule(ts, params):
+        d = ts[0]._dtype
+        if d.category != 2:
+            raise errors.RuntimeError(message.format(_CAP[d.name]))
+        return d, d
+    return rule
+
+
+_NOT_FLOAT = "biu"
+
 # ============================================================ elementwise arithmetic
 add = op("add", "AddBackward0", _ew(lambda a, b, alpha=1: a + b if alpha == 1 else a + b * alpha),
          ("self", "other"),
@@ -72,6 +111,9 @@ sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 el
 rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a * alpha), ("self", "other"),
           self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
           domain="real")
+rsub_tensor = op("rsub_tensor", "RsubBackward0", _ew(lambda a, b, alpha=1: b - a * alpha), ("self", "other"),
+                 self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+                 other=lambda grad: grad, domain="real")
 mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self,
@@ -82,7 +124,19 @@ div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          dtype="float", domain="nonzero_other")
 
 
+def _check_int_divisor(a, b):
+    """Integer division by zero is an error in PyTorch (floats give inf/nan)."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not np.all(b):
+        raise errors.RuntimeError("ZeroDivisionError")
+
+
+def _not_implemented(name):
+    """An input PyTorch records a ``NotImplemented`` node for: asking its gradient fails."""
+    return NotDifferentiable(f"derivative for aten::{name} is not implemented")
+
+
 def _div_mode(a, b, rounding_mode):
+    _check_int_divisor(a, b)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
             return np.floor_divide(a, b) if a.dtype.kind != "f" else np.floor(a / b)
@@ -92,33 +146,55 @@ def _div_mode(a, b, rounding_mode):
         return np.trunc(a / b)
 
 
-div_mode = op("div_mode", "DivBackward1", _div_mode, ("self", "other"),
+div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
               self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", twice=False)
-floor_divide = op("floor_divide", "FloorDivideBackward0", lambda a, b: _div_mode(a, b, "floor"),
-                  ("self", "other"), differentiable=False)
+floor_divide = op("floor_divide", "NotImplemented", lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
+                  self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
+                  dtype=_kernel("div_floor_cpu", "promote"), domain="real")
 
 
 def _remainder(a, b):
-    with np.errstate(all="ignore"):
+    """Python's modulus with C's signed zero: fmod, moved into the divisor's sign (as PyTorch)."""
+    _check_int_divisor(a, b)
+    if a.dtype.kind != "f":
         return np.mod(a, b)
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
+
+
+def _fmod(a, b):
+    _check_int_divisor(a, b)
+    return np.fmod(a, b)
 
 
 remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
                self=lambda grad: grad,
-               domain="real", twice=False)
+               dtype=_kernel("remainder_cpu", "promote"), domain="real", twice=False)
 remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("self", "other"),
                       self=lambda grad: grad,
                       other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
-                      domain="positive", twice=False)
-fmod = op("fmod", "FmodBackward0", _ew(np.fmod), ("self", "other"), self=lambda grad: grad, domain="real",
-          twice=False)
+                      dtype=remainder.dtype, domain="positive", twice=False)
+remainder_scalar_self = op("remainder_scalar_self", "NotImplemented", _remainder, ("self", "other"),
+                           other=_not_implemented("remainder"), domain="positive")
+fmod = op("fmod", "FmodBackward0", _fmod, ("self", "other"), self=lambda grad: grad, domain="real",
+          dtype=_kernel("fmod_cpu", "promote"), twice=False)
+fmod_tensor = op("fmod_tensor", "FmodBackward1", _fmod, ("self", "other"),
+                 self=lambda grad: grad,
+                 other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
+                 dtype=fmod.dtype, domain="positive", twice=False)
 neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real")
 
 
 def _pow_forward(a, b):
+    if a.dtype.kind == "b" and b.dtype.kind == "b":
+        raise errors.NotImplementedError('"pow" not implemented for \'Bool\'')
     with np.errstate(all="ignore"):
         if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
-            raise errors.RuntimeError("Integers to negative integer powers are not allowed.")
+            # integer powers with negative exponents as PyTorch's powi: 1 and -1 keep a value, others give 0
+            safe = np.where(b < 0, 0, b)
+            r = np.power(a, safe)
+            inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(r.dtype)
+            return np.where(b < 0, inv, r)
         return np.power(a, b)
 
 
@@ -157,9 +233,17 @@ pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent
 # ============================================================ unary math
 _F_ = "float"
 abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
+          dtype=_kernel("abs_cpu"),
           twice=False)
-sign = op("sign", "SignBackward0", np.sign, self=lambda grad: grad * 0, domain="real", twice=False)
-sgn = op("sgn", "SgnBackward0", np.sign, self=lambda grad: grad * 0, domain="real", twice=False)
+def _sign(a):
+    """(0 < a) - (a < 0): nan has sign 0, as in PyTorch; bool is its own sign."""
+    if a.dtype.kind == "b":
+        return a.copy()
+    return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
+
+
+sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real", twice=False)
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", twice=False)
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
@@ -196,13 +280,20 @@ tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=lambda grad, result: grad 
 
 
 def _sigmoid(a):
-    with np.errstate(all="ignore"):
-        return np.where(a >= 0, 1 / (1 + np.exp(-a)), np.exp(a) / (1 + np.exp(a))).astype(a.dtype)
+    # PyTorch's kernel is 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0)
+    one = a.dtype.type(1)
+    return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
 sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: grad * (result * (1 - result)),
              dtype=_F_, domain="real")
-relu = op("relu", "ReluBackward0", lambda a: np.where(a < 0, a.dtype.type(0), a) if a.dtype.kind != "b" else a,
+def _relu(a):
+    if a.dtype.kind == "b":
+        raise errors.RuntimeError("Boolean inputs not supported for relu")
+    return np.where(a < 0, a.dtype.type(0), a)
+
+
+relu = op("relu", "ReluBackward0", _relu,
           self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero", twice=False)
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
@@ -216,12 +307,16 @@ def _erf(a):
 
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
          dtype=_F_, domain="real")
-floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype="first", domain="real",
+floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype=_kernel("floor_vml_cpu"),
+           domain="real",
            twice=False)
-ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype="first", domain="real", twice=False)
-trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype="first", domain="real",
+ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype=_kernel("ceil_vml_cpu"),
+          domain="real", twice=False)
+trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype=_kernel("trunc_vml_cpu"),
+           domain="real",
            twice=False)
-frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad, dtype="first",
+frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
+           dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
           domain="real", twice=False)
 
 
@@ -235,7 +330,8 @@ def _round(a, decimals=0):
         return np.round(a * s) / s
 
 
-round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype="first", domain="real",
+round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype=_kernel("round_vml_cpu"),
+             domain="real",
             twice=False)
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=lambda grad, self, other: grad * (other / (self * self + other * other)),
@@ -498,20 +594,29 @@ def _amax_grad(grad, self, result, dim, keepdim):
     return g * mask / mask.sum(dim, keepdim=True)
 
 
-amax = op("amax", "AmaxBackward0", lambda a, dim=(), keepdim=False: np.amax(a, axis=_dims(None if dim == () else dim, a.ndim),
-                                                                             keepdims=keepdim),
+def _amax(fn, name):
+    def forward(a, dim=(), keepdim=False):
+        if a.size == 0 and dim == ():
+            _check_nonempty(a, name)
+        return fn(a, axis=_dims(None if dim == () else dim, a.ndim), keepdims=keepdim)
+    return forward
+
+
+amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
           dtype="first", domain="distinct", twice=False)
-amin = op("amin", "AminBackward0", lambda a, dim=(), keepdim=False: np.amin(a, axis=_dims(None if dim == () else dim, a.ndim),
-                                                                             keepdims=keepdim),
+amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
           dtype="first", domain="distinct", twice=False)
 
 
 def _arg(fn, name):
     def forward(a, dim=None, keepdim=False):
+        if a.dtype.kind == "b":
+            raise errors.RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
-            _check_nonempty(a, name)
+            if a.size == 0:
+                raise errors.IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             r = fn(a)
             return np.asarray(r, np.int64).reshape((1,) * a.ndim if keepdim else ())
         return np.asarray(fn(a, axis=dim, keepdims=keepdim), np.int64)
@@ -536,10 +641,12 @@ def _var_grad(grad, self, dim, correction, keepdim):
     n = _numel(self.shape, dim)
     g = _restore(grad, self.shape, dim, keepdim)
     mean = self.mean(dim, keepdim=True) if dim is not None else self.mean()
-    return (2.0 / (n - correction)) * g * (self - mean)
+    scale = 2.0 / (n - correction) if n != correction else math.inf      # inf * 0 = nan, as PyTorch
+    return scale * g * (self - mean)
 
 
-var = op("var", "VarBackward0", _var, self=_var_grad, dtype=_mean_dtype, domain="real")
+var = op("var", "VarBackward0", _var, self=_var_grad,
+         dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real")
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
@@ -553,7 +660,27 @@ def _std_grad(grad, self, result, dim, correction, keepdim):
     return _var_grad(g, self, dim, correction, keepdim)
 
 
-std = op("std", "StdBackward0", _std, self=_std_grad, dtype=_mean_dtype, domain="real")
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real")
+
+
+def _mean_part(a, dim=None, correction=1, keepdim=False):
+    return np.asarray(np.mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim, dtype=a.dtype))
+
+
+def _mean_grad(grad, self_shape, dim=None, keepdim=False):
+    return _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim)
+
+
+# var_mean / std_mean: PyTorch records one node with two outputs; here each output has its own
+# node of the same name (the gradients are the same).
+var_mean_var = op("var_mean_var", "VarMeanBackward0", _var, self=_var_grad, domain="real",
+                  dtype=_floating_only("var_mean only support floating point and complex dtypes"))
+var_mean_mean = op("var_mean_mean", "VarMeanBackward0", _mean_part, self=_mean_grad, dtype=var_mean_var.dtype,
+                   domain="real")
+std_mean_std = op("std_mean_std", "StdMeanBackward0", _std, self=_std_grad, domain="real",
+                  dtype=_floating_only("std_mean only support floating point and complex dtypes"))
+std_mean_mean = op("std_mean_mean", "StdMeanBackward0", _mean_part, self=_mean_grad, dtype=std_mean_std.dtype,
+                   domain="real")
 
 
 def _norm(a, ord=2.0, dim=None, keepdim=False):
@@ -580,7 +707,7 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     g = _restore(grad, self.shape, dim, keepdim)
     r = _restore(result, self.shape, dim, keepdim)
     if ord == 0:
-        return self * 0
+        return None         # PyTorch leaves the gradient of the 0-"norm" undefined
     if ord == 1:
         return g * self.sign()
     if ord == 2:
@@ -592,7 +719,8 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     return g * self * self.abs().pow(ord - 2) / F.where(r == 0, 1.0, r.pow(ord - 1)) * (r != 0)
 
 
-norm = op("norm", "LinalgVectorNormBackward0", _norm, self=_norm_grad, dtype=_mean_dtype, domain="nonzero")
+norm = op("norm", "LinalgVectorNormBackward0", _norm, self=_norm_grad, domain="nonzero", dtype=_floating_only(
+    "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}"))
 
 
 def _logsumexp(a, dim, keepdim=False):
@@ -629,16 +757,19 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ linear algebra
 mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
         self=lambda grad, mat2: grad.mm(mat2.t()),
-        mat2=lambda grad, self: self.t().mm(grad), domain="matrices", broadcast=False)
+        mat2=lambda grad, self: self.t().mm(grad),
+        dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False)
 bmm = op("bmm", "BmmBackward0", np.matmul, ("self", "mat2"),
          self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
-         mat2=lambda grad, self: self.transpose(1, 2).bmm(grad), domain="batched", broadcast=False)
+         mat2=lambda grad, self: self.transpose(1, 2).bmm(grad),
+         dtype=_kernel("bmm", "promote"), domain="batched", broadcast=False)
 mv = op("mv", "MvBackward0", np.matmul, ("self", "vec"),
         self=lambda grad, vec: _F().outer(grad, vec),
-        vec=lambda grad, self: self.t().mv(grad), domain="matvec", broadcast=False)
+        vec=lambda grad, self: self.t().mv(grad),
+        dtype=_kernel("addmv_impl_cpu", "promote"), domain="matvec", broadcast=False)
 dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
-         tensor=lambda grad, self: grad * self, domain="vectors", broadcast=False)
+         tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False)
 addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta + (a @ b) * alpha,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
@@ -654,7 +785,8 @@ def _det(a):
 
 det = op("det", "LinalgDetBackward0", _det, ("A",),
          A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT,
-         dtype=_F_, domain="square")
+         dtype=_floating_only("linalg.det: Expected a floating point or complex tensor as input. Got {}"),
+         domain="square")
 
 
 def _inv(a):
@@ -666,7 +798,24 @@ def _inv(a):
 
 
 inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
-             A=lambda grad, result: -(result.mT @ grad @ result.mT), dtype=_F_, domain="square")
+             A=lambda grad, result: -(result.mT @ grad @ result.mT), domain="square",
+             dtype=_floating_only("linalg.inv: Expected a floating point or complex tensor as input. Got {}"))
+
+
+def _svdvals(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s.astype(a.dtype), {"U": u.astype(a.dtype), "Vh": vh.astype(a.dtype)}
+
+
+# The backward U diag(grad) Vh treats the singular vectors as constants, which is exact for the
+# first derivative only; it runs through an op that refuses to be differentiated again.
+svd_backward = op("svd_backward", "NotImplemented", lambda g, u, vh: (u * g[..., None, :]) @ vh,
+                  ("g", "U", "Vh"), domain="real",
+                  g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
+                  U=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
+                  Vh=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
+svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
+             A=lambda grad, U, Vh: _apply(svd_backward, (grad, U, Vh)), dtype=_F_, domain="matrix", twice=False)
 trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
            dtype=_sum_dtype, domain="matrix")
@@ -674,6 +823,8 @@ trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
 # ============================================================ shape and views
 view = op("view", "ViewBackward0", lambda a, shape: a.view().reshape(shape), dtype="first", view=True,
           self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
+reshape_alias = op("reshape_alias", "ReshapeAliasBackward0", lambda a, shape: a.view().reshape(shape),
+                   self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
 unsafe_view = op("unsafe_view", "UnsafeViewBackward0", lambda a, shape: a.reshape(shape), dtype="first",
                  self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
 t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix")
@@ -688,6 +839,9 @@ squeeze = op("squeeze", "SqueezeBackward0", lambda a: np.squeeze(a),
 squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
+                  lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim else a.view(),
+                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
 squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
@@ -714,11 +868,11 @@ repeat = op("repeat", "RepeatBackward0",
 
 
 def _cat_dtypes(ts, params):
-    d = dtypes.result_type(ts)
+    d = params.get("dtype") or dtypes.result_type(ts)
     return d, d
 
 
-def _cat_forward(*arrays, dim=0):
+def _cat_forward(*arrays, dim=0, dtype=None):
     return np.concatenate(arrays, axis=dim)
 
 
@@ -859,9 +1013,11 @@ def _index_add(a, index, src, dim, alpha):
 
 
 def _gather(a, index, dim):
-    if a.ndim != index.ndim:
-        raise errors.RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    return np.take_along_axis(a, index, axis=dim)
+    if a.ndim == 0:
+        return a.copy() if index.ndim == 0 else np.full(index.shape, a[()], a.dtype)
+    # the index may be smaller than the input in the other dimensions: gather from that corner
+    corner = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    return np.take_along_axis(a[corner], index, axis=dim)
 
 
 gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
@@ -968,6 +1124,13 @@ copy_slices = op("copy_slices", "CopySlices", lambda a, v, index: _index_put(a, 
                  dtype="first", domain="index")
 
 # ============================================================ neural-network functions
+def _softmax_kernel(name):
+    def kernel(ts, params):
+        last = params["dim"] == ts[0]._data.ndim - 1
+        return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+    return kernel
+
+
 def _softmax(a, dim):
     with np.errstate(all="ignore"):
         m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
@@ -984,14 +1147,14 @@ def _log_softmax(a, dim):
 
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
-             dtype=_F_, domain="real")
+             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real")
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
-                 dtype=_F_, domain="real")
+                 dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real")
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
                 self=lambda grad, self, negative_slope=0.01: grad * _F().where(self > 0, 1.0, negative_slope),
-                dtype="first", domain="nonzero", twice=False)
+                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", twice=False)
 
 
 def _elu(a, alpha=1.0):
@@ -1001,7 +1164,7 @@ def _elu(a, alpha=1.0):
 
 elu = op("elu", "EluBackward0", _elu,
          self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
-         dtype="first", domain="nonzero", twice=False)
+         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", twice=False)
 
 
 def _gelu(a, approximate="none"):
@@ -1024,7 +1187,8 @@ def _gelu_grad(grad, self, approximate="none"):
     return grad * (cdf + self * pdf)
 
 
-gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_F_, domain="real")
+gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
+          domain="real")
 
 
 def _softplus(a, beta=1.0, threshold=20.0):
@@ -1037,10 +1201,10 @@ def _softplus(a, beta=1.0, threshold=20.0):
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=lambda grad, self, beta=1.0, threshold=20.0:
               grad * _F().where(self * beta > threshold, 1.0, (self * beta).sigmoid()),
-              dtype=_F_, domain="real")
+              dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
-          dtype=_F_, domain="real")
+          dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real")
 
 
 def _reduce(x, reduction):
@@ -1066,7 +1230,7 @@ mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _re
               _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
               target=lambda grad, self, target, reduction="mean":
               _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
-              dtype="promote", domain="real")
+              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real")
 
 
 def _smooth_l1(a, b, reduction="mean", beta=1.0):
@@ -1087,7 +1251,7 @@ smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("sel
                     self=_smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
                     -_smooth_l1_grad(grad, self, target, reduction, beta),
-                    dtype="promote", domain="real", twice=False)
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", twice=False)
 
 
 def _bce(p, y, weight=None, reduction="mean"):
@@ -1110,7 +1274,8 @@ def _bce_grad(grad, self, target, weight=None, reduction="mean"):
 
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
-                          self=_bce_grad, dtype="promote", domain="probability")
+                          self=_bce_grad, dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT),
+                          domain="probability")
 
 
 def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
@@ -1149,7 +1314,8 @@ def _bce_logits_target_grad(grad, self, weight=None, pos_weight=None, reduction=
 
 binary_cross_entropy_with_logits = op(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", _bce_logits, ("self", "target"),
-    self=_bce_logits_grad, target=_bce_logits_target_grad, dtype="promote", domain="real")
+    self=_bce_logits_grad, target=_bce_logits_target_grad, dtype=_kernel("log_sigmoid_cpu", "promote", _NOT_FLOAT),
+    domain="real")
 
 
 def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):

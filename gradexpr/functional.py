@@ -1,10 +1,11 @@
 """``torch.autograd.functional``: jacobian, hessian, vjp, jvp, hvp on the engine.
 
-``jacobian`` builds one backward pass per output element only when it must
-(``create_graph`` or the looped form PyTorch uses); the default path runs the
-vector–Jacobian products for all rows at once by stacking the basis vectors
-where the function is elementwise-batched, and otherwise loops over output rows
-reusing the graph (``retain_graph``).
+``jacobian`` (and so ``hessian``) does not run one backward pass per output
+element: one pass carries a batch of basis cotangents through the graph, each
+node applying its formulas to the whole batch where that gives the row-wise
+result (checked per node) and row by row where it does not (see
+``jacobian_blocks``). ``create_graph`` works the same way, so the Jacobian stays
+differentiable.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from . import errors
 from .autograd import grad as _grad
-from .graph import _grad_enabled
+from .graph import _grad_enabled, _retain
 from .tensor import Tensor
 
 
@@ -67,42 +68,208 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     in_tuple, ins = _tuple_in(inputs)
     ins = _prepare(ins, create_graph)
     out_tuple, outs = _tuple_out(_call(func, ins))
-    token = _grad_enabled.set(True)
-    try:
-        rows_per_out = []
-        for i, out in enumerate(outs):
-            per_input = [[] for _ in ins]
-            flat = out.reshape(-1)
-            n = flat._data.size
-            for j in range(n):
-                if out._requires_grad:
-                    gs = _grad(flat[j], ins, retain_graph=True, create_graph=create_graph, allow_unused=True)
-                else:
-                    gs = (None,) * len(ins)
-                for k, (g, x) in enumerate(zip(gs, ins)):
-                    if g is None:
-                        if strict:
-                            raise errors.RuntimeError(f"Output {i} of the user-provided function is independent of "
-                                                      f"input {k}. This is not allowed in strict mode.")
-                        g = _zeros(x)
-                    per_input[k].append(g)
-            blocks = []
-            for k, x in enumerate(ins):
-                from .functions import stack
-                if per_input[k]:
-                    J = stack(per_input[k], 0)
-                else:
-                    J = Tensor._make(np.zeros((0,) + x._data.shape, x._dtype.np), x._dtype)
-                blocks.append(J.view(out._data.shape + x._data.shape))
-            rows_per_out.append(tuple(blocks))
-    finally:
-        _grad_enabled.reset(token)
-    if not create_graph:
-        rows_per_out = [tuple(b.detach() for b in r) for r in rows_per_out]
+    rows_per_out = []
+    for i, out in enumerate(outs):
+        blocks = jacobian_blocks(out, ins, create_graph=create_graph)
+        for k, x in enumerate(ins):
+            if blocks[k] is None:
+                if strict:
+                    raise errors.RuntimeError(f"Output {i} of the user-provided function is independent of "
+                                              f"input {k}. This is not allowed in strict mode.")
+                blocks[k] = Tensor._make(np.zeros(out._data.shape + x._data.shape, x._dtype.np), x._dtype)
+            elif not create_graph:
+                blocks[k] = blocks[k].detach()
+        rows_per_out.append(tuple(blocks))
     if out_tuple:
         return tuple(r if in_tuple else r[0] for r in rows_per_out)
     r = rows_per_out[0]
     return r if in_tuple else r[0]
+
+
+# ------------------------------------------------------------ batched vector–Jacobian products
+# The Jacobian's rows are the VJPs of the basis vectors. Instead of one backward pass per
+# row, one pass carries a whole batch of cotangents (a leading dimension of ``m`` rows):
+# each node's formulas are applied to the batch at once, and accepted only when the result
+# is right — the formulas are linear in ``grad``, so a batch-transparent application must
+# agree with the formula applied to a random combination of the rows (a Schwartz–Zippel
+# test: a wrong batched result passes it with probability zero). A node whose formulas are
+# not batch-transparent (``grad.t()``, ``grad.sum(0)``, a reshape …) runs row by row; the
+# result is exact either way.
+
+_ROW_BUDGET = 1 << 22     # elements of the largest batched gradient of one pass
+_AGREE_RTOL = {"float64": 1e-9, "float32": 1e-4}
+
+
+def jacobian_blocks(output, inputs, *, create_graph=False):
+    """d ``output`` / d ``inputs[k]`` for each k, shaped ``output.shape + inputs[k].shape``.
+
+    ``inputs`` must already be in ``output``'s graph (leaves or tensors it was computed
+    from); a block is None where ``output`` does not depend on that input. Nothing is
+    accumulated into ``.grad`` and the graph is retained.
+    """
+    from .functions import cat
+    from .graph import run_backward
+    m = output._data.size
+    if not output._requires_grad or m == 0:
+        return [None] * len(inputs)
+    out_shape = output._data.shape
+    if m == 1:   # one row: a plain backward pass (no batch dimension in a create_graph graph)
+        token = _grad_enabled.set(True)
+        try:
+            seed = Tensor._make(np.ones(out_shape, output._dtype.np), output._dtype)
+            grads = run_backward((output,), (seed,), retain_graph=True, create_graph=create_graph,
+                                 inputs=tuple(inputs), accumulate=False, allow_unused=True)
+        finally:
+            _grad_enabled.reset(token)
+        return [None if g is None else g.view(out_shape + x._data.shape) for g, x in zip(grads, inputs)]
+    chunk = max(1, _ROW_BUDGET // max(1, _largest_tensor(output)))
+    parts = [[] for _ in inputs]
+    token = _grad_enabled.set(True)
+    try:
+        for start in range(0, m, chunk):
+            rows = min(m, start + chunk) - start
+            seed = np.zeros((rows, m), output._dtype.np)
+            seed[np.arange(rows), np.arange(start, start + rows)] = 1
+            seed = Tensor._make(seed.reshape((rows,) + out_shape), output._dtype)
+            grads = run_backward((output,), (seed,), retain_graph=True, create_graph=create_graph,
+                                 inputs=tuple(inputs), accumulate=False, allow_unused=True,
+                                 node_apply=apply_batched)
+            for k, g in enumerate(grads):
+                parts[k].append((rows, g))
+    finally:
+        _grad_enabled.reset(token)
+    blocks = []
+    for k, x in enumerate(inputs):
+        if all(g is None for _, g in parts[k]):
+            blocks.append(None)
+            continue
+        pieces = [g if g is not None else Tensor._make(np.zeros((rows,) + x._data.shape, x._dtype.np), x._dtype)
+                  for rows, g in parts[k]]
+        J = pieces[0] if len(pieces) == 1 else cat(pieces, 0)
+        blocks.append(J.view(out_shape + x._data.shape))
+    return blocks
+
+
+def _largest_tensor(output) -> int:
+    """Elements of the largest tensor in ``output``'s graph (to size the batches of rows)."""
+    largest = output._data.size
+    root = output._grad_fn
+    seen, stack = {root}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, meta in zip(getattr(node, "_next", ()), getattr(node, "_meta", ())):
+            if nxt is None:     # no gradient flows to this input
+                continue
+            size = int(np.prod(meta[0]))
+            if size > largest:
+                largest = size
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return largest
+
+
+def apply_batched(node, grad):
+    """``node``'s input gradients for a batch of cotangents ``grad`` (rows along dimension 0)."""
+    m = grad._data.shape[0]
+    if node._retains:       # as the row-by-row passes would: the rows' sum
+        _retain(node, grad.sum(0))
+    if m > 1:
+        result = _apply_whole_batch(node, grad, m)
+        if result is not None:
+            return result
+    return _apply_row_by_row(node, grad, m)
+
+
+def _apply_row_by_row(node, grad, m):
+    from .functions import stack
+    rows = [node._apply(grad[i]) for i in range(m)]
+    out = []
+    for k, (nxt, (shape, dtype)) in enumerate(zip(node._next, node._meta)):
+        column = [r[k] for r in rows]
+        if nxt is None or all(g is None for g in column):
+            out.append(None)
+            continue
+        out.append(stack([g if g is not None else Tensor._make(np.zeros(shape, dtype.np), dtype)
+                          for g in column], 0))
+    return out
+
+
+def _apply_whole_batch(node, grad, m):
+    """The formulas applied to all rows at once, or None when that is not the row-wise result."""
+    needed = [n is not None for n in node._next]
+    ctx = node._unpack()
+    try:
+        ctx["grad"] = grad
+        raw = node._op.backward(ctx, needed)
+        out = []
+        for g, nxt, (shape, dtype) in zip(raw, node._next, node._meta):
+            if nxt is None or g is None:
+                out.append(None)
+                continue
+            g = _sum_rows_to(g, shape, m)
+            if g is None:
+                return None
+            out.append(g if g._dtype is dtype else g.to(dtype))
+    except Exception:   # e.g. a formula that transposes or reshapes grad: run it row by row instead
+        return None
+    return out if _agrees_with_rows(node, ctx, needed, grad, out, m) else None
+
+
+def _sum_rows_to(g, shape, m):
+    """Reduce a batched gradient (m, *broadcast_shape) to (m, *shape) as the engine's sum_to_size."""
+    body = g._data.shape[1:]
+    if g._data.ndim < 1 + len(shape) or g._data.shape[0] != m:
+        return None
+    lead = len(body) - len(shape)
+    keep = []
+    for k, (have, want) in enumerate(zip(body[lead:], shape)):
+        if have != want:
+            if want != 1:
+                return None
+            keep.append(1 + lead + k)
+    if keep:
+        g = g.sum(dim=tuple(keep), keepdim=True)
+    if lead:
+        g = g.sum(dim=tuple(range(1, 1 + lead)))
+    return g
+
+
+def _agrees_with_rows(node, ctx, needed, grad, batched, m):
+    """Two random combinations of the rows: the batched results must combine to the formula's."""
+    rng = np.random.default_rng(m)
+    rtol = _AGREE_RTOL.get(grad._dtype.name, 1e-2)
+    rows64 = grad._data.reshape(m, -1).astype(np.float64)
+    token = _grad_enabled.set(False)
+    try:
+        for _ in range(2):
+            w = rng.standard_normal(m)
+            ctx["grad"] = Tensor._make((w @ rows64).reshape(grad._data.shape[1:]).astype(grad._dtype.np),
+                                       grad._dtype)
+            reference = node._op.backward(ctx, needed)
+            for g, r, (shape, _) in zip(batched, reference, node._meta):
+                if g is None:
+                    continue
+                if r is None:
+                    return False
+                r = np.asarray(r._data, np.float64)
+                if r.shape != shape:
+                    r = _np_sum_to(r, shape)
+                g64 = g._data.reshape(m, -1).astype(np.float64)
+                combined = (w @ g64).reshape(shape)
+                scale = (np.abs(w) @ np.abs(g64)).reshape(shape) + np.abs(r)
+                if not np.all(np.abs(combined - r) <= rtol * scale):
+                    return False
+    finally:
+        _grad_enabled.reset(token)
+    return True
+
+
+def _np_sum_to(a, shape):
+    lead = a.ndim - len(shape)
+    a = a.sum(axis=tuple(range(lead))) if lead > 0 else a
+    axes = tuple(k for k, (have, want) in enumerate(zip(a.shape, shape)) if want == 1 and have != 1)
+    return a.sum(axis=axes, keepdims=True) if axes else a
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):

@@ -20,7 +20,7 @@ from . import derivatives as D
 from . import dtypes, errors, limits
 from .dtypes import DType
 from .graph import _grad_enabled
-from .op import apply, apply_ex, apply_inplace, check_inplace, wrap, write_inplace
+from .op import _check_broadcast, apply, apply_ex, apply_inplace, check_inplace, wrap, write_inplace
 from .tensor import Size, Tensor, _wrap_dim
 
 _bpy = builtins
@@ -31,10 +31,17 @@ def _is_tensor(x) -> bool:
     return type(x) is Tensor or isinstance(x, Tensor)
 
 
-def _need_tensor(x, name="input", fn=""):
+def _need_tensor(x, name="input", fn="", position=1):
+    """PyTorch's argument check for parameters typed ``Tensor`` (a Python number is refused)."""
     if not _is_tensor(x):
-        raise errors.TypeError(f"{fn}(): argument '{name}' (position 1) must be Tensor, not {type(x).__name__}")
+        raise errors.TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                               f"{type(x).__name__}")
     return x
+
+
+def _need_tensors(fn, input, other, other_name="other"):
+    _need_tensor(input, "input", fn)
+    _need_tensor(other, other_name, fn, 2)
 
 
 def _shape_args(args, name="size"):
@@ -149,6 +156,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         arr = np.array(data._data, copy=True)
         d = _dtype_arg(dtype, data._dtype)
         return _finish(Tensor._make(arr, d), requires_grad)
+    _check_nested_size(data)
     shape, flat, kind = _infer(data)
     limits.check_elements(shape)
     d = _dtype_arg(dtype)
@@ -162,6 +170,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     else:
         if d.category != 2 and builtins.any(isinstance(v, float) and not math.isfinite(v) for v in flat):
             raise errors.RuntimeError("value cannot be converted to type int64 without overflow")
+        if kind is not None and kind.category < 2 and builtins.any(
+                type(v) is int and not -2**63 <= v < 2**63 for v in flat):
+            raise errors.ValueError("Overflow when unpacking long long")
         try:
             arr = np.array(flat, dtype=d.np if d.category == 2 else None).reshape(shape)
         except OverflowError:
@@ -171,6 +182,18 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
                 arr = np.trunc(arr)
             arr = arr.astype(d.np)
     return _finish(Tensor._make(arr, d), requires_grad)
+
+
+def _check_nested_size(data):
+    """The element limit on the shape read along first items, before walking nested data:
+    ``[[0] * 10**4] * 10**5`` is a small Python object that stands for 10^9 elements."""
+    shape = []
+    while isinstance(data, (list, tuple)) and data and len(shape) < 64:
+        shape.append(len(data))
+        data = data[0]
+    if _is_tensor(data):
+        shape.extend(data._data.shape)
+    limits.check_elements(shape)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -235,8 +258,10 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if end is None:
         start, end = 0, start
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
-    if step == 0:
+    if step == 0 or step != step:
         raise errors.RuntimeError("step must be nonzero")
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise errors.RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (end - start) / step < 0:
         raise errors.RuntimeError("upper bound and larger bound inconsistent with step sign")
     floating = builtins.any(isinstance(v, float) for v in (start, end, step))
@@ -271,7 +296,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
-    return pow(base, linspace(start, end, steps, dtype=float64 if dtype is float64 else None)).to(
+    return pow(base, linspace(start, end, steps, dtype=dtypes.float64 if dtype is dtypes.float64 else None)).to(
         _dtype_arg(dtype, dtypes.default_float))
 
 
@@ -413,7 +438,8 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 def rsub(input, other, *, alpha=1):
-    return apply(D.rsub, (input, other), {"alpha": alpha} if alpha != 1 else {})
+    entry = D.rsub_tensor if _is_tensor(other) and not other._wrapped else D.rsub
+    return apply(entry, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
 
 def mul(input, other, *, out=None):
@@ -438,15 +464,15 @@ def floor_divide(input, other):
 
 
 def remainder(input, other):
-    if not _is_tensor(input):
-        input = wrap(input)
-    if _is_tensor(other):
+    if not _is_tensor(input) or input._wrapped:
+        return apply(D.remainder_scalar_self, (wrap(input), other))
+    if _is_tensor(other) and not other._wrapped:
         return apply(D.remainder_tensor, (input, other))
     return apply(D.remainder, (input, other))
 
 
 def fmod(input, other):
-    return apply(D.fmod, (input, other))
+    return apply(D.fmod_tensor if _is_tensor(other) and not other._wrapped else D.fmod, (input, other))
 
 
 def pow(input, exponent, *, out=None):
@@ -455,8 +481,11 @@ def pow(input, exponent, *, out=None):
     if _is_tensor(exponent):
         return apply(D.pow_tensor, (input, exponent))
     exponent = _scalar(exponent)
-    if input._dtype.category != 2 and isinstance(exponent, float):
-        input = input.to(dtypes.default_float)
+    if input._dtype.category != 2:
+        # the exponent takes part in type promotion (bool ** 2 is int64, int ** 0.5 is float)
+        promoted = dtypes.result_type([input, wrap(exponent)])
+        if promoted is not input._dtype:
+            input = input.to(promoted)
     if input._dtype.category != 2 and isinstance(exponent, int) and exponent < 0:
         raise errors.RuntimeError("Integers to negative integer powers are not allowed.")
     return apply(D.pow_scalar, (input,), {"exponent": exponent})
@@ -472,24 +501,36 @@ def square(input):
 
 
 def atan2(input, other):
+    _need_tensors("atan2", input, other)
     return apply(D.atan2, (input, other))
 
 
 def maximum(input, other):
+    _need_tensors("maximum", input, other)
     return apply(D.maximum, (input, other))
 
 
 def minimum(input, other):
+    _need_tensors("minimum", input, other)
     return apply(D.minimum, (input, other))
 
 
 def clamp(input, min=None, max=None, *, out=None):
+    _need_tensor(input, "input", "clamp")
     if min is None and max is None:
         raise errors.RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [wrap(b) for b in (min, max) if b is not None]
+    d = dtypes.result_type([input, *bounds])          # the bounds take part in type promotion
+    if d is not input._dtype and input._dtype.category != 2:
+        input = input.to(d)
     if _is_tensor(min) or _is_tensor(max):
-        lo = min if _is_tensor(min) else full_like(input, -math.inf if min is None else min)
-        hi = max if _is_tensor(max) else full_like(input, math.inf if max is None else max)
-        return apply(D.clamp_tensor, (input, lo, hi))
+        def bound(b, extreme):
+            if _is_tensor(b):
+                return b
+            if b is None:
+                b = extreme if d.category == 2 else (np.iinfo(d.np).min if extreme < 0 else np.iinfo(d.np).max)
+            return full_like(input, b, dtype=d)
+        return apply(D.clamp_tensor, (input, bound(min, -math.inf), bound(max, math.inf)))
     params = {}
     if min is not None:
         params["min"] = min
@@ -523,15 +564,32 @@ def where(condition, input=None, other=None):
 
 
 def lerp(input, end, weight):
+    if not (_is_tensor(input) and _is_tensor(end)):
+        types = ", ".join("Tensor" if _is_tensor(a) else type(a).__name__ for a in (input, end, weight))
+        raise errors.TypeError(f"lerp() received an invalid combination of arguments - got ({types}), but "
+                               f"expected one of:")
+    if input._dtype.category != 2:
+        kernel = "lerp_kernel_tensor" if _is_tensor(weight) else "lerp_kernel_scalar"
+        raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{_cap_dtype(input._dtype)}\'')
+    for name, t in (("end", end), ("weight", weight)):
+        if _is_tensor(t) and t._dtype is not input._dtype:
+            raise errors.RuntimeError(f"expected dtype {_long_name(input._dtype)} for `{name}` but got dtype "
+                                      f"{_long_name(t._dtype)}")
     if _is_tensor(weight):
         return apply(D.lerp_tensor, (input, end, weight))
     return apply(D.lerp, (input, end), {"weight": weight})
 
 
 def masked_fill(input, mask, value):
-    if not _is_tensor(mask) or mask._dtype is not dtypes.bool_:
+    _need_tensor(mask, "mask", "masked_fill", 2)
+    if mask._dtype is not dtypes.bool_:
         raise errors.RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                                  f"{getattr(getattr(mask, '_dtype', None), 'name', type(mask).__name__)}")
+                                  f"{_long_name(mask._dtype)}")
+    if mask._data.shape != input._data.shape:
+        _check_broadcast([input._data, mask._data])
+        shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
+        if shape != input._data.shape:
+            input = expand(input, shape)
     if _is_tensor(value):
         if value._data.ndim != 0:
             raise errors.RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
@@ -544,12 +602,21 @@ def masked_fill(input, mask, value):
 
 def _unary(entry):
     def f(input, *, out=None):
+        if type(input) is not Tensor:
+            _need_tensor(input, "input", entry.name)
         return apply(entry, (input,))
     f.__name__ = entry.name
     return f
 
 
-neg = negative = _unary(D.neg)
+def neg(input, *, out=None):
+    if _is_tensor(input) and input._dtype is dtypes.bool_:
+        raise errors.RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                                  "to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return apply(D.neg, (input,))
+
+
+negative = neg
 abs = absolute = _unary(D.abs_)
 sign = _unary(D.sign)
 sgn = _unary(D.sgn)
@@ -582,8 +649,6 @@ frac = _unary(D.frac)
 
 
 def relu(input, inplace=False):
-    if input._dtype is dtypes.bool_:
-        raise errors.RuntimeError('"clamp_min_cpu" not implemented for \'Bool\'') if False else None
     if inplace:
         return apply_inplace(D.relu, input)
     return apply(D.relu, (input,))
@@ -673,7 +738,8 @@ ge = greater_equal = _compare(D.ge)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = wrap(input), wrap(other)
+    _need_tensors("isclose", input, other)
+    a, b = input, other
     d = dtypes.result_type([a, b])
     x, y = a._data.astype(d.np), b._data.astype(d.np)
     with np.errstate(all="ignore"):
@@ -686,6 +752,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    _need_tensors("allclose", input, other)
     return builtins.bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
 
 
@@ -694,17 +761,32 @@ def equal(input, other) -> bool:
 
 
 # ================================================================ reductions
-def _reduce_dim(dim, t):
+def _reduce_dim(dim, t, empty_means_all=True):
+    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
     if dim is None:
         return None
+    n = t._data.ndim
     if isinstance(dim, (tuple, list)):
-        return tuple(_wrap_dim(d, t._data.ndim) for d in dim)
-    return _wrap_dim(dim, t._data.ndim)
+        if not dim:
+            return tuple(range(n)) if empty_means_all else ()
+        dims = tuple(_wrap_dim(d, n) for d in dim)
+        for k, d in enumerate(dims):
+            if d in dims[:k]:
+                raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return dims
+    return _wrap_dim(dim, n)
+
+
+def _int_dim(dim, name, position=None):
+    if isinstance(dim, (tuple, list)):
+        where = f" (position {position})" if position else ""
+        raise errors.TypeError(f"{name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
+    return dim
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0 and False):
+    if dim is None:
         return apply(D.sum_all, (input,), params)
     return apply(D.sum_dim, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim, **params})
 
@@ -724,6 +806,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
     if dim is None:
         return apply(D.prod_all, (input,), params)
+    if isinstance(dim, (tuple, list)):
+        raise errors.TypeError("prod() received an invalid combination of arguments - got (tuple), but expected "
+                               "one of:")
     return apply(D.prod_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim), "keepdim": keepdim, **params})
 
 
@@ -783,11 +868,11 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def argmax(input, dim=None, keepdim=False):
-    return apply(D.argmax, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    return apply(D.argmax, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmax"), input), "keepdim": keepdim})
 
 
 def argmin(input, dim=None, keepdim=False):
-    return apply(D.argmin, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    return apply(D.argmin, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmin"), input), "keepdim": keepdim})
 
 
 def _var_args(input, dim, unbiased, keepdim, correction):
@@ -807,13 +892,13 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim) if dim is not None \
-        else mean(input)
+    params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim) if dim is not None \
-        else mean(input)
+    params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)
 
 
 def _ord(p):
@@ -833,32 +918,86 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
-    if ord is None or (A._data.ndim <= 1 and dim is None) or isinstance(dim, int):
+    """``torch.linalg.norm``: a vector norm over one dim (or all, without ord), else a matrix norm."""
+    n = A._data.ndim
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if isinstance(dim, int) or (dim is None and (ord is None or n == 1)):
+        if isinstance(ord, str):
+            raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
         return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+    if dim is None:
+        if n != 2:
+            raise errors.RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                                      f"Got {n}D.")
+        dim = (-2, -1)
+    return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """PyTorch's composition: Frobenius as a vector norm, 1/inf norms as amax(sum(abs))."""
+    n = A._data.ndim
+    if n < 2:
+        raise errors.RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = (_wrap_dim(d, n) for d in dim)
     if ord == "fro":
-        return vector_norm(A, 2, dim, keepdim)
-    raise errors.RuntimeError(f"linalg.norm: matrix norm of order {ord!r} is not supported in gradexpr")
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in (1, -1, math.inf, -math.inf):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        if not keepdim and d0 < d1:
+            d1 -= 1
+        summed = sum(abs(A), d0, keepdim)
+        return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
+    if ord in (2, -2, "nuc"):
+        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        if ord == "nuc":
+            out = sum(s, -1)
+        else:
+            out = amax(s, -1) if ord == 2 else amin(s, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = unsqueeze(out, d)
+        return out
+    raise errors.RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-def logsumexp(input, dim, keepdim=False):
+def svdvals(A, *, driver=None):
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if A._dtype.category != 2:
+        raise errors.RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
+                                  f"{_cap_dtype(A._dtype)}")
+    return apply(D.svdvals, (A,))
+
+
+def logsumexp(input, dim=None, keepdim=False):
+    if dim is None:
+        raise errors.TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     return apply(D.logsumexp, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
 
 
 def cumsum(input, dim, *, dtype=None):
-    return apply(D.cumsum, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+    params = {"dim": _wrap_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return apply(D.cumsum, (input,), params)
 
 
 def cumprod(input, dim, *, dtype=None):
-    return apply(D.cumprod, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+    params = {"dim": _wrap_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return apply(D.cumprod, (input,), params)
 
 
 def all(input, dim=None, keepdim=False):
-    t = apply(D.all_, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    t = apply(D.all_, (input,), {"dim": _reduce_dim(dim, input, empty_means_all=False), "keepdim": keepdim})
     return t if input._dtype is not dtypes.uint8 else t.to(dtypes.uint8)
 
 
 def any(input, dim=None, keepdim=False):
-    return apply(D.any_, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    return apply(D.any_, (input,), {"dim": _reduce_dim(dim, input, empty_means_all=False), "keepdim": keepdim})
 
 
 def count_nonzero(input, dim=None):
@@ -884,6 +1023,7 @@ def _long_name(d):
 
 
 def mm(input, mat2, *, out=None):
+    _need_tensors("mm", input, mat2, "mat2")
     if input._data.ndim != 2:
         raise errors.RuntimeError(f"self must be a matrix")
     if mat2._data.ndim != 2:
@@ -892,10 +1032,12 @@ def mm(input, mat2, *, out=None):
     if a[1] != b[0]:
         raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
     _ensure_float_matmul(input, mat2, "mm")
+    limits.check_elements((a[0], b[1]))
     return apply(D.mm, (input, mat2))
 
 
 def bmm(input, mat2, *, out=None):
+    _need_tensors("bmm", input, mat2, "mat2")
     if input._data.ndim != 3:
         raise errors.RuntimeError(f"batch1 must be a 3D tensor")
     if mat2._data.ndim != 3:
@@ -905,10 +1047,12 @@ def bmm(input, mat2, *, out=None):
         raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] "
                                   f"but got: [{b[0]}, {b[1]}].")
     _ensure_float_matmul(input, mat2, "bmm")
+    limits.check_elements((a[0], a[1], b[2]))
     return apply(D.bmm, (input, mat2))
 
 
 def mv(input, vec, *, out=None):
+    _need_tensors("mv", input, vec, "vec")
     a, b = input._data.shape, vec._data.shape
     if len(a) != 2 or len(b) != 1:
         raise errors.RuntimeError(f"vector + matrix @ vector expected, got {len(a)}, {len(b)}, {len(b)}")
@@ -918,6 +1062,7 @@ def mv(input, vec, *, out=None):
 
 
 def dot(input, tensor, *, out=None):
+    _need_tensors("dot", input, tensor, "tensor")
     if input._data.ndim != 1 or tensor._data.ndim != 1:
         raise errors.RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
     if input._data.shape[0] != tensor._data.shape[0]:
@@ -939,7 +1084,9 @@ vdot = inner = dot
 
 
 def matmul(input, other, *, out=None):
-    """PyTorch's matmul: dot, mv, mm, or a folded / batched product, chosen by the ranks."""
+    """PyTorch's matmul: dot, mv, mm, a folded mm/mv, or a broadcast bmm, chosen as ATen chooses
+    (which is what decides the node names of the result)."""
+    _need_tensors("matmul", input, other)
     da, db = input._data.ndim, other._data.ndim
     if da == 0 or db == 0:
         raise errors.RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
@@ -949,53 +1096,93 @@ def matmul(input, other, *, out=None):
         return mv(input, other)
     if da == 1 and db == 2:
         if input._data.shape[0] != other._data.shape[0]:
-            raise errors.RuntimeError(f"size mismatch, got input ({input._data.shape[0]}), mat "
-                                      f"({other._data.shape[0]}x{other._data.shape[1]})" if False else
-                                      f"mat1 and mat2 shapes cannot be multiplied (1x{input._data.shape[0]} and "
+            raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{input._data.shape[0]} and "
                                       f"{other._data.shape[0]}x{other._data.shape[1]})")
-        return apply(D.squeeze_inplace_dim, (mm(input.unsqueeze(0), other),), {"dim": 0})
+        return apply(D.squeeze_inplace_dim, (mm(unsqueeze(input, 0), other),), {"dim": 0})
     if da == 2 and db == 2:
         return mm(input, other)
-    if da >= 3 and db <= 2:
-        # fold the batch into the rows: (b, n, k) @ (k, m) -> (b*n, k) @ (k, m)
-        k = input._data.shape[-1]
-        if other._data.shape[0] != k:
-            rows = int(np.prod(input._data.shape[:-1]))
-            raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
-                                      f"{other._data.shape[0]}x{other._data.shape[-1] if db == 2 else 1})")
-        folded = input.reshape(-1, k)
-        if db == 1:
-            out = mv(folded, other)
-            return apply(D.unsafe_view, (out,), {"shape": input._data.shape[:-1]})
-        out = mm(folded, other)
-        return apply(D.unsafe_view, (out,), {"shape": input._data.shape[:-1] + (other._data.shape[1],)})
-    # batched: broadcast the batch dimensions and use bmm
-    a = input.unsqueeze(0) if da == 1 else input
-    b = other.unsqueeze(-1) if db == 1 else other
-    if a._data.shape[-1] != b._data.shape[-2]:
+    if _should_fold(input, other):
+        return _matmul_folded(input, other)
+    return _matmul_batched(input, other)
+
+
+def _batch_contiguous(t):
+    a = t._data
+    return builtins.all(a.strides[i] == a.strides[i + 1] * a.shape[i + 1] for i in range(a.ndim - 2))
+
+
+def _should_fold(a, b):
+    """ATen's should_fold: fold the larger operand's batch into rows and use mm/mv instead of bmm."""
+    larger = a if a._data.ndim >= b._data.ndim else None
+    smaller = b if larger is not None else a
+    ndim_big = builtins.max(a._data.ndim, b._data.ndim)
+    if not (ndim_big >= 3 and smaller._data.ndim <= 2):
+        return False
+    if smaller._requires_grad:
+        return True
+    if a._data.ndim == 2:
+        return False
+    big = larger if larger is not None else _mT(b)
+    return big._data.size == 0 or _batch_contiguous(big)
+
+
+def _matmul_folded(a, b):
+    transpose = b._data.ndim > a._data.ndim
+    t1 = _mT(b) if transpose else a
+    t2 = (t(a) if a._data.ndim == 2 else a) if transpose else b
+    k = t1._data.shape[-1]
+    if t2._data.shape[0] != k:
+        rows = int(np.prod(t1._data.shape[:-1]))
+        cols = t2._data.shape[-1] if t2._data.ndim == 2 else 1
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                                  f"{t2._data.shape[0]}x{cols})")
+    shape = t1._data.shape[:-1]
+    folded = reshape(t1, int(np.prod(shape)), k)
+    if t2._data.ndim == 2:
+        out = apply(D.unsafe_view, (mm(folded, t2),), {"shape": shape + (t2._data.shape[1],)})
+        return contiguous(_mT(out)) if transpose else out
+    return apply(D.unsafe_view, (mv(folded, t2),), {"shape": shape})
+
+
+def _matmul_batched(a, b):
+    da, db = a._data.ndim, b._data.ndim
+    sa, sb = a._data.shape, b._data.shape
+    if da == 3 and db == 3 and sa[0] != sb[0]:
+        if sa[0] == 1 and a._requires_grad:
+            return matmul(squeeze(a, 0), b)
+        if sb[0] == 1 and b._requires_grad:
+            return matmul(a, squeeze(b, 0))
+    n = sa[-2] if da > 1 else 1
+    m1 = sa[-1]
+    m2 = sb[-2] if db > 1 else sb[0]
+    p = sb[-1] if db > 1 else 1
+    if m1 != m2:
         raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                                  f"[{int(np.prod(a._data.shape[:-2]) if a._data.ndim > 2 else 1)}, "
-                                  f"{a._data.shape[-1]}] but got: [{int(np.prod(b._data.shape[:-2]))}, "
-                                  f"{b._data.shape[-2]}].")
+                                  f"[{int(np.prod(sa[:-2])) if da > 2 else 1}, {m1}] but got: "
+                                  f"[{int(np.prod(sb[:-2])) if db > 2 else 1}, {m2}].")
     try:
-        batch = np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
+        batch = tuple(np.broadcast_shapes(sa[:builtins.max(da - 2, 0)], sb[:builtins.max(db - 2, 0)]))
     except ValueError:
-        raise errors.RuntimeError(f"The size of tensor a ({a._data.shape[-3]}) must match the size of tensor b "
-                                  f"({b._data.shape[-3]}) at non-singleton dimension 0") from None
-    n, k, m = a._data.shape[-2], a._data.shape[-1], b._data.shape[-1]
-    bsz = int(np.prod(batch)) if batch else 1
-    a3 = a.expand(batch + (n, k)).reshape(bsz, n, k)
-    b3 = b.expand(batch + (k, m)).reshape(bsz, k, m)
+        ba, bb = sa[:builtins.max(da - 2, 0)], sb[:builtins.max(db - 2, 0)]
+        k = next(i for i in range(1, builtins.min(len(ba), len(bb)) + 1)
+                 if ba[-i] != bb[-i] and ba[-i] != 1 and bb[-i] != 1)
+        raise errors.RuntimeError(f"The size of tensor a ({ba[-k]}) must match the size of tensor b ({bb[-k]}) at "
+                                  f"non-singleton dimension {builtins.max(len(ba), len(bb)) - k}") from None
+    nb = int(np.prod(batch))
+    a3 = reshape(expand(a, batch + (n, m1)), nb, n, m1)
+    if db == 1:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), nb, m2), 2)
+    else:
+        b3 = reshape(expand(b, batch + (m2, p)), nb, m2, p)
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     out = bmm(a3, b3)
-    shape = batch + (n, m)
-    if da == 1:
-        shape = batch + (m,)
-    elif db == 1:
-        shape = batch + (n,)
-    return apply(D.view, (out,), {"shape": shape})
+    if db == 1:
+        out = squeeze(out, -1)
+    return apply(D.unsafe_view, (out,), {"shape": shape})
 
 
 def outer(input, vec2):
+    _need_tensors("outer", input, vec2, "vec2")
     return input.reshape(input._data.shape[0], 1) * vec2
 
 
@@ -1123,9 +1310,13 @@ def view(input, *shape):
 
 
 def reshape(input, *shape):
+    """A view when the tensor is contiguous, an alias with computed strides when the shape can still be
+    viewed (``ReshapeAliasBackward0``), else a copy (``UnsafeViewBackward0`` of a clone), as ATen."""
     shape = _infer_shape(_shape_args(shape, "reshape"), input._data.size)
-    if _viewable(input._data, shape):
+    if input._data.flags.c_contiguous:
         return apply(D.view, (input,), {"shape": shape})
+    if _viewable(input._data, shape):
+        return apply(D.reshape_alias, (input,), {"shape": shape})
     return apply(D.unsafe_view, (clone(input),), {"shape": shape})
 
 
@@ -1160,10 +1351,7 @@ def squeeze(input, dim=None):
     if dim is None:
         return apply(D.squeeze, (input,))
     if isinstance(dim, (tuple, list)):
-        out = input
-        for d in sorted((_wrap_dim(x, input._data.ndim) for x in dim), reverse=True):
-            out = apply(D.squeeze_dim, (out,), {"dim": d})
-        return out
+        return apply(D.squeeze_dims, (input,), {"dims": _reduce_dim(dim, input, empty_means_all=False)})
     return apply(D.squeeze_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
 
 
@@ -1192,6 +1380,7 @@ def expand(input, *sizes):
                                       f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                       f"{list(cur)}")
         shape.append(s)
+    limits.check_elements(shape)    # a view, but every later op would materialise it
     return apply(D.expand, (input,), {"shape": tuple(shape)})
 
 
@@ -1209,7 +1398,7 @@ def repeat(input, *sizes):
         raise errors.RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
                                   "of tensor")
     shape = (1,) * (len(sizes) - input._data.ndim) + input._data.shape
-    limits.check_elements(tuple(a * b for a, b in zip(shape, sizes)))
+    _check_new_shape(tuple(a * b for a, b in zip(shape, sizes)))
     return apply(D.repeat, (input,), {"repeats": sizes})
 
 
@@ -1218,7 +1407,9 @@ def _tensor_list(tensors, name):
         raise errors.TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                                f"{type(tensors).__name__}")
     if not tensors:
-        raise errors.RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+        if name == "stack":
+            raise errors.RuntimeError("stack expects a non-empty TensorList")
+        raise errors.ValueError(f"torch.{name}(): expected a non-empty list of Tensors")
     return [t if _is_tensor(t) else _bad_elem(name, t, i) for i, t in enumerate(tensors)]
 
 
@@ -1242,9 +1433,14 @@ def cat(tensors, dim=0, *, out=None):
                                               f"{a} but got size {b} for tensor number {i} in the list.")
     limits.check_elements(ref._data.shape[:d] + (builtins.sum(t._data.shape[d] for t in nonempty),)
                           + ref._data.shape[d + 1:]) if nonempty else None
+    params = {"dim": d}
     if len(nonempty) != len(ts):
+        # skipped legacy empty tensors still take part in type promotion
+        promoted = dtypes.result_type(ts)
         ts = nonempty or ts[:1]
-    return apply(D.cat, ts, {"dim": d})
+        if promoted is not dtypes.result_type(ts):
+            params["dtype"] = promoted
+    return apply(D.cat, ts, params)
 
 
 concat = concatenate = cat
@@ -1257,6 +1453,7 @@ def stack(tensors, dim=0, *, out=None):
             raise errors.RuntimeError(f"stack expects each tensor to be equal size, but got {list(ts[0]._data.shape)} "
                                       f"at entry 0 and {list(t._data.shape)} at entry {i}")
     d = _wrap_dim(dim, ts[0]._data.ndim + 1)
+    limits.check_elements(ts[0]._data.shape[:d] + (len(ts),) + ts[0]._data.shape[d:])
     return apply(D.stack, ts, {"dim": d})
 
 
@@ -1340,17 +1537,17 @@ def select(input, dim, index):
 
 
 def index_select(input, dim, index):
+    _need_tensor(index, "index", "index_select", 3)
     if index._dtype.category != 1:
-        raise errors.RuntimeError("index_select(): Expected dtype int32/int64 for index but got: "
-                                  + _cap_dtype(index._dtype))
+        raise errors.RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if index._data.ndim > 1:
+        raise errors.IndexError("index_select(): Index is supposed to be a vector")
     d = _wrap_dim(dim, input._data.ndim)
-    _check_index_range(index, input._data.shape[d] if input._data.ndim else 1, "index out of range in self")
-    return apply(D.index_select, (input, index), {"dim": d})
-
-
-def _check_index_range(index, size, message):
-    if index._data.size and (index._data.max() >= size or index._data.min() < -size):
-        raise errors.IndexError(message)
+    size = input._data.shape[d] if input._data.ndim else 1
+    bad = index._data[(index._data < 0) | (index._data >= size)]
+    if bad.size:
+        raise errors.RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+    return apply(D.index_select, (input, reshape(index, -1) if index._data.ndim == 0 else index), {"dim": d})
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -1358,12 +1555,22 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
-    if index._dtype is not dtypes.int64:
-        raise errors.RuntimeError("gather(): Expected dtype int64 for index")
-    d = _wrap_dim(dim, input._data.ndim)
-    _check_index_range(index, input._data.shape[d], f"index {int(index._data.max()) if index._data.size else 0} is "
-                                                     f"out of bounds for dimension {d} with size "
-                                                     f"{input._data.shape[d]}")
+    _need_tensor(index, "index", "gather", 3)
+    if index._dtype.category != 1:
+        raise errors.RuntimeError("gather(): Expected dtype int32/int64 for index")
+    n = input._data.ndim
+    d = _wrap_dim(dim, n)
+    if index._data.ndim != n and builtins.max(n, 1) != builtins.max(index._data.ndim, 1):
+        raise errors.RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k, (i, m) in enumerate(zip(index._data.shape, input._data.shape)):
+        if k != d and i > m:
+            raise errors.RuntimeError(f"Size does not match at dimension {k} expected index "
+                                      f"{list(index._data.shape)} to be no larger than self "
+                                      f"{list(input._data.shape)} apart from dimension {d}")
+    size = input._data.shape[d] if n else 1
+    bad = index._data[(index._data < 0) | (index._data >= size)]
+    if bad.size:
+        raise errors.RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {size}")
     return apply(D.gather, (input, index), {"dim": d})
 
 
@@ -1393,23 +1600,34 @@ def flipud(input):
 
 
 def roll(input, shifts, dims=None):
-    if isinstance(shifts, (list, tuple)):
-        shifts = tuple(shifts)
-    if isinstance(dims, list):
-        dims = tuple(dims)
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else shifts
+    if dims is not None:
+        dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+        n_shifts = len(shifts) if isinstance(shifts, tuple) else 1
+        if not dims or n_shifts != len(dims):
+            raise errors.RuntimeError("`shifts` required" if not dims else
+                                      f"shifts and dimensions must align. shifts: {n_shifts}, dims:{len(dims)}")
+        dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
+        shifts = shifts if isinstance(shifts, tuple) else (shifts,)
     return apply(D.roll, (input,), {"shifts": shifts, "dims": dims})
 
 
 def tril(input, diagonal=0):
+    if input._data.ndim < 2:
+        raise errors.RuntimeError("tril: input tensor must have at least 2 dimensions")
     return apply(D.tril, (input,), {"diagonal": diagonal})
 
 
 def triu(input, diagonal=0):
+    if input._data.ndim < 2:
+        raise errors.RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply(D.triu, (input,), {"diagonal": diagonal})
 
 
 def diag(input, diagonal=0):
     if input._data.ndim == 1:
+        n = input._data.shape[0] + builtins.abs(diagonal)
+        limits.check_elements((n, n))
         return apply(D.diag_embed, (input,), {"offset": diagonal} if diagonal else {})
     if input._data.ndim == 2:
         return apply(D.diag_copy, (input,), {"diagonal": diagonal} if diagonal else {})
@@ -1422,6 +1640,8 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    n = input._data.shape[-1] + builtins.abs(offset) if input._data.ndim else 1
+    limits.check_elements(input._data.shape[:-1] + (n, n))
     return apply(D.diag_embed, (input,), {"offset": offset})
 
 
@@ -1445,7 +1665,8 @@ _INT_KINDS = "iu"
 
 def _normalise_index(t: Tensor, index):
     """PyTorch's indexing as one NumPy index and the node name of the last step PyTorch would record."""
-    if not isinstance(index, tuple):
+    single = not isinstance(index, tuple)      # t[a:b] is always a slice node, t[:, :] only an alias
+    if single:
         index = (index,)
     out, node, advanced = [], None, False
     dim = 0
@@ -1479,7 +1700,7 @@ def _normalise_index(t: Tensor, index):
                 raise errors.ValueError("step must be greater than zero")
             s = slice(start, stop, step)
             out.append(s)
-            if s.indices(shape[dim]) != (0, shape[dim], 1):
+            if single or s.indices(shape[dim]) != (0, shape[dim], 1):
                 node = "SliceBackward0"
             dim += 1
         elif _is_tensor(i) or isinstance(i, (list, tuple)):
@@ -1501,8 +1722,8 @@ def _normalise_index(t: Tensor, index):
             out.append(arr)
             advanced = True
         else:
-            raise errors.TypeError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-                                   "are valid indices (got " + type(i).__name__ + ")")
+            raise errors.IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                    "are valid indices (got " + type(i).__name__ + ")")
     if advanced:
         node = "IndexBackward0"
     elif node is None:
@@ -1802,8 +2023,6 @@ def _pos(self):
 
 def _T(self):
     n = self._data.ndim
-    if n <= 1:
-        return self
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 

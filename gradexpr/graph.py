@@ -15,6 +15,9 @@ from __future__ import annotations
 import contextvars
 import heapq
 import itertools
+import sys
+
+from numpy import add as np_add
 
 from . import errors
 
@@ -107,11 +110,12 @@ class SavedTensor:
 
     __slots__ = ("tensor", "version", "producer", "is_output")
 
-    def __init__(self, tensor, is_output: bool = False):
+    def __init__(self, tensor, is_output: bool = False, producer=None):
         # An output is stored without its grad_fn (no reference cycle); it is re-attached on unpack.
+        # ``producer`` (named in the in-place error) is the node that made the tensor: the saving op's
+        # node name for an output, else the tensor's grad_fn (named only if the error happens).
         self.is_output = is_output
-        fn = tensor._grad_fn
-        self.producer = fn.name() if fn is not None else None
+        self.producer = producer if is_output else tensor._grad_fn
         self.tensor = tensor._detached_alias() if is_output else tensor
         self.version = tensor._version_counter[0]
 
@@ -121,8 +125,10 @@ class SavedTensor:
             shape = "[" + ", ".join(str(s) for s in t._data.shape) + "]"
             msg = ("one of the variables needed for gradient computation has been modified by an inplace "
                    f"operation: [{_TYPE_STRING[t._dtype.name]} {shape}]")
-            if self.producer is not None:
-                msg += f", which is output 0 of {_strip_backward(self.producer)},"
+            producer = self.producer
+            if producer is not None:
+                name = producer if type(producer) is str else producer.name()
+                msg += f", which is output 0 of {_strip_backward(name)},"
             msg += (f" is at version {t._version_counter[0]}; expected version {self.version} instead. Hint: "
                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True, check_nan=False).")
@@ -151,15 +157,18 @@ class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
     _gx_exposed = True
-    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "__weakref__")
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "__weakref__")
 
-    def __init__(self, op, next_nodes, saved, meta):
+    def __init__(self, op, next_nodes, saved, meta, frees=None):
         self._op = op
         self._next = next_nodes
         self._saved = saved
         self._meta = meta          # per input: (shape, dtype) for reducing and casting its gradient
         self._seq = next(_sequence)
         self._retains = None
+        # whether ``saved`` holds tensors, which backward frees (a node without, ``x + 1``, can run again)
+        self._frees = frees if frees is not None else any(
+            type(v) is SavedTensor or type(v) is SavedTensors for v in saved.values())
 
     def name(self) -> str:
         return self._op.node
@@ -182,24 +191,26 @@ class Node:
         ctx = {}
         for k, v in saved.items():
             tv = type(v)
-            ctx[k] = v.unpack(self) if tv is SavedTensor else [x.unpack(self) for x in v] if tv is SavedTensors else v
+            if tv is SavedTensor:
+                ctx[k] = v.unpack(self)
+            elif tv is SavedTensors:
+                ctx[k] = [x.unpack(self) for x in v]
+            else:
+                ctx[k] = v
         return ctx
 
     def _release(self):
-        # Only saved *tensors* are freed: a node that saved none (``x + 1``) can run again.
-        saved = self._saved
-        if saved and saved is not _RELEASED and any(
-                type(v) is SavedTensor or type(v) is SavedTensors for v in saved.values()):
+        if self._frees:
             self._saved = _RELEASED
 
     def _apply(self, grad):
         """Gradients for each input (None where not needed), reduced to the input's shape and dtype."""
         ctx = self._unpack()
         ctx["grad"] = grad
-        needed = [n is not None for n in self._next]
-        grads = self._op.backward(ctx, needed)
+        nxt = self._next
+        grads = self._op.backward(ctx, [n is not None for n in nxt])
         out = []
-        for g, n, (shape, dtype) in zip(grads, self._next, self._meta):
+        for g, n, (shape, dtype) in zip(grads, nxt, self._meta):
             if n is None or g is None:
                 out.append(None)
                 continue
@@ -240,8 +251,8 @@ class AccumulateGrad:
     def _release(self):
         pass
 
-    def _accumulate(self, grad, create_graph: bool):
-        accumulate_into(self.variable, grad, create_graph)
+    def _accumulate(self, grad, create_graph: bool, owned: bool = False):
+        accumulate_into(self.variable, grad, create_graph, owned)
 
 
 class _Copy:
@@ -254,16 +265,23 @@ class _Copy:
         return [ctx["grad"]]
 
 
-def accumulate_into(t, grad, create_graph: bool):
-    """PyTorch's AccumulateGrad: first gradient stored (a copy), later ones added."""
+def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
+    """PyTorch's AccumulateGrad: first gradient stored (a copy), later ones added.
+
+    ``owned``: nothing but the engine can reach ``grad`` or its memory (see ``_exclusive``),
+    so the first gradient is kept as it is instead of copied, as PyTorch steals a gradient
+    whose use count says it is not shared.
+    """
     if grad._dtype is not t._dtype:
         grad = grad.to(t._dtype)
     if t._grad is None:
         if create_graph and grad._grad_fn is not None:
             copy = grad._detached_copy()
             copy._requires_grad = True
-            copy._grad_fn = Node(_Copy, [grad._grad_fn], {}, [(grad._data.shape, grad._dtype)])
+            copy._grad_fn = Node(_Copy, [grad._grad_fn], {}, [(grad._data.shape, grad._dtype)], False)
             t._grad = copy
+        elif owned and grad._data.shape == t._data.shape:
+            t._grad = grad._detached_alias()
         else:
             t._grad = grad._detached_copy()
     elif create_graph:
@@ -277,6 +295,68 @@ def accumulate_into(t, grad, create_graph: bool):
             t._grad = g.detach() + grad.detach()
 
 
+# ---------------------------------------------------------------- ownership of gradients
+# A gradient made by a formula during this pass, referenced only by the engine, whose array
+# owns its memory and is referenced only by that tensor, cannot be observed by anyone else:
+# the engine may keep it as a leaf's .grad (no copy) or add into it in place. Reference
+# counts tell; the counts of an unshared object seen through the engine's own code pattern
+# are measured once here (they differ between Python versions).
+_STEAL_MIN = 4096          # elements; below this a copy costs less than the checks
+
+
+def _refs(x):
+    return sys.getrefcount(x)
+
+
+class _Probe:
+    __slots__ = ("_data",)
+
+
+def _measure_refcounts():
+    holder = {0: _Probe()}
+    popped = holder.pop(0, None)
+    sole_local = _refs(popped)                 # held by a local only
+    holder[0] = popped
+    del popped
+    got = holder.get(0)
+    in_buffer = _refs(got)                     # held by a dict and a local
+    probe = _Probe()
+    probe._data = object()
+    sole_data = _refs(probe._data)             # held by one slot only
+    return sole_local, in_buffer, sole_data
+
+
+# CPython up to 3.13 counts every reference the engine's code holds; later versions may borrow
+# some (a count then reads low), so there the engine does not rely on counts and always copies.
+if sys.implementation.name == "cpython" and sys.version_info < (3, 14):
+    _SOLE_LOCAL, _IN_BUFFER, _SOLE_DATA = _measure_refcounts()
+else:
+    _SOLE_LOCAL = _IN_BUFFER = _SOLE_DATA = -1
+
+
+def _owns_memory(t) -> bool:
+    """Whether ``t``'s array owns its memory and nothing but ``t`` refers to it."""
+    if _refs(t._data) != _SOLE_DATA:
+        return False
+    data = t._data
+    return data.base is None and data.flags.writeable
+
+
+def _held_by(buffers, g) -> int:
+    return sum(1 for v in buffers.values() if v is g)
+
+
+def _add_into(old, g):
+    """``old + g``, written into ``old``'s memory when the engine alone holds it (``old`` in the
+    buffers dict and in the caller's local, as measured) and no graph is being recorded."""
+    if (g._dtype is old._dtype and old._data.size >= _STEAL_MIN and g._data.shape == old._data.shape
+            and not _grad_enabled.get() and _refs(old) == _IN_BUFFER + 1 and _owns_memory(old)):
+        data = old._data
+        np_add(data, g._data, out=data)
+        return old
+    return old + g
+
+
 # ---------------------------------------------------------------- the engine
 def _edge_of(t):
     """The node that receives ``t``'s gradient: its grad_fn, or a leaf's AccumulateGrad."""
@@ -288,12 +368,16 @@ def _edge_of(t):
 
 
 def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: bool,
-                 inputs=None, accumulate: bool = True, allow_unused: bool = False):
+                 inputs=None, accumulate: bool = True, allow_unused: bool = False, node_apply=None):
     """Back-propagate from ``tensors`` seeded with ``grad_tensors``.
 
     With ``accumulate`` (``Tensor.backward``) leaves' ``.grad`` are updated, limited to
     ``inputs`` if given. Without it (``autograd.grad``) the gradients reaching
     ``inputs`` are returned in order and nothing is accumulated.
+
+    ``node_apply(node, grad) -> input gradients``, when given, runs each op node instead of
+    ``Node._apply`` (and ``retain_grad`` is then its business): batched Jacobians carry a
+    batch of cotangents through it, ``gradexpr eval --trace`` records each step with it.
     """
     roots = []
     for i, t in enumerate(tensors):
@@ -317,24 +401,21 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             targets.setdefault(node, []).append(k)
 
     # Discover the graph: dependency counts, iteratively (a 10^6-node chain must work).
-    deps = {}
-    seen = set()
-    stack = []
-    for r in roots:
-        if r not in seen:
-            seen.add(r)
-            stack.append(r)
-    order = []
+    deps = {r: 0 for r in roots}
+    stack = list(deps)
+    order = [] if targets is not None else None
     while stack:
         node = stack.pop()
-        order.append(node)
+        if order is not None:
+            order.append(node)
         for nxt in node._next:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt is not None:
+                count = deps.get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
 
     needed = None
     if targets is not None:
@@ -354,28 +435,45 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     for r, g in zip(roots, grad_tensors):
         buffers[r] = buffers[r] + g if r in buffers else g
 
+    # the common case (no inputs=, no node_apply, no retain_grad) runs op nodes inline
+    plain = targets is None and node_apply is None
+    heappush, heappop = heapq.heappush, heapq.heappop
     grad_mode = _grad_enabled.set(bool(create_graph))
     try:
-        ready = [(-r._seq, id(r), r) for r in set(roots) if deps.get(r, 0) == 0]
+        ready = [(-r._seq, id(r), r) for r in set(roots) if deps[r] == 0]
         heapq.heapify(ready)
         while ready:
-            node = heapq.heappop(ready)[2]
+            node = heappop(ready)[2]
             grad = buffers.pop(node, None)
             if grad is None:
                 node_grads = (None,) * len(node._next)     # nothing arrived: only release dependents
+            elif plain and type(node) is Node and not node._retains:
+                node_grads = node._apply(grad)
+                if not retain_graph:
+                    node._release()
             else:
+                # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
+                # still to run, which only read it) and whose memory is its own: see accumulate_into
+                owned = (type(node) is AccumulateGrad and not create_graph and grad._data.size >= _STEAL_MIN
+                         and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
-                                       accumulate, create_graph, retain_graph)
+                                       accumulate, create_graph, retain_graph, node_apply, owned)
+            grad = None
             for nxt, g in zip(node._next, node_grads):
                 if nxt is None:
                     continue
                 if g is not None:
                     old = buffers.get(nxt)
-                    buffers[nxt] = g if old is None else old + g
+                    if old is None:
+                        buffers[nxt] = g
+                    else:
+                        buffers[nxt] = _add_into(old, g)
+                        old = None
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    heappush(ready, (-nxt._seq, id(nxt), nxt))
+            node_grads = g = None       # the engine's references end here (see _add_into)
     finally:
         _grad_enabled.reset(grad_mode)
 
@@ -391,9 +489,10 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     return None
 
 
-def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph, retain_graph):
-    """Run one ready node; returns the gradients for its ``_next`` edges."""
-    if node._retains:
+def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph, retain_graph,
+              node_apply=None, owned=False):
+    """Run one ready node; returns the gradients for its ``_next`` edges (``owned``: see accumulate_into)."""
+    if node._retains and node_apply is None:
         _retain(node, grad)
     is_target = targets is not None and node in targets
     if is_target and captured is not None:
@@ -401,15 +500,15 @@ def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_
             captured[k] = grad
     if type(node) is AccumulateGrad:
         if accumulate and (targets is None or is_target):
-            node._accumulate(grad, create_graph)
+            node._accumulate(grad, create_graph, owned)
         return ()
     if is_target and accumulate:
         for k in targets[node]:
             accumulate_into(inputs[k], grad, create_graph)
     if needed is None:
-        grads = node._apply(grad)
+        grads = node._apply(grad) if node_apply is None else node_apply(node, grad)
     elif any(n is not None and n in needed for n in node._next):
-        grads = _apply_pruned(node, grad, needed)
+        grads = _apply_pruned(node, grad, needed, node_apply)
     else:
         grads = (None,) * len(node._next)
     if not retain_graph:
@@ -417,11 +516,11 @@ def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_
     return grads
 
 
-def _apply_pruned(node, grad, needed):
+def _apply_pruned(node, grad, needed, node_apply=None):
     saved_next = node._next
     node._next = [n if (n is not None and n in needed) else None for n in saved_next]
     try:
-        return node._apply(grad)
+        return node._apply(grad) if node_apply is None else node_apply(node, grad)
     finally:
         node._next = saved_next
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import dtypes, errors, limits
 from .graph import Node, SavedTensor, SavedTensors, _grad_enabled
-from .tensor import Tensor
+from .tensor import Tensor, _fresh
 
 
 class NotDifferentiable:
@@ -35,7 +35,8 @@ _EMPTY = {}
 
 class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
-                 "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast")
+                 "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
+                 "_calls", "_plans", "_any_optional")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None):
@@ -61,7 +62,11 @@ class Op:
         self._optional = {k: set(f.__code__.co_varnames[f.__code__.co_argcount - len(f.__defaults__ or ()):
                                                         f.__code__.co_argcount])
                           for k, f in self.formulas.items() if callable(f)}
+        self._any_optional = frozenset().union(*self._optional.values())
         self._save_cache = {}
+        self._plans = {}
+        # per input: a call of its formula reading its arguments from the backward context
+        self._calls = {k: _caller(f, self._optional[k]) for k, f in self.formulas.items() if callable(f)}
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node}>"
@@ -79,8 +84,25 @@ class Op:
             names = self._save_cache[needs] = tuple(s)
         return names
 
+    def save_plan(self, needs):
+        """``save_names(needs)`` with how ``apply`` gets each: (name, _RESULT | _INPUTS | input index | _LATE)."""
+        plan = self._plans.get(needs)
+        if plan is None:
+            plan = []
+            for name in self.save_names(needs):
+                if name == "result":
+                    plan.append((name, _RESULT))
+                elif self.variadic and name == self.inputs[0]:
+                    plan.append((name, _INPUTS))
+                elif name in self.inputs:
+                    plan.append((name, self.inputs.index(name)))
+                else:
+                    plan.append((name, _LATE))      # a parameter, an extra, a shape or dtype: see _record
+            plan = self._plans[needs] = tuple(plan)
+        return plan
+
     def optional(self, name):
-        return any(name in o for o in self._optional.values())
+        return name in self._any_optional
 
     def backward(self, ctx, needed):
         """Gradients for each input, None where not needed."""
@@ -94,37 +116,89 @@ class Op:
             if not need:
                 out.append(None)
                 continue
-            f = self.formulas.get(name, NOT_DIFFERENTIABLE)
-            if isinstance(f, NotDifferentiable):
+            call = self._calls.get(name)
+            if call is None:
+                f = self.formulas.get(name, NOT_DIFFERENTIABLE)
                 raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
-                                          if not f.why else f.why)
-            out.append(f(**{a: ctx[a] for a in self._args[name] if a in ctx}))
+                                          if not getattr(f, "why", "") else f.why)
+            out.append(call(ctx))
         return out
 
 
+_RESULT, _INPUTS, _LATE = -1, -2, -3
+
+
+def _caller(f, optional):
+    """``ctx -> f(...)`` with f's arguments taken from ctx by name (optional ones only if present)."""
+    names = f.__code__.co_varnames[:f.__code__.co_argcount]
+    if optional:
+        required = tuple(n for n in names if n not in optional)
+        return lambda ctx: f(*[ctx[a] for a in required], **{a: ctx[a] for a in optional if a in ctx})
+    if len(names) == 1:
+        a, = names
+        return lambda ctx: f(ctx[a])
+    if len(names) == 2:
+        a, b = names
+        return lambda ctx: f(ctx[a], ctx[b])
+    return lambda ctx: f(*[ctx[a] for a in names])
+
+
 # ---------------------------------------------------------------- inputs
+# Wrapped numbers are made once per value (programs multiply by the same few constants again
+# and again): a small table of read-only 0-d tensors, with their casts to each float dtype.
+_WRAPPED: dict = {}
+_WRAPPED_CASTS: dict = {}      # (id of a cached number's array, numpy dtype) -> its cast (read-only)
+_WRAPPED_MAX = 1024
+_FLOAT_NP = tuple(d.np for d in (dtypes.float16, dtypes.float32, dtypes.float64))
+
+
 def wrap(value) -> Tensor:
     """A Python number as a 0-d 'wrapped number' tensor (lower priority in promotion)."""
     tv = type(value)
     if tv is Tensor:
         return value
-    if tv is float or tv is int or tv is bool or isinstance(value, (int, float)):
-        d = dtypes.of_python_scalar(value)
-        t = object.__new__(Tensor)
-        # A Python float keeps its exact double value; its dtype is the default float, as torch's
-        # wrapped numbers promote (apply casts the value to the op's dtype before computing).
-        t._data = np.array(value, dtype=np.float64 if d.category == 2 else d.np)
-        t._dtype = d
-        t._requires_grad = False
-        t._grad = t._grad_fn = t._base = t._acc = t._name = None
-        t._version_counter = [0]
-        t._wrapped = True
+    if tv is float or tv is int or tv is bool:
+        key = (tv, value)
+        t = _WRAPPED.get(key)
+        if t is None:
+            t = _wrapped_number(value)
+            # never 0.0 (it equals -0.0) nor nan (it equals nothing): a cached tensor must be this number
+            if value and value == value and len(_WRAPPED) < _WRAPPED_MAX:
+                _cache_wrapped(key, t)
         return t
+    if isinstance(value, (int, float)):
+        return _wrapped_number(value)
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.generic):
         return Tensor._make(np.asarray(value))
     raise errors.TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
+
+
+def _wrapped_number(value) -> Tensor:
+    d = dtypes.of_python_scalar(value)
+    # A Python float keeps its exact double value; its dtype is the default float, as torch's
+    # wrapped numbers promote (apply casts the value to the op's dtype before computing).
+    t = _fresh(np.array(value, dtype=np.float64 if d.category == 2 else d.np), d)
+    t._wrapped = True
+    return t
+
+
+def _cache_wrapped(key, t):
+    data = t._data
+    data.flags.writeable = False
+    for want in _FLOAT_NP:
+        if want != data.dtype:
+            cast = data.astype(want)
+            cast.flags.writeable = False
+            _WRAPPED_CASTS[(id(data), want)] = cast
+    _WRAPPED[key] = t
+
+
+def _cast(data, want):
+    """``data`` as ``want`` (a cached wrapped number's cast is made once)."""
+    c = _WRAPPED_CASTS.get((id(data), want))
+    return c if c is not None else data.astype(want)
 
 
 def _common(ts):
@@ -156,39 +230,70 @@ def _dtypes_for(op, ts, params):
 
 
 # ---------------------------------------------------------------- apply
-def apply(op: Op, args, params=_EMPTY):
-    """Run ``op`` forward on ``args`` (Tensors or numbers) and record its node when grad is needed."""
-    return apply_ex(op, args, params)[0]
+def apply(op: Op, args, params=_EMPTY, extras_out=None):
+    """Run ``op`` forward on ``args`` (Tensors or numbers) and record its node when grad is needed.
 
-
-def apply_ex(op: Op, args, params=_EMPTY):
-    """``apply`` that also returns the extras dict the forward produced (e.g. max's indices)."""
-    ts = [a if type(a) is Tensor else wrap(a) for a in args]
+    This is every op's path, forward and (for the formulas) backward, so it is written for
+    speed: one or two inputs without a list, dtype checks by identity first.
+    ``extras_out``, a list, receives the extras dict the forward returned (see ``apply_ex``).
+    """
+    n = len(args)
+    if n == 2:
+        a, b = args
+        if type(a) is not Tensor:
+            a = wrap(a)
+        if type(b) is not Tensor:
+            b = wrap(b)
+        ts = (a, b)
+    elif n == 1:
+        a = args[0]
+        ts = (a if type(a) is Tensor else wrap(a),)
+    else:
+        ts = tuple([x if type(x) is Tensor else wrap(x) for x in args])
     compute, out_dtype = _dtypes_for(op, ts, params)
     if compute is not None:
-        cast = op.cast
         want = compute.np
-        arrays = [t._data if (t._data.dtype == want or (cast is not None and i not in cast))
-                  else t._data.astype(want) for i, t in enumerate(ts)]
+        cast = op.cast
+        arrays = []
+        for i, t in enumerate(ts):
+            data = t._data
+            if data.dtype is not want and data.dtype != want and (cast is None or i in cast):
+                data = _cast(data, want)
+            arrays.append(data)
     else:
         arrays = [t._data for t in ts]
     if op.broadcast:
         _check_broadcast(arrays)
-    out = op.forward(*arrays, **params)
+    out = op.forward(*arrays, **params) if params else op.forward(*arrays)
     extras = None
     if type(out) is tuple:
         out, extras = out
-    result = Tensor._make(out, out_dtype)
+    if extras_out is not None:
+        extras_out.append(extras)
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out_dtype is None:
+        out_dtype = dtypes.from_numpy(out.dtype)
+    elif out.dtype is not out_dtype.np and out.dtype != out_dtype.np:
+        out = out.astype(out_dtype.np)
+    result = _fresh(out, out_dtype)
     if op.view:
         base = ts[0]
         result._version_counter = base._version_counter
         result._base = base._base if base._base is not None else base
-    if op.differentiable and _grad_enabled.get() and result._dtype.category == 2:
+    if op.differentiable and out_dtype.category == 2 and _grad_enabled.get():
         for t in ts:
             if t._requires_grad:
                 _record(op, ts, params, result, extras)
                 break
-    return result, extras
+    return result
+
+
+def apply_ex(op: Op, args, params=_EMPTY):
+    """``apply`` that also returns the extras dict the forward produced (e.g. max's indices)."""
+    box = []
+    result = apply(op, args, params, box)
+    return result, box[0]
 
 
 _BROADCASTING = ("promote", "float", "compare")
@@ -242,37 +347,36 @@ def _record(op, ts, params, result, extras):
             next_nodes.append(None)
             needs.append(False)
     saved = {}
-    names = op.save_names(tuple(needs))
-    if names:
-        inputs = op.inputs
-        for name in names:
-            if name == "result":
-                saved[name] = SavedTensor(result, is_output=True)
-            elif op.variadic and name == inputs[0]:
-                saved[name] = SavedTensors(SavedTensor(t) for t in ts)
-            elif name in inputs:
-                saved[name] = SavedTensor(ts[inputs.index(name)])
-            elif name in params:
-                saved[name] = params[name]
-            elif extras is not None and name in extras:
-                saved[name] = Tensor._make(extras[name])
-            elif name.endswith("_shape"):
-                key = name[:-6]
-                if op.variadic and key == inputs[0]:
-                    saved[name] = [t._data.shape for t in ts]
-                else:
-                    saved[name] = ts[inputs.index(key)]._data.shape
-            elif name.endswith("_dtype"):
-                saved[name] = ts[op.inputs.index(name[:-6])]._dtype
-            elif op.optional(name):
-                continue
+    frees = False                   # whether the node holds tensors that backward frees
+    for name, how in op.save_plan(tuple(needs)):
+        if how >= 0:
+            saved[name] = SavedTensor(ts[how])
+            frees = True
+        elif how == _RESULT:
+            saved[name] = SavedTensor(result, is_output=True, producer=op.node)
+            frees = True
+        elif how == _INPUTS:
+            saved[name] = SavedTensors(SavedTensor(t) for t in ts)
+            frees = True
+        elif name in params:
+            saved[name] = params[name]
+        elif extras is not None and name in extras:
+            saved[name] = Tensor._make(extras[name])
+        elif name.endswith("_shape"):
+            key = name[:-6]
+            if op.variadic and key == op.inputs[0]:
+                saved[name] = [t._data.shape for t in ts]
             else:
-                raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
+                saved[name] = ts[op.inputs.index(key)]._data.shape
+        elif name.endswith("_dtype"):
+            saved[name] = ts[op.inputs.index(name[:-6])]._dtype
+        elif op.optional(name):
+            continue
+        else:
+            raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
     meta = [(t._data.shape, t._dtype) for t in ts]
     result._requires_grad = True
-    result._grad_fn = Node(op, next_nodes, saved, meta)
-    if "result" in saved:
-        saved["result"].producer = op.node
+    result._grad_fn = Node(op, next_nodes, saved, meta, frees)
 
 
 # ---------------------------------------------------------------- in place

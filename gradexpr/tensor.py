@@ -26,23 +26,21 @@ class Tensor:
     @classmethod
     def _make(cls, data: np.ndarray, dtype=None, requires_grad=False, grad_fn=None, version_counter=None,
               base=None):
-        t = object.__new__(cls)
         if type(data) is not np.ndarray:
             data = np.asarray(data)
         if dtype is None:
             dtype = dtypes.from_numpy(data.dtype)
-        elif data.dtype != dtype.np:
+        elif data.dtype is not dtype.np and data.dtype != dtype.np:
             data = data.astype(dtype.np)
-        t._data = data
-        t._dtype = dtype
-        t._requires_grad = requires_grad
-        t._grad = None
-        t._grad_fn = grad_fn
-        t._version_counter = version_counter if version_counter is not None else [0]
-        t._base = base
-        t._wrapped = False
-        t._acc = None
-        t._name = None
+        t = _fresh(data, dtype, version_counter)
+        if cls is not Tensor:
+            t.__class__ = cls
+        if requires_grad:
+            t._requires_grad = True
+        if grad_fn is not None:
+            t._grad_fn = grad_fn
+        if base is not None:
+            t._base = base
         return t
 
     def __init__(self, *args, **kwargs):  # torch.Tensor(data) behaves like torch.tensor(data, dtype=float32)
@@ -52,13 +50,16 @@ class Tensor:
         """Same data and version counter, no autograd history (what ``detach()`` returns)."""
         # an alias sharing data and version counter, but not a differentiable view: writing
         # through it is allowed even when ``self`` is a leaf that requires grad
-        return Tensor._make(self._data, self._dtype, version_counter=self._version_counter)
+        return _fresh(self._data, self._dtype, self._version_counter)
 
     def _detached_copy(self):
-        return Tensor._make(np.array(self._data, copy=True), self._dtype)
+        return _fresh(np.array(self._data, copy=True), self._dtype)
 
     def _with_grad_fn(self, node):
-        t = Tensor._make(self._data, self._dtype, True, node, self._version_counter, self._base)
+        t = _fresh(self._data, self._dtype, self._version_counter)
+        t._requires_grad = True
+        t._grad_fn = node
+        t._base = self._base
         return t
 
     def _accumulator(self):
@@ -287,6 +288,26 @@ class Tensor:
 
     def __reduce__(self):
         raise errors.TypeError("tensors cannot be pickled in gradexpr")
+
+
+_new_object = object.__new__
+
+
+def _fresh(data: np.ndarray, dtype, version_counter=None) -> Tensor:
+    """A tensor without history over ``data``, an ndarray already of ``dtype``: the constructor of
+    the engine's hot paths (``apply``, saved tensors, gradients), where each op makes one or two."""
+    t = _new_object(Tensor)
+    t._data = data
+    t._dtype = dtype
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._version_counter = [0] if version_counter is None else version_counter
+    t._base = None
+    t._wrapped = False
+    t._acc = None
+    t._name = None
+    return t
 
 
 def _wrap_dim(dim, ndim):
