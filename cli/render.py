@@ -1,0 +1,475 @@
+"""Showing an evaluation: rich (terminals), plain text (diffs, golden files) and JSON (tools).
+
+The three formats show the same sections in the same order — printed output, value,
+grad_fn graph, gradients, Jacobian, Hessian, trace, check, notes — from one
+``Evaluation`` (``eval_cmd.py``). Tensors are written as PyTorch prints them
+(``gradexpr.printing``), so big ones are summarised as PyTorch summarises them;
+Jacobian and Hessian tables show at most ``MAX_ROWS`` × ``MAX_COLUMNS`` cells and say
+so. The graph tree (``tree_rows``, ``plain_tree``, ``rich_tree``) reads only
+``graphview.describe``'s nodes and edges, so ``gradexpr graph`` can reuse it.
+
+JSON follows ``docs/eval.schema.json`` (``SCHEMA``): numbers as JSON numbers (float32
+values by their shortest round-trip decimal), non-finite values as the strings
+``"nan"``, ``"inf"``, ``"-inf"``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SCHEMA = "gradexpr-eval/1"
+MAX_ROWS = 12          # rows of a Jacobian/Hessian table (the first and last half when cut)
+MAX_COLUMNS = 8
+MAX_TREE_NODES = 200   # lines of the graph tree; the JSON graph always has every node
+
+
+# ================================================================ small pieces
+def shape_text(shape) -> str:
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
+
+
+def value_text(value) -> str:
+    """What ``print(value)`` shows for the target (PyTorch's text for a tensor)."""
+    return repr(value) if not isinstance(value, str) else value
+
+
+def index_label(flat: int, shape) -> str:
+    """The multi-index of a flattened position: ``3`` for 1-d, ``(0, 1)`` for n-d, ``·`` for 0-d."""
+    if len(shape) == 0:
+        return "·"
+    idx = np.unravel_index(flat, tuple(shape))
+    if len(shape) == 1:
+        return str(int(idx[0]))
+    return "(" + ", ".join(str(int(i)) for i in idx) + ")"
+
+
+def _shown(n: int, limit: int):
+    """Positions shown of ``n`` (None marks the cut), the first and last halves when over ``limit``."""
+    if n <= limit:
+        return list(range(n))
+    half = limit // 2
+    return list(range(half)) + [None] + list(range(n - (limit - half), n))
+
+
+def matrix_cells(block, out_shape, in_shape, ellipsis="…"):
+    """A Jacobian-like block as a capped table: (column labels, rows of (label, cells), note)."""
+    from gradexpr import printing
+    rows_n = int(np.prod(out_shape, dtype=np.int64)) if len(out_shape) else 1
+    cols_n = int(np.prod(in_shape, dtype=np.int64)) if len(in_shape) else 1
+    m = np.asarray(block._data).reshape(rows_n, cols_n)
+    rows, cols = _shown(rows_n, MAX_ROWS), _shown(cols_n, MAX_COLUMNS)
+    keep_r = [r for r in rows if r is not None]
+    keep_c = [c for c in cols if c is not None]
+    kind = "f" if m.dtype.kind == "f" else "b" if m.dtype.kind == "b" else "i"
+    opts = printing.get_printoptions()
+    fmt = printing._Formatter(kind, m[np.ix_(keep_r, keep_c)], opts["precision"], opts["sci_mode"]).element_fn()
+    header = [index_label(c, in_shape) if c is not None else ellipsis for c in cols]
+    body = []
+    for r in rows:
+        if r is None:
+            body.append((ellipsis, [ellipsis] * len(cols)))
+        else:
+            body.append((index_label(r, out_shape), [fmt(m[r, c].item()).strip() if c is not None else ellipsis
+                                                      for c in cols]))
+    note = None
+    if len(keep_r) < rows_n or len(keep_c) < cols_n:
+        note = f"showing {len(keep_r)} of {rows_n} rows and {len(keep_c)} of {cols_n} columns; --json has them all"
+    return header, body, note
+
+
+# ================================================================ the graph tree
+def tree_rows(nodes, edges, max_nodes: int = MAX_TREE_NODES):
+    """(depth, node, seen_before, is_last) from the target to the leaves, inputs in order.
+
+    A node reached again (a shared subexpression) is listed once more without its subtree
+    (``seen_before``).
+    At most ``max_nodes`` rows; ``tree_rows`` returns them and the number left out.
+    """
+    if not nodes:
+        return [], 0
+    by_id = {n.id: n for n in nodes}
+    inputs = {}
+    for e in edges:
+        inputs.setdefault(e.target, []).append((e.input, e.source))
+    for v in inputs.values():
+        v.sort()
+    rows, seen = [], set()
+    stack = [(nodes[0].id, 0, True)]
+    while stack:
+        node_id, depth, last = stack.pop()
+        if len(rows) >= max_nodes:
+            return rows, len(nodes) - len({r[1].id for r in rows})
+        again = node_id in seen
+        rows.append((depth, by_id[node_id], again, last))
+        if again:
+            continue
+        seen.add(node_id)
+        children = inputs.get(node_id, [])
+        for k in range(len(children) - 1, -1, -1):
+            stack.append((children[k][1], depth + 1, k == len(children) - 1))
+    return rows, 0
+
+
+def node_label(node, saved: bool = False) -> str:
+    """``MulBackward0 [2, 2] float32``; a leaf by its variable name."""
+    meta = f"{shape_text(node.shape)} {node.dtype}"
+    if node.kind == "leaf":
+        text = f"{node.variable or '?'} {meta} (AccumulateGrad)"
+    else:
+        text = f"{node.name} {meta}"
+        if node.is_target and node.variable:
+            text += f" = {node.variable}"
+    if saved and node.saved:
+        text += " saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved)
+    return text
+
+
+def plain_tree(nodes, edges, saved: bool = False) -> str:
+    rows, left_out = tree_rows(nodes, edges)
+    lines, open_levels = [], []
+    for depth, node, again, last in rows:
+        del open_levels[max(0, depth - 1):]
+        prefix = "".join("|   " if o else "    " for o in open_levels)
+        if depth:
+            prefix += "`-- " if last else "|-- "
+            open_levels.append(not last)
+        label = f"{node.name} (see above)" if again and node.kind == "op" else node_label(node, saved)
+        lines.append(prefix + label)
+    if left_out:
+        lines.append(f"... {left_out} more nodes (gradexpr graph or --json shows them all)")
+    return "\n".join(lines)
+
+
+def rich_tree(nodes, edges, title="grad_fn", saved: bool = False):
+    from rich.text import Text
+    from rich.tree import Tree
+    root = Tree(Text(title, style="bold"))
+    rows, left_out = tree_rows(nodes, edges)
+    parents = [root]
+    for depth, node, again, _ in rows:
+        del parents[depth + 1:]
+        if again and node.kind == "op":
+            label = Text(f"{node.name} (see above)", style="dim")
+        elif node.kind == "leaf":
+            label = Text.assemble((node.variable or "?", "bold green"), f" {shape_text(node.shape)} {node.dtype} ",
+                                  ("AccumulateGrad", "dim"))
+        else:
+            label = Text.assemble((node.name, "bold cyan"), f" {shape_text(node.shape)} {node.dtype}")
+            if node.is_target and node.variable:
+                label.append(f" = {node.variable}", style="bold")
+            if saved and node.saved:
+                label.append(" saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved), style="dim")
+        branch = parents[-1].add(label)
+        parents.append(branch)
+    if left_out:
+        root.add(Text(f"… {left_out} more nodes (gradexpr graph or --json shows them all)", style="dim"))
+    return root
+
+
+# ================================================================ plain text
+def _title_of(ev) -> str:
+    return ev.target_name or "target"
+
+
+def _matrices(ev, unicode: bool):
+    """(title, caption, block, row shape, column shape) of every Jacobian and Hessian block."""
+    leaves = {leaf.name: leaf for leaf in ev.leaves}
+    d, d2 = ("∂", "∂²") if unicode else ("d", "d2")
+    target = _title_of(ev)
+
+    def caption(row_name, row_shape, col_name, col_shape):
+        return (f"rows: {row_name} {shape_text(row_shape)} ({_count(row_shape)}), "
+                f"columns: {col_name} {shape_text(col_shape)} ({_count(col_shape)})")
+
+    if ev.jacobian is not None:
+        out_shape = tuple(ev.value._data.shape)
+        for name, block in ev.jacobian.items():
+            in_shape = tuple(leaves[name].tensor._data.shape)
+            yield (f"Jacobian {d}{target}/{d}{name}", caption(target, out_shape, name, in_shape), block,
+                   out_shape, in_shape)
+    if ev.hessian is not None:
+        for a, row in ev.hessian.items():
+            for b, block in row.items():
+                sa, sb = tuple(leaves[a].tensor._data.shape), tuple(leaves[b].tensor._data.shape)
+                yield (f"Hessian {d2}{target}/{d}{a}{d}{b}", caption(a, sa, b, sb), block, sa, sb)
+
+
+def _plain_matrix(title, caption, block, out_shape, in_shape) -> str:
+    header, body, note = matrix_cells(block, out_shape, in_shape, ellipsis="...")
+    labels = [label for label, _ in body]
+    lw = max([len(label) for label in labels] + [1])
+    widths = [max([len(h)] + [len(cells[i]) for _, cells in body]) for i, h in enumerate(header)]
+    lines = [f"{title} ({caption})", " " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
+    for label, cells in body:
+        lines.append(label.rjust(lw) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)))
+    if note:
+        lines.append(f"({note})")
+    return "\n".join(lines)
+
+
+def _count(shape) -> int:
+    return int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+
+
+def plain(ev) -> str:
+    """Every section as stable plain text (no colour, no terminal width)."""
+    from gradexpr.tensor import Tensor
+    parts = []
+    if ev.output:
+        parts.append("printed:\n" + ev.output.rstrip("\n"))
+    if ev.error is not None:
+        return "\n\n".join(parts) + "\n" if parts else ""
+    parts.append("value:\n" + value_text(ev.value))
+    if isinstance(ev.value, Tensor):
+        nodes, edges = ev.graph
+        parts.append("grad_fn:\n" + (plain_tree(nodes, edges) if nodes else "None"))
+    leaves = {leaf.name: leaf for leaf in ev.leaves}
+    if ev.grads is not None:
+        head = "gradients:" if ev.grad_output is None else "vector-Jacobian products (--grad-output):"
+        lines = [head]
+        for name, g in ev.grads.items():
+            leaf = leaves[name].tensor
+            lines.append(f"{name} {shape_text(leaf._data.shape)} {leaf._dtype.name}")
+            lines.append("  " + ("None (the target does not depend on it)" if g is None
+                                 else value_text(g).replace("\n", "\n  ")))
+        parts.append("\n".join(lines))
+    parts.extend(_plain_matrix(*m) for m in _matrices(ev, unicode=False))
+    if ev.trace is not None:
+        lines = ["trace (the backward pass in the order the engine ran it):"]
+        for k, step in enumerate(ev.trace, 1):
+            lines.append(f"{k}. {step.name} ({step.node})")
+            lines.append("   gradient in: " + value_text(step.grad_in).replace("\n", "\n" + " " * 16))
+            for dest, label, i, g in step.sent:
+                head = f"   -> input {i}, {label}" + (f" ({dest})" if dest and not dest == label else "") + ": "
+                lines.append(head + value_text(g).replace("\n", "\n" + " " * len(head)))
+        parts.append("\n".join(lines))
+    if ev.check is not None:
+        c = ev.check
+        lines = [f"check (float64 central differences, eps={c.eps:g}, atol={c.atol:g}, rtol={c.rtol:g}):"]
+        for r in c.leaves:
+            if r.skipped:
+                lines.append(f"{r.leaf}: not checked, {r.skipped}")
+            else:
+                lines.append(f"{r.leaf}: {'ok' if r.ok else 'FAILED'}  max abs error {r.max_abs:.3g}  "
+                             f"max rel error {r.max_rel:.3g}  ({r.checked} of {r.total} elements)")
+        parts.append("\n".join(lines))
+    if ev.notes:
+        parts.append("\n".join(f"note: {n}" for n in ev.notes))
+    return "\n\n".join(parts) + "\n"
+
+
+# ================================================================ rich
+def rich(ev, console=None):
+    """The same sections for a terminal: panels, a tree, tables."""
+    from rich.console import Console, Group
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+    from gradexpr.tensor import Tensor
+    console = console or Console(highlight=False)
+    if ev.output:
+        console.print(Panel(Text(ev.output.rstrip("\n")), title="printed", title_align="left", border_style="dim"))
+    if ev.error is not None:
+        return
+    title = "value" + (f" of {ev.target_name}" if ev.target_name else "")
+    console.print(Panel(Text(value_text(ev.value)), title=title, title_align="left", border_style="blue",
+                        expand=False))
+    if isinstance(ev.value, Tensor):
+        nodes, edges = ev.graph
+        console.print(rich_tree(nodes, edges) if nodes else Text("grad_fn: None", style="dim"))
+    leaves = {leaf.name: leaf for leaf in ev.leaves}
+    if ev.grads is not None:
+        head = "gradients" if ev.grad_output is None else "vector–Jacobian products (--grad-output)"
+        table = Table()
+        for col in ("leaf", "shape", "dtype"):
+            table.add_column(col, style="green" if col == "leaf" else None, no_wrap=True)
+        table.add_column("gradient")
+        for name, g in ev.grads.items():
+            leaf = leaves[name].tensor
+            table.add_row(name, shape_text(leaf._data.shape), leaf._dtype.name,
+                          Text("None (the target does not depend on it)", style="dim") if g is None
+                          else Text(value_text(g)))
+        console.print(_titled(head, table))
+    for m in _matrices(ev, unicode=True):
+        console.print(_rich_matrix(*m))
+    if ev.trace is not None:
+        table = Table()
+        table.add_column("#", justify="right")
+        table.add_column("node", style="cyan", no_wrap=True)
+        table.add_column("gradient in")
+        table.add_column("sent to inputs")
+        for k, step in enumerate(ev.trace, 1):
+            sent = [Text.assemble((f"{i}: {label}", "green" if dest is None or label != dest else "cyan"),
+                                  "\n" + value_text(g)) for dest, label, i, g in step.sent]
+            table.add_row(str(k), f"{step.name}\n({step.node})", value_text(step.grad_in),
+                          Group(*sent) if sent else Text("—", style="dim"))
+        console.print(_titled("backward pass, in the order the engine ran it", table))
+    if ev.check is not None:
+        c = ev.check
+        table = Table()
+        for col in ("leaf", "elements", "max abs error", "max rel error", "result"):
+            table.add_column(col, justify="right" if "error" in col or col == "elements" else "left")
+        for r in c.leaves:
+            if r.skipped:
+                table.add_row(r.leaf, "—", "—", "—", Text(f"not checked: {r.skipped}", style="yellow"))
+            else:
+                table.add_row(r.leaf, f"{r.checked} of {r.total}", f"{r.max_abs:.3g}", f"{r.max_rel:.3g}",
+                              Text("ok", style="bold green") if r.ok else Text("FAILED", style="bold red"))
+        console.print(_titled("gradient check", table, f"float64 central differences, eps={c.eps:g}; "
+                                                        f"ok when |error| <= {c.atol:g} + {c.rtol:g} * |numeric|"))
+    for n in ev.notes:
+        console.print(Text(f"note: {n}", style="yellow"))
+
+
+def _rich_matrix(title, caption, block, out_shape, in_shape):
+    from rich.table import Table
+    header, body, note = matrix_cells(block, out_shape, in_shape)
+    table = Table()
+    table.add_column("", style="dim", justify="right", no_wrap=True)
+    for h in header:
+        table.add_column(h, justify="right", no_wrap=True, header_style="dim")
+    for label, cells in body:
+        table.add_row(label, *cells)
+    return _titled(title, table, caption, note)
+
+
+def _titled(title, table, *captions):
+    """A table with its title above and captions below, as lines of their own (never squeezed
+    to the table's width)."""
+    from rich.console import Group
+    from rich.text import Text
+    lines = [Text(title, style="bold"), table]
+    lines += [Text(c, style="dim") for c in captions if c]
+    return Group(*lines)
+
+
+# ================================================================ JSON
+def json_values(data):
+    """Nested lists (or a number) of ``data``: float32 by shortest decimal, non-finite as strings."""
+    a = np.asarray(data)
+    if a.dtype.kind == "f":
+        flat = (a if a.dtype == np.float64 else _shortest_decimals(a)).reshape(-1).tolist()
+        if not np.isfinite(a).all():
+            flat = [v if math.isfinite(v) else ("nan" if v != v else "inf" if v > 0 else "-inf") for v in flat]
+    else:
+        flat = a.reshape(-1).tolist()
+    return _nest(flat, a.shape)
+
+
+def _shortest_decimals(a):
+    """float64 values whose shortest repr is the fewest significant digits that read back as ``a``.
+
+    A float32 0.1 is written ``0.1`` rather than ``0.10000000149011612``; vectorised (the
+    per-element ``str`` route costs seconds on a large Jacobian).
+    """
+    if a.size <= 256:      # a handful of values: NumPy's own shortest repr, element by element
+        return np.array([float(str(x)) for x in a.reshape(-1)], np.float64).reshape(a.shape)
+    v = a.astype(np.float64)
+    out = v.copy()
+    done = ~np.isfinite(v) | (v == 0)
+    with np.errstate(all="ignore"):
+        exponent = np.floor(np.log10(np.abs(np.where(done, 1.0, v))))
+        for digits in range(1, 10):
+            k = digits - 1 - exponent
+            up, down = 10.0 ** np.maximum(k, 0), 10.0 ** np.maximum(-k, 0)
+            candidate = np.round(v * up / down) * down / up
+            hit = ~done & (candidate.astype(a.dtype) == a)
+            out[hit] = candidate[hit]
+            done |= hit
+            if done.all():
+                break
+    return out
+
+
+def _nest(flat, shape):
+    if len(shape) == 0:
+        return flat[0]
+    if len(shape) == 1:
+        return list(flat)
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _python_json(value):
+    """A non-tensor target as JSON (numbers, strings, lists); anything else as its text."""
+    from gradexpr.tensor import Tensor
+    if isinstance(value, Tensor):
+        return json_values(value._data)
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("nan" if value != value else "inf" if value > 0 else "-inf")
+    if isinstance(value, (list, tuple)):
+        return [_python_json(v) for v in value]
+    return repr(value)
+
+
+def _tensor_json(t):
+    return {"shape": list(t._data.shape), "dtype": t._dtype.name, "value": json_values(t._data)}
+
+
+def error_json(ev) -> dict:
+    from gradexpr import errors
+    e = ev.error
+    kind = e.kind if isinstance(e, errors.GxError) else "UsageError" if ev.error_code == 2 else type(e).__name__
+    message = e.message if isinstance(e, errors.GxError) else str(e)
+    return {"type": kind, "message": message,
+            "file": getattr(e, "filename", None) or ev.filename, "line": getattr(e, "line", None),
+            "column": getattr(e, "column", None), "hint": getattr(e, "hint", None), "exit_status": int(ev.error_code)}
+
+
+def to_json(ev) -> dict:
+    """The evaluation as a ``gradexpr-eval/1`` object (docs/eval-json-schema.md)."""
+    from gradexpr.tensor import Tensor
+    value = ev.value
+    is_tensor = isinstance(value, Tensor)
+    nodes, edges = ev.graph
+    leaves = {leaf.name: leaf for leaf in ev.leaves}
+    out = {
+        "schema": SCHEMA,
+        "ok": ev.ok,
+        "target": ev.target_name,
+        "text": None if ev.error is not None else value_text(value),
+        "value": None if ev.error is not None else _python_json(value),
+        "shape": list(value._data.shape) if is_tensor else None,
+        "dtype": value._dtype.name if is_tensor else None,
+        "requires_grad": bool(is_tensor and value._requires_grad),
+        "grad_fn": value._grad_fn.name() if is_tensor and value._grad_fn is not None else None,
+        "graph": {
+            "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "shape": list(n.shape), "dtype": n.dtype,
+                       "variable": n.variable, "is_target": n.is_target,
+                       "saved": [{"name": k, "shape": list(s)} for k, s in n.saved]} for n in nodes],
+            "edges": [{"source": e.source, "target": e.target, "input": e.input} for e in edges],
+        },
+        "leaves": [{"name": leaf.name, "shape": list(leaf.tensor._data.shape), "dtype": leaf.tensor._dtype.name,
+                    "bound": "variable" if leaf.bound else "program"} for leaf in ev.leaves],
+        "grads": None if ev.grads is None else {
+            name: {"shape": list(leaves[name].tensor._data.shape), "dtype": leaves[name].tensor._dtype.name,
+                   "value": None if g is None else json_values(g._data)} for name, g in ev.grads.items()},
+        "grad_output": None if ev.grad_output is None else _tensor_json(ev.grad_output),
+        "jacobian": None if ev.jacobian is None else {
+            name: {**_tensor_json(b), "rows": _count(value._data.shape),
+                   "columns": _count(leaves[name].tensor._data.shape)} for name, b in ev.jacobian.items()},
+        "hessian": None if ev.hessian is None else {
+            a: {b: _tensor_json(block) for b, block in row.items()} for a, row in ev.hessian.items()},
+        "trace": None if ev.trace is None else [
+            {"step": k, "node": s.node, "name": s.name, "grad_in": _tensor_json(s.grad_in),
+             "sent": [{"to": dest, "label": label, "input": i, "grad": _tensor_json(g)}
+                      for dest, label, i, g in s.sent]} for k, s in enumerate(ev.trace, 1)],
+        "check": None if ev.check is None else {
+            "ok": ev.check.ok, "eps": ev.check.eps, "atol": ev.check.atol, "rtol": ev.check.rtol,
+            "leaves": {r.leaf: {"ok": r.ok, "max_abs_error": _finite_or_text(r.max_abs),
+                                "max_rel_error": _finite_or_text(r.max_rel), "checked": r.checked,
+                                "elements": r.total, "skipped": r.skipped} for r in ev.check.leaves}},
+        "output": ev.output,
+        "notes": list(ev.notes),
+        "errors": [] if ev.error is None else [error_json(ev)],
+    }
+    return out
+
+
+def _finite_or_text(v):
+    if v is None or math.isfinite(v):
+        return v
+    return "nan" if v != v else "inf" if v > 0 else "-inf"
