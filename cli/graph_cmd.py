@@ -26,73 +26,29 @@ def _fail(message: str, hint: str | None = None, code: int = 2):
 
 
 # ---------------------------------------------------------------- program and target
-# NOTE: the -v/-c binding and target selection below duplicate what ``gradexpr eval`` does;
-# they are kept local so this command does not depend on eval's internals (to merge later).
-
-def _bind(specs, *, constant: bool, limits, debug: bool) -> dict:
-    """Bind ``NAME=VALUE`` specs; VALUE is an expression evaluated in a fresh prelude.
-
-    Floats and lists of numbers become tensors (as ``tensor(value)``); with ``-v`` a floating
-    tensor is a leaf that requires grad, with ``-c`` a constant. A bad value is a usage error."""
-    from gradexpr.grammar.interpreter import Interpreter
-    from gradexpr.grammar.parser import parse_expression
-    from gradexpr.grammar.prelude import make_globals
+def _run(source, filename, variables, constants, of, limits, debug):
+    """Bind -v/-c and run the program as ``gradexpr eval`` does; returns (target, names)."""
     from gradexpr.tensor import Tensor
 
     from .diagnostics import render
+    from .eval_cmd import Bindings, OptionError, ProgramError, run_program
 
-    bound = {}
-    option = "-c" if constant else "-v"
-    for spec in specs:
-        name, sep, text = spec.partition("=")
-        name = name.strip()
-        if not sep or not name.isidentifier():
-            raise click.UsageError(f"{option} {spec!r}: expected NAME=VALUE, e.g. {option} x='ones(3)'")
-        label = f"<{option} {name}>"
-        prelude = make_globals()
-        try:
-            value = Interpreter(prelude, filename=label, limits=limits).eval(parse_expression(text, label))
-            if isinstance(value, float) or (isinstance(value, (list, tuple)) and value):
-                value = prelude["tensor"](value)
-        except Exception as e:
-            if debug:
-                raise
-            sys.stderr.write(render(e, text, label))
-            sys.exit(2)
-        if isinstance(value, Tensor):
-            value = value.detach()
-            if not constant and value.is_floating_point():
-                value.requires_grad_()
-        bound[name] = value
-    return bound
-
-
-def _leaf_names(bound: dict, program_globals: dict) -> dict:
-    """``id(tensor) -> name``: the names given with -v/-c first, then the program's own variables."""
-    from gradexpr.tensor import Tensor
-    names = {}
-    for scope in (bound, program_globals):
-        for name, value in scope.items():
-            if isinstance(value, Tensor):
-                names.setdefault(id(value), name)
-    return names
-
-
-def _target(interp, of: str | None):
-    """The value to draw: ``--of NAME`` or the last top-level expression's value."""
-    from gradexpr.tensor import Tensor
-    if of is not None:
-        if of not in interp.globals:
-            _fail(f"--of {of}: the program defines no variable named {of}")
-        value = interp.globals[of]
-    else:
-        value = interp.last_value
-        if value is None:
-            _fail("nothing to draw: the program has no last expression, or its value is None",
-                  "end it with the expression to draw, or name a variable with --of NAME")
-    if not isinstance(value, Tensor):
-        _fail(f"nothing to draw: the target is not a tensor (its type is {type(value).__name__})")
-    return value
+    try:
+        bindings = Bindings.parse(variables, constants, limits)
+        run = run_program(source, filename, bindings, of=of, limits=limits, debug=debug)
+    except OptionError as e:
+        raise click.UsageError(str(e)) from None
+    except ProgramError as e:
+        sys.stderr.write(e.output)
+        sys.stderr.write(render(e.error, source, filename))
+        sys.exit(int(e.code))
+    sys.stderr.write(run.output)          # the program's prints: stdout carries only the graph
+    if run.target is None:
+        _fail("nothing to draw: the target is None",
+              "end the program with the expression to draw, or name a variable with --of NAME")
+    if not isinstance(run.target, Tensor):
+        _fail(f"nothing to draw: the target is not a tensor (its type is {type(run.target).__name__})")
+    return run.target, run.names
 
 
 # ---------------------------------------------------------------- shared pieces of the renderings
@@ -329,9 +285,6 @@ def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nod
 
     from gradexpr.graphview import describe
 
-    from .diagnostics import render
-    from .runner import execute
-
     fmt = fmt or "tree"
     if fmt in RENDERED and shutil.which("dot") is None:
         _fail(f"--format {fmt} needs Graphviz's dot program, which is not installed", INSTALL_GRAPHVIZ)
@@ -339,15 +292,8 @@ def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nod
         raise click.UsageError("PNG is binary: write it to a file with -o FILE (or pipe it)")
     limits = limits_from(kwargs)
     source, filename = _read_program(expr, file)
-    bound = _bind(variables, constant=False, limits=limits, debug=debug)
-    bound.update(_bind(constants, constant=True, limits=limits, debug=debug))
-    # the program's own prints go to stderr, so stdout carries only the graph
-    outcome = execute(source, filename, out=sys.stderr, limits=limits, extra_globals=bound, debug=debug)
-    if outcome.error is not None:
-        sys.stderr.write(render(outcome.error, source, filename))
-        sys.exit(int(outcome.code))
-    target = _target(outcome.interpreter, of)
-    nodes, edges = describe(target, _leaf_names(bound, outcome.interpreter.globals))
+    target, names = _run(source, filename, variables, constants, of, limits, debug)
+    nodes, edges = describe(target, names)
     if not nodes:
         sys.stderr.write("gradexpr graph: note: the target does not require grad, so it has no graph\n"
                          "hint: bind floating inputs with -v NAME=VALUE to make them leaves that require grad\n")

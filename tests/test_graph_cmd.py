@@ -234,13 +234,13 @@ def test_target_that_does_not_require_grad_gives_an_empty_graph_and_a_note():
 
 
 @pytest.mark.parametrize("args, code, message", [
-    (["x * 2", "-v", "x=ones("], 2, "<-v x>:1:5: SyntaxError"),
-    (["x * 2", "-v", "x=nope(3)"], 2, "<-v x>:1:1: NameError: name 'nope' is not defined"),
+    (["x * 2", "-v", "x=ones("], 2, "-v x:1:5: SyntaxError"),
+    (["x * 2", "-v", "x=nope(3)"], 2, "-v x:1:1: NameError: name 'nope' is not defined"),
     (["x * 2", "-v", "x"], 2, "expected NAME=VALUE"),
     (["x * 2 +", "-v", "x=1."], 2, "<expr>:1:"),
     (["x.backward()", "-v", "x=ones(3)"], 1, "RuntimeError: grad can be implicitly created only for scalar outputs"),
-    (["(x * 2).sum()", "-v", "x=ones(3)", "--of", "y"], 2, "the program defines no variable named y"),
-    (["y = x * 2", "-v", "x=ones(3)"], 2, "nothing to draw"),
+    (["(x * 2).sum()", "-v", "x=ones(3)", "--of", "y"], 2, "--of y: the program binds no name 'y'"),
+    (["y = x * 2", "-v", "x=ones(3)"], 2, "nothing to evaluate"),
     (["1 + 2"], 2, "the target is not a tensor"),
     ([], 2, "give an expression, -f FILE, or -"),
 ])
