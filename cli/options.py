@@ -15,18 +15,36 @@ _LIMIT_HELP = {
 }
 
 
+class _LimitValue(click.ParamType):
+    """A limit on the command line: a number >= 0 (``1e8`` allowed), checked as the variables are."""
+
+    name = "N"
+
+    def __init__(self, limit_name):
+        self.limit_name = limit_name
+
+    def convert(self, value, param, ctx):
+        try:
+            return _limits.Limits.parse(self.limit_name, value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
 def limit_options(fn):
     """Add ``--max-elements`` … (each also read from ``GRADEXPR_MAX_ELEMENTS`` …; 0 means no limit)."""
     for name in reversed(list(_LIMIT_HELP)):
-        kind = float if name == "max_seconds" else int
-        fn = click.option(_limits.OPTION_NAMES[name], name, type=kind, default=None, metavar="N",
+        fn = click.option(_limits.OPTION_NAMES[name], name, type=_LimitValue(name), default=None, metavar="N",
                           help=_LIMIT_HELP[name] + "; env GRADEXPR_" + name.upper() + "; 0: no limit")(fn)
     return fn
 
 
 def limits_from(kwargs) -> _limits.Limits:
+    """The limits: defaults, then the environment, then the options; a bad variable is a usage error."""
     overrides = {name: kwargs.pop(name, None) for name in _LIMIT_HELP}
-    return _limits.Limits.from_env(**overrides)
+    try:
+        return _limits.Limits.from_env(**overrides)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
 
 
 def format_options(fn, formats=("rich", "plain", "json"), default_help="rich on a terminal, plain when piped"):

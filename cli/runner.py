@@ -41,8 +41,10 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
             g.update(extra_globals)
         interp = Interpreter(g, filename=filename, out=out if out is not None else sys.stdout,
                              limits=limits or _limits.current())
+        alarm = _WallClock(interp.limits.max_seconds)
         try:
-            interp.run(module)
+            with alarm:
+                interp.run(module)
         except KeyboardInterrupt:
             raise
         except errors.SyntaxError as e:
@@ -56,3 +58,45 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
         return Outcome(Exit.OK, None, interp, module)
     finally:
         _limits.deactivate(token)
+
+
+class _WallClock:
+    """A backstop for the wall-time limit. The interpreter reads the clock between statements,
+    loop iterations and calls; one long operation inside the engine (``tensor()`` of a huge
+    nested list, printing ten million numbers) is interrupted by SIGALRM instead, raising the
+    same LimitError where the program is. It fires a quarter of a second after the limit (the
+    interpreter's own check, which knows the statement, comes first), then every quarter of a
+    second in case engine code swallowed it. Only in the main thread, and only when nobody else
+    uses SIGALRM."""
+
+    GRACE = 0.25
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.armed = False
+        self.previous = None
+
+    def __enter__(self):
+        import signal
+        import threading
+        if (not self.seconds or not hasattr(signal, "setitimer")
+                or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL):
+            return self
+        self.previous = signal.signal(signal.SIGALRM, self._expired)
+        self.armed = True
+        signal.setitimer(signal.ITIMER_REAL, self.seconds + self.GRACE, self.GRACE)
+        return self
+
+    def _expired(self, signum, frame):
+        if self.armed:
+            raise _limits.exceeded("the running time (seconds)", self.seconds, "max_seconds")
+
+    def __exit__(self, *exc):
+        if self.previous is not None:
+            import signal
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+            self.previous = None
+        return False

@@ -7,6 +7,7 @@ Zero means "no limit". The CLI fills it from options and environment variables.
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 from dataclasses import dataclass, fields
 
@@ -27,17 +28,38 @@ class Limits:
         """Defaults, then ``GRADEXPR_MAX_ELEMENTS``-style variables, then explicit overrides."""
         values = {}
         for f in fields(cls):
-            raw = environ.get("GRADEXPR_" + f.name.upper())
+            env = "GRADEXPR_" + f.name.upper()
+            raw = environ.get(env)
             if raw is not None and raw.strip():
-                try:
-                    values[f.name] = float(raw) if f.type == "float" else int(raw)
-                except ValueError:
-                    raise errors.ValueError(f"GRADEXPR_{f.name.upper()} must be a number, not {raw!r}") from None
+                values[f.name] = cls.parse(f.name, raw, env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
+    @classmethod
+    def parse(cls, name: str, raw, label: str | None = None):
+        """Limit ``name`` from text or a number: non-negative, ``1e8`` allowed, 0 for no limit;
+        a ValueError naming ``label`` (the option or variable) otherwise."""
+        integral = _FIELD_TYPES[name] == "int"
+        try:
+            value = int(raw) if integral and not isinstance(raw, float) else float(raw)
+        except (TypeError, ValueError):
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                value = math.nan
+        if not math.isfinite(value) or value < 0 or (integral and value != int(value)):
+            what = "a whole number" if integral else "a number of seconds"
+            raise errors.ValueError(f"{label + ' ' if label else ''}must be {what} >= 0 (0 means no limit), "
+                                    f"not {raw!r}")
+        return int(value) if integral else float(value)
+
+    def __post_init__(self):
+        for f in fields(self):
+            self.parse(f.name, getattr(self, f.name), f.name)
+
 
 OPTION_NAMES = {f.name: "--" + f.name.replace("_", "-") for f in fields(Limits)}
+_FIELD_TYPES = {f.name: f.type for f in fields(Limits)}
 
 _active: contextvars.ContextVar[Limits] = contextvars.ContextVar("gradexpr_limits", default=Limits())
 
@@ -57,6 +79,8 @@ def deactivate(token) -> None:
 
 def exceeded(what: str, limit, name: str) -> errors.LimitError:
     env = "GRADEXPR_" + name.upper()
+    if type(limit) is float and limit.is_integer():
+        limit = int(limit)          # "30 seconds", not "30.0"
     return errors.LimitError(
         f"{what} exceeds the limit of {limit:,} (raise it with {OPTION_NAMES[name]} or {env}; 0 means no limit)")
 
@@ -64,10 +88,18 @@ def exceeded(what: str, limit, name: str) -> errors.LimitError:
 def check_elements(shape) -> None:
     """Refuse a tensor of more than ``max_elements`` elements before it is allocated."""
     limit = _active.get().max_elements
-    if not limit:
-        return
     n = 1
+    overflow = False
     for s in shape:
         n *= int(s)
-    if n > limit:
+        overflow = overflow or n >= 2**63
+    if limit and n > limit:
         raise exceeded(f"a tensor of {n:,} elements (shape {tuple(int(s) for s in shape)})", limit, "max_elements")
+    if overflow:        # PyTorch multiplies the sizes in int64 (a zero size later does not help)
+        raise errors.RuntimeError(f"Storage size calculation overflowed with sizes={[int(s) for s in shape]}")
+    if n == 0 and len(shape) > 1:
+        stride = 1
+        for s in reversed(shape[1:]):
+            stride *= max(int(s), 1)
+        if stride >= 2**63:
+            raise errors.RuntimeError("Stride calculation overflowed")

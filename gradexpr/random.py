@@ -563,7 +563,7 @@ def _normal_kernel(g: Generator, n: int, mean: float, std: float, dt: np.dtype) 
     mean = float(mean)
     std = float(std)
     if not std >= 0.0:
-        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")   # PyTorch's type and words
     if dt.name not in _FLOATS:
         raise TypeError(f"normal_ is not implemented for dtype {dt.name}")
     if n < 16:

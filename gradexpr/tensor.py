@@ -75,6 +75,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if type(value) is not bool:
+            raise errors.RuntimeError("requires_grad must be a bool")
         if self._grad_fn is not None and not value:
             raise errors.RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
@@ -105,7 +107,9 @@ class Tensor:
                 raise errors.TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                        f"{type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise errors.RuntimeError("assigned grad has data of a different size")
+                raise errors.RuntimeError(f"attempting to assign a gradient of size '{list(value._data.shape)}' to a "
+                                          f"tensor of size '{list(self._data.shape)}'. Please ensure that the "
+                                          "gradient and the tensor are the same size")
             if value._dtype is not self._dtype:
                 raise errors.RuntimeError("assigned grad has data of a different type")
         self._grad = value
@@ -160,7 +164,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise errors.TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise errors.TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
 
@@ -254,12 +258,12 @@ class Tensor:
 
     def __float__(self):
         if self._data.size != 1:
-            raise errors.TypeError("only one element tensors can be converted to Python scalars")
+            raise errors.ValueError("only one element tensors can be converted to Python scalars")
         return float(self._data.reshape(()).item())
 
     def __int__(self):
         if self._data.size != 1:
-            raise errors.TypeError("only one element tensors can be converted to Python scalars")
+            raise errors.ValueError("only one element tensors can be converted to Python scalars")
         return int(self._data.reshape(()).item())
 
     def __index__(self):

@@ -27,6 +27,7 @@ import builtins as _py
 import gc
 import itertools
 import operator
+import re
 import sys
 import time
 
@@ -194,6 +195,18 @@ def _decide(t, name):
         return _raiser(lambda obj: errors.AttributeError(
             f"access to '{tname}.{name}' is not allowed in gradexpr"))
     return _raiser(lambda obj: errors.AttributeError(f"'{tname}' object has no attribute '{name}'"))
+
+
+def _attribute_hint(obj, name):
+    """``did you mean 'sum'?`` for a misspelt attribute: the closest name the policy allows."""
+    import difflib
+    t = type(obj)
+    if getattr(t, "_gx_exposed", False) is True:
+        names = [n for n in dir(obj) if not n.startswith("_")]
+    else:
+        names = next((list(SAFE_ATTRIBUTES[b]) for b in t.__mro__ if b in SAFE_ATTRIBUTES), [])
+    m = difflib.get_close_matches(name, names, n=1, cutoff=0.7)
+    return f"did you mean '{m[0]}'?" if m else None
 
 
 def _set_attribute(obj, name, value):
@@ -712,7 +725,7 @@ class _Compiler:
                 try:
                     r = iop(cur, v)
                 except Exception as e:
-                    raise loc(e, s)
+                    raise loc(_operand_error(e, s.op + "=", cur, v), s)
                 st(fr, r)
             return aug_name
         if type(t) is ast.Attribute:
@@ -1344,6 +1357,7 @@ class _Compiler:
         op = _BINOPS[e.op]
         lf = self.expr(e.left, scope)
         loc = self._xor_loc if e.op == "^" else self.loc
+        symbol = e.op
         r = e.right
         if type(r) is ast.Constant:
             c = r.value
@@ -1353,7 +1367,7 @@ class _Compiler:
                 try:
                     return op(a, c)
                 except Exception as ex:
-                    raise loc(ex, e)
+                    raise loc(_operand_error(ex, symbol, a, c), e)
             return binop_const
         rf = self.expr(r, scope)
 
@@ -1363,7 +1377,7 @@ class _Compiler:
             try:
                 return op(a, b)
             except Exception as ex:
-                raise loc(ex, e)
+                raise loc(_operand_error(ex, symbol, a, b), e)
         return binop
 
     def e_UnaryOp(self, e, scope):
@@ -1428,6 +1442,7 @@ class _Compiler:
         if len(ops) == 1:
             op = ops[0]
             rf = rfs[0]
+            symbol = e.ops[0]
 
             def compare(fr):
                 a = lf(fr)
@@ -1435,7 +1450,7 @@ class _Compiler:
                 try:
                     return op(a, b)
                 except Exception as ex:
-                    raise loc(ex, e)
+                    raise loc(_operand_error(ex, symbol, a, b), e)
             return compare
         pairs = tuple(zip(ops, rfs))
         last = len(pairs) - 1
@@ -1451,7 +1466,7 @@ class _Compiler:
                     if not r:
                         return r
                 except Exception as ex:
-                    raise loc(ex, e)
+                    raise loc(_operand_error(ex, e.ops[k], a, b), e)
                 a = b
             return r    # pragma: no cover
         return compare_chain
@@ -1484,6 +1499,7 @@ class _Compiler:
         loc = self.loc
         guard_types = _GUARD_TYPES
         guards = _CALL_GUARDS
+        fname = _callee_name(e.func)
         if not e.keywords and not any(type(a) is ast.Starred for a in e.args) and len(e.args) <= 3:
             afs = [self.expr(a, scope) for a in e.args]
             if not afs:
@@ -1494,7 +1510,7 @@ class _Compiler:
                             f = guards.get(f, f)
                         return f()
                     except Exception as ex:
-                        raise loc(ex, e)
+                        raise loc(_callee_error(ex, f, fname, ()), e)
                 return call0
             if len(afs) == 1:
                 af = afs[0]
@@ -1507,7 +1523,7 @@ class _Compiler:
                             f = guards.get(f, f)
                         return f(a)
                     except Exception as ex:
-                        raise loc(ex, e)
+                        raise loc(_callee_error(ex, f, fname, (a,)), e)
                 return call1
             if len(afs) == 2:
                 af, bf = afs
@@ -1521,7 +1537,7 @@ class _Compiler:
                             f = guards.get(f, f)
                         return f(a, b)
                     except Exception as ex:
-                        raise loc(ex, e)
+                        raise loc(_callee_error(ex, f, fname, (a, b)), e)
                 return call2
             af, bf, cf = afs
 
@@ -1535,13 +1551,12 @@ class _Compiler:
                         f = guards.get(f, f)
                     return f(a, b, c)
                 except Exception as ex:
-                    raise loc(ex, e)
+                    raise loc(_callee_error(ex, f, fname, (a, b, c)), e)
             return call3
         argspec = tuple((type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a, scope), a)
                         for a in e.args)
         kwspec = tuple((k.arg, self.expr(k.value, scope), k) for k in e.keywords)
         bounded = _b.bounded_star_args
-        fname = _callee_name(e.func)
 
         def call(fr):
             f = ff(fr)
@@ -1586,7 +1601,7 @@ class _Compiler:
                     f = guards.get(f, f)
                 return f(*args, **kw)
             except Exception as ex:
-                raise loc(ex, e)
+                raise loc(_callee_error(ex, f, fname, args), e)
         return call
 
     def e_Attribute(self, e, scope):
@@ -1604,7 +1619,10 @@ class _Compiler:
                     get = cache[t] = attribute_getter(t, name)
                 return get(obj)
             except Exception as ex:
-                raise loc(ex, e)
+                err = loc(ex, e)
+                if err.hint is None and isinstance(err, errors.AttributeError) and "has no attribute" in err.message:
+                    err.hint = _attribute_hint(obj, name)
+                raise err
         return attribute
 
     def index(self, s, scope):
@@ -1682,6 +1700,65 @@ class _Compiler:
                     raise loc(ex, e)
             return d
         return make_dict
+
+
+_OPERAND_NAMES = {"**": "** or pow()"}
+
+
+def _operand_error(exc, symbol, a, b):
+    """``tensor + [1, 2]``: Python's words, as PyTorch's operators give them ("unsupported operand
+    type(s) for +: 'Tensor' and 'list'"), not the engine's complaint about an argument."""
+    if isinstance(exc, TypeError) and str(exc).startswith("expected Tensor as element"):
+        if symbol in _CMPOPS:
+            new = errors.TypeError(f"'{symbol}' not supported between instances of '{type(a).__name__}' and "
+                                   f"'{type(b).__name__}'")
+        else:
+            new = errors.TypeError(f"unsupported operand type(s) for {_OPERAND_NAMES.get(symbol, symbol)}: "
+                                   f"'{type(a).__name__}' and '{type(b).__name__}'")
+        new.__cause__ = exc
+        return new
+    return exc
+
+
+def _callee_error(exc, f, name, args):
+    """An error about the arguments of an engine function, in PyTorch's words and naming the
+    function as the program wrote it: a TypeError about its signature (``zeros() got an
+    unexpected keyword argument 'x'``, ``Tensor.float() takes ...``, not
+    ``_factory.<locals>.make()``), and a number where a tensor was needed (``rand_like():
+    argument 'input' (position 1) must be Tensor, not float``, not ``'float' object has no
+    attribute '_data'``)."""
+    kind = type(exc)
+    if kind is not AttributeError and not isinstance(exc, TypeError):
+        return exc
+    module = getattr(f, "__module__", None) or ""
+    if not module.startswith("gradexpr.") or module.startswith("gradexpr.grammar"):
+        return exc
+    qualname = getattr(f, "__qualname__", None) or name
+    owner = getattr(f, "__self__", None)
+    public = f"{type(owner).__name__}.{name}" if owner is not None and not isinstance(owner, type) else name
+    message = str(exc)
+    not_tensor = re.match(r"'(\w+)' object has no attribute '_\w+'$" if kind is AttributeError else
+                          r"expected Tensor as element \d+ in argument \d+, but got (\w+)$", message)
+    if not_tensor:
+        position = next((i for i, a in enumerate(args) if type(a).__name__ == not_tensor[1]), None)
+        if position is None:
+            return exc
+        new = errors.TypeError(f"{name}(): argument '{_parameter_name(f, position)}' (position {position + 1}) "
+                               f"must be Tensor, not {not_tensor[1]}")
+    elif kind is TypeError and message.startswith(qualname + "() ") and public != qualname:
+        new = errors.TypeError(public + message[len(qualname):])
+    else:
+        return exc
+    new.__cause__ = exc
+    return new
+
+
+def _parameter_name(f, position):
+    import inspect
+    try:
+        return list(inspect.signature(f).parameters)[position]
+    except (TypeError, ValueError, IndexError):
+        return "input"
 
 
 def _callee_name(func):
