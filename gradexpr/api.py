@@ -63,8 +63,22 @@ is_floating_point numel
 """.split()
 
 
+_prelude = None
+
+
 def build() -> dict:
-    """The names a program sees after the prelude, keyed by name (``torch``, ``F``, bare torch names)."""
+    """The names a program sees after the prelude, keyed by name (``torch``, ``F``, bare torch names).
+
+    Made once per process (every value is immutable: functions, classes, read-only namespaces);
+    each call returns a fresh dict, which the caller may change (``eval --batch`` runs one
+    program per line)."""
+    global _prelude
+    if _prelude is None:
+        _prelude = _build()
+    return dict(_prelude)
+
+
+def _build() -> dict:
     torch_names = {name: getattr(T, name) for name in _TORCH_FUNCTIONS}
     torch_names.update(_dtype_names())
     torch_names.update({
@@ -86,8 +100,10 @@ def build() -> dict:
     nn = Namespace("torch.nn", {"functional": F})
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
+    from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
-                                               "functional": afunctional})
+                                               "functional": afunctional, "gradcheck": testing.gradcheck,
+                                               "gradgradcheck": testing.gradgradcheck})
     optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "linalg": linalg, "functional": Namespace("torch.functional", {})})

@@ -12,12 +12,15 @@ use them. Public signatures (``torch.sum(input, dim, keepdim)`` …) are in
 """
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
 
 from . import dtypes, errors
+from .graph import is_grad_enabled, may_expand_lazily
 from .op import NOT_DIFFERENTIABLE, NotDifferentiable, Op
+from .tensor import Tensor
 
 TABLE: dict[str, Op] = {}
 
@@ -35,6 +38,11 @@ def _F():
     return functions
 
 
+def _NN():
+    from . import nn_functional
+    return nn_functional
+
+
 def _apply(entry, args, params=None):
     from .op import apply
     return apply(entry, args, params or {})
@@ -44,6 +52,52 @@ def _apply(entry, args, params=None):
 def _ew(fn):
     """An elementwise forward (floating-point warnings are off engine-wide, see op.py)."""
     return fn
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once: the fused multiply-add of PyTorch's CPU kernels (``add`` with ``alpha``,
+    ``lerp``, ``addcmul``), so results agree to the last bit, not merely to rounding."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    dt = np.result_type(a, b, c)
+    if dt.kind != "f":
+        return a * b + c
+    if dt.itemsize < 8:         # the product is exact in float64: one rounding there, one to the dtype
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dt)
+    # float64: Dekker's exact product and Knuth's exact sum, then a single rounding
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl          # a * b == p + e exactly
+    s = p + c
+    v = s - p
+    t = (p - (s - v)) + (c - v)                                 # p + c == s + t exactly
+    out = s + (t + e)
+    return np.where(np.isfinite(out), out, p + c)
+
+
+def _np_mean(a, axis=None, keepdims=False, dtype=None):
+    """NumPy's mean in the input's precision; an empty reduction is nan (without NumPy's warning)."""
+    n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis], dtype=np.int64))
+    if n == 0:
+        return np.full(np.sum(a, axis=axis, keepdims=keepdims).shape, np.nan, a.dtype)
+    return np.mean(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+
+
+def _split(x):
+    big = x * 134217729.0                                       # 2**27 + 1
+    hi = big - (big - x)
+    return hi, x - hi
+
+
+def _scalar_like(value, a):
+    return np.asarray(value, a.dtype) if a.dtype.kind == "f" else value
+
+
+def _lerp(a, b, weight):
+    """PyTorch's lerp: start + w (end - start) for |w| < 0.5, else end - (1 - w)(end - start), fused."""
+    w = np.asarray(weight, a.dtype)
+    small = np.abs(w) < 0.5
+    return fma(np.where(small, w, w - 1), b - a, np.where(small, a, b)).astype(a.dtype)
 
 
 def _dims(dim, ndim):
@@ -98,20 +152,24 @@ def _floating_only(message):
 _NOT_FLOAT = "biu"
 
 # ============================================================ elementwise arithmetic
-add = op("add", "AddBackward0", _ew(lambda a, b, alpha=1: a + b if alpha == 1 else a + b * alpha),
+add = op("add", "AddBackward0",
+         _ew(lambda a, b, alpha=1: a + b if alpha == 1 else fma(b, _scalar_like(alpha, a), a)),
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: grad if alpha == 1 else grad * alpha,
          domain="real")
-sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else a - b * alpha),
+sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else fma(b, _scalar_like(-alpha, a), a)),
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
          domain="real")
-rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a * alpha), ("self", "other"),
+rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
+          ("self", "other"),
           self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
           domain="real")
-rsub_tensor = op("rsub_tensor", "RsubBackward0", _ew(lambda a, b, alpha=1: b - a * alpha), ("self", "other"),
+rsub_tensor = op("rsub_tensor", "RsubBackward0",
+                 _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
+                 ("self", "other"),
                  self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
                  other=lambda grad: grad, domain="real")
 mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
@@ -122,6 +180,11 @@ div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * ((self / other) / other),
          dtype="float", domain="nonzero_other")
+# Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
+mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(other, a.dtype),
+                self=lambda grad, other: grad * other, dtype="first", domain="real")
+div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
+                self=lambda grad, other: grad / other, dtype="first", domain="real")
 
 
 def _check_int_divisor(a, b):
@@ -147,10 +210,10 @@ def _div_mode(a, b, rounding_mode):
 
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
-              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", twice=False)
+              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real")
 floor_divide = op("floor_divide", "NotImplemented", lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
-                  dtype=_kernel("div_floor_cpu", "promote"), domain="real")
+                  dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
 
 
 def _remainder(a, b):
@@ -169,19 +232,19 @@ def _fmod(a, b):
 
 remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
                self=lambda grad: grad,
-               dtype=_kernel("remainder_cpu", "promote"), domain="real", twice=False)
+               dtype=_kernel("remainder_cpu", "promote"), domain="real", broadcast=True)
 remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("self", "other"),
                       self=lambda grad: grad,
                       other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
-                      dtype=remainder.dtype, domain="positive", twice=False)
+                      dtype=remainder.dtype, domain="positive", broadcast=True)
 remainder_scalar_self = op("remainder_scalar_self", "NotImplemented", _remainder, ("self", "other"),
                            other=_not_implemented("remainder"), domain="positive")
 fmod = op("fmod", "FmodBackward0", _fmod, ("self", "other"), self=lambda grad: grad, domain="real",
-          dtype=_kernel("fmod_cpu", "promote"), twice=False)
+          dtype=_kernel("fmod_cpu", "promote"), broadcast=True)
 fmod_tensor = op("fmod_tensor", "FmodBackward1", _fmod, ("self", "other"),
                  self=lambda grad: grad,
                  other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
-                 dtype=fmod.dtype, domain="positive", twice=False)
+                 dtype=fmod.dtype, domain="positive", broadcast=True)
 neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real")
 
 
@@ -201,10 +264,30 @@ def _pow_forward(a, b):
 def _pow_self(grad, self, exponent):
     if isinstance(exponent, (int, float)) and exponent == 0:
         return grad * 0
+    if exponent == 2 and not is_grad_enabled():
+        return _square_grad(grad, self)
     return grad * (exponent * self.pow(exponent - 1))
 
 
-pow_scalar = op("pow_scalar", "PowBackward0", lambda a, exponent: _pow_forward(a, np.asarray(exponent, a.dtype)),
+def _square_grad(grad, self):
+    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded, with fewer
+    passes over memory: 2·x is exact, so ``grad * (self * 2)`` has the same value, and a uniform grad
+    (a mean's or sum's, expanded) of the same shape is doubled first, ``self * (2·g)``, one pass."""
+    data = grad._data
+    if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
+        g2 = grad[(0,) * data.ndim] * 2
+        if np.isfinite(g2._data):
+            return self * g2
+    return grad * (self * 2)
+
+
+def _pow_scalar_forward(a, exponent):
+    if exponent == 2 and a.dtype.kind == "f":
+        return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    return _pow_forward(a, np.asarray(exponent, a.dtype))
+
+
+pow_scalar = op("pow_scalar", "PowBackward0", _pow_scalar_forward,
                 self=_pow_self, domain="positive")
 
 
@@ -233,8 +316,7 @@ pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent
 # ============================================================ unary math
 _F_ = "float"
 abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
-          dtype=_kernel("abs_cpu"),
-          twice=False)
+          dtype=_kernel("abs_cpu"))
 def _sign(a):
     """(0 < a) - (a < 0): nan has sign 0, as in PyTorch; bool is its own sign."""
     if a.dtype.kind == "b":
@@ -242,8 +324,8 @@ def _sign(a):
     return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
 
 
-sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real", twice=False)
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", twice=False)
+sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
@@ -290,11 +372,17 @@ sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: 
 def _relu(a):
     if a.dtype.kind == "b":
         raise errors.RuntimeError("Boolean inputs not supported for relu")
-    return np.where(a < 0, a.dtype.type(0), a)
+    # PyTorch's x < 0 ? 0 : x (so relu(-0.) is -0., nan stays nan), as maximum and a copy of the zeros:
+    # ten times faster than np.where
+    if a.ndim == 0:
+        return np.where(a < 0, a.dtype.type(0), a)
+    r = np.maximum(a, a.dtype.type(0))
+    np.copyto(r, a, where=(a == 0))
+    return r
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero", twice=False)
+          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
 
@@ -308,16 +396,14 @@ def _erf(a):
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
          dtype=_F_, domain="real")
 floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype=_kernel("floor_vml_cpu"),
-           domain="real",
-           twice=False)
+           domain="real")
 ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype=_kernel("ceil_vml_cpu"),
-          domain="real", twice=False)
+          domain="real")
 trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype=_kernel("trunc_vml_cpu"),
-           domain="real",
-           twice=False)
+           domain="real")
 frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
            dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
-          domain="real", twice=False)
+          domain="real")
 
 
 def _round(a, decimals=0):
@@ -331,8 +417,7 @@ def _round(a, decimals=0):
 
 
 round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype=_kernel("round_vml_cpu"),
-             domain="real",
-            twice=False)
+             domain="real")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=lambda grad, self, other: grad * (other / (self * self + other * other)),
            other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
@@ -348,11 +433,11 @@ def _pick_grad(grad, mine, theirs, greater):
 maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
-             domain="real", twice=False)
+             domain="real")
 minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
-             domain="real", twice=False)
+             domain="real")
 
 
 def _clamp(a, min=None, max=None):
@@ -375,7 +460,7 @@ def _clamp_grad(grad, self, min=None, max=None):
     return _F().where(mask, grad, 0.0)
 
 
-clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real", twice=False)
+clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real")
 
 
 def _clamp_t(a, lo, hi):
@@ -384,9 +469,10 @@ def _clamp_t(a, lo, hi):
 
 clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
                   self=lambda grad, self, min, max: _F().where((self >= min) & (self <= max), grad, 0.0),
-                  min=lambda grad, self, min, max: _F().where(self < min, grad, 0.0),
-                  max=lambda grad, self, min, max: _F().where(self > max, grad, 0.0),
-                  domain="real", twice=False)
+                  # where the bounds cross, the result is max: only max receives the gradient
+                  min=lambda grad, self, min, max: _F().where((self < min) & (min < max), grad, 0.0),
+                  max=lambda grad, self, min, max: _F().where((self > max) | (max < min), grad, 0.0),
+                  domain="real")
 
 
 def _where_dtypes(ts, params):
@@ -397,11 +483,11 @@ def _where_dtypes(ts, params):
 where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condition", "self", "other"),
            self=lambda grad, condition: _F().where(condition, grad, 0.0),
            other=lambda grad, condition: _F().where(condition, 0.0, grad),
-           dtype=_where_dtypes, cast=(1, 2), domain="where")
-lerp = op("lerp", "LerpBackward0", _ew(lambda a, b, weight: a + weight * (b - a)), ("self", "end"),
+           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True)
+lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
           self=lambda grad, weight: grad * (1 - weight),
           end=lambda grad, weight: grad * weight, domain="real")
-lerp_tensor = op("lerp_tensor", "LerpBackward1", _ew(lambda a, b, w: a + w * (b - a)), ("self", "end", "weight"),
+lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
                  self=lambda grad, weight: grad * (1 - weight),
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real")
@@ -486,13 +572,18 @@ def _numel(shape, dim=None):
     return n
 
 
-mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: np.mean(a, dtype=a.dtype),
-              self=lambda grad, self_shape: grad.expand(self_shape) / _numel(self_shape),
+# (In a plain backward pass the mean's gradient is divided before it is expanded, a view instead
+# of a full copy: the same values; see graph.may_expand_lazily.)
+mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
+              self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
+              else grad.expand(self_shape) / _numel(self_shape),
               dtype=_mean_dtype, domain="real")
 mean_dim = op("mean_dim", "MeanBackward1",
-              lambda a, dim=None, keepdim=False, dtype=None: np.mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
+              lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
               self=lambda grad, self_shape, dim, keepdim:
+              _restore(grad / _numel(self_shape, dim), self_shape, dim, keepdim).expand(self_shape)
+              if may_expand_lazily() else
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
               dtype=_mean_dtype, domain="real")
 
@@ -550,8 +641,8 @@ def _min_all(a):
     return np.min(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
-max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct", twice=False)
-min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct", twice=False)
+max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct")
+min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct")
 
 
 def _index_reduce(fn):
@@ -580,11 +671,11 @@ def _value_selecting_grad(grad, self_shape, dim, keepdim, indices):
 max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
-             dtype="first", domain="distinct", twice=False)
+             dtype="first", domain="distinct")
 min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
-             dtype="first", domain="distinct", twice=False)
+             dtype="first", domain="distinct")
 
 
 def _amax_grad(grad, self, result, dim, keepdim):
@@ -604,10 +695,10 @@ def _amax(fn, name):
 
 amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
-          dtype="first", domain="distinct", twice=False)
+          dtype="first", domain="distinct")
 amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
-          dtype="first", domain="distinct", twice=False)
+          dtype="first", domain="distinct")
 
 
 def _arg(fn, name):
@@ -631,7 +722,7 @@ def _var(a, dim=None, correction=1, keepdim=False):
     axis = _dims(dim, a.ndim)
     n = _numel(a.shape, dim)
     with np.errstate(all="ignore"):
-        m = np.mean(a, axis=axis, keepdims=True)
+        m = _np_mean(a, axis=axis, keepdims=True)
         s = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
         return (s / max(n - correction, 0)).astype(a.dtype) if n - correction > 0 else \
             np.full(s.shape, np.inf if n - correction == 0 and np.any(s) else np.nan, a.dtype)
@@ -664,7 +755,7 @@ std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="r
 
 
 def _mean_part(a, dim=None, correction=1, keepdim=False):
-    return np.asarray(np.mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim, dtype=a.dtype))
+    return np.asarray(_np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim))
 
 
 def _mean_grad(grad, self_shape, dim=None, keepdim=False):
@@ -789,12 +880,35 @@ det = op("det", "LinalgDetBackward0", _det, ("A",),
          domain="square")
 
 
+# PyTorch raises torch.linalg.LinAlgError (a RuntimeError), printed under its qualified name
+LinAlgError = errors._kind("torch._C._LinAlgError", builtins.RuntimeError)
+
+
+def _zero_pivot(m):
+    """The 1-based index of the first zero pivot of LU with partial pivoting (as LAPACK's getrf), or 0."""
+    u = np.array(m, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return 0
+
+
 def _inv(a):
     try:
         return np.linalg.inv(a).astype(a.dtype)
     except np.linalg.LinAlgError:
-        raise errors.RuntimeError("linalg.inv: The diagonal element 2 is zero, the inversion could not be "
+        batch = a.reshape((-1,) + a.shape[-2:])
+        for b, m in enumerate(batch):
+            k = _zero_pivot(m)
+            if k:
+                where = f"(Batch element {b}): " if a.ndim > 2 else ""
+                raise LinAlgError(f"linalg.inv: {where}The diagonal element {k} is zero, the inversion could not be "
                                   "completed because the input matrix is singular.") from None
+        raise
 
 
 inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
@@ -809,13 +923,15 @@ def _svdvals(a):
 
 # The backward U diag(grad) Vh treats the singular vectors as constants, which is exact for the
 # first derivative only; it runs through an op that refuses to be differentiated again.
-svd_backward = op("svd_backward", "NotImplemented", lambda g, u, vh: (u * g[..., None, :]) @ vh,
-                  ("g", "U", "Vh"), domain="real",
+# A is an input of that op (though only U and Vh are used) so that its node is recorded whenever A
+# requires grad: a second derivative then fails loudly instead of coming out as zero.
+svd_backward = op("svd_backward", "NotImplemented", lambda g, a, U, Vh: (U * g[..., None, :]) @ Vh,
+                  ("g", "A"), domain="real",
                   g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
-                  U=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
-                  Vh=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
+                  A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
 svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
-             A=lambda grad, U, Vh: _apply(svd_backward, (grad, U, Vh)), dtype=_F_, domain="matrix", twice=False)
+             A=lambda grad, A, U, Vh: _apply(svd_backward, (grad, A), {"U": U._data, "Vh": Vh._data}),
+             dtype=_F_, domain="matrix", twice=False)
 trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
            dtype=_sum_dtype, domain="matrix")
@@ -1080,6 +1196,16 @@ alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad
            domain="real")
 
 
+# in place: t.fill_(v) and t.zero_() (their overload numbers are the in-place ones)
+fill_inplace = op("fill_inplace", "FillBackward2", lambda a, value: np.full(a.shape, value, a.dtype),
+                  self=lambda grad: grad * 0, dtype="first", domain="real")
+fill_tensor_inplace = op("fill_tensor_inplace", "FillBackward3", lambda a, v: np.full(a.shape, v, a.dtype),
+                         ("self", "value"), self=lambda grad: grad * 0, value=lambda grad: grad.sum(),
+                         dtype="first", domain="real", broadcast=False)
+zero_inplace = op("zero_inplace", "ZeroBackward0", lambda a, value=0: np.zeros_like(a),
+                  self=lambda grad: grad * 0, dtype="first", domain="real")
+
+
 # ------------------------------------------------------------ indexing
 def _getitem(a, index):
     return a[index]
@@ -1153,8 +1279,13 @@ log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real")
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
-                self=lambda grad, self, negative_slope=0.01: grad * _F().where(self > 0, 1.0, negative_slope),
-                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", twice=False)
+                self=lambda grad, self, negative_slope=0.01: _F().where(self > 0, grad, grad * negative_slope),
+                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+# the in-place forms save the result (the input is overwritten), hence other node names
+leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.forward,
+                        self=lambda grad, result, negative_slope=0.01:
+                        _F().where(result > 0, grad, grad * negative_slope),
+                        dtype=leaky_relu.dtype, domain="nonzero")
 
 
 def _elu(a, alpha=1.0):
@@ -1164,24 +1295,30 @@ def _elu(a, alpha=1.0):
 
 elu = op("elu", "EluBackward0", _elu,
          self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
-         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", twice=False)
+         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+elu_inplace = op("elu_inplace", "EluBackward1", _elu,
+                 self=lambda grad, result, alpha=1.0: grad * _F().where(result > 0, 1.0, result + alpha),
+                 dtype=elu.dtype, domain="nonzero")
 
 
 def _gelu(a, approximate="none"):
-    x = a.astype(np.float64)
+    # PyTorch's kernel, step by step in the input's precision (erf itself correctly rounded)
+    c = a.dtype.type
     if approximate == "tanh":
-        r = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    else:
-        r = 0.5 * x * (1 + _erf(x / math.sqrt(2)))
-    return r.astype(a.dtype)
+        inner = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5) * (a + c(0.044715) * (a * a * a))
+        return (c(0.5) * a * (c(1) + np.tanh(inner))).astype(a.dtype)
+    return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
 def _gelu_grad(grad, self, approximate="none"):
     if approximate == "tanh":
-        k = math.sqrt(2 / math.pi)
-        inner = k * (self + 0.044715 * self.pow(3))
-        th = inner.tanh()
-        return grad * (0.5 * (1 + th) + 0.5 * self * (1 - th * th) * k * (1 + 3 * 0.044715 * self * self))
+        # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
+        beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
+        x_sq = self * self
+        tanh_inner = (beta * (self + kappa * (x_sq * self))).tanh()
+        left_derivative = 0.5 * (1 + tanh_inner)
+        right_derivative = (0.5 * self) * (1 - tanh_inner * tanh_inner) * (beta * (1 + 3 * kappa * x_sq))
+        return grad * (left_derivative + right_derivative)
     cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
     pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
     return grad * (cdf + self * pdf)
@@ -1209,7 +1346,7 @@ silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
 
 def _reduce(x, reduction):
     if reduction == "mean":
-        return np.asarray(np.mean(x, dtype=x.dtype))
+        return np.asarray(_np_mean(x))
     if reduction == "sum":
         return np.asarray(np.sum(x))
     return x
@@ -1251,7 +1388,7 @@ smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("sel
                     self=_smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
                     -_smooth_l1_grad(grad, self, target, reduction, beta),
-                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", twice=False)
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real")
 
 
 def _bce(p, y, weight=None, reduction="mean"):
@@ -1266,49 +1403,68 @@ def _bce(p, y, weight=None, reduction="mean"):
     return _reduce(loss.astype(p.dtype), reduction)
 
 
+def _const(array, like):
+    """A loss's weight (kept as an array parameter: PyTorch sends it no gradient) as a tensor."""
+    return None if array is None else Tensor._make(np.asarray(array, like.dtype.np))
+
+
 def _bce_grad(grad, self, target, weight=None, reduction="mean"):
     g = grad * (self - target) / (self * (1 - self)).clamp(min=1e-12)
     if weight is not None:
-        g = g * weight
+        g = g * _const(weight, self)
+    return _reduce_grad(g, reduction, self.numel())
+
+
+def _bce_target_grad(grad, self, weight=None, reduction="mean"):
+    g = -(self / (1 - self)).log() * grad                    # -logit(self)
+    if weight is not None:
+        g = g * _const(weight, self)
     return _reduce_grad(g, reduction, self.numel())
 
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
-                          self=_bce_grad, dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT),
-                          domain="probability")
+                          self=_bce_grad, target=_bce_target_grad,
+                          dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability")
+
+
+def _log_sigmoid(x):
+    """min(x, 0) - log1p(exp(-|x|)): finite for any x (PyTorch's kernel)."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 
 
 def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
-    with np.errstate(all="ignore"):
-        log_sig = -(np.logaddexp(0, -x))          # log(sigmoid(x)), stable
-        log_1m_sig = -(np.logaddexp(0, x))        # log(1 - sigmoid(x))
-        if pos_weight is not None:
-            loss = -(pos_weight * y * log_sig + (1 - y) * log_1m_sig)
-        else:
-            loss = -(y * log_sig + (1 - y) * log_1m_sig)
+    # (1 - y) x - w log(sigmoid(x)) with w = (pos_weight - 1) y + 1, in the input's precision
+    log_sig = _log_sigmoid(x)
+    if pos_weight is not None:
+        log_sig = log_sig * ((np.asarray(pos_weight, x.dtype) - 1) * y + 1)
+    loss = (1 - y) * x - log_sig
     if weight is not None:
-        loss = loss * weight
+        loss = loss * np.asarray(weight, x.dtype)
     return _reduce(loss.astype(x.dtype), reduction)
 
 
 def _bce_logits_grad(grad, self, target, weight=None, pos_weight=None, reduction="mean"):
     s = self.sigmoid()
     if pos_weight is not None:
-        g = (pos_weight * target + 1 - target) * s - pos_weight * target
-        g = g * 1.0
+        pw = _const(pos_weight, self) * target
+        g = (pw + 1 - target) * s - pw
     else:
         g = s - target
     g = g * grad
     if weight is not None:
-        g = g * weight
+        g = g * _const(weight, self)
     return _reduce_grad(g, reduction, self.numel())
 
 
 def _bce_logits_target_grad(grad, self, weight=None, pos_weight=None, reduction="mean"):
-    g = -self if pos_weight is None else -(self * pos_weight)  # approximate: exact when pos_weight is None
+    if pos_weight is not None:
+        # log_sigmoid(-x) - pos_weight * log_sigmoid(x), with log_sigmoid(x) = -softplus(-x)
+        g = _const(pos_weight, self) * _NN().softplus(-self) - _NN().softplus(self)
+    else:
+        g = -self
     g = g * grad
     if weight is not None:
-        g = g * weight
+        g = g * _const(weight, self)
     return _reduce_grad(g, reduction, self.numel())
 
 
@@ -1345,25 +1501,28 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
 def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
     F = _F()
     x = self if self.dim() > 1 else self.unsqueeze(0)
-    tgt = target if self.dim() > 1 else target.reshape((1,))
+    tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
     C = x.shape[1]
-    w = F.ones(C, dtype=self.dtype) if weight is None else weight
+    w = F.ones(C, dtype=self.dtype) if weight is None else _const(weight, self)
     valid = tgt != ignore_index
     safe = F.where(valid, tgt, 0)
     wt = F.where(valid, w[safe], 0.0)                  # weight of each sample's target class
     if reduction == "mean":
-        g = -wt * grad / wt.sum()
+        g = -(wt * (grad / wt.sum()))
     elif reduction == "sum":
-        g = -wt * grad
+        g = -(wt * grad)
     else:
-        g = -wt * grad.reshape(tgt.shape)
-    onehot = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), 1.0)
-    out = onehot * g.unsqueeze(1)
+        g = -(wt * grad.reshape(tgt.shape))
+    # only each sample's target class receives a gradient (+0. elsewhere, ignored samples included)
+    g = F.where(valid, g, 0.0)
+    out = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), g.unsqueeze(1))
     return out if self.dim() > 1 else out.squeeze(0)
 
 
 nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
               domain="logprob")
+nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+                domain="logprob")
 
 
 def _mul_mask(a, mask):
@@ -1372,8 +1531,6 @@ def _mul_mask(a, mask):
 
 dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
              self=lambda grad, mask: grad * mask, dtype="first", domain="real")
-native_dropout = op("native_dropout", "NativeDropoutBackward0", _mul_mask, ("self", "mask"),
-                    self=lambda grad, mask: grad * mask, dtype="first", domain="real")
 
 # ------------------------------------------------------------ not differentiable at all
 NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",

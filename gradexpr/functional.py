@@ -14,17 +14,30 @@ import numpy as np
 from . import errors
 from .autograd import grad as _grad
 from .graph import _grad_enabled, _retain
+from .limits import check_elements
 from .tensor import Tensor
 
 
-def _tuple_in(inputs):
-    is_tuple = isinstance(inputs, (tuple, list))
-    ins = tuple(inputs) if is_tuple else (inputs,)
+def _tuple_in(inputs, fn="jacobian", what="inputs"):
+    """(was it a tuple, the tensors as a tuple): only a tuple is several tensors, as in PyTorch's _as_tuple."""
+    is_tuple = isinstance(inputs, tuple)
+    ins = inputs if is_tuple else (inputs,)
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor):
-            raise errors.TypeError(f"The inputs given to jacobian must be either a Tensor or a tuple of Tensors but "
-                                   f"the value at index {i} has type {type(t).__name__}.")
+            where = f"the value at index {i}" if is_tuple else f"the given {what}"
+            raise errors.TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of Tensors but "
+                                   f"{where} has type <class '{type(t).__name__}'>.")
     return is_tuple, ins
+
+
+def _check_outputs_require_grad(outs, strict):
+    """strict mode: every output must depend differentiably on the inputs."""
+    if strict:
+        for i, o in enumerate(outs):
+            if not o._requires_grad:
+                raise errors.RuntimeError(f"Output {i} of the user-provided function does not require gradients. The "
+                                          f"outputs must be computed in a differentiable manner from the input when "
+                                          f"running in strict mode.")
 
 
 def _prepare(ins, create_graph):
@@ -68,6 +81,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     in_tuple, ins = _tuple_in(inputs)
     ins = _prepare(ins, create_graph)
     out_tuple, outs = _tuple_out(_call(func, ins))
+    _check_outputs_require_grad(outs, strict)
     rows_per_out = []
     for i, out in enumerate(outs):
         blocks = jacobian_blocks(out, ins, create_graph=create_graph)
@@ -113,6 +127,8 @@ def jacobian_blocks(output, inputs, *, create_graph=False):
     if not output._requires_grad or m == 0:
         return [None] * len(inputs)
     out_shape = output._data.shape
+    for x in inputs:    # the blocks' size, before any row of them is computed
+        check_elements(out_shape + x._data.shape)
     if m == 1:   # one row: a plain backward pass (no batch dimension in a create_graph graph)
         token = _grad_enabled.set(True)
         try:
@@ -199,6 +215,11 @@ def _apply_whole_batch(node, grad, m):
     """The formulas applied to all rows at once, or None when that is not the row-wise result."""
     needed = [n is not None for n in node._next]
     ctx = node._unpack()
+    rules = _BATCH_RULES.get(node._op.name)
+    if rules is not None:
+        out = _apply_batch_rules(node, rules, ctx, needed, grad, m)
+        if out is not None:
+            return out
     try:
         ctx["grad"] = grad
         raw = node._op.backward(ctx, needed)
@@ -213,7 +234,68 @@ def _apply_whole_batch(node, grad, m):
             out.append(g if g._dtype is dtype else g.to(dtype))
     except Exception:   # e.g. a formula that transposes or reshapes grad: run it row by row instead
         return None
+    if node._op.name in _BATCH_TRANSPARENT:
+        return out
     return out if _agrees_with_rows(node, ctx, needed, grad, out, m) else None
+
+
+# Ops whose formulas are elementwise in grad (saved tensors broadcast against the rows): the
+# batched application is the row-wise result by construction, so it is not checked.
+_BATCH_TRANSPARENT = frozenset("add sub rsub rsub_tensor mul div neg exp log sin cos tanh sigmoid relu sqrt "
+                               "pow_scalar".split())
+
+
+# Batched forms of the formulas that move or contract grad's dimensions (so are not
+# batch-transparent): exact by construction, they need no check. ``g`` has the rows along
+# dimension 0; ``c`` is the node's saved context.
+def _rows_reshaped(g, c):
+    return g.reshape((g._data.shape[0],) + tuple(c["self_shape"]))
+
+
+def _rows_expanded(g, c):
+    shape = tuple(c["self_shape"])
+    return g.reshape((g._data.shape[0],) + (1,) * len(shape)).expand((g._data.shape[0],) + shape)
+
+
+def _numel_of(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+_RESHAPES = {"self": _rows_reshaped}
+_BATCH_RULES = {
+    "mv": {"self": lambda g, c: g.unsqueeze(2) * c["vec"], "vec": lambda g, c: g.matmul(c["self"])},
+    "mm": {"self": lambda g, c: g.matmul(c["mat2"].t()), "mat2": lambda g, c: c["self"].t().matmul(g)},
+    "dot": {"self": lambda g, c: g.unsqueeze(1) * c["tensor"], "tensor": lambda g, c: g.unsqueeze(1) * c["self"]},
+    "t": {"self": lambda g, c: g.transpose(1, 2) if g.dim() == 3 else g},
+    "transpose": {"self": lambda g, c: g.transpose(c["dim0"] % (g.dim() - 1) + 1, c["dim1"] % (g.dim() - 1) + 1)},
+    "permute": {"self": lambda g, c: g.permute((0,) + tuple(int(i) + 1 for i in np.argsort(c["dims"])))},
+    "unsqueeze": {"self": lambda g, c: g.squeeze(c["dim"] % (g.dim() - 1) + 1)},
+    "expand": {"self": lambda g, c: g},          # _sum_rows_to does the reduction
+    "sum": {"self": _rows_expanded},
+    "mean": {"self": lambda g, c: _rows_expanded(g, c) / _numel_of(c["self_shape"])},
+    **{name: _RESHAPES for name in ("view", "reshape_alias", "unsafe_view", "squeeze", "squeeze_dim",
+                                     "squeeze_dims", "squeeze_inplace_dim")},
+}
+
+
+def _apply_batch_rules(node, rules, ctx, needed, grad, m):
+    """``node``'s input gradients by its batched rules, or None (then the general path)."""
+    out = []
+    try:
+        for name, need, (shape, dtype) in zip(node._op.inputs, needed, node._meta):
+            if not need:
+                out.append(None)
+                continue
+            g = _sum_rows_to(rules[name](grad, ctx), shape, m)
+            if g is None:
+                return None
+            out.append(g if g._dtype is dtype else g.to(dtype))
+    except Exception:       # an input without a rule, an unexpected shape: the general path decides
+        return None
+    return out
 
 
 def _sum_rows_to(g, shape, m):
@@ -239,15 +321,17 @@ def _agrees_with_rows(node, ctx, needed, grad, batched, m):
     """Two random combinations of the rows: the batched results must combine to the formula's."""
     rng = np.random.default_rng(m)
     rtol = _AGREE_RTOL.get(grad._dtype.name, 1e-2)
-    rows64 = grad._data.reshape(m, -1).astype(np.float64)
+    ws = rng.standard_normal((2, m))        # the two combinations (the same draws as one at a time)
+    combos = ws @ grad._data.reshape(m, -1)         # both at once, in float64: one pass over the rows
+    # each batched result combined the same two ways, and its scale, also one pass each
+    mixed = [None if g is None else _combined(ws, g._data.reshape(m, -1)) for g in batched]
     token = _grad_enabled.set(False)
     try:
-        for _ in range(2):
-            w = rng.standard_normal(m)
-            ctx["grad"] = Tensor._make((w @ rows64).reshape(grad._data.shape[1:]).astype(grad._dtype.np),
+        for i in range(2):
+            ctx["grad"] = Tensor._make(combos[i].reshape(grad._data.shape[1:]).astype(grad._dtype.np),
                                        grad._dtype)
             reference = node._op.backward(ctx, needed)
-            for g, r, (shape, _) in zip(batched, reference, node._meta):
+            for g, mix, r, (shape, _) in zip(batched, mixed, reference, node._meta):
                 if g is None:
                     continue
                 if r is None:
@@ -255,14 +339,20 @@ def _agrees_with_rows(node, ctx, needed, grad, batched, m):
                 r = np.asarray(r._data, np.float64)
                 if r.shape != shape:
                     r = _np_sum_to(r, shape)
-                g64 = g._data.reshape(m, -1).astype(np.float64)
-                combined = (w @ g64).reshape(shape)
-                scale = (np.abs(w) @ np.abs(g64)).reshape(shape) + np.abs(r)
-                if not np.all(np.abs(combined - r) <= rtol * scale):
+                combined, scale = mix[0][i].reshape(shape), mix[1][i].reshape(shape)
+                if not np.all(np.abs(combined - r) <= rtol * (scale + np.abs(r))):
                     return False
     finally:
         _grad_enabled.reset(token)
     return True
+
+
+def _combined(ws, rows):
+    """``ws @ rows`` and ``|ws| @ |rows|`` in float64."""
+    rows64 = rows.astype(np.float64)
+    combined = ws @ rows64
+    np.abs(rows64, out=rows64)
+    return combined, np.abs(ws) @ rows64
 
 
 def _np_sum_to(a, shape):
@@ -279,8 +369,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         out = func(*xs)
         _, outs = _tuple_out(out)
         if len(outs) != 1 or outs[0]._data.size != 1:
-            raise errors.RuntimeError("The function given to hessian should return a single Tensor with a single "
-                                      "element.")
+            raise errors.RuntimeError("The Tensor returned by the function given to hessian should contain a "
+                                      "single element")
         g = jacobian(func, xs if in_tuple else xs[0], create_graph=True, strict=strict)
         return g
 
@@ -289,10 +379,11 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    in_tuple, ins = _tuple_in(inputs)
+    in_tuple, ins = _tuple_in(inputs, "vjp")
     ins = _prepare(ins, create_graph)
     out_tuple, outs = _tuple_out(_call(func, ins))
-    vs = _validate_v(v, outs, "vjp")
+    _check_outputs_require_grad(outs, strict)
+    vs = _validate_v(v, outs, out_tuple, "vjp")
     token = _grad_enabled.set(True)
     try:
         diff_outs = [o for o in outs if o._requires_grad]
@@ -304,39 +395,46 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             gs = (None,) * len(ins)
     finally:
         _grad_enabled.reset(token)
+    _check_used(gs, strict, "The output of the user-provided function is independent of input {i}. This is not "
+                            "allowed in strict mode.")
     gs = tuple(_zeros(x) if g is None else (g if create_graph else g.detach()) for g, x in zip(gs, ins))
     outs = tuple(o if create_graph else o.detach() for o in outs)
     return (outs if out_tuple else outs[0]), (gs if in_tuple else gs[0])
 
 
-def _validate_v(v, outs, name):
+def _check_used(grads, strict, message):
+    if strict:
+        for i, g in enumerate(grads):
+            if g is None:
+                raise errors.RuntimeError(message.format(i=i))
+
+
+def _validate_v(v, others, others_tuple, fn, what="user-provided function returns"):
+    """PyTorch's checks of ``v`` against the outputs (vjp) or the inputs (jvp, hvp)."""
     if v is None:
-        if len(outs) != 1 or outs[0]._data.size != 1:
-            raise errors.RuntimeError("The vector v can only be None if the user-provided function returns a single "
-                                      "Tensor with a single element.")
-        return (Tensor._make(np.ones(outs[0]._data.shape, outs[0]._dtype.np), outs[0]._dtype),)
-    vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
-    if len(vs) != len(outs):
-        raise errors.RuntimeError(f"v is a tuple of invalid length: should be {len(outs)} but got {len(vs)}.")
-    for o, g in zip(outs, vs):
+        if len(others) != 1 or others[0]._data.size != 1:
+            raise errors.RuntimeError(f"The vector v can only be None if the {what} a single Tensor with a single "
+                                      f"element.")
+        return (Tensor._make(np.ones(others[0]._data.shape, others[0]._dtype.np), others[0]._dtype),)
+    _, vs = _tuple_in(v, fn, "v")
+    if len(vs) != len(others):
+        if others_tuple:
+            raise errors.RuntimeError(f"v is a tuple of invalid length: should be {len(others)} but got {len(vs)}.")
+        raise errors.RuntimeError("The given v should contain a single Tensor.")
+    for i, (o, g) in enumerate(zip(others, vs)):
         if g._data.shape != o._data.shape:
-            raise errors.RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {g.shape} and output[0] has "
-                                      f"a shape of {o.shape}.")
+            entry = f"Entry {i} in " if others_tuple else ""
+            raise errors.RuntimeError(f"{entry}v has invalid size: should be {o.shape} but got {g.shape}.")
     return vs
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """J v by the double-backward trick: differentiate u ↦ vjp(u) with respect to u."""
-    in_tuple, ins = _tuple_in(inputs)
+    in_tuple, ins = _tuple_in(inputs, "jvp")
     ins = _prepare(ins, create_graph)
-    if v is None:
-        if len(ins) != 1 or ins[0]._data.size != 1:
-            raise errors.RuntimeError("The vector v can only be None if the input to the user-provided function is a "
-                                      "single Tensor with a single element.")
-        vs = (Tensor._make(np.ones(ins[0]._data.shape, ins[0]._dtype.np), ins[0]._dtype),)
-    else:
-        vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    vs = _validate_v(v, ins, in_tuple, "jvp", "input to the user-provided function is")
     out_tuple, outs = _tuple_out(_call(func, ins))
+    _check_outputs_require_grad(outs, strict)
     token = _grad_enabled.set(True)
     try:
         us = tuple(Tensor._make(np.zeros(o._data.shape, o._dtype.np), o._dtype, requires_grad=True) for o in outs)
@@ -360,10 +458,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    in_tuple, ins = _tuple_in(inputs)
+    in_tuple, ins = _tuple_in(inputs, "hvp")
     ins = _prepare(ins, create_graph)
-    vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    vs = _validate_v(v, ins, in_tuple, "hvp", "input to the user-provided function is")
     out_tuple, outs = _tuple_out(_call(func, ins))
+    _check_outputs_require_grad(outs, strict)
     if len(outs) != 1 or outs[0]._data.size != 1:
         raise errors.RuntimeError("The Tensor returned by the function given to hvp should contain a single element")
     token = _grad_enabled.set(True)

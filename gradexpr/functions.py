@@ -19,7 +19,7 @@ import numpy as np
 from . import derivatives as D
 from . import dtypes, errors, limits
 from .dtypes import DType
-from .graph import _grad_enabled
+from .graph import SavedTensor, _grad_enabled
 from .op import _check_broadcast, apply, apply_ex, apply_inplace, check_inplace, wrap, write_inplace
 from .tensor import Size, Tensor, _wrap_dim
 
@@ -44,18 +44,24 @@ def _need_tensors(fn, input, other, other_name="other"):
     _need_tensor(other, other_name, fn, 2)
 
 
+def _not_int(a) -> bool:
+    return isinstance(a, bool) or not (isinstance(a, numbers.Integral) or (_is_tensor(a) and a._dtype.category == 1
+                                                                           and a._data.ndim == 0))
+
+
 def _shape_args(args, name="size"):
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all mean the shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    elif len(args) == 1 and _not_int(args[0]):
+        raise errors.TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                               f"{type(args[0]).__name__}")
     shape = []
     for a in args:
-        if _is_tensor(a):
-            a = a.item()
-        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
-            raise errors.TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                                   f"{type(a).__name__} at pos {len(shape)}")
-        shape.append(int(a))
+        if _not_int(a):
+            raise errors.TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {len(shape) + 1} "
+                                   f"with error \"type must be tuple of ints,but got {type(a).__name__}\"")
+        shape.append(int(a.item() if _is_tensor(a) else a))
     return tuple(shape)
 
 
@@ -206,25 +212,36 @@ def from_numpy(array):
     return Tensor._make(np.asarray(array))
 
 
-def _factory(fill):
+def _factory(fill, name):
     def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
              memory_format=None):
-        shape = _shape_args(size)
+        if not size:
+            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        shape = _shape_args(size, name)
+        if name == "zeros" and builtins.any(s < 0 for s in shape):
+            raise errors.RuntimeError("zeros: Dimension size must be non-negative.")
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
         return _finish(Tensor._make(fill(shape, d.np), d), requires_grad)
+    make.__name__ = name
     return make
 
 
-zeros = _factory(np.zeros)
-ones = _factory(np.ones)
-empty = _factory(np.zeros)
+zeros = _factory(np.zeros, "zeros")
+ones = _factory(np.ones, "ones")
+empty = _factory(np.zeros, "empty")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
-    shape = _shape_args((size,) if isinstance(size, numbers.Integral) else size)
+    if not isinstance(size, (tuple, list)):
+        raise errors.TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                               f"{type(size).__name__}")
+    shape = _shape_args(size, "full")
     _check_new_shape(shape)
     fill_value = _scalar(fill_value)
+    if not isinstance(fill_value, numbers.Number):
+        raise errors.TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                               f"{type(fill_value).__name__}")
     d = _dtype_arg(dtype, dtypes.of_python_scalar(fill_value))
     return _finish(Tensor._make(np.full(shape, fill_value, d.np), d), requires_grad)
 
@@ -248,6 +265,13 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    if _not_int(n) or (m is not None and _not_int(m)):
+        types = ", ".join(type(v).__name__ for v in (n, m) if v is not None)
+        raise errors.TypeError(f"eye() received an invalid combination of arguments - got ({types}), but expected "
+                               f"one of:")
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise errors.RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     m = n if m is None else m
     _check_new_shape((n, m))
     d = _dtype_arg(dtype, dtypes.default_float)
@@ -263,7 +287,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if not (math.isfinite(start) and math.isfinite(end)):
         raise errors.RuntimeError(f"unsupported range: {start:g} -> {end:g}")
     if (end - start) / step < 0:
-        raise errors.RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise errors.RuntimeError("upper bound and lower bound inconsistent with step sign")
     floating = builtins.any(isinstance(v, float) for v in (start, end, step))
     d = _dtype_arg(dtype, dtypes.default_float if floating else dtypes.int64)
     n = int(math.ceil((end - start) / step))
@@ -276,7 +300,11 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _finish(Tensor._make(arr, d), requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    if steps is None or _not_int(steps):
+        types = ", ".join(type(v).__name__ for v in (start, end, steps) if v is not None)
+        raise errors.TypeError(f"linspace() received an invalid combination of arguments - got ({types}), but "
+                               f"expected one of:")
     start, end = _scalar(start), _scalar(end)
     if steps < 0:
         raise errors.RuntimeError("number of steps must be non-negative")
@@ -321,7 +349,7 @@ def initial_seed():
 def _random_factory(kind):
     def make(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False):
-        shape = _shape_args(size)
+        shape = _shape_args(size, kind)
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
         arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
@@ -345,8 +373,13 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
     args = list(args)
     if size is None:
-        if not args or not isinstance(args[-1], (tuple, list, Size)):
-            raise errors.TypeError("randint() missing 1 required positional arguments: \"size\"")
+        if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
+            types = ", ".join(type(v).__name__ for v in args)
+            raise errors.TypeError(f"randint() received an invalid combination of arguments - got ({types}), but "
+                                   f"expected one of:")
+        if not isinstance(args[-1], (tuple, list, Size)):
+            raise errors.TypeError(f"randint(): argument 'size' (position {len(args)}) must be tuple of ints, not "
+                                   f"{type(args[-1]).__name__}")
         size = args.pop()
     low, high = (0, args[0]) if len(args) == 1 else (args[0], args[1])
     shape = _shape_args((size,))
@@ -553,6 +586,11 @@ def clamp_max(input, max):
 def where(condition, input=None, other=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        types = ", ".join("Tensor" if _is_tensor(a) else type(a).__name__ for a in (condition, input, other)
+                          if a is not None)
+        raise errors.TypeError(f"where() received an invalid combination of arguments - got ({types}), but "
+                               f"expected one of:")
     condition = wrap(condition)
     if condition._dtype is not dtypes.bool_:
         if condition._dtype is dtypes.uint8:
@@ -586,7 +624,7 @@ def masked_fill(input, mask, value):
         raise errors.RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                                   f"{_long_name(mask._dtype)}")
     if mask._data.shape != input._data.shape:
-        _check_broadcast([input._data, mask._data])
+        _check_broadcast([mask._data, input._data])
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
         if shape != input._data.shape:
             input = expand(input, shape)
@@ -739,6 +777,9 @@ ge = greater_equal = _compare(D.ge)
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _need_tensors("isclose", input, other)
+    if input._dtype is not other._dtype:
+        raise errors.RuntimeError(f"{_cap_dtype(input._dtype)} did not match {_cap_dtype(other._dtype)}")
+    _check_broadcast([input._data, other._data])
     a, b = input, other
     d = dtypes.result_type([a, b])
     x, y = a._data.astype(d.np), b._data.astype(d.np)
@@ -1055,7 +1096,7 @@ def mv(input, vec, *, out=None):
     _need_tensors("mv", input, vec, "vec")
     a, b = input._data.shape, vec._data.shape
     if len(a) != 2 or len(b) != 1:
-        raise errors.RuntimeError(f"vector + matrix @ vector expected, got {len(a)}, {len(b)}, {len(b)}")
+        raise errors.RuntimeError(f"vector + matrix @ vector expected, got 1, {len(a)}, {len(b)}")
     if a[1] != b[0]:
         raise errors.RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})")
     return apply(D.mv, (input, vec))
@@ -1195,9 +1236,13 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         params["beta"] = beta
     if alpha != 1:
         params["alpha"] = alpha
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m._data.ndim != 2:
+            raise errors.RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
     a, b = mat1._data.shape, mat2._data.shape
     if a[1] != b[0]:
         raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    _check_broadcast([input._data, np.empty((a[0], b[1]), dtype=np.bool_)])
     return apply(D.addmm, (input, mat1, mat2), params)
 
 
@@ -1259,7 +1304,9 @@ def inverse(A):
 
 def _square(A, name):
     s = A._data.shape
-    if len(s) < 2 or s[-1] != s[-2]:
+    if len(s) < 2:
+        raise errors.RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if s[-1] != s[-2]:
         raise errors.RuntimeError(f"{name}: A must be batches of square matrices, but they are {s[-2] if len(s) > 1 else 1} by {s[-1] if s else 1} matrices")
 
 
@@ -1363,12 +1410,12 @@ def expand(input, *sizes):
     sizes = _shape_args(sizes, "expand")
     cur = input._data.shape
     if len(sizes) < len(cur):
-        raise errors.RuntimeError(f"expand(torch.{input._dtype.name.capitalize()}Tensor{{{list(cur)}}}, size={list(sizes)}): "
+        raise errors.RuntimeError(f"expand(torch.{_cap_dtype(input._dtype)}Tensor{{{list(cur)}}}, size={list(sizes)}): "
                                   "the number of sizes provided (" + str(len(sizes)) + ") must be greater or equal "
                                   "to the number of dimensions in the tensor (" + str(len(cur)) + ")")
     lead = len(sizes) - len(cur)
     shape = []
-    for i, s in enumerate(sizes):
+    for i, s in reversed(list(enumerate(sizes))):       # checked from the last dim, as ATen does
         c = cur[i - lead] if i >= lead else None
         if s == -1:
             if c is None:
@@ -1379,7 +1426,7 @@ def expand(input, *sizes):
             raise errors.RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({c}) at "
                                       f"non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: "
                                       f"{list(cur)}")
-        shape.append(s)
+        shape.insert(0, s)
     limits.check_elements(shape)    # a view, but every later op would materialise it
     return apply(D.expand, (input,), {"shape": tuple(shape)})
 
@@ -1519,6 +1566,8 @@ def narrow(input, dim, start, length):
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     start = _scalar(start)
+    if not -size <= start <= size:
+        raise errors.IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     if start < 0:
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
@@ -1703,8 +1752,9 @@ def _normalise_index(t: Tensor, index):
             if single or s.indices(shape[dim]) != (0, shape[dim], 1):
                 node = "SliceBackward0"
             dim += 1
-        elif _is_tensor(i) or isinstance(i, (list, tuple)):
-            arr = i._data if _is_tensor(i) else np.asarray(tensor(list(i))._data)
+        elif _is_tensor(i) or isinstance(i, (list, tuple, np.ndarray)):
+            # (an ndarray is an index this module normalised before, e.g. in a backward formula)
+            arr = i._data if _is_tensor(i) else i if isinstance(i, np.ndarray) else np.asarray(tensor(list(i))._data)
             if arr.dtype.kind == "b":
                 for k, (ms, ts_) in enumerate(zip(arr.shape, shape[dim:dim + arr.ndim])):
                     if ms != ts_:
@@ -1877,9 +1927,21 @@ def _inplace_of(fn_name):
         check_inplace(self)
         result = fn(_old_self(self, fn_name), *args, **kwargs)
         write_inplace(self, result)
+        if result._grad_fn is not None:
+            _save_inplace_result(self)
         return self
     inplace.__name__ = fn_name + "_"
     return inplace
+
+
+def _save_inplace_result(t):
+    """Right after ``t.op_()`` recorded its node: a formula that reads the op's result reads ``t`` itself, at
+    its new version (as in PyTorch), so changing ``t`` in place again makes backward fail instead of using
+    stale values."""
+    node = t._grad_fn
+    if node is None or type(node._saved) is not dict or "result" not in node._saved:
+        return
+    node._saved["result"] = SavedTensor(t, is_output=True, producer=node._op.node)
 
 
 def _old_self(t, name):
@@ -1891,33 +1953,31 @@ def _old_self(t, name):
     return old
 
 
-_INPLACE_NO_SELF = {"add", "sub", "neg", "clone", "clamp", "clamp_min", "clamp_max", "masked_fill", "relu",
-                    "exp", "sigmoid", "tanh", "sqrt", "rsqrt", "reciprocal"}
+# in-place methods whose backward formulas do not read the input (others get a copy of the old value)
+_INPLACE_NO_SELF = {"add", "sub", "neg", "clone", "masked_fill", "relu", "exp", "sigmoid", "tanh", "sqrt", "rsqrt",
+                    "reciprocal"}
 
 
 def zero_(self):
-    return fill_(self, 0)
+    return fill_(self, 0, entry=D.zero_inplace)
 
 
-def fill_(self, value):
+def fill_(self, value, *, entry=None):
     check_inplace(self)
     if _is_tensor(value):
         if value._data.ndim != 0:
             raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                       f"{value._data.ndim} dimensions.")
+        if _grad_enabled.get() and value._requires_grad:
+            write_inplace(self, apply(D.fill_tensor_inplace, (self, value)))
+            return self
         value = value.item()
     if _grad_enabled.get() and self._requires_grad:
-        result = zeros_like(self) + 0 * self if False else full_like(self, value)
-        result = apply(D.FILL, (self,), {"value": value})
-        write_inplace(self, result)
+        write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
         return self
     self._data[...] = value
     self._version_counter[0] += 1
     return self
-
-
-D.FILL = D.op("fill", "FillBackward0", lambda a, value: np.full(a.shape, value, a.dtype),
-              self=lambda grad: grad * 0, dtype="first", domain="real", twice=False)
 
 
 def copy_(self, src, non_blocking=False):
@@ -1978,8 +2038,7 @@ def _or(self, other):
 
 def _invert(self):
     if self._dtype.category == 2:
-        name = {"float32": "Float", "float64": "Double", "float16": "Half"}[self._dtype.name]
-        raise errors.NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{name}\'')
+        raise errors.TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     if self._dtype is dtypes.bool_:
         return logical_not(self)
     return bitwise_not(self)

@@ -39,16 +39,27 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return apply(D.log_softmax, (input,), {"dim": T._wrap_dim(dim, input.dim())})
 
 
-def torch_softmax(input, dim, dtype=None):
+def torch_softmax(input, dim=None, dtype=None):
+    if dim is None:
+        raise errors.TypeError('softmax() missing 1 required positional arguments: "dim"')
     return softmax(input, dim, dtype=dtype)
 
 
-def torch_log_softmax(input, dim, dtype=None):
+def torch_log_softmax(input, dim=None, dtype=None):
+    if dim is None:
+        raise errors.TypeError('log_softmax() missing 1 required positional arguments: "dim"')
     return log_softmax(input, dim, dtype=dtype)
 
 
+def _inplace(entry, input, args=(), params=None):
+    """``F.op(x, inplace=True)``: the op written into ``x``, whose node then reads ``x`` as its result."""
+    out = apply_inplace(entry, input, args, params or {})
+    T._save_inplace_result(out)
+    return out
+
+
 def relu(input, inplace=False):
-    return apply_inplace(D.relu, input) if inplace else apply(D.relu, (input,))
+    return _inplace(D.relu, input) if inplace else apply(D.relu, (input,))
 
 
 def relu6(input, inplace=False):
@@ -56,11 +67,17 @@ def relu6(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return apply(D.leaky_relu, (input,), {"negative_slope": negative_slope} if negative_slope != 0.01 else {})
+    params = {"negative_slope": negative_slope} if negative_slope != 0.01 else {}
+    if inplace:
+        return _inplace(D.leaky_relu_inplace, input, (), params)
+    return apply(D.leaky_relu, (input,), params)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return apply(D.elu, (input,), {"alpha": alpha} if alpha != 1.0 else {})
+    params = {"alpha": alpha} if alpha != 1.0 else {}
+    if inplace:
+        return _inplace(D.elu_inplace, input, (), params)
+    return apply(D.elu, (input,), params)
 
 
 def gelu(input, approximate="none"):
@@ -79,7 +96,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 
 def silu(input, inplace=False):
-    return apply(D.silu, (input,))
+    return _inplace(D.silu, input) if inplace else apply(D.silu, (input,))
 
 
 def sigmoid(input):
@@ -109,11 +126,19 @@ def _check_same(input, target, name):
                       "same size.")
 
 
+def _broadcast_pair(input, target):
+    """Losses broadcast input and target (PyTorch warns; the message of a mismatch is the usual one)."""
+    if input._data.shape == target._data.shape:
+        return input, target
+    from .op import _check_broadcast
+    _check_broadcast([input._data, target._data])
+    shape = T.np.broadcast_shapes(input._data.shape, target._data.shape)
+    return input.expand(shape), target.expand(shape)
+
+
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     r = _reduction(size_average, reduce, reduction)
-    if input.shape != target.shape:
-        shape = T.np.broadcast_shapes(input._data.shape, target._data.shape)
-        input, target = input.expand(shape), target.expand(shape)
+    input, target = _broadcast_pair(input, target)
     return apply(D.mse_loss, (input, target), {"reduction": r} if r != "mean" else {})
 
 
@@ -131,6 +156,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     r = _reduction(size_average, reduce, reduction)
     if beta == 0:
         return l1_loss(input, target, reduction=r)
+    input, target = _broadcast_pair(input, target)
     params = {"reduction": r} if r != "mean" else {}
     if beta != 1.0:
         params["beta"] = beta
@@ -146,10 +172,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if target.shape != input.shape:
         raise errors.ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                                 f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if input._dtype.category == 2 and target._dtype is not input._dtype:
+        raise errors.RuntimeError(f"Found dtype {T._cap_dtype(target._dtype)} but expected "
+                                  f"{T._cap_dtype(input._dtype)}")
     params = {"reduction": r} if r != "mean" else {}
     if weight is not None:
         params["weight"] = weight.expand(input.shape)._data
-        return apply(D.binary_cross_entropy, (input, target), params)
     return apply(D.binary_cross_entropy, (input, target), params)
 
 
@@ -172,57 +200,138 @@ def _to_arrays(params):
             for k, v in params.items()}
 
 
-def torch_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def torch_binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    # the bare torch.binary_cross_entropy_with_logits does not reduce unless asked (checked on 2.13)
     names = {0: "none", 1: "mean", 2: "sum"}
     return binary_cross_entropy_with_logits(input, target, weight, reduction=names.get(reduction, reduction),
                                             pos_weight=pos_weight)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
-    r = _reduction(size_average, reduce, reduction)
-    if target._dtype.category != 1:
-        raise errors.RuntimeError(f"expected scalar type Long but found {T._cap_dtype(target._dtype)}")
-    if input.dim() > 1 and target.shape[0] != input.shape[0]:
+    return _nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), ignore_index)
+
+
+def _nll_loss_nd(input, target, weight, r, ignore_index):
+    """ATen's nll_loss_nd: 1-D and 2-D inputs use nll_loss, others nll_loss2d on an (N, C, 1, -1) view."""
+    n = input.dim()
+    if n < 1:
+        raise errors.ValueError(f"Expected 1 or more dimensions (got {n})")
+    if n != 1 and target.shape[0] != input.shape[0]:
         raise errors.ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                                 f"({target.shape[0]}).")
+    if target._dtype not in (dtypes.int64, dtypes.uint8):
+        raise errors.RuntimeError(f"expected target dtype to be Long or Byte, but got {T._cap_dtype(target._dtype)}")
+    classes = input.shape[0 if n == 1 else 1]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+        raise errors.RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
+                                  f"but got weight tensor of shape: {list(weight.shape)}")
     params = {}
     if r != "mean":
         params["reduction"] = r
     if ignore_index != -100:
         params["ignore_index"] = ignore_index
     if weight is not None:
-        params["weight"] = weight
         params["weight"] = weight._data
-    return apply(D.nll_loss, (input, target), params)
+    if n <= 2:
+        if target.dim() > 1:
+            raise errors.RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        return apply(D.nll_loss, (input, target), params)
+    if n == 4:
+        return apply(D.nll_loss2d, (input, target), params)
+    out_size = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise errors.RuntimeError(f"Expected target size {list(out_size)}, got {list(target.shape)}")
+    flat_in = input.contiguous().view(input.shape[0], classes, 1, -1)
+    flat_target = target.contiguous().view(target.shape[0], 1, -1)
+    out = apply(D.nll_loss2d, (flat_in, flat_target), params)
+    return out.view(out_size) if r == "none" else out
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
+    """ATen's composition: probability targets, label smoothing, or nll_loss of log_softmax."""
     r = _reduction(size_average, reduce, reduction)
     class_dim = 0 if input.dim() == 1 else 1
+    if input.shape == target.shape:           # class probabilities
+        if target._dtype.category != 2:
+            raise errors.RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                                      f"{T._cap_dtype(target._dtype)}")
+        if ignore_index >= 0:
+            raise errors.RuntimeError("ignore_index is not supported for floating point target")
+        return _cross_entropy_probabilities(input, target, weight, r, label_smoothing, class_dim)
+    if label_smoothing > 0:
+        if label_smoothing > 1:
+            raise errors.RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _cross_entropy_smoothed(input, target, weight, r, ignore_index, label_smoothing, class_dim)
+    return _nll_loss_nd(log_softmax(input, class_dim), target, weight, r, ignore_index)
+
+
+def _weight_view(weight, ndim, class_dim):
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return weight.view(shape)
+
+
+def _cross_entropy_probabilities(input, target, weight, r, label_smoothing, class_dim):
+    classes = input.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
+        raise errors.RuntimeError(f"cross_entropy: weight tensor should be defined either for all {classes} classes "
+                                  f"or no classes but got weight tensor of shape: {list(weight.shape)}")
     logp = log_softmax(input, class_dim)
-    if target._dtype.category == 2:       # class probabilities
-        loss = -(logp * target)
-        if weight is not None:
-            shape = [1] * input.dim()
-            shape[class_dim] = -1
-            loss = loss * weight.view(shape)
-        loss = loss.sum(class_dim)
-        return loss.mean() if r == "mean" else loss.sum() if r == "sum" else loss
-    if label_smoothing:
-        n = input.shape[class_dim]
-        nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=r)
+    if label_smoothing > 0:
+        if label_smoothing > 1:
+            raise errors.RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        target = apply(D.add, (apply(D.mul_scalar, (target,), {"other": 1 - label_smoothing}),
+                               label_smoothing / classes))
+    terms = logp * target
+    if weight is not None:
+        terms = terms * (_weight_view(weight, input.dim(), 1) if input.dim() > 1 else weight)
+    if r == "mean":
+        if input.numel() == 0:
+            return -terms.sum() * float("nan")
+        return apply(D.div_scalar, (-terms.sum(),), {"other": input.numel() // classes})
+    return -terms.sum() if r == "sum" else -terms.sum(class_dim)
+
+
+def _cross_entropy_smoothed(input, target, weight, r, ignore_index, label_smoothing, class_dim):
+    logp = log_softmax(input, class_dim)
+    nll = _nll_loss_nd(logp, target, weight, r, ignore_index)
+    classes = input.shape[class_dim]
+    if weight is not None:
+        smooth = -(logp * _weight_view(weight, input.dim(), class_dim)).sum(class_dim)
+    else:
         smooth = -logp.sum(class_dim)
-        smooth = smooth.mean() if r == "mean" else smooth.sum() if r == "sum" else smooth
-        return (1 - label_smoothing) * nll + label_smoothing / n * smooth
-    return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=r)
+    ignored = target == ignore_index
+    smooth = smooth.masked_fill_(ignored, 0.0)
+    if r == "mean":
+        if weight is not None:
+            total = weight.gather(0, target.masked_select(~ignored).flatten()).sum()
+        else:
+            total = (~ignored).sum()
+        smooth = smooth.sum() / total
+    elif r == "sum":
+        smooth = smooth.sum()
+    return apply(D.add, (apply(D.mul_scalar, (nll,), {"other": 1 - label_smoothing}),
+                         apply(D.mul_scalar, (smooth,), {"other": label_smoothing / classes})))
 
 
 def linear(input, weight, bias=None):
-    if input.dim() == 2 and bias is not None:
-        return T.addmm(bias, input, weight.t())
+    """ATen's linear: addmm for a 2-D input with bias, a flattened addmm for contiguous inputs with a
+    1-D bias, else matmul then an in-place add (hence the node names)."""
+    if input.dim() == 0 or weight.dim() == 0:
+        raise errors.RuntimeError(f"both arguments to linear need to be at least 1D, but they are {input.dim()}D "
+                                  f"and {weight.dim()}D")
+    if bias is not None:
+        if input.dim() == 2:
+            return T.addmm(bias, input, weight.t())
+        if input._data.flags.c_contiguous and (input.dim() == 3 or bias.dim() == 1):
+            folded = input.reshape(int(T.np.prod(input.shape[:-1])), input.shape[-1])
+            out = T.addmm(bias, folded, weight.t())
+            return out.view(tuple(input.shape[:-1]) + (out.shape[1],))
     out = T.matmul(input, weight.t())
-    return out + bias if bias is not None else out
+    if bias is not None:
+        out = out.add_(bias)
+    return out
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -236,17 +345,32 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     from . import random as _random
     mask = Tensor._make(_random.dropout_mask(input._data.shape, p, input._dtype.name), input._dtype)
+    if inplace:
+        return _inplace(D.dropout, input, (mask,))
     if p == 1:
         return input * mask
     return apply(D.dropout, (input, mask))
 
 
-def torch_dropout(input, p, train):
+def torch_dropout(input, p=None, train=None):
+    if p is None or train is None:
+        raise errors.TypeError('dropout() missing 2 required positional argument: "p", "train"')
     return dropout(input, p, train)
 
 
 def one_hot(tensor, num_classes=-1):
-    n = int(tensor._data.max()) + 1 if num_classes == -1 else num_classes
+    a = tensor._data
+    if tensor._dtype is not dtypes.int64:
+        raise errors.RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1 and a.size == 0:
+        raise errors.RuntimeError("Can not infer total number of classes from empty tensor.")
+    if a.size and a.min() < 0:
+        raise errors.RuntimeError("Class values must be non-negative.")
+    n = int(a.max()) + 1 if num_classes == -1 else num_classes
+    if a.size and a.max() >= n:
+        raise errors.RuntimeError("Class values must be smaller than num_classes.")
+    from .limits import check_elements
+    check_elements(a.shape + (n,))
     return T.Tensor._make((tensor._data[..., None] == T.np.arange(n)).astype(T.np.int64), dtypes.int64)
 
 

@@ -158,9 +158,9 @@ def wrap(value) -> Tensor:
     if tv is Tensor:
         return value
     if tv is float or tv is int or tv is bool:
-        key = (tv, value)
-        t = _WRAPPED.get(key)
+        t = _WRAPPED.get((tv, value))
         if t is None:
+            key = (tv, value)
             t = _wrapped_number(value)
             # never 0.0 (it equals -0.0) nor nan (it equals nothing): a cached tensor must be this number
             if value and value == value and len(_WRAPPED) < _WRAPPED_MAX:
@@ -177,6 +177,8 @@ def wrap(value) -> Tensor:
 
 def _wrapped_number(value) -> Tensor:
     d = dtypes.of_python_scalar(value)
+    if d.category == 1 and not -2**63 <= value < 2**63:
+        raise OverflowError("int too big to convert")     # PyTorch's words (NumPy: "... to C long")
     # A Python float keeps its exact double value; its dtype is the default float, as torch's
     # wrapped numbers promote (apply casts the value to the op's dtype before computing).
     t = _fresh(np.array(value, dtype=np.float64 if d.category == 2 else d.np), d)
@@ -234,37 +236,62 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
     """Run ``op`` forward on ``args`` (Tensors or numbers) and record its node when grad is needed.
 
     This is every op's path, forward and (for the formulas) backward, so it is written for
-    speed: one or two inputs without a list, dtype checks by identity first.
+    speed: the common shapes of call (one or two inputs, an elementwise dtype rule) without
+    lists or helper calls, dtype checks by identity first.
     ``extras_out``, a list, receives the extras dict the forward returned (see ``apply_ex``).
     """
-    n = len(args)
-    if n == 2:
+    rule = op.dtype
+    if len(args) == 2 and (rule == "promote" or rule == "float") and op.cast is None:
         a, b = args
         if type(a) is not Tensor:
             a = wrap(a)
         if type(b) is not Tensor:
-            b = wrap(b)
+            try:
+                w = _WRAPPED.get((type(b), b))     # the common `tensor * number` without a call
+            except TypeError:                      # unhashable (a list): wrap() refuses it in words
+                w = None
+            b = w if w is not None else wrap(b)
         ts = (a, b)
-    elif n == 1:
-        a = args[0]
-        ts = (a if type(a) is Tensor else wrap(a),)
-    else:
-        ts = tuple([x if type(x) is Tensor else wrap(x) for x in args])
-    compute, out_dtype = _dtypes_for(op, ts, params)
-    if compute is not None:
+        compute = a._dtype
+        if b._dtype is not compute:
+            compute = dtypes.result_type(ts)
+        if rule == "float" and compute.category != 2:
+            compute = dtypes.default_float
+        out_dtype = compute
         want = compute.np
-        cast = op.cast
-        arrays = []
-        for i, t in enumerate(ts):
-            data = t._data
-            if data.dtype is not want and data.dtype != want and (cast is None or i in cast):
-                data = _cast(data, want)
-            arrays.append(data)
+        x = a._data
+        if x.dtype is not want and x.dtype != want:
+            x = _cast(x, want)
+        y = b._data
+        if y.dtype is not want and y.dtype != want:
+            y = _cast(y, want)
+        if op.broadcast:
+            sx = x.shape
+            sy = y.shape
+            if sx != sy and sx and sy:
+                _check_broadcast((x, y))
+        out = op.forward(x, y, **params) if params else op.forward(x, y)
     else:
-        arrays = [t._data for t in ts]
-    if op.broadcast:
-        _check_broadcast(arrays)
-    out = op.forward(*arrays, **params) if params else op.forward(*arrays)
+        if len(args) == 1:
+            a = args[0]
+            ts = (a if type(a) is Tensor else wrap(a),)
+        else:
+            ts = tuple([x if type(x) is Tensor else wrap(x) for x in args])
+        compute, out_dtype = _dtypes_for(op, ts, params)
+        if compute is not None:
+            want = compute.np
+            cast = op.cast
+            arrays = []
+            for i, t in enumerate(ts):
+                data = t._data
+                if data.dtype is not want and data.dtype != want and (cast is None or i in cast):
+                    data = _cast(data, want)
+                arrays.append(data)
+        else:
+            arrays = [t._data for t in ts]
+        if op.broadcast:
+            _check_broadcast(arrays)
+        out = op.forward(*arrays, **params) if params else op.forward(*arrays)
     extras = None
     if type(out) is tuple:
         out, extras = out
@@ -335,20 +362,45 @@ def _check_broadcast(arrays):
     limits.check_elements(out)
 
 
+_NO_META = ((), None)     # the meta of an input that gets no gradient (never read)
+
+
 def _record(op, ts, params, result, extras):
-    next_nodes = []
-    needs = []
-    for t in ts:
-        if t._requires_grad:
-            fn = t._grad_fn
-            next_nodes.append(fn if fn is not None else t._accumulator())
-            needs.append(True)
+    if len(ts) == 2:
+        a, b = ts
+        if a._requires_grad:
+            fn = a._grad_fn
+            na = fn if fn is not None else a._accumulator()
+            ma = (a._data.shape, a._dtype)
         else:
-            next_nodes.append(None)
-            needs.append(False)
+            na, ma = None, _NO_META
+        if b._requires_grad:
+            fn = b._grad_fn
+            nb = fn if fn is not None else b._accumulator()
+            mb = (b._data.shape, b._dtype)
+        else:
+            nb, mb = None, _NO_META
+        next_nodes = [na, nb]
+        needs = (na is not None, nb is not None)
+        meta = [ma, mb]
+    else:
+        next_nodes = []
+        meta = []
+        for t in ts:
+            if t._requires_grad:
+                fn = t._grad_fn
+                next_nodes.append(fn if fn is not None else t._accumulator())
+                meta.append((t._data.shape, t._dtype))
+            else:
+                next_nodes.append(None)
+                meta.append(_NO_META)
+        needs = tuple([n is not None for n in next_nodes])
     saved = {}
     frees = False                   # whether the node holds tensors that backward frees
-    for name, how in op.save_plan(tuple(needs)):
+    plan = op._plans.get(needs)
+    if plan is None:
+        plan = op.save_plan(needs)
+    for name, how in plan:
         if how >= 0:
             saved[name] = SavedTensor(ts[how])
             frees = True
@@ -374,7 +426,6 @@ def _record(op, ts, params, result, extras):
             continue
         else:
             raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
-    meta = [(t._data.shape, t._dtype) for t in ts]
     result._requires_grad = True
     result._grad_fn = Node(op, next_nodes, saved, meta, frees)
 

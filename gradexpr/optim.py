@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from . import errors
+from .derivatives import _lerp, fma
 from .graph import no_grad
 from .tensor import Tensor
 
@@ -92,6 +93,7 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
 
     def _update(self, p, group):
+        # _single_tensor_sgd, op for op: ``x.add(y, alpha=a)`` is a fused multiply-add in PyTorch's kernel
         d = p._data
         dt = d.dtype.type
         g = p._grad._data
@@ -99,7 +101,7 @@ class SGD(Optimizer):
             g = -g
         wd = group["weight_decay"]
         if wd != 0:
-            g = g + d * dt(wd)
+            g = fma(d, dt(wd), g)
         momentum = group["momentum"]
         if momentum != 0:
             state = self.state.setdefault(id(p), {})
@@ -107,10 +109,9 @@ class SGD(Optimizer):
             if buf is None:
                 buf = state["momentum_buffer"] = np.array(g, dtype=d.dtype, copy=True)
             else:
-                buf *= dt(momentum)
-                buf += g * dt(1 - group["dampening"])
-            g = g + buf * dt(momentum) if group["nesterov"] else buf
-        d -= g * dt(group["lr"])
+                buf[...] = fma(g, dt(1 - group["dampening"]), buf * dt(momentum))
+            g = fma(buf, dt(momentum), g) if group["nesterov"] else buf
+        d[...] = fma(g, dt(-group["lr"]), d)
 
 
 class Adam(Optimizer):
@@ -149,24 +150,23 @@ class Adam(Optimizer):
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         state["step"] += 1
         step = state["step"]
+        # _single_tensor_adam, op for op (lerp_ and addcmul_ are fused multiply-adds in PyTorch's kernels)
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 d *= dt(1 - lr * wd)
             else:
-                g = g + d * dt(wd)
+                g = fma(d, dt(wd), g)
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        # exp_avg.lerp_(grad, 1 - beta1); exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-        m += (g - m) * dt(1 - beta1)
-        v *= dt(beta2)
-        v += g * g * dt(1 - beta2)
+        m[...] = _lerp(m, g, 1 - beta1)                                   # exp_avg.lerp_(grad, 1 - beta1)
+        v[...] = fma(dt(1 - beta2) * g, g, v * dt(beta2))                  # .mul_(beta2).addcmul_(grad, grad, ...)
         bias1 = 1 - beta1 ** step
         bias2 = 1 - beta2 ** step
         step_size = lr / bias1
-        bias2_sqrt = math.sqrt(bias2)
+        bias2_sqrt = bias2 ** 0.5
         if group["amsgrad"]:
             mx = state["max_exp_avg_sq"]
             np.maximum(mx, v, out=mx)
             denom = np.sqrt(mx) / dt(bias2_sqrt) + dt(eps)
         else:
             denom = np.sqrt(v) / dt(bias2_sqrt) + dt(eps)
-        d -= (m / denom) * dt(step_size)
+        d[...] = d + (dt(-step_size) * m) / denom                         # addcdiv_(exp_avg, denom, -step_size)

@@ -1,0 +1,106 @@
+"""``gradexpr ops``: the op table — each entry's name, PyTorch node name and differentiable inputs.
+
+The listing reads ``gradexpr.derivatives.TABLE`` itself, so it is always the table the
+engine runs: what an entry records in the graph (``MulBackward0``), which of its inputs
+receive a gradient, which PyTorch leaves without one (``NotImplemented``: asking fails),
+the domain its gradient check samples, and whether it is checked to second order.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import sys
+
+import click
+
+from .options import format_options, resolve_format
+
+JSON_VERSION = 1
+
+
+def _describe(name, entry) -> dict:
+    from gradexpr.op import NotDifferentiable
+
+    inputs = ["*" + entry.inputs[0]] if entry.variadic else list(entry.inputs)
+    formulas = entry.formulas
+    differentiable = [i for i, raw in zip(inputs, entry.inputs) if callable(formulas.get(raw))]
+    not_implemented = [i for i, raw in zip(inputs, entry.inputs) if isinstance(formulas.get(raw), NotDifferentiable)]
+    recorded = entry.differentiable
+    return {
+        "name": name,
+        "node": entry.node if recorded else None,
+        "inputs": inputs,
+        "differentiable": differentiable,
+        "not_implemented": not_implemented,
+        "domain": entry.domain if recorded else None,
+        "second_order": bool(recorded and entry.twice and differentiable),
+    }
+
+
+def _rows(patterns) -> list:
+    from gradexpr import derivatives, functions  # noqa: F401  (functions registers fill_ and copy_)
+
+    rows = [_describe(name, entry) for name, entry in derivatives.TABLE.items()]
+    if patterns:
+        def matches(row):
+            keys = (row["name"], row["node"] or "")
+            return any(fnmatch.fnmatchcase(k.lower(), p.lower()) or p.lower() in k.lower()
+                       for p in patterns for k in keys)
+        rows = [r for r in rows if matches(r)]
+    return rows
+
+
+def _gradient_text(row) -> str:
+    parts = list(row["differentiable"]) + [f"{i} (not implemented)" for i in row["not_implemented"]]
+    return ", ".join(parts) if parts else "-"
+
+
+def _plain(rows, out):
+    header = ("NAME", "NODE", "DIFFERENTIABLE INPUTS", "DOMAIN", "2ND ORDER")
+    table = [header] + [(r["name"], r["node"] or "-", _gradient_text(r), r["domain"] or "-",
+                         "yes" if r["second_order"] else "no") for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] + "\n")
+
+
+def _rich(rows, out):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"gradexpr op table ({len(rows)} entries)", header_style="bold")
+    for column in ("name", "node"):
+        table.add_column(column, no_wrap=True)      # names are the point: never cut them
+    for column in ("grad inputs", "domain", "2nd order"):
+        table.add_column(column)
+    for r in rows:
+        node = r["node"] or "[dim]not recorded[/dim]"
+        grads = ", ".join(r["differentiable"] + [f"[red]{i} (not implemented)[/red]" for i in r["not_implemented"]])
+        table.add_row(r["name"], node, grads or "[dim]-[/dim]", r["domain"] or "", "yes" if r["second_order"] else "")
+    Console(file=out).print(table)
+
+
+@click.command("ops")
+@click.argument("patterns", nargs=-1, metavar="[PATTERN]...")
+@format_options
+def ops(patterns, fmt):
+    """List the operations: name, PyTorch node name, differentiable inputs.
+
+    \b
+    PATTERN filters by entry or node name: a substring or a glob (`gradexpr ops 'max*' Softmax`).
+    Entries without a node (comparisons, argmax …) never record one: their results have no
+    grad_fn. An input marked "not implemented" records PyTorch's NotImplemented node, and
+    asking for its gradient fails, as in PyTorch.
+    """
+    rows = _rows(patterns)
+    if patterns and not rows:
+        sys.stderr.write(f"gradexpr ops: no entry matches {' '.join(patterns)}\n")
+        sys.exit(1)
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        json.dump({"version": JSON_VERSION, "ops": rows}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    elif fmt == "rich":
+        _rich(rows, sys.stdout)
+    else:
+        _plain(rows, sys.stdout)

@@ -1,0 +1,377 @@
+"""Every entry of the op table, checked against central differences.
+
+``CASES`` gives each differentiable entry one or more sample calls through the public
+functions (``torch.X``, ``F.X``, tensor methods): a function of float64 tensors drawn
+from the entry's ``domain`` (``gradexpr.testing.DOMAINS``) with the given shapes. The
+non-differentiable arguments a call needs (conditions, masks, indices, targets) are
+constants of the call. Each case must actually record the entry's node, passes
+``gradcheck``, and ``gradgradcheck`` when the entry is twice differentiable.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+
+from gradexpr import api, derivatives as D, functions as T, testing
+from gradexpr.errors import GxError
+
+G = api.build()
+torch, F = G["torch"], G["F"]
+tensor = torch.tensor
+
+NODE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*Backward[0-9]+(_copy)?$")
+SPECIAL_NODES = {"CopySlices", "CopyBackwards", "NotImplemented"}
+
+
+@dataclass
+class Case:
+    fn: object
+    shapes: tuple
+    domain: str | None = None            # overrides the entry's domain
+    tol: dict = field(default_factory=dict)
+    twice: bool = True                   # False: this call is not twice differentiable (a kink)
+
+
+def case(fn, *shapes, domain=None, twice=True, **tol):
+    return Case(fn, shapes, domain, tol, twice)
+
+
+# constants the calls need
+COND = tensor([[True, False, True], [False, True, False]])
+IDX_ROWS = tensor([1, 0, 1])
+GATHER_IDX = tensor([[0, 2], [1, 1]])
+SCATTER_IDX = tensor([[0, 1, 2], [2, 0, 1]])
+TARGET = tensor([2, 0])
+TARGET_2D = tensor([[[1, 0]], [[2, 2]]])
+
+
+def _seeded_dropout(a):
+    torch.manual_seed(0)           # the same mask on every evaluation
+    return F.dropout(a, 0.4)
+
+
+def _setitem(a, b):
+    y = a.clone()
+    y[0] = b
+    return y
+
+
+def _fill(a):
+    y = a * 1
+    return y.fill_(2.5) + a
+
+
+def _fill_tensor(a, v):
+    y = a * 1
+    return y.fill_(v) * a
+
+
+def _zero(a):
+    y = a * 1
+    return y.zero_() + a
+
+
+def _copy(a, b):
+    y = a * 1
+    return y.copy_(b)
+
+
+def _clamp_between(x, lo, hi):
+    return x.clamp(-lo.abs() - 0.1, hi.abs() + 0.1)
+
+
+CASES: dict[str, list[Case]] = {
+    # arithmetic
+    "add": [case(lambda a, b: a + b, (2, 3), (2, 3)), case(lambda a, b: torch.add(a, b, alpha=2.5), (2, 3), (3,))],
+    "sub": [case(lambda a, b: a - b, (2, 3), (1, 3)), case(lambda a, b: a.sub(b, alpha=-2), (3,), ())],
+    "rsub": [case(lambda a: 2 - a, (2, 3)), case(lambda a: torch.rsub(a, 3.0, alpha=2), (3,))],
+    "rsub_tensor": [case(lambda a, b: torch.rsub(a, b), (2, 3), (3,))],
+    "mul": [case(lambda a, b: a * b, (2, 3), (2, 1)), case(lambda a: a * 3.5, (3,))],
+    "div": [case(lambda a, b: a / b, (2, 3), (3,)), case(lambda a: a / 4.0, (3,))],
+    "mul_scalar": [case(lambda a, b: F.cross_entropy(a, F.softmax(b, 1), label_smoothing=0.2), (2, 3), (2, 3))],
+    "div_scalar": [case(lambda a, b: F.cross_entropy(a, F.softmax(b, 1)), (2, 3), (2, 3))],
+    "div_mode": [case(lambda a, b: torch.div(a, b, rounding_mode="floor") + a, (2, 3), (3,), domain="nonzero"),
+                 case(lambda a: a.div(0.7, rounding_mode="trunc") * a, (3,))],
+    "remainder": [case(lambda a: a % 1.5, (2, 3))],
+    "remainder_tensor": [case(lambda a, b: torch.remainder(a, b), (2, 3), (2, 3))],
+    "fmod": [case(lambda a: torch.fmod(a, 0.7), (2, 3))],
+    "fmod_tensor": [case(lambda a, b: torch.fmod(a, b), (2, 3), (3,))],
+    "neg": [case(lambda a: -a, (2, 3))],
+    "pow_scalar": [case(lambda a: a ** 3, (2, 3)), case(lambda a: a.pow(0.5), (3,)), case(lambda a: a ** 0, (2,)),
+                   case(lambda a: torch.square(a), (3,))],
+    "pow_tensor": [case(lambda a, b: a ** b, (2, 3), (3,))],
+    "pow_rscalar": [case(lambda a: 2.5 ** a, (2, 3))],
+    # unary math
+    "abs": [case(lambda a: a.abs(), (2, 3))],
+    "sign": [case(lambda a: a.sign() * a, (2, 3))],
+    "sgn": [case(lambda a: a.sgn() * a, (2, 3))],
+    "sqrt": [case(lambda a: a.sqrt(), (2, 3))],
+    "rsqrt": [case(lambda a: torch.rsqrt(a), (2, 3))],
+    "exp": [case(lambda a: a.exp(), (2, 3))],
+    "exp2": [case(lambda a: torch.exp2(a), (2, 3))],
+    "expm1": [case(lambda a: a.expm1(), (2, 3))],
+    "log": [case(lambda a: a.log(), (2, 3))],
+    "log2": [case(lambda a: a.log2(), (2, 3))],
+    "log10": [case(lambda a: torch.log10(a), (2, 3))],
+    "log1p": [case(lambda a: a.log1p(), (2, 3))],
+    "sin": [case(lambda a: a.sin(), (2, 3))],
+    "cos": [case(lambda a: torch.cos(a), (2, 3))],
+    "tan": [case(lambda a: a.tan(), (2, 3))],
+    "asin": [case(lambda a: a.asin(), (2, 3))],
+    "acos": [case(lambda a: torch.acos(a), (2, 3))],
+    "atan": [case(lambda a: a.atan(), (2, 3))],
+    "sinh": [case(lambda a: a.sinh(), (2, 3))],
+    "cosh": [case(lambda a: a.cosh(), (2, 3))],
+    "tanh": [case(lambda a: a.tanh(), (2, 3)), case(lambda a: F.tanh(a), (3,))],
+    "sigmoid": [case(lambda a: torch.sigmoid(a), (2, 3)), case(lambda a: F.sigmoid(a), (3,))],
+    "relu": [case(lambda a: a.relu(), (2, 3)), case(lambda a: F.relu(a * 1, inplace=True), (3,))],
+    "reciprocal": [case(lambda a: a.reciprocal(), (2, 3)), case(lambda a: 2 / a, (3,))],
+    "erf": [case(lambda a: a.erf(), (2, 3))],
+    "floor": [case(lambda a: a.floor() + a, (2, 3))],
+    "ceil": [case(lambda a: a.ceil() * a, (2, 3))],
+    "trunc": [case(lambda a: torch.trunc(a) + a, (2, 3))],
+    "frac": [case(lambda a: a.frac(), (2, 3))],
+    "round": [case(lambda a: a.round() * a, (2, 3)), case(lambda a: a.round(decimals=1) + a, (3,))],
+    "atan2": [case(lambda a, b: torch.atan2(a, b), (2, 3), (3,))],
+    "maximum": [case(lambda a, b: torch.maximum(a, b), (2, 3), (3,)), case(lambda a, b: torch.max(a, b), (3,), (3,))],
+    "minimum": [case(lambda a, b: torch.minimum(a, b), (2, 3), (2, 3))],
+    "clamp": [case(lambda a: a.clamp(-1, 1), (2, 3)), case(lambda a: torch.clip(a, min=0.5), (3,)),
+              case(lambda a: a.clamp(max=-0.5), (3,))],
+    "clamp_tensor": [case(_clamp_between, (2, 3), (2, 3), (3,), twice=False)],
+    "where": [case(lambda a, b: torch.where(COND, a, b), (2, 3), (3,)), case(lambda a: a.where(COND, 0.5), (2, 3))],
+    "lerp": [case(lambda a, b: torch.lerp(a, b, 0.3), (2, 3), (2, 3))],
+    "lerp_tensor": [case(lambda a, b, w: a.lerp(b, w), (2, 3), (3,), (2, 1))],
+    "masked_fill": [case(lambda a: a.masked_fill(COND, 2.0), (2, 3))],
+    "masked_fill_tensor": [case(lambda a, v: a.masked_fill(COND, v), (2, 3), ())],
+    # reductions
+    "sum": [case(lambda a: a.sum(), (2, 3)), case(lambda a: torch.sum(a, dtype=torch.float64), (3,))],
+    "sum_dim": [case(lambda a: a.sum(1), (2, 3)), case(lambda a: a.sum((0, -1), keepdim=True), (2, 3, 2))],
+    "mean": [case(lambda a: a.mean(), (2, 3))],
+    "mean_dim": [case(lambda a: a.mean(-1), (2, 3)), case(lambda a: torch.mean(a, (0,), keepdim=True), (2, 3))],
+    "prod": [case(lambda a: a.prod(), (2, 3))],
+    "prod_dim": [case(lambda a: a.prod(1), (2, 3)), case(lambda a: a.prod(0, keepdim=True), (3, 2))],
+    "max": [case(lambda a: a.max(), (2, 3))],
+    "min": [case(lambda a: torch.min(a), (2, 3))],
+    "max_dim": [case(lambda a: a.max(1).values, (2, 3)), case(lambda a: torch.max(a, 0, keepdim=True)[0], (2, 3))],
+    "min_dim": [case(lambda a: a.min(-1)[0], (2, 3))],
+    "amax": [case(lambda a: a.amax(), (2, 3)), case(lambda a: a.amax((0, 1)), (2, 3, 2))],
+    "amin": [case(lambda a: a.amin(1, keepdim=True), (2, 3))],
+    "var": [case(lambda a: a.var(), (2, 3)), case(lambda a: a.var(1, keepdim=True, correction=0), (2, 3))],
+    "std": [case(lambda a: a.std(0), (3, 2)), case(lambda a: torch.std(a, unbiased=False), (2, 3))],
+    "var_mean_var": [case(lambda a: torch.var_mean(a, 1)[0], (2, 3))],
+    "var_mean_mean": [case(lambda a: torch.var_mean(a)[1], (2, 3))],
+    "std_mean_std": [case(lambda a: torch.std_mean(a, 0, keepdim=True)[0], (2, 3))],
+    "std_mean_mean": [case(lambda a: torch.std_mean(a, 0)[1], (2, 3))],
+    "norm": [case(lambda a: a.norm(), (2, 3)), case(lambda a: a.norm(1, dim=1), (2, 3), twice=False),
+             case(lambda a: torch.linalg.vector_norm(a, 3), (4,)),
+             case(lambda a: a.norm(float("inf")), (2, 3), domain="distinct", twice=False),
+             case(lambda a: torch.linalg.norm(a, dim=0, keepdim=True), (2, 3))],
+    "logsumexp": [case(lambda a: a.logsumexp(1), (2, 3)), case(lambda a: torch.logsumexp(a, (0, 1)), (2, 3))],
+    "cumsum": [case(lambda a: a.cumsum(1), (2, 3)), case(lambda a: torch.cumsum(a, 0), (4,))],
+    "cumprod": [case(lambda a: a.cumprod(-1), (2, 3))],
+    # linear algebra
+    "mm": [case(lambda a, b: a.mm(b), (2, 3), (3, 2)), case(lambda a, b: a @ b, (2, 3), (3, 4))],
+    "bmm": [case(lambda a, b: torch.bmm(a, b), (2, 2, 3), (2, 3, 2)), case(lambda a, b: a @ b, (2, 2, 3), (2, 3, 2))],
+    "mv": [case(lambda a, b: a.mv(b), (2, 3), (3,)), case(lambda a, b: a @ b, (2, 3), (3,))],
+    "dot": [case(lambda a, b: a.dot(b), (3,), (3,)), case(lambda a, b: a @ b, (4,), (4,))],
+    "addmm": [case(lambda b, x, w: F.linear(x, w, b), (2,), (3, 4), (2, 4))],
+    "det": [case(lambda a: torch.det(a), (3, 3)), case(lambda a: torch.linalg.det(a), (2, 2, 2))],
+    "inverse": [case(lambda a: torch.inverse(a), (3, 3)), case(lambda a: torch.linalg.inv(a), (2, 2, 2))],
+    "svdvals": [case(lambda a: torch.linalg.svdvals(a), (3, 2)), case(lambda a: torch.linalg.norm(a, 2), (3, 3))],
+    "trace": [case(lambda a: a.trace(), (3, 3)), case(lambda a: torch.trace(a), (2, 3))],
+    # shape
+    "view": [case(lambda a: a.view(3, 2), (2, 3)), case(lambda a: a.reshape(-1), (2, 3))],
+    "reshape_alias": [case(lambda a: a.t().reshape(1, 3, 2), (2, 3))],
+    "unsafe_view": [case(lambda a: a.t().reshape(6), (2, 3))],
+    "t": [case(lambda a: a.t(), (2, 3))],
+    "transpose": [case(lambda a: a.transpose(0, 2), (2, 3, 2)), case(lambda a: a.mT, (2, 3))],
+    "permute": [case(lambda a: a.permute(2, 0, 1), (2, 3, 2)), case(lambda a: a.T, (2, 3))],
+    "squeeze": [case(lambda a: a.squeeze(), (2, 1, 3))],
+    "squeeze_dim": [case(lambda a: a.squeeze(1), (2, 1, 3))],
+    "squeeze_dims": [case(lambda a: a.squeeze((0, 2)), (1, 3, 1))],
+    "squeeze_inplace_dim": [case(lambda a, b: a @ b, (3,), (3, 2))],
+    "unsqueeze": [case(lambda a: a.unsqueeze(-1), (2, 3))],
+    "expand": [case(lambda a: a.expand(2, 3), (3,)), case(lambda a: a.expand_as(torch.ones(4, 2, 3)), (2, 1))],
+    "repeat": [case(lambda a: a.repeat(2, 1, 2), (2, 3))],
+    "cat": [case(lambda a, b: torch.cat([a, b], 1), (2, 3), (2, 1)), case(lambda a, b: torch.cat((a, b)), (2,), (3,))],
+    "stack": [case(lambda a, b: torch.stack([a, b], -1), (2, 3), (2, 3))],
+    "narrow": [case(lambda a: a.narrow(1, 1, 2), (2, 3))],
+    "split": [case(lambda a: a.split(2, 1)[1], (2, 3)), case(lambda a: a.chunk(2)[0], (4,))],
+    "split_with_sizes": [case(lambda a: a.split([1, 2], 1)[1], (2, 3))],
+    "slice_scatter": [case(lambda a, b: T._slice_scatter(a, b, 1, 0, 3, 2), (2, 3), (2, 2))],
+    "select": [case(lambda a: a.select(1, 2), (2, 3)), case(lambda a: a[1], (2, 3))],
+    "unbind": [case(lambda a: a.unbind(1)[2], (2, 3))],
+    "select_scatter": [case(lambda a, b: T._select_scatter(a, b, 0, 1), (2, 3), (3,))],
+    "diagonal": [case(lambda a: a.diagonal(1), (3, 3)), case(lambda a: a.diagonal(0, 0, 2), (2, 3, 2))],
+    "diag_copy": [case(lambda a: torch.diag(a), (3, 3)), case(lambda a: torch.diag(a, -1), (3, 2))],
+    "diag_embed": [case(lambda a: torch.diag(a), (3,)), case(lambda a: a.diag(1), (2,))],
+    "diagonal_scatter": [case(lambda a, b: T._diagonal_scatter(a, b), (3, 3), (3,))],
+    "index_select": [case(lambda a: a.index_select(1, tensor([2, 0, 2])), (2, 3))],
+    "index_add": [case(lambda a, s: a.index_add(0, IDX_ROWS, s), (2, 3), (3, 3))],
+    "gather": [case(lambda a: a.gather(1, GATHER_IDX), (2, 3))],
+    "scatter": [case(lambda a, s: a.scatter(1, SCATTER_IDX, s), (2, 3), (2, 3))],
+    "scatter_value": [case(lambda a: a.scatter(1, SCATTER_IDX[:, :1], 0.5), (2, 3))],
+    "scatter_add": [case(lambda a, s: torch.scatter_add(a, 1, SCATTER_IDX, s), (2, 3), (2, 3))],
+    "flip": [case(lambda a: a.flip(1), (2, 3)), case(lambda a: torch.flip(a, (0, 1)), (2, 3))],
+    "roll": [case(lambda a: a.roll(1, 1), (2, 3)), case(lambda a: a.roll(2), (2, 3))],
+    "tril": [case(lambda a: a.tril(), (3, 3))],
+    "triu": [case(lambda a: torch.triu(a, 1), (3, 4))],
+    "clone": [case(lambda a: a.clone(), (2, 3)), case(lambda a: a.t().contiguous(), (2, 3))],
+    "to": [case(lambda a: a.to(torch.float32), (2, 3), eps=1e-3, atol=1e-3),
+           case(lambda a: a.float().double(), (3,), eps=1e-3, atol=1e-3)],
+    "alias": [case(lambda a: a[...], (2, 3))],
+    "getitem_basic": [case(lambda a: a[:, 1:], (2, 3))],
+    "index": [case(lambda a: a[[1, 0, 1]], (2, 3)), case(lambda a: a[COND], (2, 3))],
+    "index_put": [case(lambda a, v: T._index_put_(a, (np.array([0, 1, 0]),), v, True), (2, 3), (3, 3)),
+                  case(lambda a, v: T._index_put_(a, (np.array([1]),), v), (2, 3), (1, 3))],
+    "copy_slices": [case(_setitem, (2, 3), (3,))],
+    # neural-network functions
+    "softmax": [case(lambda a: F.softmax(a, 1), (2, 3)), case(lambda a: torch.softmax(a, 0), (2, 3))],
+    "log_softmax": [case(lambda a: F.log_softmax(a, -1), (2, 3)), case(lambda a: a.log_softmax(0), (3,))],
+    "leaky_relu": [case(lambda a: F.leaky_relu(a, 0.2), (2, 3))],
+    "leaky_relu_inplace": [case(lambda a: F.leaky_relu(a * 1, 0.2, inplace=True), (2, 3))],
+    "elu": [case(lambda a: F.elu(a), (2, 3)), case(lambda a: F.elu(a, alpha=0.5), (3,))],
+    "elu_inplace": [case(lambda a: F.elu(a * 1, inplace=True), (2, 3))],
+    "gelu": [case(lambda a: F.gelu(a), (2, 3)), case(lambda a: F.gelu(a, approximate="tanh"), (3,))],
+    "softplus": [case(lambda a: F.softplus(a), (2, 3)), case(lambda a: F.softplus(a, beta=2, threshold=1), (4,),
+                                                              twice=False)],
+    "silu": [case(lambda a: F.silu(a), (2, 3))],
+    "mse_loss": [case(lambda a, b: F.mse_loss(a, b), (2, 3), (2, 3)),
+                 case(lambda a, b: F.mse_loss(a, b, reduction="none"), (2, 3), (3,))],
+    "smooth_l1_loss": [case(lambda a, b: F.smooth_l1_loss(a, b), (2, 3), (2, 3)),
+                       case(lambda a, b: F.smooth_l1_loss(a, b, beta=0.5, reduction="sum"), (2, 3), (2, 3))],
+    "binary_cross_entropy": [case(lambda p, y: F.binary_cross_entropy(p, y), (2, 3), (2, 3)),
+                             case(lambda p, y: F.binary_cross_entropy(p, y, weight=tensor([1., 2., 3.]),
+                                                                      reduction="sum"), (2, 3), (2, 3))],
+    "binary_cross_entropy_with_logits": [
+        case(lambda x, y: F.binary_cross_entropy_with_logits(x, y), (2, 3), (2, 3)),
+        case(lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=tensor([1., 2., 3.]),
+                                                             weight=tensor([0.5, 1., 2.])), (2, 3), (2, 3))],
+    "nll_loss": [case(lambda a: F.nll_loss(a, TARGET), (2, 3)),
+                 case(lambda a: F.nll_loss(a, TARGET, weight=tensor([1., 2., 3.]), reduction="none"), (2, 3)),
+                 case(lambda a: F.cross_entropy(a, TARGET, label_smoothing=0.1), (2, 3))],
+    "nll_loss2d": [case(lambda a: F.cross_entropy(a, TARGET_2D), (2, 3, 1, 2)),
+                   case(lambda a: F.nll_loss(a, TARGET_2D[:, 0], reduction="sum"), (2, 3, 2))],
+    "dropout": [case(_seeded_dropout, (2, 3))],
+    "fill_inplace": [case(_fill, (2, 3))],
+    "fill_tensor_inplace": [case(_fill_tensor, (2, 3), ())],
+    "zero_inplace": [case(_zero, (2, 3))],
+    "copy": [case(_copy, (2, 3), (3,))],
+}
+
+# entries whose gradient PyTorch does not implement: asking for it must fail, never give zeros
+NOT_IMPLEMENTED = {
+    "floor_divide": lambda x: x // 2.0,
+    "remainder_scalar_self": lambda x: 2.0 % x,
+    "svd_backward": lambda x: torch.autograd.grad(torch.linalg.svdvals(x).sum(), x, create_graph=True)[0],
+}
+
+DIFFERENTIABLE = [name for name, e in D.TABLE.items() if e.differentiable and name not in NOT_IMPLEMENTED]
+
+
+def _node_names(t):
+    """Names of all nodes reachable from ``t.grad_fn``."""
+    seen, stack, names = set(), [t.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.add(node.name())
+        stack.extend(n for n, _ in node.next_functions)
+    return names
+
+
+def _inputs(entry, c, seed):
+    rng = np.random.default_rng(seed)
+    return [testing.sample(c.domain or entry.domain, s, rng) for s in c.shapes]
+
+
+def _outputs(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_entry_matches_central_differences(name):
+    entry = D.TABLE[name]
+    for k, c in enumerate(CASES[name]):
+        xs = _inputs(entry, c, seed=k)
+        names = set().union(*(_node_names(o) for o in _outputs(c.fn(*xs)) if o.grad_fn is not None))
+        assert entry.node in names, f"case {k} of {name} does not record {entry.node} (got {sorted(names)})"
+        assert testing.gradcheck(c.fn, xs, **c.tol)
+        if entry.twice and c.twice:
+            assert testing.gradgradcheck(c.fn, xs, **c.tol)
+
+
+@pytest.mark.parametrize("name", sorted(NOT_IMPLEMENTED))
+def test_unimplemented_derivative_is_an_error_not_zero(name):
+    entry = D.TABLE[name]
+    x = testing.sample(entry.domain, (2, 2), np.random.default_rng(1))
+    y = NOT_IMPLEMENTED[name](x)
+    assert y.grad_fn.name() == "NotImplemented" or "NotImplemented" in _node_names(y)
+    with pytest.raises(GxError, match="not implemented"):
+        torch.autograd.grad(y.sum(), x)
+
+
+def test_every_differentiable_entry_has_a_domain_a_case_and_a_pytorch_node_name():
+    problems = []
+    for name, e in D.TABLE.items():
+        if not e.differentiable:
+            continue
+        if e.domain not in testing.DOMAINS:
+            problems.append(f"{name}: domain {e.domain!r} is not in testing.DOMAINS")
+        if not (NODE_NAME.match(e.node) or e.node in SPECIAL_NODES):
+            problems.append(f"{name}: node name {e.node!r} is not of the form XxxBackwardN")
+        if name not in CASES and name not in NOT_IMPLEMENTED:
+            problems.append(f"{name}: no sample call in CASES")
+    assert not problems, "\n".join(problems)
+    assert not set(CASES) - set(D.TABLE), "CASES names entries the table no longer has"
+
+
+def test_the_cases_record_every_node_name_of_the_table():
+    produced = set()
+    for name, cases in CASES.items():
+        for k, c in enumerate(cases):
+            for o in _outputs(c.fn(*_inputs(D.TABLE[name], c, seed=k))):
+                if o.grad_fn is not None:
+                    produced |= _node_names(o)
+    for name, fn in NOT_IMPLEMENTED.items():
+        produced |= _node_names(fn(testing.sample(D.TABLE[name].domain, (2, 2))))
+    wanted = {e.node for e in D.TABLE.values() if e.differentiable}
+    assert wanted <= produced, f"never recorded: {sorted(wanted - produced)}"
+
+
+def test_gradcheck_reports_a_wrong_derivative():
+    from gradexpr.op import Op, apply
+    wrong = Op("wrong_exp", "WrongExpBackward0", np.exp, ("self",), {"self": lambda grad, result: grad * result * 1.01})
+    x = testing.sample("real", (3,))
+    assert not testing.gradcheck(lambda a: apply(wrong, (a,)), x, raise_exception=False)
+    with pytest.raises(testing.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+        testing.gradcheck(lambda a: apply(wrong, (a,)), x)
+
+
+def test_gradgradcheck_reports_a_wrong_second_derivative():
+    from gradexpr.op import Op, apply
+    # first derivative right, but written with a constant where the input should be: its derivative is 0
+    frozen = Op("frozen_square", "FrozenSquareBackward0", np.square, ("self",),
+                {"self": lambda grad, self: grad * 2 * self.detach()})
+    x = testing.sample("real", (3,))
+    assert testing.gradcheck(lambda a: apply(frozen, (a,)), x)
+    assert not testing.gradgradcheck(lambda a: apply(frozen, (a,)), x, raise_exception=False)
+
+
+def test_numerical_jacobian_layout_and_values():
+    x = testing.sample("real", (2,))
+    y = testing.sample("real", (3,))
+    (jx, jy), = testing.numerical_jacobian(lambda a, b: torch.outer(a, b).reshape(-1), (x, y))
+    assert jx.shape == (6, 2) and jy.shape == (6, 3)
+    expected = np.kron(np.eye(2), y._data.reshape(3, 1))
+    np.testing.assert_allclose(jx, expected, atol=1e-8)
+
+
+def test_sample_rejects_an_unknown_domain():
+    with pytest.raises(GxError, match="unknown sampling domain"):
+        testing.sample("imaginary", (2,))
