@@ -29,6 +29,16 @@ def is_grad_enabled() -> bool:
     return _grad_enabled.get()
 
 
+# True while a plain backward pass runs (no create_graph, no inputs=, no node_apply): then a
+# gradient reaches users only through AccumulateGrad or retain_grad, which copy it, so a formula
+# may return a broadcast view where PyTorch materializes (same values, one pass over memory less).
+_expand_lazily: contextvars.ContextVar[bool] = contextvars.ContextVar("expand_lazily", default=False)
+
+
+def may_expand_lazily() -> bool:
+    return _expand_lazily.get()
+
+
 def _set_grad_enabled(mode: bool):
     return _grad_enabled.set(bool(mode))
 
@@ -439,6 +449,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     plain = targets is None and node_apply is None
     heappush, heappop = heapq.heappush, heapq.heappop
     grad_mode = _grad_enabled.set(bool(create_graph))
+    lazily = _expand_lazily.set(plain and not create_graph)
     try:
         ready = [(-r._seq, id(r), r) for r in set(roots) if deps[r] == 0]
         heapq.heapify(ready)
@@ -475,6 +486,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                     heappush(ready, (-nxt._seq, id(nxt), nxt))
             node_grads = g = None       # the engine's references end here (see _add_into)
     finally:
+        _expand_lazily.reset(lazily)
         _grad_enabled.reset(grad_mode)
 
     if captured is not None:

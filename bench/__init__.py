@@ -1,0 +1,1 @@
+"""gradexpr's benchmark suite: ``python -m bench`` (see ``bench/run.py``)."""

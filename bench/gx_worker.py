@@ -1,0 +1,258 @@
+"""The gradexpr side of the bench (and the hand-written NumPy it is compared with).
+
+Run by ``bench/run.py`` as a worker (``python bench/gx_worker.py``, requests on
+stdin, see ``protocol.py``) or for one measurement in a fresh process
+(``python bench/gx_worker.py --scale N``: a chain of N ops, with its peak memory).
+This process never imports torch.
+"""
+from __future__ import annotations
+
+import ast as python_ast
+import io
+import json
+import os
+import resource
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from protocol import serve, timed  # noqa: E402
+
+_cache: dict = {}
+
+
+def _torch():
+    """gradexpr's ``torch`` namespace (what programs see as ``torch``)."""
+    if "torch" not in _cache:
+        from gradexpr import api
+        _cache["torch"] = api.build()["torch"]
+    return _cache["torch"]
+
+
+def _arrays(key, make):
+    """Inputs made once per size and shared by both variants (setup is not timed)."""
+    if key not in _cache:
+        _cache.clear() if len(_cache) > 8 else None
+        _cache[key] = make()
+    return _cache[key]
+
+
+def _normal(rng, shape, scale=1.0):
+    import numpy as np
+    return (rng.standard_normal(shape, dtype=np.float32) * np.float32(scale))
+
+
+# ------------------------------------------------------------------ per-op overhead
+def perop_engine(size):
+    """A chain ``y = y * 1.0001`` of (2, 2) tensors through the engine API: seconds per op."""
+    torch = _torch()
+    n = size["n"]
+    x = torch.ones(2, 2, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return {"forward/op": (t1 - t0) / n, "backward/op": (t2 - t1) / n}
+
+
+def perop_language(size):
+    """The same chain written as a ``for`` loop of a .gx program, run by the interpreter."""
+    from gradexpr import limits as gx_limits
+    from gradexpr.grammar.interpreter import Interpreter
+    from gradexpr.grammar.parser import parse
+    from gradexpr.grammar.prelude import make_globals
+    n = size["n"]
+    loop = parse(f"x = ones(2, 2, requires_grad=True)\ny = x\nfor i in range({n}):\n    y = y * 1.0001\n",
+                 "chain.gx")
+    back = parse("y.sum().backward()\n", "chain.gx")
+    interp = Interpreter(make_globals(), filename="chain.gx", out=io.StringIO(),
+                         limits=gx_limits.Limits.from_env(max_loop_iterations=0, max_seconds=0))
+    forward, _ = timed(interp.run, loop)
+    backward, _ = timed(interp.run, back)
+    return {"forward/op": forward / n, "backward/op": backward / n}
+
+
+# ------------------------------------------------------------------ big tensors
+def _elementwise_data(n):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    return _arrays(("elementwise", n), lambda: tuple(_normal(rng, (n,)) for _ in range(3)))
+
+
+def elementwise_gradexpr(size):
+    """``((x*w+b).tanh()**2).mean()`` forward and backward; w and b require grad."""
+    torch = _torch()
+    X, W, B = _elementwise_data(size["n"])
+    x = torch.from_numpy(X)
+    w = torch.from_numpy(W).requires_grad_()
+    b = torch.from_numpy(B).requires_grad_()
+
+    def step():
+        loss = ((x * w + b).tanh() ** 2).mean()
+        loss.backward()
+        return loss, w.grad, b.grad
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+def elementwise_numpy(size):
+    """The same forward and backward written by hand in NumPy."""
+    import numpy as np
+    x, w, b = _elementwise_data(size["n"])
+
+    def step():
+        h = np.tanh(x * w + b)
+        loss = (h * h).mean()
+        gh = h * np.float32(2.0 / h.size)        # d loss / d h
+        gz = gh * (1 - h * h)                    # through tanh
+        return loss, gz * x, gz                  # d loss / d w, d loss / d b
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+def _mlp_data(size):
+    import numpy as np
+    rng = np.random.default_rng(1)
+    b, i, h, o = size["batch"], size["inp"], size["hidden"], size["out"]
+    return _arrays(("mlp", b, i, h, o), lambda: (_normal(rng, (b, i)), _normal(rng, (i, h), i ** -0.5),
+                                                 _normal(rng, (h, o), h ** -0.5)))
+
+
+def mlp_gradexpr(size):
+    """``((X @ W1).relu() @ W2).sum()`` forward and backward; W1 and W2 require grad."""
+    torch = _torch()
+    Xa, W1a, W2a = _mlp_data(size)
+    X = torch.from_numpy(Xa)
+    W1 = torch.from_numpy(W1a).requires_grad_()
+    W2 = torch.from_numpy(W2a).requires_grad_()
+
+    def step():
+        loss = ((X @ W1).relu() @ W2).sum()
+        loss.backward()
+        return loss, W1.grad, W2.grad
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+def mlp_numpy(size):
+    import numpy as np
+    X, W1, W2 = _mlp_data(size)
+
+    def step():
+        H = X @ W1
+        R = np.maximum(H, 0)
+        loss = (R @ W2).sum()
+        dY = np.ones((X.shape[0], W2.shape[1]), np.float32)
+        dW2 = R.T @ dY
+        dH = (dY @ W2.T) * (H > 0)
+        dW1 = X.T @ dH
+        return loss, dW1, dW2
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+# ------------------------------------------------------------------ Jacobian, Hessian
+def _square_data(n, seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    return _arrays(("square", n, seed), lambda: (_normal(rng, (n, n), n ** -0.5), _normal(rng, (n,))))
+
+
+def jacobian_gradexpr(size):
+    """``jacobian(lambda x: tanh(W @ x), x)`` by ``torch.autograd.functional.jacobian``."""
+    from gradexpr.functional import jacobian
+    torch = _torch()
+    Wa, xa = _square_data(size["n"], 2)
+    W, x = torch.from_numpy(Wa), torch.from_numpy(xa)
+    seconds, J = timed(jacobian, lambda v: torch.tanh(W @ v), x)
+    assert tuple(J.shape) == (size["n"], size["n"])
+    return {"jacobian": seconds}
+
+
+def hessian_gradexpr(size):
+    """``hessian(lambda x: (tanh(W @ x) ** 2).sum(), x)``."""
+    from gradexpr.functional import hessian
+    torch = _torch()
+    Wa, xa = _square_data(size["n"], 3)
+    W, x = torch.from_numpy(Wa), torch.from_numpy(xa)
+    seconds, H = timed(hessian, lambda v: (torch.tanh(W @ v) ** 2).sum(), x)
+    assert tuple(H.shape) == (size["n"], size["n"])
+    return {"hessian": seconds}
+
+
+# ------------------------------------------------------------------ parsing
+def program_lines(count: int) -> str:
+    """A program of ``count`` lines in the style of the tutorials (valid gradexpr and Python)."""
+    shapes = (
+        "x{j} = ones(2, 2, requires_grad=True)",
+        "y{j} = ((x{j} + 2) ** 2 * 3).mean()",
+        "z{j} = torch.tanh(x{j} @ x{j}.t() - 0.5).sum(dim=0, keepdim=True)",
+        "print(f'value {{y{j}.item():.4f}}', z{j}.shape, y{j}.grad_fn)",
+        "w{j} = [x{j}, 2.5, 'name', (1, 2)] if y{j} > 0 and not False else None",
+    )
+    lines = [shapes[i % len(shapes)].format(j=i - i % len(shapes)) for i in range(count)]
+    return "\n".join(lines) + "\n"
+
+
+def parse_gradexpr(size):
+    from gradexpr.grammar.parser import parse
+    src = _arrays(("program", size["lines"]), lambda: program_lines(size["lines"]))
+    parse("x = 1\n", "warm.gx")      # the parser's tables are built once per process: not part of this
+    seconds, _ = timed(parse, src, "bench.gx")
+    return {"parse": seconds}
+
+
+def parse_python(size):
+    src = _arrays(("program", size["lines"]), lambda: program_lines(size["lines"]))
+    seconds, _ = timed(python_ast.parse, src)
+    return {"parse": seconds}
+
+
+WORKLOADS = {
+    "perop": {"gradexpr": perop_engine, "language": perop_language},
+    "elementwise": {"gradexpr": elementwise_gradexpr, "numpy": elementwise_numpy},
+    "mlp": {"gradexpr": mlp_gradexpr, "numpy": mlp_numpy},
+    "jacobian": {"gradexpr": jacobian_gradexpr},
+    "hessian": {"gradexpr": hessian_gradexpr},
+    "parse": {"gradexpr": parse_gradexpr, "python": parse_python},
+}
+
+
+# ------------------------------------------------------------------ scale (one fresh process per size)
+def _process_setting(name):
+    """Apply ``gradexpr.cli.main.<name>()`` (absent in older checkouts, which the bench also measures)."""
+    from gradexpr.cli import main
+    setting = getattr(main, name, None)
+    if setting is not None:
+        setting()
+
+
+def scale(n: int) -> dict:
+    """Build a chain of ``n`` ops and back-propagate, with the gradexpr command's process settings
+    (its garbage-collector policy for big graphs); time, and this process's peak memory."""
+    _process_setting("configure_process")
+    torch = _torch()
+    x = torch.ones(2, 2, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # KiB on Linux
+    return {"build": t1 - t0, "backward": t2 - t1, "peak_mib": peak}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--scale":
+        print(json.dumps(scale(int(sys.argv[2]))))
+    else:
+        # the gradexpr command's allocator setting (freed big blocks kept for reuse); the
+        # hand-written NumPy runs in this same process, so it has it too
+        _process_setting("keep_freed_memory")
+        serve(WORKLOADS)

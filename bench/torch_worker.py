@@ -1,0 +1,117 @@
+"""The PyTorch side of the bench: the same work as ``gx_worker.py``, in PyTorch.
+
+Run by ``bench/run.py`` with the Python that has PyTorch (``--torch-python``);
+it never imports gradexpr, and gradexpr's worker never imports torch. Inputs are
+drawn with the same NumPy generators and seeds as the gradexpr side.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from protocol import serve, timed  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+_cache: dict = {}
+
+
+def _arrays(key, make):
+    if key not in _cache:
+        _cache.clear() if len(_cache) > 8 else None
+        _cache[key] = make()
+    return _cache[key]
+
+
+def _normal(rng, shape, scale=1.0):
+    return torch.from_numpy(rng.standard_normal(shape, dtype=np.float32) * np.float32(scale))
+
+
+def perop(size):
+    n = size["n"]
+    x = torch.ones(2, 2, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n):
+        y = y * 1.0001
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return {"forward/op": (t1 - t0) / n, "backward/op": (t2 - t1) / n}
+
+
+def elementwise(size):
+    n = size["n"]
+    rng = np.random.default_rng(0)
+    x, W, B = _arrays(("elementwise", n), lambda: tuple(_normal(rng, (n,)) for _ in range(3)))
+    w = W.detach().requires_grad_()
+    b = B.detach().requires_grad_()
+
+    def step():
+        loss = ((x * w + b).tanh() ** 2).mean()
+        loss.backward()
+        return loss
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+def mlp(size):
+    bs, i, h, o = size["batch"], size["inp"], size["hidden"], size["out"]
+    rng = np.random.default_rng(1)
+    X, W1a, W2a = _arrays(("mlp", bs, i, h, o), lambda: (_normal(rng, (bs, i)), _normal(rng, (i, h), i ** -0.5),
+                                                         _normal(rng, (h, o), h ** -0.5)))
+    W1 = W1a.detach().requires_grad_()
+    W2 = W2a.detach().requires_grad_()
+
+    def step():
+        loss = ((X @ W1).relu() @ W2).sum()
+        loss.backward()
+        return loss
+    seconds, _ = timed(step)
+    return {"fwd+bwd": seconds}
+
+
+def _square(n, seed):
+    rng = np.random.default_rng(seed)
+    return _arrays(("square", n, seed), lambda: (_normal(rng, (n, n), n ** -0.5), _normal(rng, (n,))))
+
+
+def jacrev(size):
+    W, x = _square(size["n"], 2)
+    seconds, _ = timed(torch.func.jacrev(lambda v: torch.tanh(W @ v)), x)
+    return {"jacobian": seconds}
+
+
+def jacobian_looped(size):
+    W, x = _square(size["n"], 2)
+    seconds, _ = timed(torch.autograd.functional.jacobian, lambda v: torch.tanh(W @ v), x)
+    return {"jacobian": seconds}
+
+
+def func_hessian(size):
+    W, x = _square(size["n"], 3)
+    seconds, _ = timed(torch.func.hessian(lambda v: (torch.tanh(W @ v) ** 2).sum()), x)
+    return {"hessian": seconds}
+
+
+def hessian_looped(size):
+    W, x = _square(size["n"], 3)
+    seconds, _ = timed(torch.autograd.functional.hessian, lambda v: (torch.tanh(W @ v) ** 2).sum(), x)
+    return {"hessian": seconds}
+
+
+WORKLOADS = {
+    "perop": {"torch": perop},
+    "elementwise": {"torch": elementwise},
+    "mlp": {"torch": mlp},
+    "jacobian": {"torch.func": jacrev, "torch looped": jacobian_looped},
+    "hessian": {"torch.func": func_hessian, "torch looped": hessian_looped},
+}
+
+if __name__ == "__main__":
+    serve(WORKLOADS)
