@@ -85,14 +85,40 @@ def _as_uint64(seed) -> int:
     return seed & _U64
 
 
+_KEYS: dict = {}            # low 32 bits of a seed -> (key as a read-only uint32 array, as a tuple of ints)
+_KEYS_KEPT = 64
+_seeder = None              # a legacy RandomState, for its C init_genrand
+
+
+def _seeded_key(s: int) -> tuple:
+    """The mt19937 key ``init_genrand`` makes of the low 32 bits of ``s``: (array, tuple), shared.
+
+    ``key[0] = s; key[j] = 1812433253 * (key[j-1] ^ (key[j-1] >> 30)) + j`` (mod 2**32) is
+    the seeding of NumPy's legacy ``RandomState(seed)`` too, so its C loop computes it. A
+    key is made once per seed (``eval --batch`` may ask for the state of the same unseeded
+    generator on every line; programs reseed with the same few numbers). The tuple is what
+    the engine is loaded from: NumPy's state setter copies a key word by word, 20 times
+    faster from Python ints than from an array.
+    """
+    global _seeder
+    s &= 0xFFFFFFFF
+    entry = _KEYS.get(s)
+    if entry is None:
+        if _seeder is None:
+            _seeder = np.random.RandomState()
+        _seeder.seed(s)
+        key = _seeder.get_state()[1]
+        key.flags.writeable = False
+        entry = (key, tuple(key.tolist()))
+        if len(_KEYS) >= _KEYS_KEPT:
+            _KEYS.clear()
+        _KEYS[s] = entry
+    return entry
+
+
 def _init_genrand(s: int) -> np.ndarray:
-    key = [0] * _N
-    x = s & 0xFFFFFFFF
-    key[0] = x
-    for j in range(1, _N):
-        x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF
-        key[j] = x
-    return np.array(key, dtype=np.uint32)
+    """init_genrand's key for ``s`` (a read-only uint32 array)."""
+    return _seeded_key(s)[0]
 
 
 def _nondeterministic_seed() -> int:
@@ -135,8 +161,7 @@ class Generator:
         if bg is None:
             bg = self._bitgen = np.random.MT19937(0)
         if self._pending:
-            bg.state = {"bit_generator": "MT19937",
-                        "state": {"key": _init_genrand(self._seed), "pos": _N}}
+            bg.state = {"bit_generator": "MT19937", "state": {"key": _seeded_key(self._seed)[1], "pos": _N}}
             self._pending = False
         return bg
 
@@ -177,7 +202,7 @@ class Generator:
         if bg is None:
             bg = self._bitgen = np.random.MT19937(0)
         bg.state = {"bit_generator": "MT19937",
-                    "state": {"key": key, "pos": _N if left == 1 else int(nxt)}}
+                    "state": {"key": key.tolist(), "pos": _N if left == 1 else int(nxt)}}
         self._seed = seed
         self._pending = False
         self._untouched = left == 1 and nxt == 0

@@ -191,3 +191,54 @@ def test_large_float32_randn_is_fast():
     t = time.perf_counter()
     R.randn((10**6,))
     assert time.perf_counter() - t < 1.0                 # generous bound for slow CI machines
+
+
+# ------------------------------------------------------------------ the per-seed cache of mt19937 keys
+def _reference_init_genrand(seed: int) -> np.ndarray:
+    """init_genrand as in the mt19937 reference code (and PyTorch's mt19937_engine::init_with_uint32)."""
+    key = [seed & 0xFFFFFFFF]
+    for j in range(1, 624):
+        x = key[-1]
+        key.append((1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF)
+    return np.array(key, dtype=np.uint32)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5, 42, 2**31 - 1, 2**31, 2**32 - 1, 2**32 + 7, 2**64 - 1,
+                                  R.DEFAULT_RNG_SEED])
+def test_seeded_key_is_init_genrand(seed):
+    R._KEYS.clear()
+    fresh = R._init_genrand(seed)
+    np.testing.assert_array_equal(fresh, _reference_init_genrand(seed))
+    assert fresh.dtype == np.uint32
+    cached = R._init_genrand(seed)                       # from the cache now
+    assert cached is fresh and R._seeded_key(seed)[1] == tuple(_reference_init_genrand(seed).tolist())
+    with pytest.raises(ValueError):                      # shared, so nobody may write to it
+        cached[0] = 1
+
+
+def test_cached_key_gives_the_numbers_of_a_fresh_one():
+    def draws(g):
+        return (R.rand((7,), generator=g), R.randn((20,), "float64", generator=g), R.randint(0, 10, (5,), generator=g),
+                g.get_state())
+
+    R._KEYS.clear()
+    first = draws(R.Generator(1234))                     # the key is made here
+    assert 1234 in R._KEYS
+    again = draws(R.Generator(1234))                     # and reused here
+    R._KEYS.clear()
+    fresh = draws(R.Generator(1234))                     # made again from scratch
+    for a, b, c in zip(first, again, fresh):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    # the state of a generator that has not drawn yet is the seeded key, as torch.get_rng_state() shows it
+    st = R.Generator(99).get_state()
+    words = np.frombuffer(st.tobytes(), dtype="<u8", count=624, offset=24)
+    np.testing.assert_array_equal(words, _reference_init_genrand(99).astype(np.uint64))
+
+
+def test_the_cache_stays_small():
+    R._KEYS.clear()
+    for s in range(3 * R._KEYS_KEPT):
+        R.Generator(s).get_state()
+    assert 0 < len(R._KEYS) <= R._KEYS_KEPT
+    np.testing.assert_array_equal(R._init_genrand(3), _reference_init_genrand(3))
