@@ -348,7 +348,8 @@ def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=N
     from gradexpr import random as _random
     from gradexpr.graphview import describe
     ev = Evaluation(source, filename, request.of)
-    rng_state = _random.get_rng_state()
+    # --check re-runs the program from the random state it started with
+    rng_state = _random.get_rng_state() if request.check else None
     try:
         run = run_program(source, filename, bindings, of=request.of, limits=limits, debug=debug)
     except ProgramError as e:

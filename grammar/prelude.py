@@ -5,12 +5,19 @@ abs, all, …`` then gives Python's builtins back, so they come last and win.
 """
 from __future__ import annotations
 
+_names = None
+
 
 def make_globals() -> dict:
-    from gradexpr import api
-    from .builtins import BUILTINS
-    names = api.build()
-    for shadowed in ("float", "int", "bool"):   # torch.float etc. keep their prefix
-        names.pop(shadowed, None)
-    names.update(BUILTINS)
-    return names
+    """A fresh dict of the prelude's names (made once per process; every value in it is
+    immutable, so each program — each line of ``eval --batch`` — gets a plain copy)."""
+    global _names
+    if _names is None:
+        from gradexpr import api
+        from .builtins import BUILTINS
+        names = api.build()
+        for shadowed in ("float", "int", "bool"):   # torch.float etc. keep their prefix
+            names.pop(shadowed, None)
+        names.update(BUILTINS)
+        _names = names
+    return dict(_names)
