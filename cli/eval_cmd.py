@@ -15,20 +15,20 @@ The steps, each a function here so ``gradexpr graph`` can reuse the first three:
    differences (``--check``).
 
 ``render.py`` shows the resulting ``Evaluation`` as rich, plain text or JSON.
+
+The records here are plain slotted classes, not dataclasses: defining a dataclass costs
+about a millisecond, paid at every start of the command.
 """
 from __future__ import annotations
 
 import io
-import re
 import sys
-from dataclasses import dataclass, field
 
 import click
 
 from .exitcodes import Exit
 from .options import format_options, limit_options, limits_from, resolve_format
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 CHECK_EPS = 1e-6              # central-difference step (float64), as torch.autograd.gradcheck
 CHECK_MAX_ELEMENTS = 128      # perturbed elements per leaf: two program runs each
 
@@ -51,7 +51,7 @@ class ProgramError(Exception):
 def split_assignment(text: str, option: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     name = name.strip()
-    if not eq or not _NAME.match(name):
+    if not eq or not (name.isascii() and name.isidentifier()):
         raise OptionError(f"{option} {text!r}: expected NAME=VALUE (e.g. {option} x=\"ones(2, 2)\")")
     if not value.strip():
         raise OptionError(f"{option} {name}=: the value is empty")
@@ -136,12 +136,14 @@ def fresh_copy(value, requires_grad: bool):
     return functions.tensor(value, requires_grad=requires_grad)
 
 
-@dataclass
 class Bindings:
     """The ``-v`` variables and ``-c`` constants, each evaluated once, in command-line order."""
 
-    values: dict = field(default_factory=dict)     # name -> value
-    variables: list = field(default_factory=list)  # names bound with -v to floating tensors: the leaves
+    __slots__ = ("values", "variables")
+
+    def __init__(self, values=None, variables=None):
+        self.values = {} if values is None else values              # name -> value
+        self.variables = [] if variables is None else variables     # names bound with -v to floating tensors
 
     @classmethod
     def parse(cls, variables=(), constants=(), limits=None):
@@ -175,15 +177,17 @@ def _is_floating_tensor(value) -> bool:
 
 
 # ================================================================ running the program
-@dataclass
 class Run:
     """One run of the program: its target, what it printed, and the names of its tensors."""
 
-    target: object
-    target_name: str | None
-    output: str
-    bound: dict          # name -> the tensor bound to it for this run (-v leaves, -c constants)
-    names: dict          # id(tensor) -> name: bound names first, then the program's globals
+    __slots__ = ("target", "target_name", "output", "bound", "names")
+
+    def __init__(self, target, target_name: str | None, output: str, bound: dict, names: dict):
+        self.target = target
+        self.target_name = target_name
+        self.output = output
+        self.bound = bound      # name -> the tensor bound to it for this run (-v leaves, -c constants)
+        self.names = names      # id(tensor) -> name: bound names first, then the program's globals
 
 
 def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limits=None, debug=False,
@@ -218,11 +222,13 @@ def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limi
 
 
 # ================================================================ leaves
-@dataclass
 class Leaf:
-    name: str
-    tensor: object
-    bound: bool           # bound with -v, so --check can re-run the program with a perturbed value
+    __slots__ = ("name", "tensor", "bound")
+
+    def __init__(self, name: str, tensor, bound: bool):
+        self.name = name
+        self.tensor = tensor
+        self.bound = bound    # bound with -v, so --check can re-run the program with a perturbed value
 
 
 def graph_nodes(target):
@@ -273,74 +279,88 @@ def only(leaves, wrt):
 
 
 # ================================================================ the evaluation
-@dataclass
 class TraceStep:
-    node: str            # graph id (n0 …) of the node that ran
-    name: str
-    grad_in: object
-    sent: list           # (destination id or None, destination label, input index, gradient)
+    __slots__ = ("node", "name", "grad_in", "sent")
+
+    def __init__(self, node: str, name: str, grad_in, sent: list):
+        self.node = node          # graph id (n0 …) of the node that ran
+        self.name = name
+        self.grad_in = grad_in
+        self.sent = sent          # (destination id or None, destination label, input index, gradient)
 
 
-@dataclass
 class LeafCheck:
-    leaf: str
-    max_abs: float | None = None
-    max_rel: float | None = None
-    ok: bool = True
-    checked: int = 0
-    total: int = 0
-    skipped: str | None = None
+    __slots__ = ("leaf", "max_abs", "max_rel", "ok", "checked", "total", "skipped")
+
+    def __init__(self, leaf: str, max_abs: float | None = None, max_rel: float | None = None, ok: bool = True,
+                 checked: int = 0, total: int = 0, skipped: str | None = None):
+        self.leaf = leaf
+        self.max_abs = max_abs
+        self.max_rel = max_rel
+        self.ok = ok
+        self.checked = checked
+        self.total = total
+        self.skipped = skipped
 
 
-@dataclass
 class Check:
-    leaves: list
-    eps: float
-    atol: float
-    rtol: float
+    __slots__ = ("leaves", "eps", "atol", "rtol")
+
+    def __init__(self, leaves: list, eps: float, atol: float, rtol: float):
+        self.leaves = leaves
+        self.eps = eps
+        self.atol = atol
+        self.rtol = rtol
 
     @property
     def ok(self):
         return all(c.ok for c in self.leaves)
 
 
-@dataclass
 class Evaluation:
-    source: str
-    filename: str
-    target_name: str | None = None
-    value: object = None
-    output: str = ""
-    graph: tuple = ((), ())          # graphview.describe(target, names)
-    leaves: list = field(default_factory=list)
-    grads: dict | None = None        # leaf name -> Tensor | None (unused)
-    grad_output: object = None
-    jacobian: dict | None = None     # leaf name -> Tensor shaped output.shape + leaf.shape
-    hessian: dict | None = None      # leaf name -> {leaf name -> Tensor}
-    trace: list | None = None
-    check: Check | None = None
-    notes: list = field(default_factory=list)
-    error: BaseException | None = None
-    error_code: int = Exit.OK
+    __slots__ = ("source", "filename", "target_name", "value", "output", "graph", "leaves", "grads",
+                 "grad_output", "jacobian", "hessian", "trace", "check", "notes", "error", "error_code")
+
+    def __init__(self, source: str, filename: str, target_name: str | None = None):
+        self.source = source
+        self.filename = filename
+        self.target_name = target_name
+        self.value = None
+        self.output = ""
+        self.graph = ((), ())       # graphview.describe(target, names)
+        self.leaves = []
+        self.grads = None           # leaf name -> Tensor | None (unused)
+        self.grad_output = None
+        self.jacobian = None        # leaf name -> Tensor shaped output.shape + leaf.shape
+        self.hessian = None         # leaf name -> {leaf name -> Tensor}
+        self.trace = None
+        self.check = None           # Check
+        self.notes = []
+        self.error = None
+        self.error_code = Exit.OK
 
     @property
     def ok(self):
         return self.error is None and (self.check is None or self.check.ok)
 
 
-@dataclass
 class Request:
     """What to compute beyond the value and graph (the command's options)."""
 
-    of: str | None = None
-    wrt: tuple = ()
-    jacobian: bool = False
-    grad_output: str | None = None
-    hessian: bool = False
-    trace: bool = False
-    check: bool = False
-    atol: float = 1e-5
-    rtol: float = 1e-3
+    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol")
+
+    def __init__(self, of: str | None = None, wrt: tuple = (), jacobian: bool = False, grad_output: str | None = None,
+                 hessian: bool = False, trace: bool = False, check: bool = False, atol: float = 1e-5,
+                 rtol: float = 1e-3):
+        self.of = of
+        self.wrt = wrt
+        self.jacobian = jacobian
+        self.grad_output = grad_output
+        self.hessian = hessian
+        self.trace = trace
+        self.check = check
+        self.atol = atol
+        self.rtol = rtol
 
 
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:

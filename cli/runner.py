@@ -2,20 +2,22 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 from gradexpr import errors, limits as _limits
 
 from .exitcodes import Exit
 
 
-@dataclass
 class Outcome:
-    code: int
-    error: BaseException | None = None
-    interpreter: object = None
-    module: object = None
-    extra: dict = field(default_factory=dict)
+    __slots__ = ("code", "error", "interpreter", "module", "extra")
+
+    def __init__(self, code: int, error: BaseException | None = None, interpreter=None, module=None,
+                 extra: dict | None = None):
+        self.code = code
+        self.error = error
+        self.interpreter = interpreter
+        self.module = module
+        self.extra = {} if extra is None else extra
 
 
 def parse(source: str, filename: str):
@@ -77,11 +79,11 @@ class _WallClock:
         self.previous = None
 
     def __enter__(self):
-        import signal
         import threading
+        signal = _signal_module()
         if (not self.seconds or not hasattr(signal, "setitimer")
                 or threading.current_thread() is not threading.main_thread()
-                or signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL):
+                or signal.getsignal(signal.SIGALRM) != signal.SIG_DFL):
             return self
         self.previous = signal.signal(signal.SIGALRM, self._expired)
         self.armed = True
@@ -94,9 +96,19 @@ class _WallClock:
 
     def __exit__(self, *exc):
         if self.previous is not None:
-            import signal
+            signal = _signal_module()
             self.armed = False
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
             self.previous = None
         return False
+
+
+def _signal_module():
+    """``signal``'s C core: the same functions, without the enums the ``signal`` module builds
+    when it is imported (a millisecond and a half of a one-shot ``gradexpr eval``)."""
+    try:
+        import _signal
+    except ImportError:      # not CPython
+        import signal as _signal
+    return _signal

@@ -9,28 +9,56 @@ The CLI's tree, DOT, Mermaid and JSON renderings all read this one structure.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
 
 from .graph import AccumulateGrad, SavedTensor, SavedTensors, _RELEASED
 
 
-@dataclass
 class GraphNode:
-    id: str
-    name: str                     # PyTorch's node name, e.g. "MulBackward0" / "torch::autograd::AccumulateGrad"
-    kind: str                     # "op" or "leaf"
-    shape: tuple                  # shape of the tensor this node produced (for a leaf: the leaf's shape)
-    dtype: str
-    variable: str | None = None   # the bound name of a leaf (or of the target)
-    saved: list = field(default_factory=list)   # [(name, shape)] of tensors saved for backward
-    is_target: bool = False
+    """One node: an op's backward node or a leaf's AccumulateGrad.
+
+    (Plain slotted classes rather than dataclasses: a dataclass costs about a millisecond
+    to define, at every start of the command.)
+    """
+
+    __slots__ = ("id", "name", "kind", "shape", "dtype", "variable", "saved", "is_target")
+
+    def __init__(self, id: str, name: str, kind: str, shape: tuple, dtype: str, variable: str | None = None,
+                 saved: list | None = None, is_target: bool = False):
+        self.id = id
+        self.name = name              # PyTorch's node name, e.g. "MulBackward0" / "torch::autograd::AccumulateGrad"
+        self.kind = kind              # "op" or "leaf"
+        self.shape = shape            # shape of the tensor this node produced (for a leaf: the leaf's shape)
+        self.dtype = dtype
+        self.variable = variable      # the bound name of a leaf (or of the target)
+        self.saved = [] if saved is None else saved   # [(name, shape)] of tensors saved for backward
+        self.is_target = is_target
+
+    def _fields(self):
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other):
+        return type(other) is GraphNode and self._fields() == other._fields()
+
+    def __repr__(self):
+        return "GraphNode(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
 
 
-@dataclass
 class GraphEdge:
-    source: str   # the node producing the input (closer to the leaves)
-    target: str   # the node consuming it (closer to the output)
-    input: int    # position among the consumer's inputs
+    """An edge from the node producing an input to the node consuming it."""
+
+    __slots__ = ("source", "target", "input")
+
+    def __init__(self, source: str, target: str, input: int):
+        self.source = source   # the node producing the input (closer to the leaves)
+        self.target = target   # the node consuming it (closer to the output)
+        self.input = input     # position among the consumer's inputs
+
+    def __eq__(self, other):
+        return type(other) is GraphEdge and (self.source, self.target, self.input) == \
+            (other.source, other.target, other.input)
+
+    def __repr__(self):
+        return f"GraphEdge(source={self.source!r}, target={self.target!r}, input={self.input!r})"
 
 
 def describe(target, names: dict | None = None):

@@ -9,29 +9,46 @@ from __future__ import annotations
 import contextvars
 import math
 import os
-from dataclasses import dataclass, fields
 
 from . import errors
 
+# name -> (default, "int" or "float"), in the order of the options' help
+_FIELDS = {
+    "max_elements": (10**8, "int"),            # elements of any one tensor, checked before allocating
+    "max_loop_iterations": (10**6, "int"),     # all loops of a program together
+    "max_seconds": (30.0, "float"),            # wall time of a program
+    "max_depth": (200, "int"),                 # nesting of expressions and blocks (and user calls)
+    "max_int_digits": (10_000, "int"),         # digits of an integer literal or result
+    "max_str_len": (10**7, "int"),             # length of a string (and of a list built by repetition)
+}
+_FIELD_TYPES = {name: kind for name, (_, kind) in _FIELDS.items()}
 
-@dataclass(frozen=True)
+
 class Limits:
-    max_elements: int = 10**8          # elements of any one tensor, checked before allocating
-    max_loop_iterations: int = 10**6   # all loops of a program together
-    max_seconds: float = 30.0          # wall time of a program
-    max_depth: int = 200               # nesting of expressions and blocks (and user calls)
-    max_int_digits: int = 10_000       # digits of an integer literal or result
-    max_str_len: int = 10**7           # length of a string (and of a list built by repetition)
+    """The limits of one run: immutable, compared and hashed by value.
+
+    (A plain class, not a frozen dataclass: defining a dataclass costs about a millisecond
+    at every start of the command.)
+    """
+
+    __slots__ = tuple(_FIELDS)
+
+    def __init__(self, max_elements: int = 10**8, max_loop_iterations: int = 10**6, max_seconds: float = 30.0,
+                 max_depth: int = 200, max_int_digits: int = 10_000, max_str_len: int = 10**7):
+        values = (max_elements, max_loop_iterations, max_seconds, max_depth, max_int_digits, max_str_len)
+        for name, value in zip(self.__slots__, values):
+            self.parse(name, value, name)
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_env(cls, environ=os.environ, **overrides) -> "Limits":
         """Defaults, then ``GRADEXPR_MAX_ELEMENTS``-style variables, then explicit overrides."""
         values = {}
-        for f in fields(cls):
-            env = "GRADEXPR_" + f.name.upper()
+        for name in _FIELDS:
+            env = "GRADEXPR_" + name.upper()
             raw = environ.get(env)
             if raw is not None and raw.strip():
-                values[f.name] = cls.parse(f.name, raw, env)
+                values[name] = cls.parse(name, raw, env)
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)
 
@@ -53,13 +70,29 @@ class Limits:
                                     f"not {raw!r}")
         return int(value) if integral else float(value)
 
-    def __post_init__(self):
-        for f in fields(self):
-            self.parse(f.name, getattr(self, f.name), f.name)
+    def _values(self):
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: Limits are immutable")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: Limits are immutable")
+
+    def __reduce__(self):            # copy and pickle
+        return Limits, self._values()
+
+    def __eq__(self, other):
+        return self._values() == other._values() if type(other) is Limits else NotImplemented
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        return "Limits(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__) + ")"
 
 
-OPTION_NAMES = {f.name: "--" + f.name.replace("_", "-") for f in fields(Limits)}
-_FIELD_TYPES = {f.name: f.type for f in fields(Limits)}
+OPTION_NAMES = {name: "--" + name.replace("_", "-") for name in _FIELDS}
 
 _active: contextvars.ContextVar[Limits] = contextvars.ContextVar("gradexpr_limits", default=Limits())
 

@@ -1,0 +1,96 @@
+"""A one-shot ``gradexpr eval`` loads only what it uses (start-up is a target of the performance
+issue: within 1.3x of ``python -c "import numpy"`` for --json, 1.6x for --rich), and the plain
+records that replaced dataclasses on that path keep their value semantics."""
+import ast
+import json
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from gradexpr import limits
+
+EXPR = "((x + 2) ** 2 * 3).mean()"
+
+_LIST_MODULES = """
+import io, sys
+from gradexpr.cli.main import main
+out, sys.stdout = sys.stdout, io.StringIO()
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+sys.stdout, printed = out, sys.stdout.getvalue()
+print(repr({"code": code, "printed": printed, "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded_by(*args):
+    """The modules a fresh ``gradexpr`` process has loaded when the command ends."""
+    p = subprocess.run([sys.executable, "-c", _LIST_MODULES, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    got = ast.literal_eval(p.stdout.splitlines()[-1])     # (not json: the listing must not load it)
+    assert got["code"] in (0, None), got
+    return got["printed"], set(got["modules"])
+
+
+def _imported(modules, names):
+    return sorted(m for m in modules if m.split(".")[0] in names or m in names)
+
+
+def test_eval_json_loads_no_rich_no_signal_wrapper_no_other_commands():
+    printed, modules = loaded_by("eval", EXPR, "-v", "x=ones(2,2)", "--json")
+    assert json.loads(printed)["value"] == 27.0
+    assert _imported(modules, {"rich", "signal"}) == []
+    assert not modules & {"gradexpr.cli.check_cmd", "gradexpr.cli.graph_cmd", "gradexpr.cli.ops_cmd",
+                          "gradexpr.cli.run_cmd", "gradexpr.cli.pytest_plugin"}
+
+
+def test_eval_without_short_options_loads_no_difflib():
+    # Our own uses of difflib (name suggestions, check's diffs) load it when needed. (Click itself
+    # loads it for every short option such as -v: it tries "-v" as a long option first and builds
+    # did-you-mean suggestions for the miss.)
+    printed, modules = loaded_by("eval", "ones(2, 2).sum()", "--json")
+    assert json.loads(printed)["value"] == 4.0
+    assert "difflib" not in modules
+
+
+def test_eval_rich_loads_no_json():
+    printed, modules = loaded_by("eval", EXPR, "-v", "x=ones(2,2)", "--rich")
+    assert "MeanBackward0" in printed
+    assert _imported(modules, {"json", "signal"}) == []
+    assert "rich.console" in modules
+
+
+# ------------------------------------------------------------------ plain records, value semantics
+def test_limits_are_immutable_values():
+    a = limits.Limits(max_depth=30, max_seconds=2)
+    assert a == limits.Limits(max_depth=30, max_seconds=2) and hash(a) == hash(limits.Limits(max_depth=30,
+                                                                                            max_seconds=2))
+    assert a != limits.Limits() and a.max_seconds == 2 and a.max_elements == 10**8
+    with pytest.raises(AttributeError):
+        a.max_depth = 1
+    assert pickle.loads(pickle.dumps(a)) == a
+    assert repr(limits.Limits()).startswith("Limits(max_elements=100000000, max_loop_iterations=1000000, ")
+    with pytest.raises(ValueError, match="max_depth must be a whole number"):
+        limits.Limits(max_depth=1.5)
+    assert limits.Limits.from_env({"GRADEXPR_MAX_DEPTH": "7"}, max_seconds=3) == \
+        limits.Limits(max_depth=7, max_seconds=3.0)
+    assert list(limits.OPTION_NAMES.values()) == ["--max-elements", "--max-loop-iterations", "--max-seconds",
+                                                  "--max-depth", "--max-int-digits", "--max-str-len"]
+
+
+def test_graph_description_records_compare_by_value():
+    from gradexpr import api
+    from gradexpr.graphview import GraphEdge, GraphNode, describe
+    torch = api.build()["torch"]
+    x = torch.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    nodes, edges = describe(y, {id(x): "x"})
+    again = describe(y, {id(x): "x"})
+    assert (nodes, edges) == again
+    assert [n.name for n in nodes] == ["SumBackward0", "MulBackward0", "torch::autograd::AccumulateGrad"]
+    assert nodes[2] == GraphNode("n2", "torch::autograd::AccumulateGrad", "leaf", (2,), "float32", "x")
+    assert edges[0] == GraphEdge("n1", "n0", 0) and edges[0] != GraphEdge("n1", "n0", 1)
+    assert "variable='x'" in repr(nodes[2])
