@@ -117,5 +117,28 @@ def _build() -> dict:
 
 
 def _generator_class():
+    """``torch.Generator`` as programs see it: PyTorch's default seed when new (not a random
+    one), methods callable from a program, state as a uint8 tensor, PyTorch's repr."""
+    from . import errors
     from . import random as _random
-    return _random.Generator
+
+    class Generator(_random.Generator):
+        __slots__ = ()
+        _gx_exposed = True
+        device = "cpu"
+
+        def __init__(self, device="cpu"):
+            if str(device) != "cpu":
+                raise errors.RuntimeError(f"Device type {str(device).upper()} is not supported for torch.Generator() api.")
+            super().__init__(_random.DEFAULT_RNG_SEED)
+
+        def get_state(self):
+            return T.from_numpy(super().get_state())
+
+        def set_state(self, new_state):
+            return super().set_state(new_state._data if hasattr(new_state, "_data") else new_state)
+
+        def __repr__(self):
+            return f"<torch._C.Generator object at {id(self):#x}>"
+
+    return Generator
