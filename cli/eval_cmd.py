@@ -213,8 +213,10 @@ def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limi
     for name, value in bound.items():
         if isinstance(value, Tensor):
             names.setdefault(id(value), name)
-    for name, value in interp.globals.items():   # the prelude binds no tensors: these are the program's
-        if isinstance(value, Tensor):
+    # the prelude binds no tensors: these are the program's (Tensor has no subclasses; the exact type
+    # test keeps this scan of the prelude's few hundred names cheap for each line of --batch)
+    for name, value in interp.globals.items():
+        if type(value) is Tensor:
             names.setdefault(id(value), name)
     if of is not None:
         names.setdefault(id(target), of)
@@ -631,8 +633,7 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     fmt = resolve_format(fmt)
     from . import render
     if fmt == "json":
-        import json
-        sys.stdout.write(json.dumps(render.to_json(ev), allow_nan=False) + "\n")
+        sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
     elif fmt == "plain":
         sys.stdout.write(render.plain(ev))
     else:
@@ -655,7 +656,6 @@ def _report_error(ev: Evaluation, prefix: str = ""):
 
 def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int:
     """One JSON object per non-blank, non-comment line; returns the exit status."""
-    import json
     from . import render
     lines, name = _read_lines(path)
     failed = False
@@ -677,7 +677,7 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
         else:
             failed = failed or not ev.ok
             obj = {"line": number, "expression": text, **render.to_json(ev)}
-        sys.stdout.write(json.dumps(obj, allow_nan=False) + "\n")
+        sys.stdout.write(render.dumps(obj) + "\n")
         sys.stdout.flush()
         if ev.error is not None and not isinstance(ev.error, OptionError):
             _report_error(ev)

@@ -345,13 +345,34 @@ def _titled(title, table, *captions):
 
 
 # ================================================================ JSON
+_encoder = None
+
+
+def dumps(obj) -> str:
+    """The JSON text of ``obj`` (one encoder for the process; NaN is refused, as the schema wants).
+
+    The objects are trees built by ``to_json`` and friends, so the encoder skips the check
+    for reference cycles (a third of its time on an ``eval --batch`` line)."""
+    global _encoder
+    if _encoder is None:
+        import json
+        _encoder = json.JSONEncoder(allow_nan=False, check_circular=False)
+    return _encoder.encode(obj)
+
+
 def json_values(data):
     """Nested lists (or a number) of ``data``: float32 by shortest decimal, non-finite as strings."""
     a = np.asarray(data)
     if a.dtype.kind == "f":
-        flat = (a if a.dtype == np.float64 else _shortest_decimals(a)).reshape(-1).tolist()
-        if not np.isfinite(a).all():
-            flat = [v if math.isfinite(v) else ("nan" if v != v else "inf" if v > 0 else "-inf") for v in flat]
+        if a.dtype == np.float64:
+            flat = a.reshape(-1).tolist()
+        elif a.size <= 256:     # a handful of values: NumPy's own shortest repr, element by element
+            flat = [float(str(x)) for x in a.reshape(-1)]
+        else:
+            flat = _shortest_decimals(a).reshape(-1).tolist()
+        isfinite = math.isfinite
+        if not all(map(isfinite, flat)):
+            flat = [v if isfinite(v) else ("nan" if v != v else "inf" if v > 0 else "-inf") for v in flat]
     else:
         flat = a.reshape(-1).tolist()
     return _nest(flat, a.shape)
@@ -361,10 +382,9 @@ def _shortest_decimals(a):
     """float64 values whose shortest repr is the fewest significant digits that read back as ``a``.
 
     A float32 0.1 is written ``0.1`` rather than ``0.10000000149011612``; vectorised (the
-    per-element ``str`` route costs seconds on a large Jacobian).
+    per-element ``str`` route costs seconds on a large Jacobian; ``json_values`` takes it for
+    a few hundred values or fewer).
     """
-    if a.size <= 256:      # a handful of values: NumPy's own shortest repr, element by element
-        return np.array([float(str(x)) for x in a.reshape(-1)], np.float64).reshape(a.shape)
     v = a.astype(np.float64)
     out = v.copy()
     done = ~np.isfinite(v) | (v == 0)

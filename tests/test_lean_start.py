@@ -94,3 +94,20 @@ def test_graph_description_records_compare_by_value():
     assert nodes[2] == GraphNode("n2", "torch::autograd::AccumulateGrad", "leaf", (2,), "float32", "x")
     assert edges[0] == GraphEdge("n1", "n0", 0) and edges[0] != GraphEdge("n1", "n0", 1)
     assert "variable='x'" in repr(nodes[2])
+
+
+# ------------------------------------------------------------------ eval's JSON, written faster, is the same text
+def test_render_dumps_is_json_dumps():
+    import numpy as np
+    from gradexpr.cli import render
+    values = np.array([0.1, 1 / 3, -0.0, 1e-45, 3.4e38, 2.5, -7, np.inf, -np.inf, np.nan], np.float32)
+    obj = {"a": render.json_values(values), "b": render.json_values(values[:7].astype(np.float64)),
+           "c": render.json_values(values[:7].astype(np.float16)), "d": render.json_values(np.float32(0.1)),
+           "e": render.json_values(np.arange(6, dtype=np.int64).reshape(2, 3)), "f": [None, True, "é\n"]}
+    assert obj["a"] == [0.1, 0.33333334, -0.0, 1e-45, 3.4e38, 2.5, -7.0, "inf", "-inf", "nan"]
+    assert obj["d"] == 0.1 and obj["e"] == [[0, 1, 2], [3, 4, 5]]
+    assert render.dumps(obj) == json.dumps(obj, allow_nan=False)
+    with pytest.raises(ValueError):
+        render.dumps({"x": float("nan")})
+    big = np.linspace(-3, 3, 1000, dtype=np.float32).reshape(10, 100)     # the vectorised route
+    assert render.json_values(big) == [[float(str(v)) for v in row] for row in big]
