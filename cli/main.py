@@ -88,13 +88,30 @@ def keep_freed_memory() -> bool:
     return bool(mallopt(m_mmap_threshold, 1 << 30)) and bool(mallopt(m_trim_threshold, 1 << 30))
 
 
+def set_aside_for_exit():
+    """Take every live object out of the garbage collector's sight as the process ends.
+
+    CPython's finalisation runs full collections over everything still alive (NumPy, the
+    engine, the parser's tables, the last program's graph): 20 to 40 ms of a one-shot
+    ``gradexpr eval``, a sixth of its time. ``gc.freeze`` moves them all to the permanent
+    generation, which those collections skip; modules are still torn down and objects freed
+    by reference counting, and the standard streams flushed, as usual. (Only reference
+    cycles still alive at exit go unreclaimed, which the exit reclaims anyway.)
+    """
+    import gc
+    gc.freeze()
+
+
 def main(argv=None):
+    """The ``gradexpr`` command. It ends the process (Click's standalone mode exits)."""
     configure_process()
     try:
         return cli.main(args=argv, prog_name="gradexpr", standalone_mode=True)
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
+    finally:
+        set_aside_for_exit()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ try:
 except SystemExit as e:
     code = e.code
 sys.stdout, printed = out, sys.stdout.getvalue()
-print(repr({"code": code, "printed": printed, "modules": sorted(sys.modules)}))
+import gc
+print(repr({"code": code, "printed": printed, "modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}))
 """
 
 
@@ -32,6 +33,8 @@ def loaded_by(*args):
     assert p.returncode == 0, p.stderr
     got = ast.literal_eval(p.stdout.splitlines()[-1])     # (not json: the listing must not load it)
     assert got["code"] in (0, None), got
+    # the live objects are set aside from the collections of the interpreter's exit (cli/main.py)
+    assert got["frozen"] > 10_000
     return got["printed"], set(got["modules"])
 
 
