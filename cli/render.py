@@ -267,13 +267,15 @@ def rich(ev, console=None):
     from rich.table import Table
     from rich.text import Text
     from gradexpr.tensor import Tensor
-    console = console or Console(highlight=False)
+    # Titles and cells go in as Text, not markup strings: nothing here is markup or emoji codes
+    # (and rich's emoji table, 4 ms to load, stays unloaded)
+    console = console or Console(highlight=False, emoji=False)
     if ev.output:
-        console.print(Panel(Text(ev.output.rstrip("\n")), title="printed", title_align="left", border_style="dim"))
+        console.print(Panel(Text(ev.output.rstrip("\n")), title=Text("printed"), title_align="left", border_style="dim"))
     if ev.error is not None:
         return
     title = "value" + (f" of {ev.target_name}" if ev.target_name else "")
-    console.print(Panel(Text(value_text(ev.value)), title=title, title_align="left", border_style="blue",
+    console.print(Panel(Text(value_text(ev.value)), title=Text(title), title_align="left", border_style="blue",
                         expand=False))
     if isinstance(ev.value, Tensor):
         nodes, edges = ev.graph

@@ -63,7 +63,7 @@ def test_eval_rich_loads_no_json():
     printed, modules = loaded_by("eval", EXPR, "-v", "x=ones(2,2)", "--rich")
     assert "MeanBackward0" in printed
     assert _imported(modules, {"json", "signal"}) == []
-    assert "rich.console" in modules
+    assert "rich.console" in modules and "rich._emoji_codes" not in modules   # titles as Text, no emoji
 
 
 # ------------------------------------------------------------------ plain records, value semantics
