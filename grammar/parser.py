@@ -4,19 +4,32 @@
 Every syntax error is a ``gradexpr.errors.SyntaxError`` located at the offending spot;
 a program nested deeper than ``limits.max_depth`` raises ``gradexpr.errors.LimitError``.
 
-How it works. ``gradexpr.lark`` is compiled by Lark into an LALR(1) table (once per
-process, lazily; Lark's ``cache=`` file lives in ``$XDG_CACHE_HOME/gradexpr/``, else
-``~/.cache/gradexpr/``, else the temp dir, and is skipped if none is writable). The AST is built *while parsing*
-by the inline transformer ``_Builder`` (Lark's ``transformer=`` option): no parse tree
-exists. Tokens come from a scanner built from the grammar's own terminal definitions and
-go through ``_Indenter`` (a ``lark.indenter.Indenter``) for INDENT/DEDENT and bracket
-tracking. The LALR loop itself is a lean copy of Lark's, driving Lark's table and Lark's
-callbacks -- about three times faster than ``Lark.parse`` on this grammar, and it keeps
-the parser's stacks at hand for good error messages. If that fast path cannot be set up
-(an unexpected Lark version), ``Lark.parse`` is used instead with the same transformer
-and postlexer.
+How it works. ``gradexpr.lark`` is compiled by Lark into an LALR(1) table *ahead of time*:
+``tools/gen_parser_tables.py`` writes everything parsing needs -- the scanner's terminals
+(regexes in match order, keywords, ignored terminals, which terminals can start with each
+ASCII character), the table, its start and end states, and for every rule a recipe of the
+callback Lark builds for it -- into ``_tables.py`` as plain literals, with a checksum of
+the grammar file. On first use the checksum of ``gradexpr.lark`` is compared with the
+recorded one (a read and a CRC-32, well under a millisecond): if they match, the parser is
+built from ``_tables.py`` and Lark is never imported. If not (the grammar was edited and the
+tables not regenerated), Lark compiles the grammar as before (its ``cache=`` file lives in
+``$XDG_CACHE_HOME/gradexpr/``, else ``~/.cache/gradexpr/``, else the temp dir) and the same
+data is derived from it in memory, so the two ways cannot disagree. After editing the
+grammar, regenerate with::
 
-Importing this module does not import Lark; the first ``parse`` does. The garbage
+    python tools/gen_parser_tables.py          # --check: only report whether it is stale
+
+The AST is built *while parsing*: each reduction calls the rule's callback, made from its
+recipe the way Lark's ``ParseTreeBuilder`` makes it (child filter with ``[..]``
+placeholders and ``_rule`` inlining, single-child expansion of ``?rule``) around the
+``_Builder`` method named after the rule or alias. No parse tree exists. One loop scans
+(one regex per first character), applies Python's indentation and bracket rules, and drives
+the LALR table; chains of single-child ``?rule`` reductions are resolved once per state
+pair and remembered. ``_parse_with_lark`` runs Lark's own lexer and LALR parser with the
+same builder (on a ``lark.Transformer``) and ``GxIndenter`` postlexer; the tests use it to
+cross-check the fast path.
+
+Importing this module does not import Lark (nor does parsing, normally). The garbage
 collector is paused while parsing (the tree has no cycles; rescanning it as it grows made
 big programs many times slower).
 """
@@ -92,14 +105,49 @@ def _too_deep(what, line, col, end_line=None, end_col=None):
     return _Fail(limits.exceeded(what, lim, "max_depth"), line, col, end_line, end_col)
 
 
-# ============================================================================ the Lark side
+# ============================================================================ the tables
 
-_lock = _thread.RLock()
-_engine = None          # the _Engine, built on first use
+TABLES_FORMAT = 1       # bump when the layout of the data below changes
+
+# The names of the data, as module attributes of _tables.py and keys of a tables dict:
+#   GRAMMAR_CHECKSUM  _grammar_checksum() of the gradexpr.lark the data was made from
+#   TERMINALS   ((name, regex), ...) that the scanner tries, in Lark's order of preference
+#   SPACES      the characters of the blank space skipped in front of a token (the
+#               %ignore'd terminals that match a space; no terminal starts with one)
+#   KEYWORDS    {text: terminal}: string terminals that NAME also matches (scanned as NAME)
+#   IGNORE      the %ignore'd terminals (dropped by the scanner)
+#   DISPATCH    {ASCII character: (index in TERMINALS, ...)}: the terminals a token starting
+#               with that character can be (an over-approximation; characters not listed
+#               and failed matches use all of TERMINALS)
+#   TERM_TEXT   {terminal: its text} for the string terminals
+#   RULES       ((origin, callback name, length, expand1, child filter), ...), the recipe
+#               of each rule's callback (see _make_callback)
+#   STATES      ((symbols, actions), ...): the row of each state, two tuples side by side
+#               (constants, so the module loads without building dicts); action >= 0
+#               shifts (terminals) or goes (nonterminals) to that state, action < 0
+#               reduces by RULES[~action]
+#   START_STATES, END_STATES   {start symbol: state}
+TABLE_FIELDS = ("GRAMMAR_CHECKSUM", "TERMINALS", "SPACES", "KEYWORDS", "IGNORE", "DISPATCH",
+                "TERM_TEXT", "RULES", "STATES", "START_STATES", "END_STATES")
+
+_LARK_OPTIONS = dict(parser="lalr", lexer="basic", start=["file_input", "eval_input"],
+                     maybe_placeholders=True)
+
+
+def _grammar_checksum(data: bytes) -> str:
+    """A cheap fingerprint of the grammar file's bytes (zlib is ~0.4 ms to import, hashlib's
+    OpenSSL ~5 ms; this only has to notice an edit, not resist an adversary)."""
+    import zlib
+    return f"crc32:{zlib.crc32(data):08x}:{len(data)}"
+
+
+def _read_grammar() -> bytes:
+    with open(GRAMMAR_PATH, "rb") as f:
+        return f.read()
 
 
 def _cache_file(grammar_text: str):
-    """A writable cache path outside the package, or None."""
+    """A writable cache path outside the package for Lark's compiled grammar, or None."""
     import hashlib
     import tempfile
 
@@ -128,273 +176,171 @@ def _cache_file(grammar_text: str):
     return None
 
 
-class _Engine:
-    """The Lark object plus the fast scanner and table derived from it."""
+def _build_lark(text: str, transformer=None, postlex=None, cache=True):
+    """Lark's LALR parser for grammar ``text`` (with Lark's cache file unless ``cache`` is
+    false; an unusable cache is skipped)."""
+    import lark
 
-    def __init__(self):
-        import lark
-
-        with open(GRAMMAR_PATH, encoding="utf-8") as f:
-            text = f.read()
-        self.builder = _Builder()
-        self.indenter = _Indenter()
-        opts = dict(parser="lalr", lexer="basic", postlex=self.indenter, transformer=self.builder,
-                    start=["file_input", "eval_input"], maybe_placeholders=True)
-        cache = None
+    opts = dict(_LARK_OPTIONS, transformer=transformer, postlex=postlex)
+    path = None
+    if cache:
         try:
-            cache = _cache_file(text)
+            path = _cache_file(text)
         except Exception:
-            cache = None
-        try:
-            self.lark = lark.Lark(text, cache=cache or False, **opts)
-        except Exception:
-            if not cache:
-                raise
-            self.lark = lark.Lark(text, cache=False, **opts)   # an unreadable/unwritable cache
-        try:
-            self._build_fast_path()
-            self.fast = True
-        except Exception:       # pragma: no cover - only with an incompatible Lark
-            self.fast = False
+            path = None
+    try:
+        return lark.Lark(text, cache=path or False, **opts)
+    except Exception:
+        if not path:
+            raise
+        return lark.Lark(text, cache=False, **opts)   # an unreadable/unwritable cache
 
-    # ------------------------------------------------------------------ scanner
-    def _build_fast_path(self):
-        from lark.parsers.lalr_analysis import Shift
 
-        lk = self.lark
-        terms = list(lk.terminals)
-        ignore = set(lk.lexer_conf.ignore)
-        name_re = next(t for t in terms if t.name == "NAME").pattern.to_regexp()
-        name_full = re.compile(name_re)
-        keywords = {}
-        scanned = []
-        for t in terms:
-            p = t.pattern
-            if type(p).__name__ == "PatternStr" and t.priority == 0 and name_full.fullmatch(p.value):
-                keywords[p.value] = t.name          # matched as NAME, then renamed
-            else:
-                scanned.append(t)
-        scanned.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
-        # Blank space between tokens (the %ignore'd terminals that match a space) is skipped
-        # by the same regex match as the token after it.
-        spaces = [t for t in scanned if t.name in ignore and re.fullmatch(t.pattern.to_regexp(), " \t")]
-        scanned = [t for t in scanned if t not in spaces]
-        skip = "|".join(t.pattern.to_regexp() for t in spaces)
-        lead = f"(?:{skip})*" if skip else ""
+def _tables_from_lark(lk, checksum: str) -> dict:
+    """The tables (see TABLE_FIELDS) of the Lark LALR parser ``lk``. Deterministic: states
+    are renumbered in breadth-first order from the start states, so the result does not
+    depend on Lark's (hash-seed dependent) numbering."""
+    from lark.parsers.lalr_analysis import Shift
 
-        def alternation(ts):
-            return re.compile(lead + "(?:" + "|".join(f"(?P<{t.name}>{t.pattern.to_regexp()})" for t in ts) + ")")
+    # ---------------------------------------------------------------- the scanner
+    terms = list(lk.terminals)
+    ignore = set(lk.lexer_conf.ignore)
+    name_full = re.compile(next(t for t in terms if t.name == "NAME").pattern.to_regexp())
+    keywords = {}
+    scanned = []
+    for t in terms:
+        p = t.pattern
+        if type(p).__name__ == "PatternStr" and t.priority == 0 and name_full.fullmatch(p.value):
+            keywords[str(p.value)] = str(t.name)    # matched as NAME, then renamed
+        else:
+            scanned.append(t)
+    # Lark's basic lexer's order of preference
+    scanned.sort(key=lambda t: (-t.priority, -t.pattern.max_width, -len(t.pattern.value), t.name))
+    # Blank space between tokens (the %ignore'd terminals that match a space) is skipped
+    # before each token.
+    spaces = [t for t in scanned if t.name in ignore and re.fullmatch(t.pattern.to_regexp(), " \t")]
+    scanned = [t for t in scanned if t not in spaces]
+    skip = "|".join(t.pattern.to_regexp() for t in spaces)
+    firsts = [_first_ascii(t.pattern.to_regexp()) for t in scanned]
+    dispatch = {}
+    for code in range(128):
+        ch = chr(code)
+        if ch not in " \t\f":
+            idx = tuple(i for i, f in enumerate(firsts) if f is None or ch in f)
+            if idx:
+                dispatch[ch] = idx
 
-        self._alternation = alternation
-        self._scanned = scanned
-        self._master = None
-        # Trying ~50 alternatives in turn is slow, so each ASCII character gets a regex of
-        # just the terminals that can start with it (in the same order), picked by the first
-        # non-blank character; anything else, or a failed match, uses the full regex.
-        # The regexes are compiled when first needed.
-        firsts = [(t, _first_ascii(t.pattern.to_regexp())) for t in scanned]
-        self._dispatch_terms = {}
-        for code in range(128):
-            ch = chr(code)
-            if ch not in " \t\f":
-                ts = tuple(t for t, f in firsts if f is None or ch in f)
-                if ts:
-                    self._dispatch_terms[ch] = ts
-        self._shared = {}
-        self.dispatch = {}
-        self.spaces = "".join(c for c in " \t\f" if skip and re.fullmatch(f"(?:{skip})", c))
-        self.keywords = keywords
-        self.ignore = frozenset(ignore)
-        self.term_text = {t.name: t.pattern.value for t in terms if type(t.pattern).__name__ == "PatternStr"}
+    # ---------------------------------------------------------------- the callbacks
+    rules = list(lk.rules)
+    rule_index = {r: i for i, r in enumerate(rules)}
+    assert len(rule_index) == len(rules), "duplicate rules"
 
-        # ------------------------------------------------------------------ table
-        pt = lk.parser.parser._parse_table
-        callbacks = lk._callbacks
-        table = {}
-        for state, row in pt.states.items():
-            new = {}
-            for sym, (action, arg) in row.items():
-                if action is Shift:
-                    new[sym] = arg
-                else:
-                    rule = arg
-                    cb = callbacks[rule]
-                    size = len(rule.expansion)
-                    passthrough = False
-                    if rule.options.expand1 and not rule.alias and size == 1:
-                        s = rule.expansion[0]
-                        passthrough = (not s.filter_out) if s.is_term else not s.name.startswith("_")
-                    # a single-child '?' rule has no callback; its entry carries a memo of
-                    # where the chain of such reductions ends, per state below
-                    new[sym] = (size, rule.origin.name, None, {}) if passthrough else \
-                        (size, rule.origin.name, cb, None)
-            table[state] = new
-        # states are small integers: index a list rather than a dict
-        self.table = [table.get(i, {}) for i in range(max(table) + 1)]
-        self.start_states = dict(pt.start_states)
-        self.end_states = dict(pt.end_states)
+    # ---------------------------------------------------------------- the table
+    pt = lk.parser.parser._parse_table
+    starts = sorted(pt.start_states)
+    order = [pt.start_states[s] for s in starts]
+    number = {}
+    for s in order:
+        number.setdefault(s, len(number))
+    i = 0
+    while i < len(order):
+        row = pt.states[order[i]]
+        for sym in sorted(row):
+            action, arg = row[sym]
+            if action is Shift and arg not in number:
+                number[arg] = len(number)
+                order.append(arg)
+        i += 1
+    for s in pt.end_states.values():
+        if s not in number:
+            number[s] = len(number)
+            order.append(s)
+    assert len(number) == len(pt.states), "unreachable parser states"
+    states = []
+    for s in order:
+        row = sorted(pt.states[s].items())
+        states.append((tuple(str(sym) for sym, _ in row),
+                       tuple(number[arg] if action is Shift else ~rule_index[arg] for _, (action, arg) in row)))
 
-    @property
-    def master(self):
-        """The regex of all terminals (compiled on first use)."""
-        if self._master is None:
-            self._master = self._alternation(self._scanned)
-        return self._master
+    return {
+        "GRAMMAR_CHECKSUM": checksum,
+        "TERMINALS": tuple((str(t.name), str(t.pattern.to_regexp())) for t in scanned),
+        "SPACES": "".join(c for c in " \t\f" if skip and re.fullmatch(f"(?:{skip})", c)),
+        "KEYWORDS": dict(sorted(keywords.items())),
+        "IGNORE": tuple(sorted(str(t) for t in ignore)),
+        "DISPATCH": dispatch,
+        "TERM_TEXT": {str(t.name): str(t.pattern.value) for t in sorted(terms, key=lambda t: t.name)
+                      if type(t.pattern).__name__ == "PatternStr"},
+        "RULES": tuple(_rule_recipe(r) for r in rules),
+        "STATES": tuple(states),
+        "START_STATES": {str(s): number[pt.start_states[s]] for s in starts},
+        "END_STATES": {str(s): number[pt.end_states[s]] for s in sorted(pt.end_states)},
+    }
 
-    def _regex_for(self, ch):
-        """The regex for tokens starting with ``ch`` (compiled on first use), or None."""
-        ts = self._dispatch_terms.get(ch)
-        if ts is None:
-            return None
-        key = tuple(t.name for t in ts)
-        rx = self._shared.get(key)
-        if rx is None:
-            rx = self._shared[key] = self._alternation(ts)
-        self.dispatch[ch] = rx
-        return rx
 
-    # ------------------------------------------------------------------ lexing
-    def tokenize(self, src, pos=0, line=1, line_start=0):
-        """Yield Tok for ``src`` (which ends with a newline), from offset ``pos`` (on ``line``,
-        whose first character is at offset ``line_start``)."""
-        dispatch = self.dispatch
-        spaces = self.spaces
-        keywords = self.keywords
-        ignore = self.ignore
-        n = len(src)
-        while pos < n:
-            c = src[pos]
-            if c in spaces:
-                p = pos + 1
-                c = src[p]          # the source ends with a newline: never out of range
-                while c in spaces:
-                    p += 1
-                    c = src[p] if p < n else ""
-            rx = dispatch.get(c)
-            if rx is None:
-                rx = self._regex_for(c)
-            m = rx.match(src, pos) if rx is not None else None
-            if m is None:
-                m = self.master.match(src, pos)
-                if m is None:
-                    # only blank space may precede the bad character
-                    while pos < n and src[pos] in " \t\f":
-                        pos += 1
-                    if pos >= n:
-                        return
-                    raise _lex_error(src, pos, line, pos - line_start + 1)
-            typ = m.lastgroup
-            start, end = m.span(typ)
-            if typ in ignore:
-                if src[end - 1] == "\n":            # a backslash continuation
-                    line += 1
-                    line_start = end
-                pos = end
-                continue
-            val = src[start:end]
-            col = start - line_start + 1
-            if typ == "NAME":
-                typ = keywords.get(val, "NAME")
-                yield Tok(typ, val, line, col, line, col + end - start, start, end)
-            elif (typ == "_NEWLINE" or typ == "STRING") and "\n" in val:
-                nl = val.count("\n")
-                last = start + val.rindex("\n") + 1
-                tok = Tok(typ, val, line, col, line + nl, end - last + 1, start, end)
-                line += nl
-                line_start = last
-                yield tok
-            else:
-                yield Tok(typ, val, line, col, line, col + end - start, start, end)
-            pos = end
+def _rule_recipe(rule):
+    """How Lark (``lark/parse_tree_builder.py``, LALR, ``maybe_placeholders=True``, no
+    ``propagate_positions``) builds the callback of ``rule``, as plain data:
+    ``(origin, callback name, length, expand1, child filter)``.
 
-    # ------------------------------------------------------------------ parsing
-    def run(self, src, start):
-        if not self.fast:      # pragma: no cover
-            return self._run_lark(src, start)
-        ind = self.indenter
-        toks = ind.process(self.tokenize(src), src)
-        table = self.table
-        states = [self.start_states[start]]
-        values = []
-        append_state = states.append
-        append_value = values.append
-        for tok in toks:
-            tt = tok.type
-            while True:
-                try:
-                    a = table[states[-1]][tt]
-                except KeyError:
-                    raise _unexpected(tok, table[states[-1]], values, ind, src) from None
-                if a.__class__ is int:
-                    append_state(a)
-                    append_value(tok)
-                    break
-                size, origin, cb, memo = a
-                if cb is None:
-                    # a chain of single-child '?' rules: where it ends depends only on the
-                    # state below (the top state and the token chose this entry): memoised
-                    below = states[-2]
-                    top = memo.get(below)
-                    if top is None:
-                        top = memo[below] = self._unit_chain(below, states[-1], tt)
-                    states[-1] = top
-                    continue
-                if size:
-                    children = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                else:
-                    children = []
-                append_value(cb(children))
-                append_state(table[states[-1]][origin])
-        end = _end_token(src)
-        end_state = self.end_states[start]
-        while True:
-            a = table[states[-1]].get("$END")
-            if a is None:  # noqa
-                raise _unexpected(end, table[states[-1]], values, ind, src)
-            if a.__class__ is int:      # pragma: no cover - $END is never shifted
-                raise _at(end, "invalid syntax")
-            size, origin, cb, _memo = a
-            if cb is None:
-                states[-1] = table[states[-2]][origin]
-            else:
-                if size:
-                    children = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                else:
-                    children = []
-                values.append(cb(children))
-                states.append(table[states[-1]][origin])
-            if states[-1] == end_state:
-                return values[-1]
+    The user callback is the transformer's attribute named after the rule's alias, template
+    or origin (else a tree of that name). ``expand1`` (a ``?rule`` without alias) wraps it
+    to return a lone child as it is. The child filter, if any, is ``(keep, trailing)``:
+    ``keep`` lists ``(index, inline, nones)`` for each child kept -- ``nones`` placeholders
+    (``None``, for an absent ``[item]``) go in front of it, and an inlined child (a
+    ``_rule``) contributes its children instead of itself -- and ``trailing`` placeholders
+    end the list. Terminals marked filter_out (anonymous punctuation, ``_TERMINALS``) are
+    dropped unless the rule keeps all tokens (``!rule``)."""
+    opts = rule.options
+    expansion = rule.expansion
+    n = len(expansion)
+    empty = opts.empty_indices
+    if empty:
+        # empty_indices has a True for each absent optional item and a False for each
+        # symbol present: the run of Trues before symbol i (and at the end) is how many
+        # placeholders go there
+        runs = [len(ones) for ones in "".join("1" if b else "0" for b in empty).split("0")]
+        assert len(runs) == n + 1
+    else:
+        runs = [0] * (n + 1)
+    keep = []
+    pending = 0
+    for i, sym in enumerate(expansion):
+        pending += runs[i]
+        if opts.keep_all_tokens or not (sym.is_term and sym.filter_out):
+            keep.append((i, not sym.is_term and sym.name.startswith("_"), pending))
+            pending = 0
+    pending += runs[n]
+    changes = bool(empty) or len(keep) < n or any(inline for _, inline, _ in keep)
+    child_filter = (tuple(keep), pending) if changes else None
+    name = rule.alias or opts.template_source or rule.origin.name
+    return (str(rule.origin.name), str(name), n, bool(opts.expand1 and not rule.alias), child_filter)
 
-    def _unit_chain(self, below, top, tt):
-        table = self.table
-        while True:
-            a = table[top].get(tt)
-            if a is None or a.__class__ is int or a[2] is not None:
-                return top
-            top = table[below][a[1]]
 
-    def _run_lark(self, src, start):
-        """Lark's own lexer and LALR loop (the fallback, and a cross-check in the tests)."""
-        import lark
-        try:
-            return self.lark.parse(src, start=start)
-        except lark.exceptions.UnexpectedToken as e:
-            tok = e.token
-            if tok.type == "$END":
-                tok = _end_token(src)
-            elif not isinstance(tok, Tok):
-                tok = Tok(tok.type, tok.value, tok.line, tok.column, tok.end_line, tok.end_column)
-            row = e.state.parse_conf.states[e.state.position] if e.state is not None else {}
-            raise _unexpected(tok, row, e.state.value_stack if e.state else [], self.indenter, src) from None
-        except lark.exceptions.UnexpectedCharacters as e:
-            raise _lex_error(src, e.pos_in_stream, e.line, e.column) from None
-        except lark.exceptions.VisitError as e:     # pragma: no cover
-            raise e.orig_exc from None
+def _load_tables():
+    """-> (tables, None) from _tables.py if they are those of the grammar file, else
+    (tables, (Lark parser, builder, postlexer)) derived from Lark's compilation of it."""
+    data = _read_grammar()
+    checksum = _grammar_checksum(data)
+    try:
+        from . import _tables as generated
+    except ImportError:
+        generated = None
+    if (generated is not None and getattr(generated, "FORMAT", None) == TABLES_FORMAT
+            and getattr(generated, "GRAMMAR_CHECKSUM", None) == checksum):
+        return {k: getattr(generated, k) for k in TABLE_FIELDS}, None
+    # The grammar was edited (or the tables are from an older format): let Lark compile it.
+    bundle = _make_lark_bundle(data)
+    return _tables_from_lark(bundle[0], checksum), bundle
+
+
+def fresh_tables(cache=False) -> dict:
+    """The tables of ``gradexpr.lark`` as Lark compiles it now (needs Lark). Used by
+    ``tools/gen_parser_tables.py`` and by the test that the committed tables are current."""
+    data = _read_grammar()
+    # the postlexer matters: its always_accept keeps terminals the grammar does not use
+    lk = _build_lark(data.decode("utf-8"), postlex=GxIndenter(), cache=cache)
+    return _tables_from_lark(lk, _grammar_checksum(data))
 
 
 def _first_ascii(pattern):
@@ -473,6 +419,532 @@ def _first_ascii(pattern):
     return frozenset(f) if f is not None else None
 
 
+# ============================================================================ callbacks from recipes
+
+class _Tree:
+    """What Lark's ``Transformer.__default__`` makes for a rule that has no ``_Builder``
+    method: here only the helper rules Lark generates for ``x*``/``x+``, which their
+    parent rule inlines."""
+
+    __slots__ = ("data", "children")
+
+    def __init__(self, data, children):
+        self.data = data
+        self.children = children
+
+    def __repr__(self):
+        return f"_Tree({self.data!r}, {self.children!r})"
+
+
+def _make_callback(builder, recipe):
+    """The callback of a rule (see ``_rule_recipe``): what Lark builds for it with
+    ``transformer=builder``."""
+    _origin, name, _length, expand1, child_filter = recipe
+    user = getattr(builder, name, None)
+    if user is None:
+        def user(children, _name=name):
+            return _Tree(_name, children)
+    f = user
+    if expand1:
+        def f(children, _user=user):
+            return children[0] if len(children) == 1 else _user(children)
+    if child_filter is not None:
+        f = _child_filter(child_filter, f)
+    return f
+
+
+def _child_filter(spec, inner):
+    """``inner`` behind the child filter ``spec = (keep, trailing)`` of ``_rule_recipe``.
+    The callbacks receive a fresh list, which the filter may reuse."""
+    keep, trailing = spec
+    if not any(inline for _, inline, _ in keep):
+        # Only dropping children and adding placeholders: pick by index, where index
+        # ``len(children)`` is a None appended to the list.
+        picks = []
+        for i, _inline, nones in keep:
+            picks += [-1] * nones + [i]
+        picks += [-1] * trailing
+        if -1 not in picks:
+            if len(picks) == 1:
+                (a,) = picks
+
+                def f(children):
+                    return inner([children[a]])
+                return f
+            picks = tuple(picks)
+
+            def f(children):
+                return inner([children[i] for i in picks])
+            return f
+
+        def f(children):
+            n = len(children)
+            children.append(None)
+            return inner([children[n if i < 0 else i] for i in picks])
+        return f
+    # the usual shapes of rules with a repetition, e.g. ``x ("," x)*``, first
+    shape = tuple((inline, nones) for _, inline, nones in keep) + (trailing,)
+    if shape == ((True, 0), (False, 0), 0):      # Lark's helper ``_x: _x "," x``
+        a, b = keep[0][0], keep[1][0]
+
+        def f(children):
+            out = children[a].children
+            out.append(children[b])
+            return inner(out)
+        return f
+    if shape == ((False, 0), (True, 0), 0):      # ``x _x``
+        a, b = keep[0][0], keep[1][0]
+
+        def f(children):
+            out = [children[a]]
+            out += children[b].children
+            return inner(out)
+        return f
+    if shape == ((True, 0), 0):                  # ``_x``, ``_x ","``
+        (a, _inline, _nones), = keep
+
+        def f(children):
+            return inner(children[a].children)
+        return f
+
+    def f(children):
+        out = []
+        for i, inline, nones in keep:
+            if nones:
+                out += [None] * nones
+            if inline:
+                if out:
+                    out += children[i].children
+                else:       # as Lark does: take over the inlined child's list
+                    out = children[i].children
+            else:
+                out.append(children[i])
+        if trailing:
+            out += [None] * trailing
+        return inner(out)
+    return f
+
+
+# ============================================================================ the engine
+
+class _PendingRow:
+    """A row of the LALR table not made yet: makes itself on first use, in its place."""
+
+    __slots__ = ("engine", "state")
+
+    def __init__(self, engine, state):
+        self.engine = engine
+        self.state = state
+
+    def __getitem__(self, symbol):
+        return self.engine._row(self.state)[symbol]
+
+    def get(self, symbol, default=None):
+        return self.engine._row(self.state).get(symbol, default)
+
+    def __iter__(self):
+        return iter(self.engine._row(self.state))
+
+
+_lock = _thread.RLock()
+_engine = None          # the _Engine, built on first use
+
+
+class _Engine:
+    """The scanner, the LALR table with its callbacks, and (on demand) Lark's own parser."""
+
+    def __init__(self, tables, lark_bundle=None):
+        self._lark_bundle = lark_bundle     # (Lark, its builder, its postlexer) once made
+        self.builder = _Builder()
+        t = tables
+        self.terminals = terms = t["TERMINALS"]
+        self.spaces = t["SPACES"]
+        self.keywords = t["KEYWORDS"]
+        self.ignore = frozenset(t["IGNORE"])
+        self.term_text = texts = t["TERM_TEXT"]
+        # The scanner looks at a token's first character. If only one string terminal of one
+        # character can start there, that is the token (no regex). Otherwise the regex of the
+        # terminals that can start with it (DISPATCH), in order -- an alternation, so the
+        # first that matches wins, as in Lark's lexer -- compiled when first needed and shared
+        # by the characters with the same terminals. (Trying all ~40 terminals at each
+        # character is slow, and compiling their regex takes milliseconds.)
+        self._dispatch_terms = dispatch = t["DISPATCH"]
+        self.literal = {}           # character -> (terminal, text)
+        for ch, key in dispatch.items():
+            name, regex = terms[key[0]]
+            if len(key) == 1 and texts.get(name) == ch and regex == re.escape(ch) and name not in self.ignore:
+                self.literal[ch] = (name, ch)
+        self.regex_of = {}          # character -> compiled regex, filled on first use
+        self._shared = {}           # tuple of terminal indices -> compiled regex
+        self._every = None
+
+        # The table: a list of rows {symbol: action}, where an action is a state (shift or
+        # goto) or a reduction (length, origin, callback, memo). A single-child '?' rule that
+        # passes its child through has no callback. Where the parser goes after a reduction
+        # depends only on the state below the popped ones (the entry fixes the lookahead):
+        # the goto, then any chain of pass-through reductions that follows for that
+        # lookahead; each entry remembers it per state below in its memo (see run). Rows are
+        # made from STATES when first used (a small program needs few of them), callbacks
+        # when a row needs them.
+        self._rules = t["RULES"]
+        self._raw_states = t["STATES"]
+        self._reductions = [None] * len(self._rules)
+        self.table = [_PendingRow(self, i) for i in range(len(self._raw_states))]
+        self.start_states = t["START_STATES"]
+        self.end_states = t["END_STATES"]
+
+    def _row(self, state):
+        """Make row ``state`` of the table (replacing its _PendingRow)."""
+        row = {}
+        reductions = self._reductions
+        symbols, actions = self._raw_states[state]
+        for sym, a in zip(symbols, actions):
+            if a >= 0:
+                row[sym] = a
+                continue
+            red = reductions[~a]
+            if red is None:
+                rule = self._rules[~a]
+                origin, _name, length, expand1, child_filter = rule
+                if expand1 and length == 1 and child_filter is None:
+                    red = (1, origin, None)         # passes its child through
+                else:
+                    red = (length, origin, _make_callback(self.builder, rule))
+                reductions[~a] = red
+            row[sym] = red + ({},)
+        self.table[state] = row
+        return row
+
+    # ------------------------------------------------------------------ Lark's parser
+    def lark_bundle(self):
+        """(Lark parser, its builder, its postlexer), built on first use."""
+        if self._lark_bundle is None:
+            with _lock:
+                if self._lark_bundle is None:
+                    self._lark_bundle = _make_lark_bundle()
+        return self._lark_bundle
+
+    # ------------------------------------------------------------------ scanner
+    def _alternation(self, indices):
+        terms = self.terminals
+        return re.compile("|".join(f"(?P<{terms[i][0]}>{terms[i][1]})" for i in indices))
+
+    def _match(self, src, pos):
+        """The match of the token at ``pos`` (a blank space character is not one), or None."""
+        c = src[pos]
+        rx = self.regex_of.get(c)
+        if rx is None:
+            key = self._dispatch_terms.get(c)
+            if key is not None:
+                rx = self._shared.get(key)
+                if rx is None:
+                    rx = self._shared[key] = self._alternation(key)
+                self.regex_of[c] = rx
+        m = rx.match(src, pos) if rx is not None else None
+        if m is None:
+            # a character no terminal starts with (by DISPATCH), or not ASCII: all of them
+            if self._every is None:
+                self._every = self._alternation(range(len(self.terminals)))
+            m = self._every.match(src, pos)
+        return m
+
+    def tokenize(self, src, pos=0, line=1, line_start=0):
+        """Yield Tok for ``src`` (which ends with a newline), from offset ``pos`` (on ``line``,
+        whose first character is at offset ``line_start``), as ``run`` scans it."""
+        spaces = self.spaces
+        n = len(src)
+        while pos < n:
+            begin = pos
+            c = src[begin]
+            while c in spaces:
+                begin += 1
+                c = src[begin] if begin < n else ""
+            lit = self.literal.get(c)
+            if lit is not None:
+                typ, val = lit
+                end = begin + 1
+            else:
+                m = self._match(src, begin) if begin < n else None
+                if m is None:
+                    # only blank space may precede the bad character
+                    while pos < n and src[pos] in " \t\f":
+                        pos += 1
+                    if pos >= n:
+                        return
+                    raise _lex_error(src, pos, line, pos - line_start + 1)
+                typ = m.lastgroup
+                end = m.end()
+                if typ in self.ignore:
+                    if src[end - 1] == "\n":            # a backslash continuation
+                        line += 1
+                        line_start = end
+                    pos = end
+                    continue
+                val = src[begin:end]
+            col = begin - line_start + 1
+            if typ == "NAME":
+                yield Tok(self.keywords.get(val, "NAME"), val, line, col, line, col + end - begin, begin, end)
+            elif (typ == "_NEWLINE" or typ == "STRING") and "\n" in val:
+                nl = val.count("\n")
+                last = begin + val.rindex("\n") + 1
+                tok = Tok(typ, val, line, col, line + nl, end - last + 1, begin, end)
+                line += nl
+                line_start = last
+                yield tok
+            else:
+                yield Tok(typ, val, line, col, line, col + end - begin, begin, end)
+            pos = end
+
+    # ------------------------------------------------------------------ parsing
+    def run(self, src, start):
+        """Parse ``src`` (which ends with a newline) from start symbol ``start``: scanning
+        (as ``tokenize``), the indentation and bracket rules (as ``GxIndenter``) and the LALR
+        loop (as ``_feed``) in one loop -- the hot path, written out for speed."""
+        table = self.table
+        max_depth = limits.current().max_depth
+        brackets = []           # open bracket tokens, innermost last
+        blocks = [(0, 0)]       # indentation of the open blocks: (column, column with tab = 1)
+        state = self.start_states[start]
+        states = [state]
+        values = []
+        append_state = states.append
+        append_value = values.append
+        feed = self._feed
+        opening = _OPEN
+        closing = _CLOSE
+        closing_of = _CLOSE_OF
+        literal = self.literal
+        regex_of = self.regex_of
+        spaces = self.spaces
+        keywords = self.keywords
+        ignore = self.ignore
+        special = _SPECIAL
+        first = True
+        newline = False
+        tok = None
+        n = len(src)
+        pos = 0
+        line = 1
+        line_start = 0
+        while pos < n:
+            # ---------------------------------------------------------- scan a token
+            begin = pos
+            c = src[begin]
+            while c in spaces:
+                begin += 1
+                c = src[begin] if begin < n else ""
+            lit = literal.get(c)
+            if lit is not None:
+                tt, val = lit
+                pos = begin + 1
+                col = begin - line_start + 1
+                tok = Tok(tt, val, line, col, line, col + 1, begin, pos)
+            else:
+                rx = regex_of.get(c)
+                m = rx.match(src, begin) if rx is not None else None
+                if m is None:
+                    m = self._match(src, begin) if begin < n else None
+                    if m is None:
+                        # only blank space may precede the bad character
+                        while pos < n and src[pos] in " \t\f":
+                            pos += 1
+                        if pos >= n:
+                            break
+                        raise _lex_error(src, pos, line, pos - line_start + 1)
+                tt = m.lastgroup
+                pos = m.end()
+                if tt in ignore:
+                    if src[pos - 1] == "\n":            # a backslash continuation
+                        line += 1
+                        line_start = pos
+                    continue
+                val = src[begin:pos]
+                col = begin - line_start + 1
+                if tt == "NAME":
+                    tt = keywords.get(val, "NAME")
+                    tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
+                elif (tt == "_NEWLINE" or tt == "STRING") and "\n" in val:
+                    nl = val.count("\n")
+                    last = begin + val.rindex("\n") + 1
+                    tok = Tok(tt, val, line, col, line + nl, pos - last + 1, begin, pos)
+                    line += nl
+                    line_start = last
+                else:
+                    tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
+
+            # ---------------------------------------------------------- indentation, brackets
+            if first or tt in special:
+                if tt == "_NEWLINE":
+                    if brackets:
+                        continue
+                    first = False
+                    newline = True      # the indentation is looked at once it is shifted
+                else:
+                    if first:
+                        first = False
+                        _check_first(tok, src)
+                    if tt in opening:
+                        brackets.append(tok)
+                        if max_depth and len(brackets) > max_depth:
+                            _bracket(brackets.pop(), tt, brackets, max_depth)     # raises
+                    elif tt in closing:
+                        if brackets and closing_of[brackets[-1].type] == tt:
+                            brackets.pop()
+                        else:
+                            _bracket(tok, tt, brackets, max_depth)      # raises
+
+            # ---------------------------------------------------------- the LALR loop
+            while True:
+                try:
+                    a = table[state][tt]
+                except KeyError:
+                    raise _unexpected(tok, table[state], values, brackets, src) from None
+                if a.__class__ is int:
+                    append_state(a)
+                    append_value(tok)
+                    state = a
+                    break
+                size, origin, cb, memo = a
+                if cb is None:
+                    # a chain of single-child '?' rules (where it ends: memoised)
+                    below = states[-2]
+                    top = memo.get(below)
+                    if top is None:
+                        top = memo[below] = self._unit_chain(below, state, tt)
+                    states[-1] = state = top
+                    continue
+                if size == 1:
+                    values[-1] = cb([values[-1]])
+                    below = states[-2]
+                    del states[-1]
+                elif size:
+                    children = values[-size:]
+                    del values[-size:]
+                    del states[-size:]
+                    append_value(cb(children))
+                    below = states[-1]
+                else:
+                    append_value(cb([]))
+                    below = state
+                state = memo.get(below)
+                if state is None:
+                    state = memo[below] = self._unit_chain(below, table[below][origin], tt)
+                append_state(state)
+
+            if newline:
+                newline = False
+                extra, error = _indentation(tok, blocks, max_depth)
+                for t in extra:
+                    feed(t, states, values, brackets, src)
+                if error is not None:
+                    raise error
+                state = states[-1]
+
+        if brackets:
+            o = brackets[-1]
+            raise _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
+        ln = tok.end_line if tok is not None else 1
+        while len(blocks) > 1:
+            blocks.pop()
+            feed(Tok("_DEDENT", "", ln, 1, ln, 1), states, values, brackets, src)
+
+        end = _end_token(src)
+        end_state = self.end_states[start]
+        while True:
+            a = table[states[-1]].get("$END")
+            if a is None:  # noqa
+                raise _unexpected(end, table[states[-1]], values, brackets, src)
+            if a.__class__ is int:      # pragma: no cover - $END is never shifted
+                raise _at(end, "invalid syntax")
+            size, origin, cb, _memo = a
+            if cb is None:
+                states[-1] = table[states[-2]][origin]
+            else:
+                if size:
+                    children = values[-size:]
+                    del values[-size:]
+                    del states[-size:]
+                else:
+                    children = []
+                values.append(cb(children))
+                states.append(table[states[-1]][origin])
+            if states[-1] == end_state:
+                return values[-1]
+
+    def _feed(self, tok, states, values, brackets, src):
+        """Shift ``tok``, after the reductions it calls for."""
+        table = self.table
+        tt = tok.type
+        while True:
+            a = table[states[-1]].get(tt)
+            if a is None:
+                raise _unexpected(tok, table[states[-1]], values, brackets, src)
+            if a.__class__ is int:
+                states.append(a)
+                values.append(tok)
+                return
+            size, origin, cb, memo = a       # as in run
+            if cb is None:
+                below = states[-2]
+                top = memo.get(below)
+                if top is None:
+                    top = memo[below] = self._unit_chain(below, states[-1], tt)
+                states[-1] = top
+                continue
+            if size:
+                children = values[-size:]
+                del values[-size:]
+                del states[-size:]
+            else:
+                children = []
+            values.append(cb(children))
+            below = states[-1]
+            top = memo.get(below)
+            if top is None:
+                top = memo[below] = self._unit_chain(below, table[below][origin], tt)
+            states.append(top)
+
+    def _unit_chain(self, below, top, tt):
+        """The state where the chain of pass-through reductions that lookahead ``tt`` calls
+        for in state ``top``, above state ``below``, ends (``top`` if none)."""
+        table = self.table
+        while True:
+            a = table[top].get(tt)
+            if a is None or a.__class__ is int or a[2] is not None:
+                return top
+            top = table[below][a[1]]
+
+    def _run_lark(self, src, start):
+        """Lark's own lexer and LALR loop (a cross-check in the tests)."""
+        import lark
+        lk, _builder, indenter = self.lark_bundle()
+        indenter.src = src
+        try:
+            return lk.parse(src, start=start)
+        except lark.exceptions.UnexpectedToken as e:
+            tok = e.token
+            if tok.type == "$END":
+                tok = _end_token(src)
+            elif not isinstance(tok, Tok):
+                tok = Tok(tok.type, tok.value, tok.line, tok.column, tok.end_line, tok.end_column)
+            row = e.state.parse_conf.states[e.state.position] if e.state is not None else {}
+            raise _unexpected(tok, row, e.state.value_stack if e.state else [], indenter.brackets,
+                              src) from None
+        except lark.exceptions.UnexpectedCharacters as e:
+            raise _lex_error(src, e.pos_in_stream, e.line, e.column) from None
+        except lark.exceptions.VisitError as e:     # pragma: no cover
+            raise e.orig_exc from None
+
+
+def _make_lark_bundle(data=None):
+    """Lark's parser of the grammar file with our builder and postlexer."""
+    if data is None:
+        data = _read_grammar()
+    builder, indenter = _lark_builder(), GxIndenter()
+    lk = _build_lark(data.decode("utf-8"), transformer=builder, postlex=indenter)
+    return lk, builder, indenter
+
+
 def _end_token(src):
     lines = src.split("\n")
     if lines and lines[-1] == "":
@@ -487,18 +959,12 @@ def _get_engine() -> _Engine:
     if _engine is None:
         with _lock:
             if _engine is None:
-                _engine = _Engine()
+                tables, bundle = _load_tables()
+                _engine = _Engine(tables, bundle)
     return _engine
 
 
 # ============================================================================ indentation
-
-class _IndenterState:
-    __slots__ = ("brackets",)
-
-    def __init__(self):
-        self.brackets = []      # open bracket tokens, innermost last
-
 
 _OPEN = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 _CLOSE = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
@@ -509,123 +975,125 @@ _UNSUPPORTED_TERMINALS = ("CLASS", "TRY", "EXCEPT", "FINALLY", "RAISE", "YIELD",
                           "NONLOCAL", "DEL", "ASYNC", "AWAIT", "COLONEQUAL", "ARROW")
 
 
-def _indenter_class():
-    """The postlexer class, made on first use (its base class comes from Lark)."""
-    from lark.indenter import Indenter
+def _indentation(tok, blocks, max_depth):
+    """After NEWLINE token ``tok`` (outside brackets): -> (the _INDENT/_DEDENT tokens due,
+    an error to raise once they are parsed, or None). ``blocks`` is updated. Python's rules:
+    tabs to multiples of 8, checked against tab = 1 column as CPython does; a form feed
+    resets the column."""
+    val = tok.value
+    indent = val[val.rindex("\n") + 1:] if "\n" in val else ""
+    col = alt = 0
+    for ch in indent:
+        if ch == " ":
+            col += 1
+            alt += 1
+        elif ch == "\t":
+            col = (col // 8 + 1) * 8
+            alt += 1
+        else:               # form feed resets, as in CPython
+            col = alt = 0
+    top, top_alt = blocks[-1]
+    ln = tok.end_line
+    w = len(indent) + 1
+    if col == top:
+        if alt != top_alt:
+            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+        return (), None
+    if col > top:
+        if alt <= top_alt:
+            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+        if max_depth and len(blocks) > max_depth:
+            raise _too_deep("block nesting depth", ln, 1, ln, w)
+        blocks.append((col, alt))
+        return (Tok("_INDENT", indent, ln, 1, ln, w),), None
+    out = []
+    while col < blocks[-1][0]:
+        blocks.pop()
+        out.append(Tok("_DEDENT", indent, ln, w, ln, w))
+    error = None
+    if col != blocks[-1][0]:
+        error = _syntax("unindent does not match any outer indentation level", ln, 1, ln, w)
+    elif alt != blocks[-1][1]:
+        error = _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
+    return out, error
 
-    class GxIndenter(Indenter):
-        """Python's indentation rules (tabs to multiples of 8, checked against tab = 1 column
-        as CPython does), bracket matching, and the block/bracket depth limits."""
 
-        NL_type = "_NEWLINE"
-        OPEN_PAREN_types = ["LPAR", "LSQB", "LBRACE"]
-        CLOSE_PAREN_types = ["RPAR", "RSQB", "RBRACE"]
-        INDENT_type = "_INDENT"
-        DEDENT_type = "_DEDENT"
-        tab_len = 8
-        always_accept = ("_NEWLINE",) + _UNSUPPORTED_TERMINALS
+def _check_first(tok, src):
+    """The first token of the input (other than a newline) must not be indented."""
+    if tok.col > 1:
+        lead = (src[tok.start_pos - tok.col + 1:tok.start_pos]
+                if src is not None and tok.start_pos is not None else " ")
+        if lead.rsplit("\f", 1)[-1]:      # a form feed resets the column
+            raise _syntax("unexpected indent", tok.line, 1, tok.line, tok.col)
 
-        def __init__(self):
-            super().__init__()
-            self.state = _IndenterState()
 
-        def process(self, stream, src=None):
-            self.state = st = _IndenterState()
-            if src is None:         # called by Lark.parse: lark Tokens
-                stream = (Tok(t.type, t.value, t.line, t.column, t.end_line, t.end_column,
-                              t.start_pos, t.end_pos) for t in stream)
-            return self._gen(stream, st, src)
+def _bracket(tok, tt, brackets, max_depth):
+    """Track an opening or closing bracket token."""
+    if tt in _OPEN:
+        brackets.append(tok)
+        if max_depth and len(brackets) > max_depth:
+            raise _too_deep("bracket nesting depth", tok.line, tok.col, tok.end_line, tok.end_col)
+    elif tt in _CLOSE:
+        if not brackets:
+            raise _at(tok, f"unmatched '{tok.value}'")
+        o = brackets.pop()
+        if _CLOSE_OF[o.type] != tt:
+            raise _at(tok, f"closing '{tok.value}' does not match opening '{o.value}' "
+                           f"at {o.line}:{o.col}")
 
-        def _gen(self, stream, st, src=None):
-            max_depth = limits.current().max_depth
-            brackets = st.brackets
-            stack = [(0, 0)]
-            first = True
-            tok = None
-            special = _SPECIAL
-            for tok in stream:
-                tt = tok.type
-                if tt not in special and not first:
-                    yield tok
-                    continue
-                if tt == "_NEWLINE":
-                    if brackets:
-                        continue
-                    first = False
-                    yield tok
-                    val = tok.value
-                    indent = val[val.rindex("\n") + 1:] if "\n" in val else ""
-                    col = alt = 0
-                    for ch in indent:
-                        if ch == " ":
-                            col += 1
-                            alt += 1
-                        elif ch == "\t":
-                            col = (col // 8 + 1) * 8
-                            alt += 1
-                        else:               # form feed resets, as in CPython
-                            col = alt = 0
-                    top, top_alt = stack[-1]
-                    ln = tok.end_line
-                    w = len(indent) + 1
-                    if col == top:
-                        if alt != top_alt:
-                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
-                    elif col > top:
-                        if alt <= top_alt:
-                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
-                        if max_depth and len(stack) > max_depth:
-                            raise _too_deep("block nesting depth", ln, 1, ln, w)
-                        stack.append((col, alt))
-                        yield Tok("_INDENT", indent, ln, 1, ln, w)
-                    else:
-                        while col < stack[-1][0]:
-                            stack.pop()
-                            yield Tok("_DEDENT", indent, ln, w, ln, w)
-                        if col != stack[-1][0]:
-                            raise _syntax("unindent does not match any outer indentation level", ln, 1, ln, w)
-                        if alt != stack[-1][1]:
-                            raise _syntax("inconsistent use of tabs and spaces in indentation", ln, 1, ln, w)
-                    continue
-                if first:
-                    first = False
-                    if tok.col > 1:
-                        lead = (src[tok.start_pos - tok.col + 1:tok.start_pos]
-                                if src is not None and tok.start_pos is not None else " ")
-                        if lead.rsplit("\f", 1)[-1]:      # a form feed resets the column
-                            raise _syntax("unexpected indent", tok.line, 1, tok.line, tok.col)
-                if tt in _OPEN:
-                    brackets.append(tok)
-                    if max_depth and len(brackets) > max_depth:
-                        raise _too_deep("bracket nesting depth", tok.line, tok.col, tok.end_line, tok.end_col)
-                elif tt in _CLOSE:
-                    if not brackets:
-                        raise _at(tok, f"unmatched '{tok.value}'")
-                    o = brackets.pop()
-                    if _CLOSE_OF[o.type] != tt:
-                        raise _at(tok, f"closing '{tok.value}' does not match opening '{o.value}' "
-                                       f"at {o.line}:{o.col}")
+
+class GxIndenter:
+    """The postlexer for Lark's own parser (``_parse_with_lark``): Python's INDENT/DEDENT,
+    brackets (newlines inside them are continuations) and the block/bracket depth limits --
+    the rules ``_Engine.run`` applies inline. Lark only needs ``process`` and
+    ``always_accept`` (the terminals it must not drop: the unsupported keywords are lexed
+    so that the error can name them)."""
+
+    always_accept = ("_NEWLINE",) + _UNSUPPORTED_TERMINALS
+
+    def __init__(self):
+        self.brackets = []      # open bracket tokens, innermost last
+        self.src = None         # the source being parsed, if known (see _check_first)
+
+    def process(self, stream):
+        self.brackets = brackets = []
+        stream = (Tok(t.type, t.value, t.line, t.column, t.end_line, t.end_column, t.start_pos, t.end_pos)
+                  for t in stream)
+        return self._gen(stream, brackets, self.src)
+
+    @staticmethod
+    def _gen(stream, brackets, src):
+        max_depth = limits.current().max_depth
+        blocks = [(0, 0)]
+        first = True
+        tok = None
+        for tok in stream:
+            tt = tok.type
+            if tt not in _SPECIAL and not first:
                 yield tok
-            if brackets:
-                o = brackets[-1]
-                raise _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
-            ln = tok.end_line if tok is not None else 1
-            while len(stack) > 1:
-                stack.pop()
-                yield Tok("_DEDENT", "", ln, 1, ln, 1)
-
-    return GxIndenter
-
-
-_IndenterCls = None
-
-
-def _Indenter():
-    """A new postlexer (see ``_indenter_class``)."""
-    global _IndenterCls
-    if _IndenterCls is None:
-        _IndenterCls = _indenter_class()
-    return _IndenterCls()
+                continue
+            if tt == "_NEWLINE":
+                if brackets:
+                    continue
+                first = False
+                yield tok
+                extra, error = _indentation(tok, blocks, max_depth)
+                yield from extra
+                if error is not None:
+                    raise error
+                continue
+            if first:
+                first = False
+                _check_first(tok, src)
+            _bracket(tok, tt, brackets, max_depth)
+            yield tok
+        if brackets:
+            o = brackets[-1]
+            raise _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
+        ln = tok.end_line if tok is not None else 1
+        while len(blocks) > 1:
+            blocks.pop()
+            yield Tok("_DEDENT", "", ln, 1, ln, 1)
 
 
 # ============================================================================ error messages
@@ -704,16 +1172,16 @@ def _still_open(src, tok, brackets):
     return stack[-1] if stack else None
 
 
-def _unexpected(tok, row, values, indenter, src):
+def _unexpected(tok, row, values, brackets, src):
     """The _Fail for token ``tok`` not being acceptable in the parser state whose action row is
-    ``row``, with ``values`` the parser's value stack (the previous token is on top)."""
+    ``row``, with ``values`` the parser's value stack (the previous token is on top) and
+    ``brackets`` the open brackets."""
     t = tok.type
     if t == "_NEWLINE":     # point at the end of the line, one character wide
         tok = Tok(t, tok.value, tok.line, tok.col, tok.line, tok.col + 1, tok.start_pos, tok.end_pos)
     expected = {k for k in row if k.isupper() or k == "$END"}
     prev = values[-1] if values else None
     prev_tok = prev if isinstance(prev, Tok) else None
-    brackets = indenter.state.brackets if indenter is not None else []
 
     if t in _UNSUPPORTED_MESSAGES:
         return _at(tok, _UNSUPPORTED_MESSAGES[t])
@@ -803,10 +1271,18 @@ def _decode_escapes(body, tok):
 
 def _number(tok):
     text = tok.value
+    if text.isascii() and text.isdigit() and (text[0] != "0" or not text.strip("0")):
+        # the common case, a plain decimal integer (what the general path below does)
+        lim = limits.current().max_int_digits
+        if not lim or len(text) <= lim:
+            try:
+                return int(text)
+            except ValueError:
+                pass                # beyond int()'s own limit: reported below
     low = text.lower()
     if low.endswith("j"):
         raise _at(tok, "complex literals are not supported in gradexpr")
-    if _INT_RE.match(text) or not any(c in low for c in ".e"):
+    if _INT_RE.match(text) or not ("." in low or "e" in low):
         lim = limits.current().max_int_digits
         digits = len(text) - text.count("_")
         if _INT_RE.match(text):
@@ -990,7 +1466,6 @@ def _parse_field_expr(text, tok, offset):
     offset += len(text) - len(stripped)
     line, col = _position_in(tok, offset)
     eng = _get_engine()
-    saved = eng.indenter.state
     # One line: parsed as it is. Several (a triple-quoted f-string): inside parentheses, as
     # CPython does, so the newlines are continuations.
     wrapped = "\n" in stripped
@@ -1010,8 +1485,6 @@ def _parse_field_expr(text, tok, offset):
         if f.end_line is not None:
             f.end_line += line - 1
         raise
-    finally:
-        eng.indenter.state = saved
     _shift(node, line - 1, col - 1 - wrapped)
     return node
 
@@ -1081,7 +1554,7 @@ def _flatten(items):
     return out
 
 
-class _BuilderMixin:
+class _Builder:
     """One method per rule (or alias) of gradexpr.lark; each receives the rule's kept
     children and returns an AST node (or a helper value for inner rules)."""
 
@@ -1627,16 +2100,10 @@ class _BuilderMixin:
         return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
 
 
-_BuilderClass = None
-
-
-def _Builder():
-    """The inline transformer: ``_BuilderMixin`` on ``lark.Transformer`` (made on first use)."""
-    global _BuilderClass
-    if _BuilderClass is None:
-        from lark import Transformer
-        _BuilderClass = type("Builder", (_BuilderMixin, Transformer), {})
-    return _BuilderClass()
+def _lark_builder():
+    """The builder for Lark's own parser: ``_Builder`` on a ``lark.Transformer``."""
+    from lark import Transformer
+    return type("Builder", (_Builder, Transformer), {})()
 
 
 # ============================================================================ checks after parsing
@@ -1733,14 +2200,25 @@ def parse_expression(source: str, filename: str = "<string>") -> ast.Expr:
     return node
 
 
-def _parse_with_lark(source: str, filename: str = "<string>") -> ast.Module:
-    """Parse with Lark's own lexer and LALR loop (same grammar, transformer, postlexer).
-    Slower; used by the tests to cross-check the fast path."""
+def _parse_with_lark(source: str, filename: str = "<string>", start: str = "file_input"):
+    """``parse`` (or, with ``start="eval_input"``, ``parse_expression``) by Lark's own lexer
+    and LALR loop, with the same grammar, builder and indentation rules. Slower (and it
+    imports Lark); the tests use it to cross-check the fast path."""
     eng = _get_engine()
+    lim = limits.current().max_depth
     try:
         src = _prepare(source)
         with _lock:
-            _MAX_DEPTH[0] = limits.current().max_depth
-            return eng._run_lark(src, "file_input")
+            saved = _MAX_DEPTH[0]
+            _MAX_DEPTH[0] = lim
+            try:
+                node = eng._run_lark(src, start)
+            finally:
+                _MAX_DEPTH[0] = saved
+        if start == "file_input":
+            _check_module(node.body, filename)
+        return node
     except _Fail as f:
-        raise f.error.at(filename, f.line, f.col, f.end_col if f.end_line == f.line else None) from None
+        err = f.error
+        end_col = f.end_col if (f.end_line is None or f.end_line == f.line) else None
+        raise err.at(filename, f.line, f.col, end_col) from None
