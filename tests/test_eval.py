@@ -221,6 +221,17 @@ def test_fifth_command_batch_one_json_object_per_line(tmp_path):
     assert ok.exit_code == 0 and len(ok.stdout.splitlines()) == 2
 
 
+def test_batch_check_reruns_each_line_from_its_own_random_state():
+    # eval takes the random state only for --check; each line's check must still replay that line's draws
+    lines = "W = randn(3, 2); tanh(W @ x)\nW = randn(4, 2); (W @ x).sum()\n(rand(2) * x).sum()\n"
+    r = eval_("--batch", "-", "-v", "x=tensor([0.3, -0.7])", "--check", input="manual_seed(0)\n" + lines)
+    assert r.exit_code == 0, r.stderr
+    docs = [strict_loads(line) for line in r.stdout.splitlines()]
+    assert len(docs) == 4 and all(d["check"]["ok"] for d in docs[1:]), [d["check"] for d in docs]
+    plain = eval_("--batch", "-", "-v", "x=tensor([0.3, -0.7])", input="manual_seed(0)\n" + lines)
+    assert [d["value"] for d in map(strict_loads, plain.stdout.splitlines())] == [d["value"] for d in docs]
+
+
 def test_sixth_command_trace_and_check():
     r = eval_("sin(x) * x ** 2", "-v", "x=1.5", "--trace", "--check")
     assert r.exit_code == 0, r.stderr
