@@ -88,19 +88,21 @@ TERM_TEXT = {'AMPERSAND': '&', 'AND': 'and', 'ARROW': '->', 'AS': 'as', 'ASSERT'
  'SEMICOLON': ';', 'SLASH': '/', 'STAR': '*', 'TILDE': '~', 'TRUE': 'True', 'TRY': 'try',
  'VBAR': '|', 'WHILE': 'while', 'WITH': 'with', 'YIELD': 'yield', '__ANON_0': '==',
  '__ANON_1': '>=', '__ANON_2': '<=', '__ANON_3': '!='}
+TERM_CHOICES = {'AUGOP': ('**=', '//=', '<<=', '>>=', '+=', '-=', '*=', '/=', '%=', '@=', '&=', '|=', '^='),
+ '__IGNORE_1': ('\\\n',)}
 RULES = (
-    ('file_input', 'file_input', 1, False, (((0, True, 0),), 0)),  # 0
+    ('file_input', 'file_input', 1, False, (((0, '__file_input_star_0', 0),), 0)),  # 0
     ('file_input', 'file_input', 0, False, None),  # 1
-    ('eval_input', 'eval_input', 3, False, (((0, True, 0), (1, False, 0), (2, True, 0)), 0)),  # 2
-    ('eval_input', 'eval_input', 2, False, (((0, True, 0), (1, False, 0)), 0)),  # 3
-    ('eval_input', 'eval_input', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 4
+    ('eval_input', 'eval_input', 3, False, (((0, '__eval_input_star_1', 0), (1, None, 0), (2, '__eval_input_star_1', 0)), 0)),  # 2
+    ('eval_input', 'eval_input', 2, False, (((0, '__eval_input_star_1', 0), (1, None, 0)), 0)),  # 3
+    ('eval_input', 'eval_input', 2, False, (((0, None, 0), (1, '__eval_input_star_1', 0)), 0)),  # 4
     ('eval_input', 'eval_input', 1, False, None),  # 5
     ('stmt', 'stmt', 1, True, None),  # 6
     ('stmt', 'stmt', 1, True, None),  # 7
-    ('simple_stmt', 'simple_stmt', 4, False, (((0, False, 0), (1, True, 0)), 0)),  # 8
-    ('simple_stmt', 'simple_stmt', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 9
-    ('simple_stmt', 'simple_stmt', 3, False, (((0, False, 0),), 0)),  # 10
-    ('simple_stmt', 'simple_stmt', 2, False, (((0, False, 0),), 0)),  # 11
+    ('simple_stmt', 'simple_stmt', 4, False, (((0, None, 0), (1, '__simple_stmt_star_2', 0)), 0)),  # 8
+    ('simple_stmt', 'simple_stmt', 3, False, (((0, None, 0), (1, '__simple_stmt_star_2', 0)), 0)),  # 9
+    ('simple_stmt', 'simple_stmt', 3, False, (((0, None, 0),), 0)),  # 10
+    ('simple_stmt', 'simple_stmt', 2, False, (((0, None, 0),), 0)),  # 11
     ('small_stmt', 'small_stmt', 1, True, None),  # 12
     ('small_stmt', 'small_stmt', 1, True, None),  # 13
     ('small_stmt', 'small_stmt', 1, True, None),  # 14
@@ -112,84 +114,84 @@ RULES = (
     ('small_stmt', 'small_stmt', 1, True, None),  # 20
     ('small_stmt', 'small_stmt', 1, True, None),  # 21
     ('expr_stmt', 'expr_stmt', 1, False, None),  # 22
-    ('assign_stmt', 'assign_stmt', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 23
+    ('assign_stmt', 'assign_stmt', 2, False, (((0, None, 0), (1, '__assign_stmt_plus_3', 0)), 0)),  # 23
     ('augassign_stmt', 'augassign_stmt', 3, False, None),  # 24
     ('pass_stmt', 'pass_stmt', 1, False, None),  # 25
     ('break_stmt', 'break_stmt', 1, False, None),  # 26
     ('continue_stmt', 'continue_stmt', 1, False, None),  # 27
     ('return_stmt', 'return_stmt', 2, False, None),  # 28
-    ('return_stmt', 'return_stmt', 1, False, (((0, False, 0),), 1)),  # 29
-    ('assert_stmt', 'assert_stmt', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 0)),  # 30
-    ('assert_stmt', 'assert_stmt', 2, False, (((0, False, 0), (1, False, 0)), 1)),  # 31
-    ('import_name', 'import_name', 3, False, (((0, False, 0), (1, False, 0), (2, True, 0)), 0)),  # 32
+    ('return_stmt', 'return_stmt', 1, False, (((0, None, 0),), 1)),  # 29
+    ('assert_stmt', 'assert_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 30
+    ('assert_stmt', 'assert_stmt', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 31
+    ('import_name', 'import_name', 3, False, (((0, None, 0), (1, None, 0), (2, '__import_name_star_4', 0)), 0)),  # 32
     ('import_name', 'import_name', 2, False, None),  # 33
-    ('dotted_as_name', 'dotted_as_name', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 34
-    ('dotted_as_name', 'dotted_as_name', 1, False, (((0, False, 0),), 1)),  # 35
-    ('dotted_name', 'dotted_name', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 36
+    ('dotted_as_name', 'dotted_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 34
+    ('dotted_as_name', 'dotted_as_name', 1, False, (((0, None, 0),), 1)),  # 35
+    ('dotted_name', 'dotted_name', 2, False, (((0, None, 0), (1, '__dotted_name_star_5', 0)), 0)),  # 36
     ('dotted_name', 'dotted_name', 1, False, None),  # 37
     ('import_from', 'import_from', 4, False, None),  # 38
     ('import_from', 'import_from', 4, False, None),  # 39
-    ('import_from', 'import_from', 6, False, (((0, False, 0), (1, False, 0), (2, False, 0), (4, False, 0)), 0)),  # 40
-    ('import_as_names', 'import_as_names', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 41
-    ('import_as_names', 'import_as_names', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 42
-    ('import_as_names', 'import_as_names', 2, False, (((0, False, 0),), 0)),  # 43
+    ('import_from', 'import_from', 6, False, (((0, None, 0), (1, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 40
+    ('import_as_names', 'import_as_names', 3, False, (((0, None, 0), (1, '__import_as_names_star_6', 0)), 0)),  # 41
+    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0), (1, '__import_as_names_star_6', 0)), 0)),  # 42
+    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0),), 0)),  # 43
     ('import_as_names', 'import_as_names', 1, False, None),  # 44
-    ('import_as_name', 'import_as_name', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 45
-    ('import_as_name', 'import_as_name', 1, False, (((0, False, 0),), 1)),  # 46
+    ('import_as_name', 'import_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 45
+    ('import_as_name', 'import_as_name', 1, False, (((0, None, 0),), 1)),  # 46
     ('compound_stmt', 'compound_stmt', 1, True, None),  # 47
     ('compound_stmt', 'compound_stmt', 1, True, None),  # 48
     ('compound_stmt', 'compound_stmt', 1, True, None),  # 49
     ('compound_stmt', 'compound_stmt', 1, True, None),  # 50
     ('compound_stmt', 'compound_stmt', 1, True, None),  # 51
-    ('if_stmt', 'if_stmt', 6, False, (((0, False, 0), (1, False, 0), (3, False, 0), (4, True, 0), (5, False, 0)), 0)),  # 52
-    ('if_stmt', 'if_stmt', 5, False, (((0, False, 0), (1, False, 0), (3, False, 0), (4, True, 0)), 1)),  # 53
-    ('if_stmt', 'if_stmt', 5, False, (((0, False, 0), (1, False, 0), (3, False, 0), (4, False, 0)), 0)),  # 54
-    ('if_stmt', 'if_stmt', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 1)),  # 55
-    ('elif_clause', 'elif_clause', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 0)),  # 56
-    ('else_clause', 'else_clause', 3, False, (((2, False, 0),), 0)),  # 57
-    ('while_stmt', 'while_stmt', 5, False, (((0, False, 0), (1, False, 0), (3, False, 0), (4, False, 0)), 0)),  # 58
-    ('while_stmt', 'while_stmt', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 1)),  # 59
-    ('for_stmt', 'for_stmt', 7, False, (((0, False, 0), (1, False, 0), (3, False, 0), (5, False, 0), (6, False, 0)), 0)),  # 60
-    ('for_stmt', 'for_stmt', 6, False, (((0, False, 0), (1, False, 0), (3, False, 0), (5, False, 0)), 1)),  # 61
-    ('funcdef', 'funcdef', 7, False, (((0, False, 0), (1, False, 0), (3, False, 0), (6, False, 0)), 0)),  # 62
-    ('funcdef', 'funcdef', 6, False, (((0, False, 0), (1, False, 0), (5, False, 1)), 0)),  # 63
-    ('with_stmt', 'with_stmt', 5, False, (((0, False, 0), (1, False, 0), (2, True, 0), (4, False, 0)), 0)),  # 64
-    ('with_stmt', 'with_stmt', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 0)),  # 65
-    ('with_item', 'with_item', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 66
-    ('with_item', 'with_item', 1, False, (((0, False, 0),), 1)),  # 67
+    ('if_stmt', 'if_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_7', 0), (5, None, 0)), 0)),  # 52
+    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_7', 0)), 1)),  # 53
+    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 54
+    ('if_stmt', 'if_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 55
+    ('elif_clause', 'elif_clause', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 56
+    ('else_clause', 'else_clause', 3, False, (((2, None, 0),), 0)),  # 57
+    ('while_stmt', 'while_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 58
+    ('while_stmt', 'while_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 59
+    ('for_stmt', 'for_stmt', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0), (6, None, 0)), 0)),  # 60
+    ('for_stmt', 'for_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0)), 1)),  # 61
+    ('funcdef', 'funcdef', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (6, None, 0)), 0)),  # 62
+    ('funcdef', 'funcdef', 6, False, (((0, None, 0), (1, None, 0), (5, None, 1)), 0)),  # 63
+    ('with_stmt', 'with_stmt', 5, False, (((0, None, 0), (1, None, 0), (2, '__with_stmt_star_8', 0), (4, None, 0)), 0)),  # 64
+    ('with_stmt', 'with_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 65
+    ('with_item', 'with_item', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 66
+    ('with_item', 'with_item', 1, False, (((0, None, 0),), 1)),  # 67
     ('suite', 'suite', 1, False, None),  # 68
-    ('suite', 'suite', 4, False, (((2, True, 0),), 0)),  # 69
-    ('parameters', 'parameters', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 70
-    ('parameters', 'parameters', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 71
-    ('parameters', 'parameters', 2, False, (((0, False, 0),), 0)),  # 72
+    ('suite', 'suite', 4, False, (((2, '__suite_plus_9', 0),), 0)),  # 69
+    ('parameters', 'parameters', 3, False, (((0, None, 0), (1, '__parameters_star_10', 0)), 0)),  # 70
+    ('parameters', 'parameters', 2, False, (((0, None, 0), (1, '__parameters_star_10', 0)), 0)),  # 71
+    ('parameters', 'parameters', 2, False, (((0, None, 0),), 0)),  # 72
     ('parameters', 'parameters', 1, False, None),  # 73
-    ('paramitem', 'param', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 74
-    ('paramitem', 'param', 1, False, (((0, False, 0),), 1)),  # 75
+    ('paramitem', 'param', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 74
+    ('paramitem', 'param', 1, False, (((0, None, 0),), 1)),  # 75
     ('paramitem', 'star_param', 2, False, None),  # 76
-    ('paramitem', 'star_param', 1, False, (((0, False, 0),), 1)),  # 77
+    ('paramitem', 'star_param', 1, False, (((0, None, 0),), 1)),  # 77
     ('paramitem', 'kw_param', 2, False, None),  # 78
     ('testlist', 'testlist', 1, True, None),  # 79
     ('testlist', 'testlist', 1, True, None),  # 80
-    ('tuple_list', 'tuple_list', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 81
-    ('tuple_list', 'tuple_list', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 82
-    ('tuple_list', 'tuple_list', 2, False, (((0, False, 0),), 0)),  # 83
+    ('tuple_list', 'tuple_list', 3, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 81
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 82
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0),), 0)),  # 83
     ('exprlist', 'exprlist', 1, True, None),  # 84
     ('exprlist', 'exprlist', 1, True, None),  # 85
-    ('expr_tuple', 'expr_tuple', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 86
-    ('expr_tuple', 'expr_tuple', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 87
-    ('expr_tuple', 'expr_tuple', 2, False, (((0, False, 0),), 0)),  # 88
+    ('expr_tuple', 'expr_tuple', 3, False, (((0, None, 0), (1, '__expr_tuple_plus_12', 0)), 0)),  # 86
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0), (1, '__expr_tuple_plus_12', 0)), 0)),  # 87
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0),), 0)),  # 88
     ('test', 'test', 1, True, None),  # 89
-    ('test', 'ifexp', 5, False, (((0, False, 0), (2, False, 0), (4, False, 0)), 0)),  # 90
+    ('test', 'ifexp', 5, False, (((0, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 90
     ('test', 'test', 1, True, None),  # 91
-    ('lambdef', 'lambdef', 4, False, (((0, False, 0), (1, False, 0), (3, False, 0)), 0)),  # 92
-    ('lambdef', 'lambdef', 3, False, (((0, False, 0), (2, False, 1)), 0)),  # 93
-    ('or_test', 'or_test', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 94
+    ('lambdef', 'lambdef', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 92
+    ('lambdef', 'lambdef', 3, False, (((0, None, 0), (2, None, 1)), 0)),  # 93
+    ('or_test', 'or_test', 2, True, (((0, None, 0), (1, '__or_test_star_13', 0)), 0)),  # 94
     ('or_test', 'or_test', 1, True, None),  # 95
-    ('and_test', 'and_test', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 96
+    ('and_test', 'and_test', 2, True, (((0, None, 0), (1, '__and_test_star_14', 0)), 0)),  # 96
     ('and_test', 'and_test', 1, True, None),  # 97
     ('not_test', 'not_op', 2, False, None),  # 98
     ('not_test', 'not_test', 1, True, None),  # 99
-    ('comparison', 'comparison', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 100
+    ('comparison', 'comparison', 2, True, (((0, None, 0), (1, '__comparison_star_15', 0)), 0)),  # 100
     ('comparison', 'comparison', 1, True, None),  # 101
     ('comp_op', 'comp_op', 1, False, None),  # 102
     ('comp_op', 'comp_op', 1, False, None),  # 103
@@ -201,17 +203,17 @@ RULES = (
     ('comp_op', 'comp_op', 2, False, None),  # 109
     ('comp_op', 'comp_op', 1, False, None),  # 110
     ('comp_op', 'comp_op', 2, False, None),  # 111
-    ('expr', 'expr', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 112
+    ('expr', 'expr', 2, True, (((0, None, 0), (1, '__expr_star_16', 0)), 0)),  # 112
     ('expr', 'expr', 1, True, None),  # 113
-    ('xor_expr', 'xor_expr', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 114
+    ('xor_expr', 'xor_expr', 2, True, (((0, None, 0), (1, '__xor_expr_star_17', 0)), 0)),  # 114
     ('xor_expr', 'xor_expr', 1, True, None),  # 115
-    ('and_expr', 'and_expr', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 116
+    ('and_expr', 'and_expr', 2, True, (((0, None, 0), (1, '__and_expr_star_18', 0)), 0)),  # 116
     ('and_expr', 'and_expr', 1, True, None),  # 117
-    ('shift_expr', 'shift_expr', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 118
+    ('shift_expr', 'shift_expr', 2, True, (((0, None, 0), (1, '__shift_expr_star_19', 0)), 0)),  # 118
     ('shift_expr', 'shift_expr', 1, True, None),  # 119
-    ('arith_expr', 'arith_expr', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 120
+    ('arith_expr', 'arith_expr', 2, True, (((0, None, 0), (1, '__arith_expr_star_20', 0)), 0)),  # 120
     ('arith_expr', 'arith_expr', 1, True, None),  # 121
-    ('term', 'term', 2, True, (((0, False, 0), (1, True, 0)), 0)),  # 122
+    ('term', 'term', 2, True, (((0, None, 0), (1, '__term_star_21', 0)), 0)),  # 122
     ('term', 'term', 1, True, None),  # 123
     ('factor', 'unary', 2, False, None),  # 124
     ('factor', 'unary', 2, False, None),  # 125
@@ -220,2124 +222,1597 @@ RULES = (
     ('power', 'power', 1, True, None),  # 128
     ('power', 'power_op', 3, False, None),  # 129
     ('atom_expr', 'call', 4, False, None),  # 130
-    ('atom_expr', 'call', 3, False, (((0, False, 0), (1, False, 0), (2, False, 1)), 0)),  # 131
+    ('atom_expr', 'call', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 131
     ('atom_expr', 'getitem', 4, False, None),  # 132
-    ('atom_expr', 'getattr', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 133
+    ('atom_expr', 'getattr', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 133
     ('atom_expr', 'atom_expr', 1, True, None),  # 134
     ('atom', 'empty_tuple', 2, False, None),  # 135
     ('atom', 'paren', 3, False, None),  # 136
     ('atom', 'paren', 3, False, None),  # 137
     ('atom', 'list', 3, False, None),  # 138
-    ('atom', 'list', 2, False, (((0, False, 0), (1, False, 1)), 0)),  # 139
+    ('atom', 'list', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 139
     ('atom', 'dict', 3, False, None),  # 140
-    ('atom', 'dict', 2, False, (((0, False, 0), (1, False, 1)), 0)),  # 141
+    ('atom', 'dict', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 141
     ('atom', 'name', 1, False, None),  # 142
     ('atom', 'number', 1, False, None),  # 143
-    ('atom', 'string', 1, False, (((0, True, 0),), 0)),  # 144
+    ('atom', 'string', 1, False, (((0, '__atom_plus_22', 0),), 0)),  # 144
     ('atom', 'ellipsis', 1, False, None),  # 145
     ('atom', 'const_none', 1, False, None),  # 146
     ('atom', 'const_true', 1, False, None),  # 147
     ('atom', 'const_false', 1, False, None),  # 148
-    ('list_items', 'list_items', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 149
-    ('list_items', 'list_items', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 150
-    ('list_items', 'list_items', 2, False, (((0, False, 0),), 0)),  # 151
+    ('list_items', 'list_items', 3, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 149
+    ('list_items', 'list_items', 2, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 150
+    ('list_items', 'list_items', 2, False, (((0, None, 0),), 0)),  # 151
     ('list_items', 'list_items', 1, False, None),  # 152
-    ('dict_items', 'dict_items', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 153
-    ('dict_items', 'dict_items', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 154
-    ('dict_items', 'dict_items', 2, False, (((0, False, 0),), 0)),  # 155
+    ('dict_items', 'dict_items', 3, False, (((0, None, 0), (1, '__dict_items_star_23', 0)), 0)),  # 153
+    ('dict_items', 'dict_items', 2, False, (((0, None, 0), (1, '__dict_items_star_23', 0)), 0)),  # 154
+    ('dict_items', 'dict_items', 2, False, (((0, None, 0),), 0)),  # 155
     ('dict_items', 'dict_items', 1, False, None),  # 156
-    ('key_value', 'key_value', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 157
+    ('key_value', 'key_value', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 157
     ('subscriptlist', 'subscriptlist', 1, True, None),  # 158
-    ('subscriptlist', 'subscript_tuple', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 159
-    ('subscriptlist', 'subscript_tuple', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 160
-    ('subscriptlist', 'subscript_tuple', 2, False, (((0, False, 0),), 0)),  # 161
+    ('subscriptlist', 'subscript_tuple', 3, False, (((0, None, 0), (1, '__subscriptlist_plus_24', 0)), 0)),  # 159
+    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0), (1, '__subscriptlist_plus_24', 0)), 0)),  # 160
+    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0),), 0)),  # 161
     ('subscript', 'subscript', 1, True, None),  # 162
     ('subscript', 'slice', 4, False, None),  # 163
-    ('subscript', 'slice', 3, False, (((0, False, 0), (1, False, 0), (2, False, 0)), 1)),  # 164
-    ('subscript', 'slice', 3, False, (((0, False, 0), (1, False, 0), (2, False, 1)), 0)),  # 165
-    ('subscript', 'slice', 2, False, (((0, False, 0), (1, False, 0)), 2)),  # 166
-    ('subscript', 'slice', 3, False, (((0, False, 1), (1, False, 0), (2, False, 0)), 0)),  # 167
-    ('subscript', 'slice', 2, False, (((0, False, 1), (1, False, 0)), 1)),  # 168
-    ('subscript', 'slice', 2, False, (((0, False, 1), (1, False, 1)), 0)),  # 169
-    ('subscript', 'slice', 1, False, (((0, False, 1),), 2)),  # 170
+    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 0)), 1)),  # 164
+    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 165
+    ('subscript', 'slice', 2, False, (((0, None, 0), (1, None, 0)), 2)),  # 166
+    ('subscript', 'slice', 3, False, (((0, None, 1), (1, None, 0), (2, None, 0)), 0)),  # 167
+    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 0)), 1)),  # 168
+    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 1)), 0)),  # 169
+    ('subscript', 'slice', 1, False, (((0, None, 1),), 2)),  # 170
     ('sliceop', 'sliceop', 2, False, None),  # 171
-    ('sliceop', 'sliceop', 1, False, (((0, False, 0),), 1)),  # 172
-    ('arguments', 'arguments', 3, False, (((0, False, 0), (1, True, 0)), 0)),  # 173
-    ('arguments', 'arguments', 2, False, (((0, False, 0), (1, True, 0)), 0)),  # 174
-    ('arguments', 'arguments', 2, False, (((0, False, 0),), 0)),  # 175
+    ('sliceop', 'sliceop', 1, False, (((0, None, 0),), 1)),  # 172
+    ('arguments', 'arguments', 3, False, (((0, None, 0), (1, '__arguments_star_25', 0)), 0)),  # 173
+    ('arguments', 'arguments', 2, False, (((0, None, 0), (1, '__arguments_star_25', 0)), 0)),  # 174
+    ('arguments', 'arguments', 2, False, (((0, None, 0),), 0)),  # 175
     ('arguments', 'arguments', 1, False, None),  # 176
     ('argument', 'argument', 1, True, None),  # 177
-    ('argument', 'kwarg', 3, False, (((0, False, 0), (2, False, 0)), 0)),  # 178
+    ('argument', 'kwarg', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 178
     ('argument', 'star_arg', 2, False, None),  # 179
     ('argument', 'kwargs_arg', 2, False, None),  # 180
     ('__file_input_star_0', '__file_input_star_0', 1, False, ((), 0)),  # 181
     ('__file_input_star_0', '__file_input_star_0', 1, False, None),  # 182
-    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, True, 0),), 0)),  # 183
-    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, True, 0), (1, False, 0)), 0)),  # 184
+    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0),), 0)),  # 183
+    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0), (1, None, 0)), 0)),  # 184
     ('__eval_input_star_1', '__eval_input_star_1', 1, False, ((), 0)),  # 185
-    ('__eval_input_star_1', '__eval_input_star_1', 2, False, (((0, True, 0),), 0)),  # 186
-    ('__simple_stmt_star_2', '__simple_stmt_star_2', 2, False, (((1, False, 0),), 0)),  # 187
-    ('__simple_stmt_star_2', '__simple_stmt_star_2', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 188
-    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 2, False, (((1, False, 0),), 0)),  # 189
-    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 190
-    ('__import_name_star_4', '__import_name_star_4', 2, False, (((1, False, 0),), 0)),  # 191
-    ('__import_name_star_4', '__import_name_star_4', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 192
-    ('__dotted_name_star_5', '__dotted_name_star_5', 2, False, (((1, False, 0),), 0)),  # 193
-    ('__dotted_name_star_5', '__dotted_name_star_5', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 194
-    ('__import_as_names_star_6', '__import_as_names_star_6', 2, False, (((1, False, 0),), 0)),  # 195
-    ('__import_as_names_star_6', '__import_as_names_star_6', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 196
+    ('__eval_input_star_1', '__eval_input_star_1', 2, False, (((0, '__eval_input_star_1', 0),), 0)),  # 186
+    ('__simple_stmt_star_2', '__simple_stmt_star_2', 2, False, (((1, None, 0),), 0)),  # 187
+    ('__simple_stmt_star_2', '__simple_stmt_star_2', 3, False, (((0, '__simple_stmt_star_2', 0), (2, None, 0)), 0)),  # 188
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 2, False, (((1, None, 0),), 0)),  # 189
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 3, False, (((0, '__assign_stmt_plus_3', 0), (2, None, 0)), 0)),  # 190
+    ('__import_name_star_4', '__import_name_star_4', 2, False, (((1, None, 0),), 0)),  # 191
+    ('__import_name_star_4', '__import_name_star_4', 3, False, (((0, '__import_name_star_4', 0), (2, None, 0)), 0)),  # 192
+    ('__dotted_name_star_5', '__dotted_name_star_5', 2, False, (((1, None, 0),), 0)),  # 193
+    ('__dotted_name_star_5', '__dotted_name_star_5', 3, False, (((0, '__dotted_name_star_5', 0), (2, None, 0)), 0)),  # 194
+    ('__import_as_names_star_6', '__import_as_names_star_6', 2, False, (((1, None, 0),), 0)),  # 195
+    ('__import_as_names_star_6', '__import_as_names_star_6', 3, False, (((0, '__import_as_names_star_6', 0), (2, None, 0)), 0)),  # 196
     ('__if_stmt_star_7', '__if_stmt_star_7', 1, False, None),  # 197
-    ('__if_stmt_star_7', '__if_stmt_star_7', 2, False, (((0, True, 0), (1, False, 0)), 0)),  # 198
-    ('__with_stmt_star_8', '__with_stmt_star_8', 2, False, (((1, False, 0),), 0)),  # 199
-    ('__with_stmt_star_8', '__with_stmt_star_8', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 200
+    ('__if_stmt_star_7', '__if_stmt_star_7', 2, False, (((0, '__if_stmt_star_7', 0), (1, None, 0)), 0)),  # 198
+    ('__with_stmt_star_8', '__with_stmt_star_8', 2, False, (((1, None, 0),), 0)),  # 199
+    ('__with_stmt_star_8', '__with_stmt_star_8', 3, False, (((0, '__with_stmt_star_8', 0), (2, None, 0)), 0)),  # 200
     ('__suite_plus_9', '__suite_plus_9', 1, False, None),  # 201
-    ('__suite_plus_9', '__suite_plus_9', 2, False, (((0, True, 0), (1, False, 0)), 0)),  # 202
-    ('__parameters_star_10', '__parameters_star_10', 2, False, (((1, False, 0),), 0)),  # 203
-    ('__parameters_star_10', '__parameters_star_10', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 204
-    ('__tuple_list_plus_11', '__tuple_list_plus_11', 2, False, (((1, False, 0),), 0)),  # 205
-    ('__tuple_list_plus_11', '__tuple_list_plus_11', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 206
-    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 2, False, (((1, False, 0),), 0)),  # 207
-    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 208
-    ('__or_test_star_13', '__or_test_star_13', 2, False, (((1, False, 0),), 0)),  # 209
-    ('__or_test_star_13', '__or_test_star_13', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 210
-    ('__and_test_star_14', '__and_test_star_14', 2, False, (((1, False, 0),), 0)),  # 211
-    ('__and_test_star_14', '__and_test_star_14', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 212
+    ('__suite_plus_9', '__suite_plus_9', 2, False, (((0, '__suite_plus_9', 0), (1, None, 0)), 0)),  # 202
+    ('__parameters_star_10', '__parameters_star_10', 2, False, (((1, None, 0),), 0)),  # 203
+    ('__parameters_star_10', '__parameters_star_10', 3, False, (((0, '__parameters_star_10', 0), (2, None, 0)), 0)),  # 204
+    ('__tuple_list_plus_11', '__tuple_list_plus_11', 2, False, (((1, None, 0),), 0)),  # 205
+    ('__tuple_list_plus_11', '__tuple_list_plus_11', 3, False, (((0, '__tuple_list_plus_11', 0), (2, None, 0)), 0)),  # 206
+    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 2, False, (((1, None, 0),), 0)),  # 207
+    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 3, False, (((0, '__expr_tuple_plus_12', 0), (2, None, 0)), 0)),  # 208
+    ('__or_test_star_13', '__or_test_star_13', 2, False, (((1, None, 0),), 0)),  # 209
+    ('__or_test_star_13', '__or_test_star_13', 3, False, (((0, '__or_test_star_13', 0), (2, None, 0)), 0)),  # 210
+    ('__and_test_star_14', '__and_test_star_14', 2, False, (((1, None, 0),), 0)),  # 211
+    ('__and_test_star_14', '__and_test_star_14', 3, False, (((0, '__and_test_star_14', 0), (2, None, 0)), 0)),  # 212
     ('__comparison_star_15', '__comparison_star_15', 2, False, None),  # 213
-    ('__comparison_star_15', '__comparison_star_15', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 214
-    ('__expr_star_16', '__expr_star_16', 2, False, (((1, False, 0),), 0)),  # 215
-    ('__expr_star_16', '__expr_star_16', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 216
-    ('__xor_expr_star_17', '__xor_expr_star_17', 2, False, (((1, False, 0),), 0)),  # 217
-    ('__xor_expr_star_17', '__xor_expr_star_17', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 218
-    ('__and_expr_star_18', '__and_expr_star_18', 2, False, (((1, False, 0),), 0)),  # 219
-    ('__and_expr_star_18', '__and_expr_star_18', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 220
+    ('__comparison_star_15', '__comparison_star_15', 3, False, (((0, '__comparison_star_15', 0), (1, None, 0), (2, None, 0)), 0)),  # 214
+    ('__expr_star_16', '__expr_star_16', 2, False, (((1, None, 0),), 0)),  # 215
+    ('__expr_star_16', '__expr_star_16', 3, False, (((0, '__expr_star_16', 0), (2, None, 0)), 0)),  # 216
+    ('__xor_expr_star_17', '__xor_expr_star_17', 2, False, (((1, None, 0),), 0)),  # 217
+    ('__xor_expr_star_17', '__xor_expr_star_17', 3, False, (((0, '__xor_expr_star_17', 0), (2, None, 0)), 0)),  # 218
+    ('__and_expr_star_18', '__and_expr_star_18', 2, False, (((1, None, 0),), 0)),  # 219
+    ('__and_expr_star_18', '__and_expr_star_18', 3, False, (((0, '__and_expr_star_18', 0), (2, None, 0)), 0)),  # 220
     ('__shift_expr_star_19', '__shift_expr_star_19', 2, False, None),  # 221
     ('__shift_expr_star_19', '__shift_expr_star_19', 2, False, None),  # 222
-    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 223
-    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 224
+    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, '__shift_expr_star_19', 0), (1, None, 0), (2, None, 0)), 0)),  # 223
+    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, '__shift_expr_star_19', 0), (1, None, 0), (2, None, 0)), 0)),  # 224
     ('__arith_expr_star_20', '__arith_expr_star_20', 2, False, None),  # 225
     ('__arith_expr_star_20', '__arith_expr_star_20', 2, False, None),  # 226
-    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 227
-    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 228
+    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, '__arith_expr_star_20', 0), (1, None, 0), (2, None, 0)), 0)),  # 227
+    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, '__arith_expr_star_20', 0), (1, None, 0), (2, None, 0)), 0)),  # 228
     ('__term_star_21', '__term_star_21', 2, False, None),  # 229
     ('__term_star_21', '__term_star_21', 2, False, None),  # 230
     ('__term_star_21', '__term_star_21', 2, False, None),  # 231
     ('__term_star_21', '__term_star_21', 2, False, None),  # 232
     ('__term_star_21', '__term_star_21', 2, False, None),  # 233
-    ('__term_star_21', '__term_star_21', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 234
-    ('__term_star_21', '__term_star_21', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 235
-    ('__term_star_21', '__term_star_21', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 236
-    ('__term_star_21', '__term_star_21', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 237
-    ('__term_star_21', '__term_star_21', 3, False, (((0, True, 0), (1, False, 0), (2, False, 0)), 0)),  # 238
+    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 234
+    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 235
+    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 236
+    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 237
+    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 238
     ('__atom_plus_22', '__atom_plus_22', 1, False, None),  # 239
-    ('__atom_plus_22', '__atom_plus_22', 2, False, (((0, True, 0), (1, False, 0)), 0)),  # 240
-    ('__dict_items_star_23', '__dict_items_star_23', 2, False, (((1, False, 0),), 0)),  # 241
-    ('__dict_items_star_23', '__dict_items_star_23', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 242
-    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 2, False, (((1, False, 0),), 0)),  # 243
-    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 244
-    ('__arguments_star_25', '__arguments_star_25', 2, False, (((1, False, 0),), 0)),  # 245
-    ('__arguments_star_25', '__arguments_star_25', 3, False, (((0, True, 0), (2, False, 0)), 0)),  # 246
+    ('__atom_plus_22', '__atom_plus_22', 2, False, (((0, '__atom_plus_22', 0), (1, None, 0)), 0)),  # 240
+    ('__dict_items_star_23', '__dict_items_star_23', 2, False, (((1, None, 0),), 0)),  # 241
+    ('__dict_items_star_23', '__dict_items_star_23', 3, False, (((0, '__dict_items_star_23', 0), (2, None, 0)), 0)),  # 242
+    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 2, False, (((1, None, 0),), 0)),  # 243
+    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 3, False, (((0, '__subscriptlist_plus_24', 0), (2, None, 0)), 0)),  # 244
+    ('__arguments_star_25', '__arguments_star_25', 2, False, (((1, None, 0),), 0)),  # 245
+    ('__arguments_star_25', '__arguments_star_25', 3, False, (((0, '__arguments_star_25', 0), (2, None, 0)), 0)),  # 246
 )
 STATES = (
     # 0
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22',
-      '__eval_input_star_1', 'and_expr', 'and_test', 'arith_expr', 'atom', 'atom_expr',
-      'comparison', 'eval_input', 'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power',
-      'shift_expr', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-      26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 _NEWLINE 17 __atom_plus_22 18 '
+     '__eval_input_star_1 19 and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 '
+     'comparison 25 eval_input 26 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
+     'shift_expr 33 term 34 test 35 testlist 36 tuple_list 37 xor_expr 38'),
     # 1
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE',
-      '__atom_plus_22', '__file_input_star_0', 'and_expr', 'and_test', 'arith_expr',
-      'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt', 'break_stmt',
-      'comparison', 'compound_stmt', 'continue_stmt', 'expr', 'expr_stmt', 'factor',
-      'file_input', 'for_stmt', 'funcdef', 'if_stmt', 'import_from', 'import_name', 'lambdef',
-      'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt', 'shift_expr', 'simple_stmt',
-      'small_stmt', 'stmt', 'term', 'test', 'testlist', 'tuple_list', 'while_stmt', 'with_stmt',
-      'xor_expr'),
-     (-2, 39, 40, 41, 42, 2, 3, 43, 44, 45, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14,
-      15, 16, 49, 50, 51, 18, 52, 20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 57, 58, 27, 59, 28,
-      60, 61, 62, 63, 64, 65, 29, 30, 31, 66, 32, 67, 33, 68, 69, 70, 34, 35, 71, 37, 72, 73,
-      38)),
+    ('$END -2 ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 '
+     'IMPORT 46 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 '
+     'PLUS 13 RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _NEWLINE 51 '
+     '__atom_plus_22 18 __file_input_star_0 52 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 compound_stmt 57 continue_stmt 58 expr 27 expr_stmt 59 factor 28 '
+     'file_input 60 for_stmt 61 funcdef 62 if_stmt 63 import_from 64 import_name 65 lambdef 29 '
+     'not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 shift_expr 33 simple_stmt 68 '
+     'small_stmt 69 stmt 70 term 34 test 35 testlist 71 tuple_list 37 while_stmt 72 '
+     'with_stmt 73 xor_expr 38'),
     # 2
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146,
-      -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146, -146,
-      -146, -146, -146, -146, -146, -146, -146, -146, -146, -146)),
+    ('$END -146 AMPERSAND -146 AND -146 AS -146 AT -146 AUGOP -146 CIRCUMFLEX -146 COLON -146 '
+     'COMMA -146 DOT -146 DSLASH -146 ELSE -146 EQUAL -146 IF -146 IN -146 IS -146 '
+     'LESSTHAN -146 LPAR -146 LSHIFT -146 LSQB -146 MINUS -146 MORETHAN -146 NOT -146 OR -146 '
+     'PERCENT -146 PLUS -146 POW -146 RBRACE -146 RPAR -146 RSHIFT -146 RSQB -146 '
+     'SEMICOLON -146 SLASH -146 STAR -146 VBAR -146 _NEWLINE -146 __ANON_0 -146 __ANON_1 -146 '
+     '__ANON_2 -146 __ANON_3 -146'),
     # 3
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149,
-      -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149, -149,
-      -149, -149, -149, -149, -149, -149, -149, -149, -149, -149)),
+    ('$END -149 AMPERSAND -149 AND -149 AS -149 AT -149 AUGOP -149 CIRCUMFLEX -149 COLON -149 '
+     'COMMA -149 DOT -149 DSLASH -149 ELSE -149 EQUAL -149 IF -149 IN -149 IS -149 '
+     'LESSTHAN -149 LPAR -149 LSHIFT -149 LSQB -149 MINUS -149 MORETHAN -149 NOT -149 OR -149 '
+     'PERCENT -149 PLUS -149 POW -149 RBRACE -149 RPAR -149 RSHIFT -149 RSQB -149 '
+     'SEMICOLON -149 SLASH -149 STAR -149 VBAR -149 _NEWLINE -149 __ANON_0 -149 __ANON_1 -149 '
+     '__ANON_2 -149 __ANON_3 -149'),
     # 4
-    (('COLON', 'NAME', 'POW', 'STAR', 'parameters', 'paramitem'),
-     (74, 75, 76, 77, 78, 79)),
+    'COLON 74 NAME 75 POW 76 STAR 77 parameters 78 paramitem 79',
     # 5
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RBRACE', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'dict_items', 'expr',
-      'factor', 'key_value', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term',
-      'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 80, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 81,
-      27, 28, 82, 29, 30, 31, 32, 33, 34, 83, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE 80 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 dict_items 81 expr 27 '
+     'factor 28 key_value 82 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
+     'test 83 xor_expr 38'),
     # 6
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RPAR', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 84, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 30, 31, 32, 33, 34, 85, 86, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RPAR 84 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 85 tuple_list 86 xor_expr 38'),
     # 7
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'list_items', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 87, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 88, 30, 31, 32, 33, 34, 89, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB 87 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'list_items 88 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 89 xor_expr 38'),
     # 8
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 90, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 90 power 32'),
     # 9
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143,
-      -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143,
-      -143, -143, -143, -143, -143, -143, -143, -143, -143, -143)),
+    ('$END -143 AMPERSAND -143 AND -143 AS -143 AT -143 AUGOP -143 CIRCUMFLEX -143 COLON -143 '
+     'COMMA -143 DOT -143 DSLASH -143 ELSE -143 EQUAL -143 IF -143 IN -143 IS -143 '
+     'LESSTHAN -143 LPAR -143 LSHIFT -143 LSQB -143 MINUS -143 MORETHAN -143 NOT -143 OR -143 '
+     'PERCENT -143 PLUS -143 POW -143 RBRACE -143 RPAR -143 RSHIFT -143 RSQB -143 '
+     'SEMICOLON -143 SLASH -143 STAR -143 VBAR -143 _NEWLINE -143 __ANON_0 -143 __ANON_1 -143 '
+     '__ANON_2 -143 __ANON_3 -143'),
     # 10
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147,
-      -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147, -147,
-      -147, -147, -147, -147, -147, -147, -147, -147, -147, -147)),
+    ('$END -147 AMPERSAND -147 AND -147 AS -147 AT -147 AUGOP -147 CIRCUMFLEX -147 COLON -147 '
+     'COMMA -147 DOT -147 DSLASH -147 ELSE -147 EQUAL -147 IF -147 IN -147 IS -147 '
+     'LESSTHAN -147 LPAR -147 LSHIFT -147 LSQB -147 MINUS -147 MORETHAN -147 NOT -147 OR -147 '
+     'PERCENT -147 PLUS -147 POW -147 RBRACE -147 RPAR -147 RSHIFT -147 RSQB -147 '
+     'SEMICOLON -147 SLASH -147 STAR -147 VBAR -147 _NEWLINE -147 __ANON_0 -147 __ANON_1 -147 '
+     '__ANON_2 -147 __ANON_3 -147'),
     # 11
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'power', 'shift_expr', 'term',
-      'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 25, 27, 28, 91, 32,
-      33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 91 power 32 shift_expr 33 term 34 '
+     'xor_expr 38'),
     # 12
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144,
-      -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144, -144,
-      -144, -144, -144, -144, -144, -144, -144, -144, -144, -144)),
+    ('$END -144 AMPERSAND -144 AND -144 AS -144 AT -144 AUGOP -144 CIRCUMFLEX -144 COLON -144 '
+     'COMMA -144 DOT -144 DSLASH -144 ELSE -144 EQUAL -144 IF -144 IN -144 IS -144 '
+     'LESSTHAN -144 LPAR -144 LSHIFT -144 LSQB -144 MINUS -144 MORETHAN -144 NOT -144 OR -144 '
+     'PERCENT -144 PLUS -144 POW -144 RBRACE -144 RPAR -144 RSHIFT -144 RSQB -144 '
+     'SEMICOLON -144 SLASH -144 STAR -144 VBAR -144 _NEWLINE -144 __ANON_0 -144 __ANON_1 -144 '
+     '__ANON_2 -144 __ANON_3 -144'),
     # 13
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 92, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 92 power 32'),
     # 14
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'STRING', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240,
-      -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240,
-      -240, -240, -240, -240, -240, -240, -240, -240, -240, -240, -240)),
+    ('$END -240 AMPERSAND -240 AND -240 AS -240 AT -240 AUGOP -240 CIRCUMFLEX -240 COLON -240 '
+     'COMMA -240 DOT -240 DSLASH -240 ELSE -240 EQUAL -240 IF -240 IN -240 IS -240 '
+     'LESSTHAN -240 LPAR -240 LSHIFT -240 LSQB -240 MINUS -240 MORETHAN -240 NOT -240 OR -240 '
+     'PERCENT -240 PLUS -240 POW -240 RBRACE -240 RPAR -240 RSHIFT -240 RSQB -240 '
+     'SEMICOLON -240 SLASH -240 STAR -240 STRING -240 VBAR -240 _NEWLINE -240 __ANON_0 -240 '
+     '__ANON_1 -240 __ANON_2 -240 __ANON_3 -240'),
     # 15
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 93, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 93 power 32'),
     # 16
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148,
-      -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148, -148,
-      -148, -148, -148, -148, -148, -148, -148, -148, -148, -148)),
+    ('$END -148 AMPERSAND -148 AND -148 AS -148 AT -148 AUGOP -148 CIRCUMFLEX -148 COLON -148 '
+     'COMMA -148 DOT -148 DSLASH -148 ELSE -148 EQUAL -148 IF -148 IN -148 IS -148 '
+     'LESSTHAN -148 LPAR -148 LSHIFT -148 LSQB -148 MINUS -148 MORETHAN -148 NOT -148 OR -148 '
+     'PERCENT -148 PLUS -148 POW -148 RBRACE -148 RPAR -148 RSHIFT -148 RSQB -148 '
+     'SEMICOLON -148 SLASH -148 STAR -148 VBAR -148 _NEWLINE -148 __ANON_0 -148 __ANON_1 -148 '
+     '__ANON_2 -148 __ANON_3 -148'),
     # 17
-    (('$END', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '_NEWLINE'),
-     (-186, -186, -186, -186, -186, -186, -186, -186, -186, -186, -186, -186, -186, -186, -186,
-      -186, -186)),
+    ('$END -186 ELLIPSIS -186 FALSE -186 LAMBDA -186 LBRACE -186 LPAR -186 LSQB -186 MINUS -186 '
+     'NAME -186 NONE -186 NOT -186 NUMBER -186 PLUS -186 STRING -186 TILDE -186 TRUE -186 '
+     '_NEWLINE -186'),
     # 18
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'STRING', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145,
-      -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145, -145,
-      -145, -145, -145, -145, 94, -145, -145, -145, -145, -145, -145)),
+    ('$END -145 AMPERSAND -145 AND -145 AS -145 AT -145 AUGOP -145 CIRCUMFLEX -145 COLON -145 '
+     'COMMA -145 DOT -145 DSLASH -145 ELSE -145 EQUAL -145 IF -145 IN -145 IS -145 '
+     'LESSTHAN -145 LPAR -145 LSHIFT -145 LSQB -145 MINUS -145 MORETHAN -145 NOT -145 OR -145 '
+     'PERCENT -145 PLUS -145 POW -145 RBRACE -145 RPAR -145 RSHIFT -145 RSQB -145 '
+     'SEMICOLON -145 SLASH -145 STAR -145 STRING 94 VBAR -145 _NEWLINE -145 __ANON_0 -145 '
+     '__ANON_1 -145 __ANON_2 -145 __ANON_3 -145'),
     # 19
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist', 'tuple_list',
-      'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 95, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 30, 31, 32, 33, 34, 35, 96, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 _NEWLINE 95 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 96 tuple_list 37 '
+     'xor_expr 38'),
     # 20
-    (('$END', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN',
-      'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3', '__xor_expr_star_17'),
-     (-116, -116, -116, -116, 97, -116, -116, -116, -116, -116, -116, -116, -116, -116, -116,
-      -116, -116, -116, -116, -116, -116, -116, -116, -116, -116, -116, 98)),
+    ('$END -116 AND -116 AS -116 AUGOP -116 CIRCUMFLEX 97 COLON -116 COMMA -116 ELSE -116 '
+     'EQUAL -116 IF -116 IN -116 IS -116 LESSTHAN -116 MORETHAN -116 NOT -116 OR -116 '
+     'RBRACE -116 RPAR -116 RSQB -116 SEMICOLON -116 VBAR -116 _NEWLINE -116 __ANON_0 -116 '
+     '__ANON_1 -116 __ANON_2 -116 __ANON_3 -116 __xor_expr_star_17 98'),
     # 21
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE', 'RPAR',
-      'RSQB', 'SEMICOLON', '_NEWLINE', '__or_test_star_13'),
-     (-96, -96, -96, -96, -96, -96, -96, -96, 99, -96, -96, -96, -96, -96, 100)),
+    ('$END -96 AS -96 AUGOP -96 COLON -96 COMMA -96 ELSE -96 EQUAL -96 IF -96 OR 99 RBRACE -96 '
+     'RPAR -96 RSQB -96 SEMICOLON -96 _NEWLINE -96 __or_test_star_13 100'),
     # 22
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3', '__shift_expr_star_19'),
-     (-120, -120, -120, -120, -120, -120, -120, -120, -120, -120, -120, -120, -120, -120, 101,
-      -120, -120, -120, -120, -120, 102, -120, -120, -120, -120, -120, -120, -120, -120, 103)),
+    ('$END -120 AMPERSAND -120 AND -120 AS -120 AUGOP -120 CIRCUMFLEX -120 COLON -120 '
+     'COMMA -120 ELSE -120 EQUAL -120 IF -120 IN -120 IS -120 LESSTHAN -120 LSHIFT 101 '
+     'MORETHAN -120 NOT -120 OR -120 RBRACE -120 RPAR -120 RSHIFT 102 RSQB -120 SEMICOLON -120 '
+     'VBAR -120 _NEWLINE -120 __ANON_0 -120 __ANON_1 -120 __ANON_2 -120 __ANON_3 -120 '
+     '__shift_expr_star_19 103'),
     # 23
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135,
-      -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135, -135,
-      -135, -135, -135, -135, -135, -135, -135, -135, -135, -135)),
+    ('$END -135 AMPERSAND -135 AND -135 AS -135 AT -135 AUGOP -135 CIRCUMFLEX -135 COLON -135 '
+     'COMMA -135 DOT -135 DSLASH -135 ELSE -135 EQUAL -135 IF -135 IN -135 IS -135 '
+     'LESSTHAN -135 LPAR -135 LSHIFT -135 LSQB -135 MINUS -135 MORETHAN -135 NOT -135 OR -135 '
+     'PERCENT -135 PLUS -135 POW -135 RBRACE -135 RPAR -135 RSHIFT -135 RSQB -135 '
+     'SEMICOLON -135 SLASH -135 STAR -135 VBAR -135 _NEWLINE -135 __ANON_0 -135 __ANON_1 -135 '
+     '__ANON_2 -135 __ANON_3 -135'),
     # 24
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-129, -129, -129, -129, -129, -129, -129, -129, -129, 104, -129, -129, -129, -129, -129,
-      -129, -129, 105, -129, 106, -129, -129, -129, -129, -129, -129, 107, -129, -129, -129,
-      -129, -129, -129, -129, -129, -129, -129, -129, -129, -129)),
+    ('$END -129 AMPERSAND -129 AND -129 AS -129 AT -129 AUGOP -129 CIRCUMFLEX -129 COLON -129 '
+     'COMMA -129 DOT 104 DSLASH -129 ELSE -129 EQUAL -129 IF -129 IN -129 IS -129 LESSTHAN -129 '
+     'LPAR 105 LSHIFT -129 LSQB 106 MINUS -129 MORETHAN -129 NOT -129 OR -129 PERCENT -129 '
+     'PLUS -129 POW 107 RBRACE -129 RPAR -129 RSHIFT -129 RSQB -129 SEMICOLON -129 SLASH -129 '
+     'STAR -129 VBAR -129 _NEWLINE -129 __ANON_0 -129 __ANON_1 -129 __ANON_2 -129 __ANON_3 -129'),
     # 25
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-100, -100, -100, -100, -100, -100, -100, -100, -100, -100, -100, -100, -100, -100, -100)),
+    ('$END -100 AND -100 AS -100 AUGOP -100 COLON -100 COMMA -100 ELSE -100 EQUAL -100 IF -100 '
+     'OR -100 RBRACE -100 RPAR -100 RSQB -100 SEMICOLON -100 _NEWLINE -100'),
     # 26
-    ((),
-     ()),
+    '',
     # 27
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE',
-      '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3', '__comparison_star_15', 'comp_op'),
-     (-102, -102, -102, -102, -102, -102, -102, -102, -102, 108, 109, 110, 111, 112, -102, -102,
-      -102, -102, -102, -102, 113, 114, 115, 116, 117, 118)),
+    ('$END -102 AND -102 AS -102 AUGOP -102 COLON -102 COMMA -102 ELSE -102 EQUAL -102 IF -102 '
+     'IN 108 IS 109 LESSTHAN 110 MORETHAN 111 NOT 112 OR -102 RBRACE -102 RPAR -102 RSQB -102 '
+     'SEMICOLON -102 _NEWLINE -102 __ANON_0 113 __ANON_1 114 __ANON_2 115 __ANON_3 116 '
+     '__comparison_star_15 117 comp_op 118'),
     # 28
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3', '__term_star_21'),
-     (-124, -124, -124, -124, 119, -124, -124, -124, -124, 120, -124, -124, -124, -124, -124,
-      -124, -124, -124, -124, -124, -124, 121, -124, -124, -124, -124, -124, -124, 122, 123,
-      -124, -124, -124, -124, -124, -124, 124)),
+    ('$END -124 AMPERSAND -124 AND -124 AS -124 AT 119 AUGOP -124 CIRCUMFLEX -124 COLON -124 '
+     'COMMA -124 DSLASH 120 ELSE -124 EQUAL -124 IF -124 IN -124 IS -124 LESSTHAN -124 '
+     'LSHIFT -124 MINUS -124 MORETHAN -124 NOT -124 OR -124 PERCENT 121 PLUS -124 RBRACE -124 '
+     'RPAR -124 RSHIFT -124 RSQB -124 SEMICOLON -124 SLASH 122 STAR 123 VBAR -124 _NEWLINE -124 '
+     '__ANON_0 -124 __ANON_1 -124 __ANON_2 -124 __ANON_3 -124 __term_star_21 124'),
     # 29
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON',
-      '_NEWLINE'),
-     (-92, -92, -92, -92, -92, -92, -92, -92, -92, -92, -92)),
+    ('$END -92 AS -92 AUGOP -92 COLON -92 COMMA -92 EQUAL -92 RBRACE -92 RPAR -92 RSQB -92 '
+     'SEMICOLON -92 _NEWLINE -92'),
     # 30
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE', '__and_test_star_14'),
-     (-98, 125, -98, -98, -98, -98, -98, -98, -98, -98, -98, -98, -98, -98, -98, 126)),
+    ('$END -98 AND 125 AS -98 AUGOP -98 COLON -98 COMMA -98 ELSE -98 EQUAL -98 IF -98 OR -98 '
+     'RBRACE -98 RPAR -98 RSQB -98 SEMICOLON -98 _NEWLINE -98 __and_test_star_14 126'),
     # 31
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'IF', 'RBRACE', 'RPAR', 'RSQB',
-      'SEMICOLON', '_NEWLINE'),
-     (-90, -90, -90, -90, -90, -90, 127, -90, -90, -90, -90, -90)),
+    ('$END -90 AS -90 AUGOP -90 COLON -90 COMMA -90 EQUAL -90 IF 127 RBRACE -90 RPAR -90 '
+     'RSQB -90 SEMICOLON -90 _NEWLINE -90'),
     # 32
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128,
-      -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128, -128,
-      -128, -128, -128, -128, -128, -128)),
+    ('$END -128 AMPERSAND -128 AND -128 AS -128 AT -128 AUGOP -128 CIRCUMFLEX -128 COLON -128 '
+     'COMMA -128 DSLASH -128 ELSE -128 EQUAL -128 IF -128 IN -128 IS -128 LESSTHAN -128 '
+     'LSHIFT -128 MINUS -128 MORETHAN -128 NOT -128 OR -128 PERCENT -128 PLUS -128 RBRACE -128 '
+     'RPAR -128 RSHIFT -128 RSQB -128 SEMICOLON -128 SLASH -128 STAR -128 VBAR -128 '
+     '_NEWLINE -128 __ANON_0 -128 __ANON_1 -128 __ANON_2 -128 __ANON_3 -128'),
     # 33
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB',
-      'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3',
-      '__and_expr_star_18'),
-     (-118, 128, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118,
-      -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, -118, 129)),
+    ('$END -118 AMPERSAND 128 AND -118 AS -118 AUGOP -118 CIRCUMFLEX -118 COLON -118 COMMA -118 '
+     'ELSE -118 EQUAL -118 IF -118 IN -118 IS -118 LESSTHAN -118 MORETHAN -118 NOT -118 OR -118 '
+     'RBRACE -118 RPAR -118 RSQB -118 SEMICOLON -118 VBAR -118 _NEWLINE -118 __ANON_0 -118 '
+     '__ANON_1 -118 __ANON_2 -118 __ANON_3 -118 __and_expr_star_18 129'),
     # 34
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3', '__arith_expr_star_20'),
-     (-122, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122,
-      130, -122, -122, -122, 131, -122, -122, -122, -122, -122, -122, -122, -122, -122, -122,
-      -122, 132)),
+    ('$END -122 AMPERSAND -122 AND -122 AS -122 AUGOP -122 CIRCUMFLEX -122 COLON -122 '
+     'COMMA -122 ELSE -122 EQUAL -122 IF -122 IN -122 IS -122 LESSTHAN -122 LSHIFT -122 '
+     'MINUS 130 MORETHAN -122 NOT -122 OR -122 PLUS 131 RBRACE -122 RPAR -122 RSHIFT -122 '
+     'RSQB -122 SEMICOLON -122 VBAR -122 _NEWLINE -122 __ANON_0 -122 __ANON_1 -122 '
+     '__ANON_2 -122 __ANON_3 -122 __arith_expr_star_20 132'),
     # 35
-    (('$END', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'SEMICOLON', '_NEWLINE',
-      '__tuple_list_plus_11'),
-     (-80, -80, -80, 133, -80, -80, -80, 134)),
+    ('$END -80 AUGOP -80 COLON -80 COMMA 133 EQUAL -80 SEMICOLON -80 _NEWLINE -80 '
+     '__tuple_list_plus_11 134'),
     # 36
-    (('$END', '_NEWLINE', '__eval_input_star_1'),
-     (-6, 17, 135)),
+    '$END -6 _NEWLINE 17 __eval_input_star_1 135',
     # 37
-    (('$END', 'AUGOP', 'COLON', 'EQUAL', 'SEMICOLON', '_NEWLINE'),
-     (-81, -81, -81, -81, -81, -81)),
+    '$END -81 AUGOP -81 COLON -81 EQUAL -81 SEMICOLON -81 _NEWLINE -81',
     # 38
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3', '__expr_star_16'),
-     (-114, -114, -114, -114, -114, -114, -114, -114, -114, -114, -114, -114, -114, -114, -114,
-      -114, -114, -114, -114, 136, -114, -114, -114, -114, -114, 137)),
+    ('$END -114 AND -114 AS -114 AUGOP -114 COLON -114 COMMA -114 ELSE -114 EQUAL -114 IF -114 '
+     'IN -114 IS -114 LESSTHAN -114 MORETHAN -114 NOT -114 OR -114 RBRACE -114 RPAR -114 '
+     'RSQB -114 SEMICOLON -114 VBAR 136 _NEWLINE -114 __ANON_0 -114 __ANON_1 -114 __ANON_2 -114 '
+     '__ANON_3 -114 __expr_star_16 137'),
     # 39
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 138, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 138 xor_expr 38'),
     # 40
-    (('SEMICOLON', '_NEWLINE'),
-     (-27, -27)),
+    'SEMICOLON -27 _NEWLINE -27',
     # 41
-    (('SEMICOLON', '_NEWLINE'),
-     (-28, -28)),
+    'SEMICOLON -28 _NEWLINE -28',
     # 42
-    (('NAME',),
-     (139,)),
+    'NAME 139',
     # 43
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'expr_tuple', 'exprlist', 'factor', 'power', 'shift_expr', 'term',
-      'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 140, 141, 142, 28, 32,
-      33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 140 expr_tuple 141 exprlist 142 factor 28 power 32 shift_expr 33 '
+     'term 34 xor_expr 38'),
     # 44
-    (('NAME', 'dotted_name'),
-     (143, 144)),
+    'NAME 143 dotted_name 144',
     # 45
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 145, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 145 xor_expr 38'),
     # 46
-    (('NAME', 'dotted_as_name', 'dotted_name'),
-     (143, 146, 147)),
+    'NAME 143 dotted_as_name 146 dotted_name 147',
     # 47
-    (('SEMICOLON', '_NEWLINE'),
-     (-26, -26)),
+    'SEMICOLON -26 _NEWLINE -26',
     # 48
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'SEMICOLON', 'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22',
-      'and_expr', 'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor',
-      'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -30, 14, 15, 16, -30, 18, 20, 21, 22, 23, 24, 25,
-      27, 28, 29, 30, 31, 32, 33, 34, 35, 148, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 SEMICOLON -30 STRING 14 TILDE 15 TRUE 16 _NEWLINE -30 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 35 '
+     'testlist 148 tuple_list 37 xor_expr 38'),
     # 49
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 149, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 149 xor_expr 38'),
     # 50
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'with_item', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 150, 151, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 151 xor_expr 38'),
     # 51
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE'),
-     (-182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182,
-      -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182, -182)),
+    ('$END -182 ASSERT -182 BREAK -182 CONTINUE -182 DEF -182 ELLIPSIS -182 FALSE -182 FOR -182 '
+     'FROM -182 IF -182 IMPORT -182 LAMBDA -182 LBRACE -182 LPAR -182 LSQB -182 MINUS -182 '
+     'NAME -182 NONE -182 NOT -182 NUMBER -182 PASS -182 PLUS -182 RETURN -182 STRING -182 '
+     'TILDE -182 TRUE -182 WHILE -182 WITH -182 _NEWLINE -182'),
     # 52
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE',
-      '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr', 'assert_stmt', 'assign_stmt',
-      'atom', 'atom_expr', 'augassign_stmt', 'break_stmt', 'comparison', 'compound_stmt',
-      'continue_stmt', 'expr', 'expr_stmt', 'factor', 'for_stmt', 'funcdef', 'if_stmt',
-      'import_from', 'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power',
-      'return_stmt', 'shift_expr', 'simple_stmt', 'small_stmt', 'stmt', 'term', 'test',
-      'testlist', 'tuple_list', 'while_stmt', 'with_stmt', 'xor_expr'),
-     (-1, 39, 40, 41, 42, 2, 3, 43, 44, 45, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14,
-      15, 16, 49, 50, 152, 18, 20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 57, 58, 27, 59, 28, 61,
-      62, 63, 64, 65, 29, 30, 31, 66, 32, 67, 33, 68, 69, 153, 34, 35, 71, 37, 72, 73, 38)),
+    ('$END -1 ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 '
+     'IMPORT 46 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 '
+     'PLUS 13 RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _NEWLINE 152 '
+     '__atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 '
+     'atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 '
+     'continue_stmt 58 expr 27 expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 '
+     'import_from 64 import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 '
+     'return_stmt 67 shift_expr 33 simple_stmt 68 small_stmt 69 stmt 153 term 34 test 35 '
+     'testlist 71 tuple_list 37 while_stmt 72 with_stmt 73 xor_expr 38'),
     # 53
-    (('SEMICOLON', '_NEWLINE'),
-     (-22, -22)),
+    'SEMICOLON -22 _NEWLINE -22',
     # 54
-    (('SEMICOLON', '_NEWLINE'),
-     (-14, -14)),
+    'SEMICOLON -14 _NEWLINE -14',
     # 55
-    (('SEMICOLON', '_NEWLINE'),
-     (-15, -15)),
+    'SEMICOLON -15 _NEWLINE -15',
     # 56
-    (('SEMICOLON', '_NEWLINE'),
-     (-17, -17)),
+    'SEMICOLON -17 _NEWLINE -17',
     # 57
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8, -8,
-      -8, -8, -8, -8, -8, -8, -8, -8)),
+    ('$END -8 ASSERT -8 BREAK -8 CONTINUE -8 DEF -8 ELLIPSIS -8 FALSE -8 FOR -8 FROM -8 IF -8 '
+     'IMPORT -8 LAMBDA -8 LBRACE -8 LPAR -8 LSQB -8 MINUS -8 NAME -8 NONE -8 NOT -8 NUMBER -8 '
+     'PASS -8 PLUS -8 RETURN -8 STRING -8 TILDE -8 TRUE -8 WHILE -8 WITH -8 _DEDENT -8 '
+     '_NEWLINE -8'),
     # 58
-    (('SEMICOLON', '_NEWLINE'),
-     (-18, -18)),
+    'SEMICOLON -18 _NEWLINE -18',
     # 59
-    (('SEMICOLON', '_NEWLINE'),
-     (-13, -13)),
+    'SEMICOLON -13 _NEWLINE -13',
     # 60
-    ((),
-     ()),
+    '',
     # 61
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50,
-      -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50, -50)),
+    ('$END -50 ASSERT -50 BREAK -50 CONTINUE -50 DEF -50 ELLIPSIS -50 FALSE -50 FOR -50 '
+     'FROM -50 IF -50 IMPORT -50 LAMBDA -50 LBRACE -50 LPAR -50 LSQB -50 MINUS -50 NAME -50 '
+     'NONE -50 NOT -50 NUMBER -50 PASS -50 PLUS -50 RETURN -50 STRING -50 TILDE -50 TRUE -50 '
+     'WHILE -50 WITH -50 _DEDENT -50 _NEWLINE -50'),
     # 62
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51,
-      -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51, -51)),
+    ('$END -51 ASSERT -51 BREAK -51 CONTINUE -51 DEF -51 ELLIPSIS -51 FALSE -51 FOR -51 '
+     'FROM -51 IF -51 IMPORT -51 LAMBDA -51 LBRACE -51 LPAR -51 LSQB -51 MINUS -51 NAME -51 '
+     'NONE -51 NOT -51 NUMBER -51 PASS -51 PLUS -51 RETURN -51 STRING -51 TILDE -51 TRUE -51 '
+     'WHILE -51 WITH -51 _DEDENT -51 _NEWLINE -51'),
     # 63
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48,
-      -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48, -48)),
+    ('$END -48 ASSERT -48 BREAK -48 CONTINUE -48 DEF -48 ELLIPSIS -48 FALSE -48 FOR -48 '
+     'FROM -48 IF -48 IMPORT -48 LAMBDA -48 LBRACE -48 LPAR -48 LSQB -48 MINUS -48 NAME -48 '
+     'NONE -48 NOT -48 NUMBER -48 PASS -48 PLUS -48 RETURN -48 STRING -48 TILDE -48 TRUE -48 '
+     'WHILE -48 WITH -48 _DEDENT -48 _NEWLINE -48'),
     # 64
-    (('SEMICOLON', '_NEWLINE'),
-     (-21, -21)),
+    'SEMICOLON -21 _NEWLINE -21',
     # 65
-    (('SEMICOLON', '_NEWLINE'),
-     (-20, -20)),
+    'SEMICOLON -20 _NEWLINE -20',
     # 66
-    (('SEMICOLON', '_NEWLINE'),
-     (-16, -16)),
+    'SEMICOLON -16 _NEWLINE -16',
     # 67
-    (('SEMICOLON', '_NEWLINE'),
-     (-19, -19)),
+    'SEMICOLON -19 _NEWLINE -19',
     # 68
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7, -7,
-      -7, -7, -7, -7, -7, -7, -7, -7)),
+    ('$END -7 ASSERT -7 BREAK -7 CONTINUE -7 DEF -7 ELLIPSIS -7 FALSE -7 FOR -7 FROM -7 IF -7 '
+     'IMPORT -7 LAMBDA -7 LBRACE -7 LPAR -7 LSQB -7 MINUS -7 NAME -7 NONE -7 NOT -7 NUMBER -7 '
+     'PASS -7 PLUS -7 RETURN -7 STRING -7 TILDE -7 TRUE -7 WHILE -7 WITH -7 _DEDENT -7 '
+     '_NEWLINE -7'),
     # 69
-    (('SEMICOLON', '_NEWLINE', '__simple_stmt_star_2'),
-     (154, 155, 156)),
+    'SEMICOLON 154 _NEWLINE 155 __simple_stmt_star_2 156',
     # 70
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE'),
-     (-183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183,
-      -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183, -183)),
+    ('$END -183 ASSERT -183 BREAK -183 CONTINUE -183 DEF -183 ELLIPSIS -183 FALSE -183 FOR -183 '
+     'FROM -183 IF -183 IMPORT -183 LAMBDA -183 LBRACE -183 LPAR -183 LSQB -183 MINUS -183 '
+     'NAME -183 NONE -183 NOT -183 NUMBER -183 PASS -183 PLUS -183 RETURN -183 STRING -183 '
+     'TILDE -183 TRUE -183 WHILE -183 WITH -183 _NEWLINE -183'),
     # 71
-    (('AUGOP', 'EQUAL', 'SEMICOLON', '_NEWLINE', '__assign_stmt_plus_3'),
-     (157, 158, -23, -23, 159)),
+    'AUGOP 157 EQUAL 158 SEMICOLON -23 _NEWLINE -23 __assign_stmt_plus_3 159',
     # 72
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49,
-      -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49, -49)),
+    ('$END -49 ASSERT -49 BREAK -49 CONTINUE -49 DEF -49 ELLIPSIS -49 FALSE -49 FOR -49 '
+     'FROM -49 IF -49 IMPORT -49 LAMBDA -49 LBRACE -49 LPAR -49 LSQB -49 MINUS -49 NAME -49 '
+     'NONE -49 NOT -49 NUMBER -49 PASS -49 PLUS -49 RETURN -49 STRING -49 TILDE -49 TRUE -49 '
+     'WHILE -49 WITH -49 _DEDENT -49 _NEWLINE -49'),
     # 73
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52,
-      -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52, -52)),
+    ('$END -52 ASSERT -52 BREAK -52 CONTINUE -52 DEF -52 ELLIPSIS -52 FALSE -52 FOR -52 '
+     'FROM -52 IF -52 IMPORT -52 LAMBDA -52 LBRACE -52 LPAR -52 LSQB -52 MINUS -52 NAME -52 '
+     'NONE -52 NOT -52 NUMBER -52 PASS -52 PLUS -52 RETURN -52 STRING -52 TILDE -52 TRUE -52 '
+     'WHILE -52 WITH -52 _DEDENT -52 _NEWLINE -52'),
     # 74
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 160, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 160 xor_expr 38'),
     # 75
-    (('COLON', 'COMMA', 'EQUAL', 'RPAR'),
-     (-76, -76, 161, -76)),
+    'COLON -76 COMMA -76 EQUAL 161 RPAR -76',
     # 76
-    (('NAME',),
-     (162,)),
+    'NAME 162',
     # 77
-    (('COLON', 'COMMA', 'NAME', 'RPAR'),
-     (-78, -78, 163, -78)),
+    'COLON -78 COMMA -78 NAME 163 RPAR -78',
     # 78
-    (('COLON',),
-     (164,)),
+    'COLON 164',
     # 79
-    (('COLON', 'COMMA', 'RPAR', '__parameters_star_10'),
-     (-74, 165, -74, 166)),
+    'COLON -74 COMMA 165 RPAR -74 __parameters_star_10 166',
     # 80
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142,
-      -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142, -142,
-      -142, -142, -142, -142, -142, -142, -142, -142, -142, -142)),
+    ('$END -142 AMPERSAND -142 AND -142 AS -142 AT -142 AUGOP -142 CIRCUMFLEX -142 COLON -142 '
+     'COMMA -142 DOT -142 DSLASH -142 ELSE -142 EQUAL -142 IF -142 IN -142 IS -142 '
+     'LESSTHAN -142 LPAR -142 LSHIFT -142 LSQB -142 MINUS -142 MORETHAN -142 NOT -142 OR -142 '
+     'PERCENT -142 PLUS -142 POW -142 RBRACE -142 RPAR -142 RSHIFT -142 RSQB -142 '
+     'SEMICOLON -142 SLASH -142 STAR -142 VBAR -142 _NEWLINE -142 __ANON_0 -142 __ANON_1 -142 '
+     '__ANON_2 -142 __ANON_3 -142'),
     # 81
-    (('RBRACE',),
-     (167,)),
+    'RBRACE 167',
     # 82
-    (('COMMA', 'RBRACE', '__dict_items_star_23'),
-     (168, -157, 169)),
+    'COMMA 168 RBRACE -157 __dict_items_star_23 169',
     # 83
-    (('COLON',),
-     (170,)),
+    'COLON 170',
     # 84
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136,
-      -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136, -136,
-      -136, -136, -136, -136, -136, -136, -136, -136, -136, -136)),
+    ('$END -136 AMPERSAND -136 AND -136 AS -136 AT -136 AUGOP -136 CIRCUMFLEX -136 COLON -136 '
+     'COMMA -136 DOT -136 DSLASH -136 ELSE -136 EQUAL -136 IF -136 IN -136 IS -136 '
+     'LESSTHAN -136 LPAR -136 LSHIFT -136 LSQB -136 MINUS -136 MORETHAN -136 NOT -136 OR -136 '
+     'PERCENT -136 PLUS -136 POW -136 RBRACE -136 RPAR -136 RSHIFT -136 RSQB -136 '
+     'SEMICOLON -136 SLASH -136 STAR -136 VBAR -136 _NEWLINE -136 __ANON_0 -136 __ANON_1 -136 '
+     '__ANON_2 -136 __ANON_3 -136'),
     # 85
-    (('COMMA', 'RPAR', '__tuple_list_plus_11'),
-     (133, 171, 134)),
+    'COMMA 133 RPAR 171 __tuple_list_plus_11 134',
     # 86
-    (('RPAR',),
-     (172,)),
+    'RPAR 172',
     # 87
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140,
-      -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140, -140,
-      -140, -140, -140, -140, -140, -140, -140, -140, -140, -140)),
+    ('$END -140 AMPERSAND -140 AND -140 AS -140 AT -140 AUGOP -140 CIRCUMFLEX -140 COLON -140 '
+     'COMMA -140 DOT -140 DSLASH -140 ELSE -140 EQUAL -140 IF -140 IN -140 IS -140 '
+     'LESSTHAN -140 LPAR -140 LSHIFT -140 LSQB -140 MINUS -140 MORETHAN -140 NOT -140 OR -140 '
+     'PERCENT -140 PLUS -140 POW -140 RBRACE -140 RPAR -140 RSHIFT -140 RSQB -140 '
+     'SEMICOLON -140 SLASH -140 STAR -140 VBAR -140 _NEWLINE -140 __ANON_0 -140 __ANON_1 -140 '
+     '__ANON_2 -140 __ANON_3 -140'),
     # 88
-    (('RSQB',),
-     (173,)),
+    'RSQB 173',
     # 89
-    (('COMMA', 'RSQB', '__tuple_list_plus_11'),
-     (174, -153, 175)),
+    'COMMA 174 RSQB -153 __tuple_list_plus_11 175',
     # 90
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126,
-      -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126, -126,
-      -126, -126, -126, -126, -126, -126)),
+    ('$END -126 AMPERSAND -126 AND -126 AS -126 AT -126 AUGOP -126 CIRCUMFLEX -126 COLON -126 '
+     'COMMA -126 DSLASH -126 ELSE -126 EQUAL -126 IF -126 IN -126 IS -126 LESSTHAN -126 '
+     'LSHIFT -126 MINUS -126 MORETHAN -126 NOT -126 OR -126 PERCENT -126 PLUS -126 RBRACE -126 '
+     'RPAR -126 RSHIFT -126 RSQB -126 SEMICOLON -126 SLASH -126 STAR -126 VBAR -126 '
+     '_NEWLINE -126 __ANON_0 -126 __ANON_1 -126 __ANON_2 -126 __ANON_3 -126'),
     # 91
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-99, -99, -99, -99, -99, -99, -99, -99, -99, -99, -99, -99, -99, -99, -99)),
+    ('$END -99 AND -99 AS -99 AUGOP -99 COLON -99 COMMA -99 ELSE -99 EQUAL -99 IF -99 OR -99 '
+     'RBRACE -99 RPAR -99 RSQB -99 SEMICOLON -99 _NEWLINE -99'),
     # 92
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125,
-      -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125, -125,
-      -125, -125, -125, -125, -125, -125)),
+    ('$END -125 AMPERSAND -125 AND -125 AS -125 AT -125 AUGOP -125 CIRCUMFLEX -125 COLON -125 '
+     'COMMA -125 DSLASH -125 ELSE -125 EQUAL -125 IF -125 IN -125 IS -125 LESSTHAN -125 '
+     'LSHIFT -125 MINUS -125 MORETHAN -125 NOT -125 OR -125 PERCENT -125 PLUS -125 RBRACE -125 '
+     'RPAR -125 RSHIFT -125 RSQB -125 SEMICOLON -125 SLASH -125 STAR -125 VBAR -125 '
+     '_NEWLINE -125 __ANON_0 -125 __ANON_1 -125 __ANON_2 -125 __ANON_3 -125'),
     # 93
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127,
-      -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127, -127,
-      -127, -127, -127, -127, -127, -127)),
+    ('$END -127 AMPERSAND -127 AND -127 AS -127 AT -127 AUGOP -127 CIRCUMFLEX -127 COLON -127 '
+     'COMMA -127 DSLASH -127 ELSE -127 EQUAL -127 IF -127 IN -127 IS -127 LESSTHAN -127 '
+     'LSHIFT -127 MINUS -127 MORETHAN -127 NOT -127 OR -127 PERCENT -127 PLUS -127 RBRACE -127 '
+     'RPAR -127 RSHIFT -127 RSQB -127 SEMICOLON -127 SLASH -127 STAR -127 VBAR -127 '
+     '_NEWLINE -127 __ANON_0 -127 __ANON_1 -127 __ANON_2 -127 __ANON_3 -127'),
     # 94
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'STRING', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241,
-      -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241,
-      -241, -241, -241, -241, -241, -241, -241, -241, -241, -241, -241)),
+    ('$END -241 AMPERSAND -241 AND -241 AS -241 AT -241 AUGOP -241 CIRCUMFLEX -241 COLON -241 '
+     'COMMA -241 DOT -241 DSLASH -241 ELSE -241 EQUAL -241 IF -241 IN -241 IS -241 '
+     'LESSTHAN -241 LPAR -241 LSHIFT -241 LSQB -241 MINUS -241 MORETHAN -241 NOT -241 OR -241 '
+     'PERCENT -241 PLUS -241 POW -241 RBRACE -241 RPAR -241 RSHIFT -241 RSQB -241 '
+     'SEMICOLON -241 SLASH -241 STAR -241 STRING -241 VBAR -241 _NEWLINE -241 __ANON_0 -241 '
+     '__ANON_1 -241 __ANON_2 -241 __ANON_3 -241'),
     # 95
-    (('$END', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '_NEWLINE'),
-     (-187, -187, -187, -187, -187, -187, -187, -187, -187, -187, -187, -187, -187, -187, -187,
-      -187, -187)),
+    ('$END -187 ELLIPSIS -187 FALSE -187 LAMBDA -187 LBRACE -187 LPAR -187 LSQB -187 MINUS -187 '
+     'NAME -187 NONE -187 NOT -187 NUMBER -187 PLUS -187 STRING -187 TILDE -187 TRUE -187 '
+     '_NEWLINE -187'),
     # 96
-    (('$END', '_NEWLINE', '__eval_input_star_1'),
-     (-4, 17, 176)),
+    '$END -4 _NEWLINE 17 __eval_input_star_1 176',
     # 97
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'factor', 'power', 'shift_expr', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 177, 22, 23, 24, 28, 32, 33, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 177 arith_expr 22 atom 23 '
+     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34'),
     # 98
-    (('$END', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN',
-      'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-115, -115, -115, -115, 178, -115, -115, -115, -115, -115, -115, -115, -115, -115, -115,
-      -115, -115, -115, -115, -115, -115, -115, -115, -115, -115, -115)),
+    ('$END -115 AND -115 AS -115 AUGOP -115 CIRCUMFLEX 178 COLON -115 COMMA -115 ELSE -115 '
+     'EQUAL -115 IF -115 IN -115 IS -115 LESSTHAN -115 MORETHAN -115 NOT -115 OR -115 '
+     'RBRACE -115 RPAR -115 RSQB -115 SEMICOLON -115 VBAR -115 _NEWLINE -115 __ANON_0 -115 '
+     '__ANON_1 -115 __ANON_2 -115 __ANON_3 -115'),
     # 99
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr',
-      'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'power', 'shift_expr',
-      'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 179, 22, 23, 24, 25, 27, 28, 30,
-      32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 179 arith_expr 22 '
+     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 power 32 shift_expr 33 '
+     'term 34 xor_expr 38'),
     # 100
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE', 'RPAR',
-      'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-95, -95, -95, -95, -95, -95, -95, -95, 180, -95, -95, -95, -95, -95)),
+    ('$END -95 AS -95 AUGOP -95 COLON -95 COMMA -95 ELSE -95 EQUAL -95 IF -95 OR 180 RBRACE -95 '
+     'RPAR -95 RSQB -95 SEMICOLON -95 _NEWLINE -95'),
     # 101
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 181, 23, 24, 28, 32, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 181 atom 23 atom_expr 24 '
+     'factor 28 power 32 term 34'),
     # 102
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 182, 23, 24, 28, 32, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 182 atom 23 atom_expr 24 '
+     'factor 28 power 32 term 34'),
     # 103
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-119, -119, -119, -119, -119, -119, -119, -119, -119, -119, -119, -119, -119, -119, 183,
-      -119, -119, -119, -119, -119, 184, -119, -119, -119, -119, -119, -119, -119, -119)),
+    ('$END -119 AMPERSAND -119 AND -119 AS -119 AUGOP -119 CIRCUMFLEX -119 COLON -119 '
+     'COMMA -119 ELSE -119 EQUAL -119 IF -119 IN -119 IS -119 LESSTHAN -119 LSHIFT 183 '
+     'MORETHAN -119 NOT -119 OR -119 RBRACE -119 RPAR -119 RSHIFT 184 RSQB -119 SEMICOLON -119 '
+     'VBAR -119 _NEWLINE -119 __ANON_0 -119 __ANON_1 -119 __ANON_2 -119 __ANON_3 -119'),
     # 104
-    (('NAME',),
-     (185,)),
+    'NAME 185',
     # 105
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'POW', 'RPAR', 'STAR', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22',
-      'and_expr', 'and_test', 'argument', 'arguments', 'arith_expr', 'atom', 'atom_expr',
-      'comparison', 'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr',
-      'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 186, 10, 11, 12, 13, 187, 188, 189, 14, 15, 16, 18, 20, 21, 190, 191,
-      22, 23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 192, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 187 RPAR 188 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 argument 190 arguments 191 arith_expr 22 atom 23 atom_expr 24 '
+     'comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 '
+     'term 34 test 192 xor_expr 38'),
     # 106
-    (('COLON', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'subscript', 'subscriptlist', 'term',
-      'test', 'xor_expr'),
-     (193, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 30, 31, 32, 33, 194, 195, 34, 196, 38)),
+    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'not_test 30 or_test 31 power 32 shift_expr 33 subscript 194 subscriptlist 195 term 34 '
+     'test 196 xor_expr 38'),
     # 107
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 197, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 197 power 32'),
     # 108
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-109, -109, -109, -109, -109, -109, -109, -109, -109, -109, -109, -109, -109)),
+    ('ELLIPSIS -109 FALSE -109 LBRACE -109 LPAR -109 LSQB -109 MINUS -109 NAME -109 NONE -109 '
+     'NUMBER -109 PLUS -109 STRING -109 TILDE -109 TRUE -109'),
     # 109
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE'),
-     (-111, -111, -111, -111, -111, -111, -111, -111, 198, -111, -111, -111, -111, -111)),
+    ('ELLIPSIS -111 FALSE -111 LBRACE -111 LPAR -111 LSQB -111 MINUS -111 NAME -111 NONE -111 '
+     'NOT 198 NUMBER -111 PLUS -111 STRING -111 TILDE -111 TRUE -111'),
     # 110
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-103, -103, -103, -103, -103, -103, -103, -103, -103, -103, -103, -103, -103)),
+    ('ELLIPSIS -103 FALSE -103 LBRACE -103 LPAR -103 LSQB -103 MINUS -103 NAME -103 NONE -103 '
+     'NUMBER -103 PLUS -103 STRING -103 TILDE -103 TRUE -103'),
     # 111
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-104, -104, -104, -104, -104, -104, -104, -104, -104, -104, -104, -104, -104)),
+    ('ELLIPSIS -104 FALSE -104 LBRACE -104 LPAR -104 LSQB -104 MINUS -104 NAME -104 NONE -104 '
+     'NUMBER -104 PLUS -104 STRING -104 TILDE -104 TRUE -104'),
     # 112
-    (('IN',),
-     (199,)),
+    'IN 199',
     # 113
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-105, -105, -105, -105, -105, -105, -105, -105, -105, -105, -105, -105, -105)),
+    ('ELLIPSIS -105 FALSE -105 LBRACE -105 LPAR -105 LSQB -105 MINUS -105 NAME -105 NONE -105 '
+     'NUMBER -105 PLUS -105 STRING -105 TILDE -105 TRUE -105'),
     # 114
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-106, -106, -106, -106, -106, -106, -106, -106, -106, -106, -106, -106, -106)),
+    ('ELLIPSIS -106 FALSE -106 LBRACE -106 LPAR -106 LSQB -106 MINUS -106 NAME -106 NONE -106 '
+     'NUMBER -106 PLUS -106 STRING -106 TILDE -106 TRUE -106'),
     # 115
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-107, -107, -107, -107, -107, -107, -107, -107, -107, -107, -107, -107, -107)),
+    ('ELLIPSIS -107 FALSE -107 LBRACE -107 LPAR -107 LSQB -107 MINUS -107 NAME -107 NONE -107 '
+     'NUMBER -107 PLUS -107 STRING -107 TILDE -107 TRUE -107'),
     # 116
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-108, -108, -108, -108, -108, -108, -108, -108, -108, -108, -108, -108, -108)),
+    ('ELLIPSIS -108 FALSE -108 LBRACE -108 LPAR -108 LSQB -108 MINUS -108 NAME -108 NONE -108 '
+     'NUMBER -108 PLUS -108 STRING -108 TILDE -108 TRUE -108'),
     # 117
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE',
-      '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3', 'comp_op'),
-     (-101, -101, -101, -101, -101, -101, -101, -101, -101, 108, 109, 110, 111, 112, -101, -101,
-      -101, -101, -101, -101, 113, 114, 115, 116, 200)),
+    ('$END -101 AND -101 AS -101 AUGOP -101 COLON -101 COMMA -101 ELSE -101 EQUAL -101 IF -101 '
+     'IN 108 IS 109 LESSTHAN 110 MORETHAN 111 NOT 112 OR -101 RBRACE -101 RPAR -101 RSQB -101 '
+     'SEMICOLON -101 _NEWLINE -101 __ANON_0 113 __ANON_1 114 __ANON_2 115 __ANON_3 116 '
+     'comp_op 200'),
     # 118
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 201, 28, 32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 201 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
     # 119
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 202, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 202 power 32'),
     # 120
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 203, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 203 power 32'),
     # 121
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 204, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 204 power 32'),
     # 122
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 205, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 205 power 32'),
     # 123
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 206, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 206 power 32'),
     # 124
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-123, -123, -123, -123, 207, -123, -123, -123, -123, 208, -123, -123, -123, -123, -123,
-      -123, -123, -123, -123, -123, -123, 209, -123, -123, -123, -123, -123, -123, 210, 211,
-      -123, -123, -123, -123, -123, -123)),
+    ('$END -123 AMPERSAND -123 AND -123 AS -123 AT 207 AUGOP -123 CIRCUMFLEX -123 COLON -123 '
+     'COMMA -123 DSLASH 208 ELSE -123 EQUAL -123 IF -123 IN -123 IS -123 LESSTHAN -123 '
+     'LSHIFT -123 MINUS -123 MORETHAN -123 NOT -123 OR -123 PERCENT 209 PLUS -123 RBRACE -123 '
+     'RPAR -123 RSHIFT -123 RSQB -123 SEMICOLON -123 SLASH 210 STAR 211 VBAR -123 _NEWLINE -123 '
+     '__ANON_0 -123 __ANON_1 -123 __ANON_2 -123 __ANON_3 -123'),
     # 125
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'power', 'shift_expr', 'term',
-      'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 25, 27, 28, 212, 32,
-      33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 212 power 32 shift_expr 33 term 34 '
+     'xor_expr 38'),
     # 126
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-97, 213, -97, -97, -97, -97, -97, -97, -97, -97, -97, -97, -97, -97, -97)),
+    ('$END -97 AND 213 AS -97 AUGOP -97 COLON -97 COMMA -97 ELSE -97 EQUAL -97 IF -97 OR -97 '
+     'RBRACE -97 RPAR -97 RSQB -97 SEMICOLON -97 _NEWLINE -97'),
     # 127
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr',
-      'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'or_test', 'power',
-      'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28, 30,
-      214, 32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 or_test 214 power 32 '
+     'shift_expr 33 term 34 xor_expr 38'),
     # 128
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'shift_expr', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 22, 23, 24, 28, 32, 215, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 22 atom 23 atom_expr 24 factor 28 '
+     'power 32 shift_expr 215 term 34'),
     # 129
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB',
-      'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-117, 216, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117,
-      -117, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117, -117)),
+    ('$END -117 AMPERSAND 216 AND -117 AS -117 AUGOP -117 CIRCUMFLEX -117 COLON -117 COMMA -117 '
+     'ELSE -117 EQUAL -117 IF -117 IN -117 IS -117 LESSTHAN -117 MORETHAN -117 NOT -117 OR -117 '
+     'RBRACE -117 RPAR -117 RSQB -117 SEMICOLON -117 VBAR -117 _NEWLINE -117 __ANON_0 -117 '
+     '__ANON_1 -117 __ANON_2 -117 __ANON_3 -117'),
     # 130
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power',
-      'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 28, 32, 217)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
+     'term 217'),
     # 131
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power',
-      'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 28, 32, 218)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
+     'term 218'),
     # 132
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-121, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121,
-      219, -121, -121, -121, 220, -121, -121, -121, -121, -121, -121, -121, -121, -121, -121,
-      -121)),
+    ('$END -121 AMPERSAND -121 AND -121 AS -121 AUGOP -121 CIRCUMFLEX -121 COLON -121 '
+     'COMMA -121 ELSE -121 EQUAL -121 IF -121 IN -121 IS -121 LESSTHAN -121 LSHIFT -121 '
+     'MINUS 219 MORETHAN -121 NOT -121 OR -121 PLUS 220 RBRACE -121 RPAR -121 RSHIFT -121 '
+     'RSQB -121 SEMICOLON -121 VBAR -121 _NEWLINE -121 __ANON_0 -121 __ANON_1 -121 '
+     '__ANON_2 -121 __ANON_3 -121'),
     # 133
-    (('$END', 'AUGOP', 'COLON', 'ELLIPSIS', 'EQUAL', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR',
-      'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PLUS', 'RPAR', 'SEMICOLON', 'STRING',
-      'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr',
-      'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test', 'or_test',
-      'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (-84, -84, -84, 2, -84, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -84, -84, 14, 15, 16, -84, 18,
-      20, 21, 22, 23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 221, 38)),
+    ('$END -84 AUGOP -84 COLON -84 ELLIPSIS 2 EQUAL -84 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 '
+     'MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -84 SEMICOLON -84 STRING 14 TILDE 15 '
+     'TRUE 16 _NEWLINE -84 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 atom 23 '
+     'atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
+     'shift_expr 33 term 34 test 221 xor_expr 38'),
     # 134
-    (('$END', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (-83, -83, -83, 222, -83, -83, -83, -83)),
+    '$END -83 AUGOP -83 COLON -83 COMMA 222 EQUAL -83 RPAR -83 SEMICOLON -83 _NEWLINE -83',
     # 135
-    (('$END', '_NEWLINE'),
-     (-5, 95)),
+    '$END -5 _NEWLINE 95',
     # 136
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 28, 32, 33, 34, 223)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34 xor_expr 223'),
     # 137
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-113, -113, -113, -113, -113, -113, -113, -113, -113, -113, -113, -113, -113, -113, -113,
-      -113, -113, -113, -113, 224, -113, -113, -113, -113, -113)),
+    ('$END -113 AND -113 AS -113 AUGOP -113 COLON -113 COMMA -113 ELSE -113 EQUAL -113 IF -113 '
+     'IN -113 IS -113 LESSTHAN -113 MORETHAN -113 NOT -113 OR -113 RBRACE -113 RPAR -113 '
+     'RSQB -113 SEMICOLON -113 VBAR 224 _NEWLINE -113 __ANON_0 -113 __ANON_1 -113 __ANON_2 -113 '
+     '__ANON_3 -113'),
     # 138
-    (('COMMA', 'SEMICOLON', '_NEWLINE'),
-     (225, -32, -32)),
+    'COMMA 225 SEMICOLON -32 _NEWLINE -32',
     # 139
-    (('LPAR',),
-     (226,)),
+    'LPAR 226',
     # 140
-    (('COMMA', 'IN', '__expr_tuple_plus_12'),
-     (227, -85, 228)),
+    'COMMA 227 IN -85 __expr_tuple_plus_12 228',
     # 141
-    (('IN',),
-     (-86,)),
+    'IN -86',
     # 142
-    (('IN',),
-     (229,)),
+    'IN 229',
     # 143
-    (('AS', 'COMMA', 'DOT', 'IMPORT', 'SEMICOLON', '_NEWLINE', '__dotted_name_star_5'),
-     (-38, -38, 230, -38, -38, -38, 231)),
+    'AS -38 COMMA -38 DOT 230 IMPORT -38 SEMICOLON -38 _NEWLINE -38 __dotted_name_star_5 231',
     # 144
-    (('IMPORT',),
-     (232,)),
+    'IMPORT 232',
     # 145
-    (('COLON',),
-     (233,)),
+    'COLON 233',
     # 146
-    (('COMMA', 'SEMICOLON', '_NEWLINE', '__import_name_star_4'),
-     (234, -34, -34, 235)),
+    'COMMA 234 SEMICOLON -34 _NEWLINE -34 __import_name_star_4 235',
     # 147
-    (('AS', 'COMMA', 'SEMICOLON', '_NEWLINE'),
-     (236, -36, -36, -36)),
+    'AS 236 COMMA -36 SEMICOLON -36 _NEWLINE -36',
     # 148
-    (('SEMICOLON', '_NEWLINE'),
-     (-29, -29)),
+    'SEMICOLON -29 _NEWLINE -29',
     # 149
-    (('COLON',),
-     (237,)),
+    'COLON 237',
     # 150
-    (('AS', 'COLON', 'COMMA'),
-     (238, -68, -68)),
+    'AS 238 COLON -68 COMMA -68',
     # 151
-    (('COLON', 'COMMA', '__with_stmt_star_8'),
-     (239, 240, 241)),
+    'COLON 239 COMMA 240 __with_stmt_star_8 241',
     # 152
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE'),
-     (-184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184,
-      -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184, -184)),
+    ('$END -184 ASSERT -184 BREAK -184 CONTINUE -184 DEF -184 ELLIPSIS -184 FALSE -184 FOR -184 '
+     'FROM -184 IF -184 IMPORT -184 LAMBDA -184 LBRACE -184 LPAR -184 LSQB -184 MINUS -184 '
+     'NAME -184 NONE -184 NOT -184 NUMBER -184 PASS -184 PLUS -184 RETURN -184 STRING -184 '
+     'TILDE -184 TRUE -184 WHILE -184 WITH -184 _NEWLINE -184'),
     # 153
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_NEWLINE'),
-     (-185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185,
-      -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185, -185)),
+    ('$END -185 ASSERT -185 BREAK -185 CONTINUE -185 DEF -185 ELLIPSIS -185 FALSE -185 FOR -185 '
+     'FROM -185 IF -185 IMPORT -185 LAMBDA -185 LBRACE -185 LPAR -185 LSQB -185 MINUS -185 '
+     'NAME -185 NONE -185 NOT -185 NUMBER -185 PASS -185 PLUS -185 RETURN -185 STRING -185 '
+     'TILDE -185 TRUE -185 WHILE -185 WITH -185 _NEWLINE -185'),
     # 154
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'small_stmt', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 242, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 243, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 242 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 small_stmt 243 term 34 test 35 testlist 71 tuple_list 37 xor_expr 38'),
     # 155
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12,
-      -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12, -12)),
+    ('$END -12 ASSERT -12 BREAK -12 CONTINUE -12 DEF -12 ELIF -12 ELLIPSIS -12 ELSE -12 '
+     'FALSE -12 FOR -12 FROM -12 IF -12 IMPORT -12 LAMBDA -12 LBRACE -12 LPAR -12 LSQB -12 '
+     'MINUS -12 NAME -12 NONE -12 NOT -12 NUMBER -12 PASS -12 PLUS -12 RETURN -12 STRING -12 '
+     'TILDE -12 TRUE -12 WHILE -12 WITH -12 _DEDENT -12 _NEWLINE -12'),
     # 156
-    (('SEMICOLON', '_NEWLINE'),
-     (244, 245)),
+    'SEMICOLON 244 _NEWLINE 245',
     # 157
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 35, 246, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 246 tuple_list 37 xor_expr 38'),
     # 158
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 35, 247, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 247 tuple_list 37 xor_expr 38'),
     # 159
-    (('EQUAL', 'SEMICOLON', '_NEWLINE'),
-     (248, -24, -24)),
+    'EQUAL 248 SEMICOLON -24 _NEWLINE -24',
     # 160
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON',
-      '_NEWLINE'),
-     (-94, -94, -94, -94, -94, -94, -94, -94, -94, -94, -94)),
+    ('$END -94 AS -94 AUGOP -94 COLON -94 COMMA -94 EQUAL -94 RBRACE -94 RPAR -94 RSQB -94 '
+     'SEMICOLON -94 _NEWLINE -94'),
     # 161
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 249, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 249 xor_expr 38'),
     # 162
-    (('COLON', 'COMMA', 'RPAR'),
-     (-79, -79, -79)),
+    'COLON -79 COMMA -79 RPAR -79',
     # 163
-    (('COLON', 'COMMA', 'RPAR'),
-     (-77, -77, -77)),
+    'COLON -77 COMMA -77 RPAR -77',
     # 164
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 250, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 250 xor_expr 38'),
     # 165
-    (('COLON', 'NAME', 'POW', 'RPAR', 'STAR', 'paramitem'),
-     (-73, 75, 76, -73, 77, 251)),
+    'COLON -73 NAME 75 POW 76 RPAR -73 STAR 77 paramitem 251',
     # 166
-    (('COLON', 'COMMA', 'RPAR'),
-     (-72, 252, -72)),
+    'COLON -72 COMMA 252 RPAR -72',
     # 167
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141,
-      -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141, -141,
-      -141, -141, -141, -141, -141, -141, -141, -141, -141, -141)),
+    ('$END -141 AMPERSAND -141 AND -141 AS -141 AT -141 AUGOP -141 CIRCUMFLEX -141 COLON -141 '
+     'COMMA -141 DOT -141 DSLASH -141 ELSE -141 EQUAL -141 IF -141 IN -141 IS -141 '
+     'LESSTHAN -141 LPAR -141 LSHIFT -141 LSQB -141 MINUS -141 MORETHAN -141 NOT -141 OR -141 '
+     'PERCENT -141 PLUS -141 POW -141 RBRACE -141 RPAR -141 RSHIFT -141 RSQB -141 '
+     'SEMICOLON -141 SLASH -141 STAR -141 VBAR -141 _NEWLINE -141 __ANON_0 -141 __ANON_1 -141 '
+     '__ANON_2 -141 __ANON_3 -141'),
     # 168
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RBRACE', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor',
-      'key_value', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test',
-      'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -156, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 253, 29, 30, 31, 32, 33, 34, 83, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -156 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 '
+     'key_value 253 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 83 '
+     'xor_expr 38'),
     # 169
-    (('COMMA', 'RBRACE'),
-     (254, -155)),
+    'COMMA 254 RBRACE -155',
     # 170
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 255, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 255 xor_expr 38'),
     # 171
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137,
-      -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137, -137,
-      -137, -137, -137, -137, -137, -137, -137, -137, -137, -137)),
+    ('$END -137 AMPERSAND -137 AND -137 AS -137 AT -137 AUGOP -137 CIRCUMFLEX -137 COLON -137 '
+     'COMMA -137 DOT -137 DSLASH -137 ELSE -137 EQUAL -137 IF -137 IN -137 IS -137 '
+     'LESSTHAN -137 LPAR -137 LSHIFT -137 LSQB -137 MINUS -137 MORETHAN -137 NOT -137 OR -137 '
+     'PERCENT -137 PLUS -137 POW -137 RBRACE -137 RPAR -137 RSHIFT -137 RSQB -137 '
+     'SEMICOLON -137 SLASH -137 STAR -137 VBAR -137 _NEWLINE -137 __ANON_0 -137 __ANON_1 -137 '
+     '__ANON_2 -137 __ANON_3 -137'),
     # 172
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138,
-      -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138, -138,
-      -138, -138, -138, -138, -138, -138, -138, -138, -138, -138)),
+    ('$END -138 AMPERSAND -138 AND -138 AS -138 AT -138 AUGOP -138 CIRCUMFLEX -138 COLON -138 '
+     'COMMA -138 DOT -138 DSLASH -138 ELSE -138 EQUAL -138 IF -138 IN -138 IS -138 '
+     'LESSTHAN -138 LPAR -138 LSHIFT -138 LSQB -138 MINUS -138 MORETHAN -138 NOT -138 OR -138 '
+     'PERCENT -138 PLUS -138 POW -138 RBRACE -138 RPAR -138 RSHIFT -138 RSQB -138 '
+     'SEMICOLON -138 SLASH -138 STAR -138 VBAR -138 _NEWLINE -138 __ANON_0 -138 __ANON_1 -138 '
+     '__ANON_2 -138 __ANON_3 -138'),
     # 173
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139,
-      -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139, -139,
-      -139, -139, -139, -139, -139, -139, -139, -139, -139, -139)),
+    ('$END -139 AMPERSAND -139 AND -139 AS -139 AT -139 AUGOP -139 CIRCUMFLEX -139 COLON -139 '
+     'COMMA -139 DOT -139 DSLASH -139 ELSE -139 EQUAL -139 IF -139 IN -139 IS -139 '
+     'LESSTHAN -139 LPAR -139 LSHIFT -139 LSQB -139 MINUS -139 MORETHAN -139 NOT -139 OR -139 '
+     'PERCENT -139 PLUS -139 POW -139 RBRACE -139 RPAR -139 RSHIFT -139 RSQB -139 '
+     'SEMICOLON -139 SLASH -139 STAR -139 VBAR -139 _NEWLINE -139 __ANON_0 -139 __ANON_1 -139 '
+     '__ANON_2 -139 __ANON_3 -139'),
     # 174
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -152, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 30, 31, 32, 33, 34, 221, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -152 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 221 xor_expr 38'),
     # 175
-    (('COMMA', 'RSQB'),
-     (256, -151)),
+    'COMMA 256 RSQB -151',
     # 176
-    (('$END', '_NEWLINE'),
-     (-3, 95)),
+    '$END -3 _NEWLINE 95',
     # 177
-    (('$END', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN',
-      'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218,
-      -218, -218, -218, -218, -218, -218, -218, -218, -218, -218, -218)),
+    ('$END -218 AND -218 AS -218 AUGOP -218 CIRCUMFLEX -218 COLON -218 COMMA -218 ELSE -218 '
+     'EQUAL -218 IF -218 IN -218 IS -218 LESSTHAN -218 MORETHAN -218 NOT -218 OR -218 '
+     'RBRACE -218 RPAR -218 RSQB -218 SEMICOLON -218 VBAR -218 _NEWLINE -218 __ANON_0 -218 '
+     '__ANON_1 -218 __ANON_2 -218 __ANON_3 -218'),
     # 178
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'factor', 'power', 'shift_expr', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 257, 22, 23, 24, 28, 32, 33, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 257 arith_expr 22 atom 23 '
+     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34'),
     # 179
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE', 'RPAR',
-      'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-210, -210, -210, -210, -210, -210, -210, -210, -210, -210, -210, -210, -210, -210)),
+    ('$END -210 AS -210 AUGOP -210 COLON -210 COMMA -210 ELSE -210 EQUAL -210 IF -210 OR -210 '
+     'RBRACE -210 RPAR -210 RSQB -210 SEMICOLON -210 _NEWLINE -210'),
     # 180
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr',
-      'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'power', 'shift_expr',
-      'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 258, 22, 23, 24, 25, 27, 28, 30,
-      32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 258 arith_expr 22 '
+     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 power 32 shift_expr 33 '
+     'term 34 xor_expr 38'),
     # 181
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222,
-      -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222, -222)),
+    ('$END -222 AMPERSAND -222 AND -222 AS -222 AUGOP -222 CIRCUMFLEX -222 COLON -222 '
+     'COMMA -222 ELSE -222 EQUAL -222 IF -222 IN -222 IS -222 LESSTHAN -222 LSHIFT -222 '
+     'MORETHAN -222 NOT -222 OR -222 RBRACE -222 RPAR -222 RSHIFT -222 RSQB -222 SEMICOLON -222 '
+     'VBAR -222 _NEWLINE -222 __ANON_0 -222 __ANON_1 -222 __ANON_2 -222 __ANON_3 -222'),
     # 182
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223,
-      -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223, -223)),
+    ('$END -223 AMPERSAND -223 AND -223 AS -223 AUGOP -223 CIRCUMFLEX -223 COLON -223 '
+     'COMMA -223 ELSE -223 EQUAL -223 IF -223 IN -223 IS -223 LESSTHAN -223 LSHIFT -223 '
+     'MORETHAN -223 NOT -223 OR -223 RBRACE -223 RPAR -223 RSHIFT -223 RSQB -223 SEMICOLON -223 '
+     'VBAR -223 _NEWLINE -223 __ANON_0 -223 __ANON_1 -223 __ANON_2 -223 __ANON_3 -223'),
     # 183
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 259, 23, 24, 28, 32, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 259 atom 23 atom_expr 24 '
+     'factor 28 power 32 term 34'),
     # 184
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 260, 23, 24, 28, 32, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 260 atom 23 atom_expr 24 '
+     'factor 28 power 32 term 34'),
     # 185
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134,
-      -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134, -134,
-      -134, -134, -134, -134, -134, -134, -134, -134, -134, -134)),
+    ('$END -134 AMPERSAND -134 AND -134 AS -134 AT -134 AUGOP -134 CIRCUMFLEX -134 COLON -134 '
+     'COMMA -134 DOT -134 DSLASH -134 ELSE -134 EQUAL -134 IF -134 IN -134 IS -134 '
+     'LESSTHAN -134 LPAR -134 LSHIFT -134 LSQB -134 MINUS -134 MORETHAN -134 NOT -134 OR -134 '
+     'PERCENT -134 PLUS -134 POW -134 RBRACE -134 RPAR -134 RSHIFT -134 RSQB -134 '
+     'SEMICOLON -134 SLASH -134 STAR -134 VBAR -134 _NEWLINE -134 __ANON_0 -134 __ANON_1 -134 '
+     '__ANON_2 -134 __ANON_3 -134'),
     # 186
-    (('AMPERSAND', 'AND', 'AT', 'CIRCUMFLEX', 'COMMA', 'DOT', 'DSLASH', 'EQUAL', 'IF', 'IN',
-      'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT',
-      'PLUS', 'POW', 'RPAR', 'RSHIFT', 'SLASH', 'STAR', 'VBAR', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-143, -143, -143, -143, -143, -143, -143, 261, -143, -143, -143, -143, -143, -143, -143,
-      -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143, -143,
-      -143)),
+    ('AMPERSAND -143 AND -143 AT -143 CIRCUMFLEX -143 COMMA -143 DOT -143 DSLASH -143 EQUAL 261 '
+     'IF -143 IN -143 IS -143 LESSTHAN -143 LPAR -143 LSHIFT -143 LSQB -143 MINUS -143 '
+     'MORETHAN -143 NOT -143 OR -143 PERCENT -143 PLUS -143 POW -143 RPAR -143 RSHIFT -143 '
+     'SLASH -143 STAR -143 VBAR -143 __ANON_0 -143 __ANON_1 -143 __ANON_2 -143 __ANON_3 -143'),
     # 187
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 262, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 262 xor_expr 38'),
     # 188
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132,
-      -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132, -132,
-      -132, -132, -132, -132, -132, -132, -132, -132, -132, -132)),
+    ('$END -132 AMPERSAND -132 AND -132 AS -132 AT -132 AUGOP -132 CIRCUMFLEX -132 COLON -132 '
+     'COMMA -132 DOT -132 DSLASH -132 ELSE -132 EQUAL -132 IF -132 IN -132 IS -132 '
+     'LESSTHAN -132 LPAR -132 LSHIFT -132 LSQB -132 MINUS -132 MORETHAN -132 NOT -132 OR -132 '
+     'PERCENT -132 PLUS -132 POW -132 RBRACE -132 RPAR -132 RSHIFT -132 RSQB -132 '
+     'SEMICOLON -132 SLASH -132 STAR -132 VBAR -132 _NEWLINE -132 __ANON_0 -132 __ANON_1 -132 '
+     '__ANON_2 -132 __ANON_3 -132'),
     # 189
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 263, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 263 xor_expr 38'),
     # 190
-    (('COMMA', 'RPAR', '__arguments_star_25'),
-     (264, -177, 265)),
+    'COMMA 264 RPAR -177 __arguments_star_25 265',
     # 191
-    (('RPAR',),
-     (266,)),
+    'RPAR 266',
     # 192
-    (('COMMA', 'RPAR'),
-     (-178, -178)),
+    'COMMA -178 RPAR -178',
     # 193
-    (('COLON', 'COMMA', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS',
-      'NAME', 'NONE', 'NOT', 'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE',
-      '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison',
-      'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'sliceop',
-      'term', 'test', 'xor_expr'),
-     (267, -171, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -171, 14, 15, 16, 18, 20, 21, 22, 23,
-      24, 25, 27, 28, 29, 30, 31, 32, 33, 268, 34, 269, 38)),
+    ('COLON 267 COMMA -171 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -171 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 sliceop 268 term 34 '
+     'test 269 xor_expr 38'),
     # 194
-    (('COMMA', 'RSQB', '__subscriptlist_plus_24'),
-     (270, -159, 271)),
+    'COMMA 270 RSQB -159 __subscriptlist_plus_24 271',
     # 195
-    (('RSQB',),
-     (272,)),
+    'RSQB 272',
     # 196
-    (('COLON', 'COMMA', 'RSQB'),
-     (273, -163, -163)),
+    'COLON 273 COMMA -163 RSQB -163',
     # 197
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130,
-      -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130, -130,
-      -130, -130, -130, -130, -130, -130)),
+    ('$END -130 AMPERSAND -130 AND -130 AS -130 AT -130 AUGOP -130 CIRCUMFLEX -130 COLON -130 '
+     'COMMA -130 DSLASH -130 ELSE -130 EQUAL -130 IF -130 IN -130 IS -130 LESSTHAN -130 '
+     'LSHIFT -130 MINUS -130 MORETHAN -130 NOT -130 OR -130 PERCENT -130 PLUS -130 RBRACE -130 '
+     'RPAR -130 RSHIFT -130 RSQB -130 SEMICOLON -130 SLASH -130 STAR -130 VBAR -130 '
+     '_NEWLINE -130 __ANON_0 -130 __ANON_1 -130 __ANON_2 -130 __ANON_3 -130'),
     # 198
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-112, -112, -112, -112, -112, -112, -112, -112, -112, -112, -112, -112, -112)),
+    ('ELLIPSIS -112 FALSE -112 LBRACE -112 LPAR -112 LSQB -112 MINUS -112 NAME -112 NONE -112 '
+     'NUMBER -112 PLUS -112 STRING -112 TILDE -112 TRUE -112'),
     # 199
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE'),
-     (-110, -110, -110, -110, -110, -110, -110, -110, -110, -110, -110, -110, -110)),
+    ('ELLIPSIS -110 FALSE -110 LBRACE -110 LPAR -110 LSQB -110 MINUS -110 NAME -110 NONE -110 '
+     'NUMBER -110 PLUS -110 STRING -110 TILDE -110 TRUE -110'),
     # 200
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 274, 28, 32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 274 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
     # 201
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE',
-      '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-214, -214, -214, -214, -214, -214, -214, -214, -214, -214, -214, -214, -214, -214, -214,
-      -214, -214, -214, -214, -214, -214, -214, -214, -214)),
+    ('$END -214 AND -214 AS -214 AUGOP -214 COLON -214 COMMA -214 ELSE -214 EQUAL -214 IF -214 '
+     'IN -214 IS -214 LESSTHAN -214 MORETHAN -214 NOT -214 OR -214 RBRACE -214 RPAR -214 '
+     'RSQB -214 SEMICOLON -214 _NEWLINE -214 __ANON_0 -214 __ANON_1 -214 __ANON_2 -214 '
+     '__ANON_3 -214'),
     # 202
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234,
-      -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234, -234,
-      -234, -234, -234, -234, -234, -234)),
+    ('$END -234 AMPERSAND -234 AND -234 AS -234 AT -234 AUGOP -234 CIRCUMFLEX -234 COLON -234 '
+     'COMMA -234 DSLASH -234 ELSE -234 EQUAL -234 IF -234 IN -234 IS -234 LESSTHAN -234 '
+     'LSHIFT -234 MINUS -234 MORETHAN -234 NOT -234 OR -234 PERCENT -234 PLUS -234 RBRACE -234 '
+     'RPAR -234 RSHIFT -234 RSQB -234 SEMICOLON -234 SLASH -234 STAR -234 VBAR -234 '
+     '_NEWLINE -234 __ANON_0 -234 __ANON_1 -234 __ANON_2 -234 __ANON_3 -234'),
     # 203
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232,
-      -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232, -232,
-      -232, -232, -232, -232, -232, -232)),
+    ('$END -232 AMPERSAND -232 AND -232 AS -232 AT -232 AUGOP -232 CIRCUMFLEX -232 COLON -232 '
+     'COMMA -232 DSLASH -232 ELSE -232 EQUAL -232 IF -232 IN -232 IS -232 LESSTHAN -232 '
+     'LSHIFT -232 MINUS -232 MORETHAN -232 NOT -232 OR -232 PERCENT -232 PLUS -232 RBRACE -232 '
+     'RPAR -232 RSHIFT -232 RSQB -232 SEMICOLON -232 SLASH -232 STAR -232 VBAR -232 '
+     '_NEWLINE -232 __ANON_0 -232 __ANON_1 -232 __ANON_2 -232 __ANON_3 -232'),
     # 204
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233,
-      -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233, -233,
-      -233, -233, -233, -233, -233, -233)),
+    ('$END -233 AMPERSAND -233 AND -233 AS -233 AT -233 AUGOP -233 CIRCUMFLEX -233 COLON -233 '
+     'COMMA -233 DSLASH -233 ELSE -233 EQUAL -233 IF -233 IN -233 IS -233 LESSTHAN -233 '
+     'LSHIFT -233 MINUS -233 MORETHAN -233 NOT -233 OR -233 PERCENT -233 PLUS -233 RBRACE -233 '
+     'RPAR -233 RSHIFT -233 RSQB -233 SEMICOLON -233 SLASH -233 STAR -233 VBAR -233 '
+     '_NEWLINE -233 __ANON_0 -233 __ANON_1 -233 __ANON_2 -233 __ANON_3 -233'),
     # 205
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231,
-      -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231, -231,
-      -231, -231, -231, -231, -231, -231)),
+    ('$END -231 AMPERSAND -231 AND -231 AS -231 AT -231 AUGOP -231 CIRCUMFLEX -231 COLON -231 '
+     'COMMA -231 DSLASH -231 ELSE -231 EQUAL -231 IF -231 IN -231 IS -231 LESSTHAN -231 '
+     'LSHIFT -231 MINUS -231 MORETHAN -231 NOT -231 OR -231 PERCENT -231 PLUS -231 RBRACE -231 '
+     'RPAR -231 RSHIFT -231 RSQB -231 SEMICOLON -231 SLASH -231 STAR -231 VBAR -231 '
+     '_NEWLINE -231 __ANON_0 -231 __ANON_1 -231 __ANON_2 -231 __ANON_3 -231'),
     # 206
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230,
-      -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230, -230,
-      -230, -230, -230, -230, -230, -230)),
+    ('$END -230 AMPERSAND -230 AND -230 AS -230 AT -230 AUGOP -230 CIRCUMFLEX -230 COLON -230 '
+     'COMMA -230 DSLASH -230 ELSE -230 EQUAL -230 IF -230 IN -230 IS -230 LESSTHAN -230 '
+     'LSHIFT -230 MINUS -230 MORETHAN -230 NOT -230 OR -230 PERCENT -230 PLUS -230 RBRACE -230 '
+     'RPAR -230 RSHIFT -230 RSQB -230 SEMICOLON -230 SLASH -230 STAR -230 VBAR -230 '
+     '_NEWLINE -230 __ANON_0 -230 __ANON_1 -230 __ANON_2 -230 __ANON_3 -230'),
     # 207
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 275, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 275 power 32'),
     # 208
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 276, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 276 power 32'),
     # 209
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 277, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 277 power 32'),
     # 210
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 278, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 278 power 32'),
     # 211
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 279, 32)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 279 power 32'),
     # 212
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-212, -212, -212, -212, -212, -212, -212, -212, -212, -212, -212, -212, -212, -212, -212)),
+    ('$END -212 AND -212 AS -212 AUGOP -212 COLON -212 COMMA -212 ELSE -212 EQUAL -212 IF -212 '
+     'OR -212 RBRACE -212 RPAR -212 RSQB -212 SEMICOLON -212 _NEWLINE -212'),
     # 213
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'comparison', 'expr', 'factor', 'not_test', 'power', 'shift_expr', 'term',
-      'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 25, 27, 28, 280, 32,
-      33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 280 power 32 shift_expr 33 term 34 '
+     'xor_expr 38'),
     # 214
-    (('ELSE',),
-     (281,)),
+    'ELSE 281',
     # 215
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB',
-      'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220,
-      -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220, -220)),
+    ('$END -220 AMPERSAND -220 AND -220 AS -220 AUGOP -220 CIRCUMFLEX -220 COLON -220 '
+     'COMMA -220 ELSE -220 EQUAL -220 IF -220 IN -220 IS -220 LESSTHAN -220 MORETHAN -220 '
+     'NOT -220 OR -220 RBRACE -220 RPAR -220 RSQB -220 SEMICOLON -220 VBAR -220 _NEWLINE -220 '
+     '__ANON_0 -220 __ANON_1 -220 __ANON_2 -220 __ANON_3 -220'),
     # 216
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'arith_expr', 'atom', 'atom_expr', 'factor',
-      'power', 'shift_expr', 'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 22, 23, 24, 28, 32, 282, 34)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 22 atom 23 atom_expr 24 factor 28 '
+     'power 32 shift_expr 282 term 34'),
     # 217
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227,
-      -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227, -227,
-      -227)),
+    ('$END -227 AMPERSAND -227 AND -227 AS -227 AUGOP -227 CIRCUMFLEX -227 COLON -227 '
+     'COMMA -227 ELSE -227 EQUAL -227 IF -227 IN -227 IS -227 LESSTHAN -227 LSHIFT -227 '
+     'MINUS -227 MORETHAN -227 NOT -227 OR -227 PLUS -227 RBRACE -227 RPAR -227 RSHIFT -227 '
+     'RSQB -227 SEMICOLON -227 VBAR -227 _NEWLINE -227 __ANON_0 -227 __ANON_1 -227 '
+     '__ANON_2 -227 __ANON_3 -227'),
     # 218
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226,
-      -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226, -226,
-      -226)),
+    ('$END -226 AMPERSAND -226 AND -226 AS -226 AUGOP -226 CIRCUMFLEX -226 COLON -226 '
+     'COMMA -226 ELSE -226 EQUAL -226 IF -226 IN -226 IS -226 LESSTHAN -226 LSHIFT -226 '
+     'MINUS -226 MORETHAN -226 NOT -226 OR -226 PLUS -226 RBRACE -226 RPAR -226 RSHIFT -226 '
+     'RSQB -226 SEMICOLON -226 VBAR -226 _NEWLINE -226 __ANON_0 -226 __ANON_1 -226 '
+     '__ANON_2 -226 __ANON_3 -226'),
     # 219
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power',
-      'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 28, 32, 283)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
+     'term 283'),
     # 220
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'atom', 'atom_expr', 'factor', 'power',
-      'term'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 23, 24, 28, 32, 284)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
+     'term 284'),
     # 221
-    (('$END', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-206, -206, -206, -206, -206, -206, -206, -206, -206)),
+    ('$END -206 AUGOP -206 COLON -206 COMMA -206 EQUAL -206 RPAR -206 RSQB -206 SEMICOLON -206 '
+     '_NEWLINE -206'),
     # 222
-    (('$END', 'AUGOP', 'COLON', 'ELLIPSIS', 'EQUAL', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR',
-      'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PLUS', 'RPAR', 'SEMICOLON', 'STRING',
-      'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr',
-      'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test', 'or_test',
-      'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (-82, -82, -82, 2, -82, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -82, -82, 14, 15, 16, -82, 18,
-      20, 21, 22, 23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 285, 38)),
+    ('$END -82 AUGOP -82 COLON -82 ELLIPSIS 2 EQUAL -82 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 '
+     'MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -82 SEMICOLON -82 STRING 14 TILDE 15 '
+     'TRUE 16 _NEWLINE -82 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 atom 23 '
+     'atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
+     'shift_expr 33 term 34 test 285 xor_expr 38'),
     # 223
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-216, -216, -216, -216, -216, -216, -216, -216, -216, -216, -216, -216, -216, -216, -216,
-      -216, -216, -216, -216, -216, -216, -216, -216, -216, -216)),
+    ('$END -216 AND -216 AS -216 AUGOP -216 COLON -216 COMMA -216 ELSE -216 EQUAL -216 IF -216 '
+     'IN -216 IS -216 LESSTHAN -216 MORETHAN -216 NOT -216 OR -216 RBRACE -216 RPAR -216 '
+     'RSQB -216 SEMICOLON -216 VBAR -216 _NEWLINE -216 __ANON_0 -216 __ANON_1 -216 '
+     '__ANON_2 -216 __ANON_3 -216'),
     # 224
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 28, 32, 33, 34, 286)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34 xor_expr 286'),
     # 225
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 287, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 287 xor_expr 38'),
     # 226
-    (('NAME', 'POW', 'RPAR', 'STAR', 'parameters', 'paramitem'),
-     (75, 76, 288, 77, 289, 79)),
+    'NAME 75 POW 76 RPAR 288 STAR 77 parameters 289 paramitem 79',
     # 227
-    (('ELLIPSIS', 'FALSE', 'IN', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, -89, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 290, 28, 32, 33, 34,
-      38)),
+    ('ELLIPSIS 2 FALSE 3 IN -89 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 290 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
     # 228
-    (('COMMA', 'IN'),
-     (291, -88)),
+    'COMMA 291 IN -88',
     # 229
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 35, 292, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 292 tuple_list 37 xor_expr 38'),
     # 230
-    (('NAME',),
-     (293,)),
+    'NAME 293',
     # 231
-    (('AS', 'COMMA', 'DOT', 'IMPORT', 'SEMICOLON', '_NEWLINE'),
-     (-37, -37, 294, -37, -37, -37)),
+    'AS -37 COMMA -37 DOT 294 IMPORT -37 SEMICOLON -37 _NEWLINE -37',
     # 232
-    (('LPAR', 'NAME', 'STAR', 'import_as_name', 'import_as_names'),
-     (295, 296, 297, 298, 299)),
+    'LPAR 295 NAME 296 STAR 297 import_as_name 298 import_as_names 299',
     # 233
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 302, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 302 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 234
-    (('NAME', 'dotted_as_name', 'dotted_name'),
-     (143, 303, 147)),
+    'NAME 143 dotted_as_name 303 dotted_name 147',
     # 235
-    (('COMMA', 'SEMICOLON', '_NEWLINE'),
-     (304, -33, -33)),
+    'COMMA 304 SEMICOLON -33 _NEWLINE -33',
     # 236
-    (('NAME',),
-     (305,)),
+    'NAME 305',
     # 237
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 306, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 306 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 238
-    (('ELLIPSIS', 'FALSE', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER', 'PLUS',
-      'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 307, 28, 32, 33, 34, 38)),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 307 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
     # 239
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 308, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 308 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 240
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'with_item', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 150, 309, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 309 xor_expr 38'),
     # 241
-    (('COLON', 'COMMA'),
-     (310, 311)),
+    'COLON 310 COMMA 311',
     # 242
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11,
-      -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11, -11)),
+    ('$END -11 ASSERT -11 BREAK -11 CONTINUE -11 DEF -11 ELIF -11 ELLIPSIS -11 ELSE -11 '
+     'FALSE -11 FOR -11 FROM -11 IF -11 IMPORT -11 LAMBDA -11 LBRACE -11 LPAR -11 LSQB -11 '
+     'MINUS -11 NAME -11 NONE -11 NOT -11 NUMBER -11 PASS -11 PLUS -11 RETURN -11 STRING -11 '
+     'TILDE -11 TRUE -11 WHILE -11 WITH -11 _DEDENT -11 _NEWLINE -11'),
     # 243
-    (('SEMICOLON', '_NEWLINE'),
-     (-188, -188)),
+    'SEMICOLON -188 _NEWLINE -188',
     # 244
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'small_stmt', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 312, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 313, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 312 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 small_stmt 313 term 34 test 35 testlist 71 tuple_list 37 xor_expr 38'),
     # 245
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10,
-      -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10, -10)),
+    ('$END -10 ASSERT -10 BREAK -10 CONTINUE -10 DEF -10 ELIF -10 ELLIPSIS -10 ELSE -10 '
+     'FALSE -10 FOR -10 FROM -10 IF -10 IMPORT -10 LAMBDA -10 LBRACE -10 LPAR -10 LSQB -10 '
+     'MINUS -10 NAME -10 NONE -10 NOT -10 NUMBER -10 PASS -10 PLUS -10 RETURN -10 STRING -10 '
+     'TILDE -10 TRUE -10 WHILE -10 WITH -10 _DEDENT -10 _NEWLINE -10'),
     # 246
-    (('SEMICOLON', '_NEWLINE'),
-     (-25, -25)),
+    'SEMICOLON -25 _NEWLINE -25',
     # 247
-    (('EQUAL', 'SEMICOLON', '_NEWLINE'),
-     (-190, -190, -190)),
+    'EQUAL -190 SEMICOLON -190 _NEWLINE -190',
     # 248
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'testlist', 'tuple_list', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 35, 314, 37, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 314 tuple_list 37 xor_expr 38'),
     # 249
-    (('COLON', 'COMMA', 'RPAR'),
-     (-75, -75, -75)),
+    'COLON -75 COMMA -75 RPAR -75',
     # 250
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON',
-      '_NEWLINE'),
-     (-93, -93, -93, -93, -93, -93, -93, -93, -93, -93, -93)),
+    ('$END -93 AS -93 AUGOP -93 COLON -93 COMMA -93 EQUAL -93 RBRACE -93 RPAR -93 RSQB -93 '
+     'SEMICOLON -93 _NEWLINE -93'),
     # 251
-    (('COLON', 'COMMA', 'RPAR'),
-     (-204, -204, -204)),
+    'COLON -204 COMMA -204 RPAR -204',
     # 252
-    (('COLON', 'NAME', 'POW', 'RPAR', 'STAR', 'paramitem'),
-     (-71, 75, 76, -71, 77, 315)),
+    'COLON -71 NAME 75 POW 76 RPAR -71 STAR 77 paramitem 315',
     # 253
-    (('COMMA', 'RBRACE'),
-     (-242, -242)),
+    'COMMA -242 RBRACE -242',
     # 254
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RBRACE', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor',
-      'key_value', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test',
-      'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -154, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 316, 29, 30, 31, 32, 33, 34, 83, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -154 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 '
+     'key_value 316 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 83 '
+     'xor_expr 38'),
     # 255
-    (('COMMA', 'RBRACE'),
-     (-158, -158)),
+    'COMMA -158 RBRACE -158',
     # 256
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -150, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27,
-      28, 29, 30, 31, 32, 33, 34, 285, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -150 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
+     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
+     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 285 xor_expr 38'),
     # 257
-    (('$END', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN',
-      'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219,
-      -219, -219, -219, -219, -219, -219, -219, -219, -219, -219, -219)),
+    ('$END -219 AND -219 AS -219 AUGOP -219 CIRCUMFLEX -219 COLON -219 COMMA -219 ELSE -219 '
+     'EQUAL -219 IF -219 IN -219 IS -219 LESSTHAN -219 MORETHAN -219 NOT -219 OR -219 '
+     'RBRACE -219 RPAR -219 RSQB -219 SEMICOLON -219 VBAR -219 _NEWLINE -219 __ANON_0 -219 '
+     '__ANON_1 -219 __ANON_2 -219 __ANON_3 -219'),
     # 258
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE', 'RPAR',
-      'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-211, -211, -211, -211, -211, -211, -211, -211, -211, -211, -211, -211, -211, -211)),
+    ('$END -211 AS -211 AUGOP -211 COLON -211 COMMA -211 ELSE -211 EQUAL -211 IF -211 OR -211 '
+     'RBRACE -211 RPAR -211 RSQB -211 SEMICOLON -211 _NEWLINE -211'),
     # 259
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224,
-      -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224, -224)),
+    ('$END -224 AMPERSAND -224 AND -224 AS -224 AUGOP -224 CIRCUMFLEX -224 COLON -224 '
+     'COMMA -224 ELSE -224 EQUAL -224 IF -224 IN -224 IS -224 LESSTHAN -224 LSHIFT -224 '
+     'MORETHAN -224 NOT -224 OR -224 RBRACE -224 RPAR -224 RSHIFT -224 RSQB -224 SEMICOLON -224 '
+     'VBAR -224 _NEWLINE -224 __ANON_0 -224 __ANON_1 -224 __ANON_2 -224 __ANON_3 -224'),
     # 260
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MORETHAN', 'NOT', 'OR', 'RBRACE',
-      'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225,
-      -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225, -225)),
+    ('$END -225 AMPERSAND -225 AND -225 AS -225 AUGOP -225 CIRCUMFLEX -225 COLON -225 '
+     'COMMA -225 ELSE -225 EQUAL -225 IF -225 IN -225 IS -225 LESSTHAN -225 LSHIFT -225 '
+     'MORETHAN -225 NOT -225 OR -225 RBRACE -225 RPAR -225 RSHIFT -225 RSQB -225 SEMICOLON -225 '
+     'VBAR -225 _NEWLINE -225 __ANON_0 -225 __ANON_1 -225 __ANON_2 -225 __ANON_3 -225'),
     # 261
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 317, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 317 xor_expr 38'),
     # 262
-    (('COMMA', 'RPAR'),
-     (-181, -181)),
+    'COMMA -181 RPAR -181',
     # 263
-    (('COMMA', 'RPAR'),
-     (-180, -180)),
+    'COMMA -180 RPAR -180',
     # 264
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'POW', 'RPAR', 'STAR', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22',
-      'and_expr', 'and_test', 'argument', 'arith_expr', 'atom', 'atom_expr', 'comparison',
-      'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test',
-      'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 186, 10, 11, 12, 13, 187, -176, 189, 14, 15, 16, 18, 20, 21, 318, 22,
-      23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 192, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 187 RPAR -176 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 argument 318 arith_expr 22 atom 23 atom_expr 24 comparison 25 '
+     'expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
+     'test 192 xor_expr 38'),
     # 265
-    (('COMMA', 'RPAR'),
-     (319, -175)),
+    'COMMA 319 RPAR -175',
     # 266
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131,
-      -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131, -131,
-      -131, -131, -131, -131, -131, -131, -131, -131, -131, -131)),
+    ('$END -131 AMPERSAND -131 AND -131 AS -131 AT -131 AUGOP -131 CIRCUMFLEX -131 COLON -131 '
+     'COMMA -131 DOT -131 DSLASH -131 ELSE -131 EQUAL -131 IF -131 IN -131 IS -131 '
+     'LESSTHAN -131 LPAR -131 LSHIFT -131 LSQB -131 MINUS -131 MORETHAN -131 NOT -131 OR -131 '
+     'PERCENT -131 PLUS -131 POW -131 RBRACE -131 RPAR -131 RSHIFT -131 RSQB -131 '
+     'SEMICOLON -131 SLASH -131 STAR -131 VBAR -131 _NEWLINE -131 __ANON_0 -131 __ANON_1 -131 '
+     '__ANON_2 -131 __ANON_3 -131'),
     # 267
-    (('COMMA', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (-173, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -173, 14, 15, 16, 18, 20, 21, 22, 23, 24,
-      25, 27, 28, 29, 30, 31, 32, 33, 34, 320, 38)),
+    ('COMMA -173 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -173 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 320 '
+     'xor_expr 38'),
     # 268
-    (('COMMA', 'RSQB'),
-     (-170, -170)),
+    'COMMA -170 RSQB -170',
     # 269
-    (('COLON', 'COMMA', 'RSQB', 'sliceop'),
-     (267, -169, -169, 321)),
+    'COLON 267 COMMA -169 RSQB -169 sliceop 321',
     # 270
-    (('COLON', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'subscript', 'term', 'test', 'xor_expr'),
-     (193, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -162, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25,
-      27, 28, 29, 30, 31, 32, 33, 322, 34, 196, 38)),
+    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -162 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 subscript 322 term 34 '
+     'test 196 xor_expr 38'),
     # 271
-    (('COMMA', 'RSQB'),
-     (323, -161)),
+    'COMMA 323 RSQB -161',
     # 272
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DOT',
-      'DSLASH', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LPAR', 'LSHIFT', 'LSQB',
-      'MINUS', 'MORETHAN', 'NOT', 'OR', 'PERCENT', 'PLUS', 'POW', 'RBRACE', 'RPAR', 'RSHIFT',
-      'RSQB', 'SEMICOLON', 'SLASH', 'STAR', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1',
-      '__ANON_2', '__ANON_3'),
-     (-133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133,
-      -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133, -133,
-      -133, -133, -133, -133, -133, -133, -133, -133, -133, -133)),
+    ('$END -133 AMPERSAND -133 AND -133 AS -133 AT -133 AUGOP -133 CIRCUMFLEX -133 COLON -133 '
+     'COMMA -133 DOT -133 DSLASH -133 ELSE -133 EQUAL -133 IF -133 IN -133 IS -133 '
+     'LESSTHAN -133 LPAR -133 LSHIFT -133 LSQB -133 MINUS -133 MORETHAN -133 NOT -133 OR -133 '
+     'PERCENT -133 PLUS -133 POW -133 RBRACE -133 RPAR -133 RSHIFT -133 RSQB -133 '
+     'SEMICOLON -133 SLASH -133 STAR -133 VBAR -133 _NEWLINE -133 __ANON_0 -133 __ANON_1 -133 '
+     '__ANON_2 -133 __ANON_3 -133'),
     # 273
-    (('COLON', 'COMMA', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS',
-      'NAME', 'NONE', 'NOT', 'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE',
-      '__atom_plus_22', 'and_expr', 'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison',
-      'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'sliceop',
-      'term', 'test', 'xor_expr'),
-     (267, -167, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -167, 14, 15, 16, 18, 20, 21, 22, 23,
-      24, 25, 27, 28, 29, 30, 31, 32, 33, 324, 34, 325, 38)),
+    ('COLON 267 COMMA -167 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -167 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 sliceop 324 term 34 '
+     'test 325 xor_expr 38'),
     # 274
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE',
-      '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-215, -215, -215, -215, -215, -215, -215, -215, -215, -215, -215, -215, -215, -215, -215,
-      -215, -215, -215, -215, -215, -215, -215, -215, -215)),
+    ('$END -215 AND -215 AS -215 AUGOP -215 COLON -215 COMMA -215 ELSE -215 EQUAL -215 IF -215 '
+     'IN -215 IS -215 LESSTHAN -215 MORETHAN -215 NOT -215 OR -215 RBRACE -215 RPAR -215 '
+     'RSQB -215 SEMICOLON -215 _NEWLINE -215 __ANON_0 -215 __ANON_1 -215 __ANON_2 -215 '
+     '__ANON_3 -215'),
     # 275
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239,
-      -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239, -239,
-      -239, -239, -239, -239, -239, -239)),
+    ('$END -239 AMPERSAND -239 AND -239 AS -239 AT -239 AUGOP -239 CIRCUMFLEX -239 COLON -239 '
+     'COMMA -239 DSLASH -239 ELSE -239 EQUAL -239 IF -239 IN -239 IS -239 LESSTHAN -239 '
+     'LSHIFT -239 MINUS -239 MORETHAN -239 NOT -239 OR -239 PERCENT -239 PLUS -239 RBRACE -239 '
+     'RPAR -239 RSHIFT -239 RSQB -239 SEMICOLON -239 SLASH -239 STAR -239 VBAR -239 '
+     '_NEWLINE -239 __ANON_0 -239 __ANON_1 -239 __ANON_2 -239 __ANON_3 -239'),
     # 276
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237,
-      -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237, -237,
-      -237, -237, -237, -237, -237, -237)),
+    ('$END -237 AMPERSAND -237 AND -237 AS -237 AT -237 AUGOP -237 CIRCUMFLEX -237 COLON -237 '
+     'COMMA -237 DSLASH -237 ELSE -237 EQUAL -237 IF -237 IN -237 IS -237 LESSTHAN -237 '
+     'LSHIFT -237 MINUS -237 MORETHAN -237 NOT -237 OR -237 PERCENT -237 PLUS -237 RBRACE -237 '
+     'RPAR -237 RSHIFT -237 RSQB -237 SEMICOLON -237 SLASH -237 STAR -237 VBAR -237 '
+     '_NEWLINE -237 __ANON_0 -237 __ANON_1 -237 __ANON_2 -237 __ANON_3 -237'),
     # 277
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238,
-      -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238, -238,
-      -238, -238, -238, -238, -238, -238)),
+    ('$END -238 AMPERSAND -238 AND -238 AS -238 AT -238 AUGOP -238 CIRCUMFLEX -238 COLON -238 '
+     'COMMA -238 DSLASH -238 ELSE -238 EQUAL -238 IF -238 IN -238 IS -238 LESSTHAN -238 '
+     'LSHIFT -238 MINUS -238 MORETHAN -238 NOT -238 OR -238 PERCENT -238 PLUS -238 RBRACE -238 '
+     'RPAR -238 RSHIFT -238 RSQB -238 SEMICOLON -238 SLASH -238 STAR -238 VBAR -238 '
+     '_NEWLINE -238 __ANON_0 -238 __ANON_1 -238 __ANON_2 -238 __ANON_3 -238'),
     # 278
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236,
-      -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236, -236,
-      -236, -236, -236, -236, -236, -236)),
+    ('$END -236 AMPERSAND -236 AND -236 AS -236 AT -236 AUGOP -236 CIRCUMFLEX -236 COLON -236 '
+     'COMMA -236 DSLASH -236 ELSE -236 EQUAL -236 IF -236 IN -236 IS -236 LESSTHAN -236 '
+     'LSHIFT -236 MINUS -236 MORETHAN -236 NOT -236 OR -236 PERCENT -236 PLUS -236 RBRACE -236 '
+     'RPAR -236 RSHIFT -236 RSQB -236 SEMICOLON -236 SLASH -236 STAR -236 VBAR -236 '
+     '_NEWLINE -236 __ANON_0 -236 __ANON_1 -236 __ANON_2 -236 __ANON_3 -236'),
     # 279
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AT', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'DSLASH',
-      'ELSE', 'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR',
-      'PERCENT', 'PLUS', 'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'SLASH', 'STAR',
-      'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235,
-      -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235, -235,
-      -235, -235, -235, -235, -235, -235)),
+    ('$END -235 AMPERSAND -235 AND -235 AS -235 AT -235 AUGOP -235 CIRCUMFLEX -235 COLON -235 '
+     'COMMA -235 DSLASH -235 ELSE -235 EQUAL -235 IF -235 IN -235 IS -235 LESSTHAN -235 '
+     'LSHIFT -235 MINUS -235 MORETHAN -235 NOT -235 OR -235 PERCENT -235 PLUS -235 RBRACE -235 '
+     'RPAR -235 RSHIFT -235 RSQB -235 SEMICOLON -235 SLASH -235 STAR -235 VBAR -235 '
+     '_NEWLINE -235 __ANON_0 -235 __ANON_1 -235 __ANON_2 -235 __ANON_3 -235'),
     # 280
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'OR', 'RBRACE',
-      'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-213, -213, -213, -213, -213, -213, -213, -213, -213, -213, -213, -213, -213, -213, -213)),
+    ('$END -213 AND -213 AS -213 AUGOP -213 COLON -213 COMMA -213 ELSE -213 EQUAL -213 IF -213 '
+     'OR -213 RBRACE -213 RPAR -213 RSQB -213 SEMICOLON -213 _NEWLINE -213'),
     # 281
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 326, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 326 xor_expr 38'),
     # 282
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB',
-      'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221,
-      -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221, -221)),
+    ('$END -221 AMPERSAND -221 AND -221 AS -221 AUGOP -221 CIRCUMFLEX -221 COLON -221 '
+     'COMMA -221 ELSE -221 EQUAL -221 IF -221 IN -221 IS -221 LESSTHAN -221 MORETHAN -221 '
+     'NOT -221 OR -221 RBRACE -221 RPAR -221 RSQB -221 SEMICOLON -221 VBAR -221 _NEWLINE -221 '
+     '__ANON_0 -221 __ANON_1 -221 __ANON_2 -221 __ANON_3 -221'),
     # 283
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229,
-      -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229, -229,
-      -229)),
+    ('$END -229 AMPERSAND -229 AND -229 AS -229 AUGOP -229 CIRCUMFLEX -229 COLON -229 '
+     'COMMA -229 ELSE -229 EQUAL -229 IF -229 IN -229 IS -229 LESSTHAN -229 LSHIFT -229 '
+     'MINUS -229 MORETHAN -229 NOT -229 OR -229 PLUS -229 RBRACE -229 RPAR -229 RSHIFT -229 '
+     'RSQB -229 SEMICOLON -229 VBAR -229 _NEWLINE -229 __ANON_0 -229 __ANON_1 -229 '
+     '__ANON_2 -229 __ANON_3 -229'),
     # 284
-    (('$END', 'AMPERSAND', 'AND', 'AS', 'AUGOP', 'CIRCUMFLEX', 'COLON', 'COMMA', 'ELSE',
-      'EQUAL', 'IF', 'IN', 'IS', 'LESSTHAN', 'LSHIFT', 'MINUS', 'MORETHAN', 'NOT', 'OR', 'PLUS',
-      'RBRACE', 'RPAR', 'RSHIFT', 'RSQB', 'SEMICOLON', 'VBAR', '_NEWLINE', '__ANON_0',
-      '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228,
-      -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228, -228,
-      -228)),
+    ('$END -228 AMPERSAND -228 AND -228 AS -228 AUGOP -228 CIRCUMFLEX -228 COLON -228 '
+     'COMMA -228 ELSE -228 EQUAL -228 IF -228 IN -228 IS -228 LESSTHAN -228 LSHIFT -228 '
+     'MINUS -228 MORETHAN -228 NOT -228 OR -228 PLUS -228 RBRACE -228 RPAR -228 RSHIFT -228 '
+     'RSQB -228 SEMICOLON -228 VBAR -228 _NEWLINE -228 __ANON_0 -228 __ANON_1 -228 '
+     '__ANON_2 -228 __ANON_3 -228'),
     # 285
-    (('$END', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RPAR', 'RSQB', 'SEMICOLON', '_NEWLINE'),
-     (-207, -207, -207, -207, -207, -207, -207, -207, -207)),
+    ('$END -207 AUGOP -207 COLON -207 COMMA -207 EQUAL -207 RPAR -207 RSQB -207 SEMICOLON -207 '
+     '_NEWLINE -207'),
     # 286
-    (('$END', 'AND', 'AS', 'AUGOP', 'COLON', 'COMMA', 'ELSE', 'EQUAL', 'IF', 'IN', 'IS',
-      'LESSTHAN', 'MORETHAN', 'NOT', 'OR', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON', 'VBAR',
-      '_NEWLINE', '__ANON_0', '__ANON_1', '__ANON_2', '__ANON_3'),
-     (-217, -217, -217, -217, -217, -217, -217, -217, -217, -217, -217, -217, -217, -217, -217,
-      -217, -217, -217, -217, -217, -217, -217, -217, -217, -217)),
+    ('$END -217 AND -217 AS -217 AUGOP -217 COLON -217 COMMA -217 ELSE -217 EQUAL -217 IF -217 '
+     'IN -217 IS -217 LESSTHAN -217 MORETHAN -217 NOT -217 OR -217 RBRACE -217 RPAR -217 '
+     'RSQB -217 SEMICOLON -217 VBAR -217 _NEWLINE -217 __ANON_0 -217 __ANON_1 -217 '
+     '__ANON_2 -217 __ANON_3 -217'),
     # 287
-    (('SEMICOLON', '_NEWLINE'),
-     (-31, -31)),
+    'SEMICOLON -31 _NEWLINE -31',
     # 288
-    (('COLON',),
-     (327,)),
+    'COLON 327',
     # 289
-    (('RPAR',),
-     (328,)),
+    'RPAR 328',
     # 290
-    (('COMMA', 'IN'),
-     (-208, -208)),
+    'COMMA -208 IN -208',
     # 291
-    (('ELLIPSIS', 'FALSE', 'IN', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NUMBER',
-      'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'arith_expr', 'atom',
-      'atom_expr', 'expr', 'factor', 'power', 'shift_expr', 'term', 'xor_expr'),
-     (2, 3, -87, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 18, 20, 22, 23, 24, 329, 28, 32, 33, 34,
-      38)),
+    ('ELLIPSIS 2 FALSE 3 IN -87 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
+     'atom_expr 24 expr 329 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
     # 292
-    (('COLON',),
-     (330,)),
+    'COLON 330',
     # 293
-    (('AS', 'COMMA', 'DOT', 'IMPORT', 'SEMICOLON', '_NEWLINE'),
-     (-194, -194, -194, -194, -194, -194)),
+    'AS -194 COMMA -194 DOT -194 IMPORT -194 SEMICOLON -194 _NEWLINE -194',
     # 294
-    (('NAME',),
-     (331,)),
+    'NAME 331',
     # 295
-    (('NAME', 'import_as_name', 'import_as_names'),
-     (296, 298, 332)),
+    'NAME 296 import_as_name 298 import_as_names 332',
     # 296
-    (('AS', 'COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (333, -47, -47, -47, -47)),
+    'AS 333 COMMA -47 RPAR -47 SEMICOLON -47 _NEWLINE -47',
     # 297
-    (('SEMICOLON', '_NEWLINE'),
-     (-39, -39)),
+    'SEMICOLON -39 _NEWLINE -39',
     # 298
-    (('COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE', '__import_as_names_star_6'),
-     (334, -45, -45, -45, 335)),
+    'COMMA 334 RPAR -45 SEMICOLON -45 _NEWLINE -45 __import_as_names_star_6 335',
     # 299
-    (('SEMICOLON', '_NEWLINE'),
-     (-40, -40)),
+    'SEMICOLON -40 _NEWLINE -40',
     # 300
-    (('_INDENT',),
-     (336,)),
+    '_INDENT 336',
     # 301
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69,
-      -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69, -69)),
+    ('$END -69 ASSERT -69 BREAK -69 CONTINUE -69 DEF -69 ELIF -69 ELLIPSIS -69 ELSE -69 '
+     'FALSE -69 FOR -69 FROM -69 IF -69 IMPORT -69 LAMBDA -69 LBRACE -69 LPAR -69 LSQB -69 '
+     'MINUS -69 NAME -69 NONE -69 NOT -69 NUMBER -69 PASS -69 PLUS -69 RETURN -69 STRING -69 '
+     'TILDE -69 TRUE -69 WHILE -69 WITH -69 _DEDENT -69 _NEWLINE -69'),
     # 302
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE', '__if_stmt_star_7', 'elif_clause', 'else_clause'),
-     (-56, -56, -56, -56, -56, 337, -56, 338, -56, -56, -56, -56, -56, -56, -56, -56, -56, -56,
-      -56, -56, -56, -56, -56, -56, -56, -56, -56, -56, -56, -56, -56, -56, 339, 340, 341)),
+    ('$END -56 ASSERT -56 BREAK -56 CONTINUE -56 DEF -56 ELIF 337 ELLIPSIS -56 ELSE 338 '
+     'FALSE -56 FOR -56 FROM -56 IF -56 IMPORT -56 LAMBDA -56 LBRACE -56 LPAR -56 LSQB -56 '
+     'MINUS -56 NAME -56 NONE -56 NOT -56 NUMBER -56 PASS -56 PLUS -56 RETURN -56 STRING -56 '
+     'TILDE -56 TRUE -56 WHILE -56 WITH -56 _DEDENT -56 _NEWLINE -56 __if_stmt_star_7 339 '
+     'elif_clause 340 else_clause 341'),
     # 303
-    (('COMMA', 'SEMICOLON', '_NEWLINE'),
-     (-192, -192, -192)),
+    'COMMA -192 SEMICOLON -192 _NEWLINE -192',
     # 304
-    (('NAME', 'dotted_as_name', 'dotted_name'),
-     (143, 342, 147)),
+    'NAME 143 dotted_as_name 342 dotted_name 147',
     # 305
-    (('COMMA', 'SEMICOLON', '_NEWLINE'),
-     (-35, -35, -35)),
+    'COMMA -35 SEMICOLON -35 _NEWLINE -35',
     # 306
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR', 'FROM',
-      'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE', 'else_clause'),
-     (-60, -60, -60, -60, -60, -60, 338, -60, -60, -60, -60, -60, -60, -60, -60, -60, -60, -60,
-      -60, -60, -60, -60, -60, -60, -60, -60, -60, -60, -60, -60, -60, 343)),
+    ('$END -60 ASSERT -60 BREAK -60 CONTINUE -60 DEF -60 ELLIPSIS -60 ELSE 338 FALSE -60 '
+     'FOR -60 FROM -60 IF -60 IMPORT -60 LAMBDA -60 LBRACE -60 LPAR -60 LSQB -60 MINUS -60 '
+     'NAME -60 NONE -60 NOT -60 NUMBER -60 PASS -60 PLUS -60 RETURN -60 STRING -60 TILDE -60 '
+     'TRUE -60 WHILE -60 WITH -60 _DEDENT -60 _NEWLINE -60 else_clause 343'),
     # 307
-    (('COLON', 'COMMA'),
-     (-67, -67)),
+    'COLON -67 COMMA -67',
     # 308
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66,
-      -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66, -66)),
+    ('$END -66 ASSERT -66 BREAK -66 CONTINUE -66 DEF -66 ELLIPSIS -66 FALSE -66 FOR -66 '
+     'FROM -66 IF -66 IMPORT -66 LAMBDA -66 LBRACE -66 LPAR -66 LSQB -66 MINUS -66 NAME -66 '
+     'NONE -66 NOT -66 NUMBER -66 PASS -66 PLUS -66 RETURN -66 STRING -66 TILDE -66 TRUE -66 '
+     'WHILE -66 WITH -66 _DEDENT -66 _NEWLINE -66'),
     # 309
-    (('COLON', 'COMMA'),
-     (-200, -200)),
+    'COLON -200 COMMA -200',
     # 310
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 344, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 344 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 311
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'with_item', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 150, 345, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 345 xor_expr 38'),
     # 312
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9, -9,
-      -9, -9, -9, -9, -9, -9, -9, -9, -9, -9)),
+    ('$END -9 ASSERT -9 BREAK -9 CONTINUE -9 DEF -9 ELIF -9 ELLIPSIS -9 ELSE -9 FALSE -9 FOR -9 '
+     'FROM -9 IF -9 IMPORT -9 LAMBDA -9 LBRACE -9 LPAR -9 LSQB -9 MINUS -9 NAME -9 NONE -9 '
+     'NOT -9 NUMBER -9 PASS -9 PLUS -9 RETURN -9 STRING -9 TILDE -9 TRUE -9 WHILE -9 WITH -9 '
+     '_DEDENT -9 _NEWLINE -9'),
     # 313
-    (('SEMICOLON', '_NEWLINE'),
-     (-189, -189)),
+    'SEMICOLON -189 _NEWLINE -189',
     # 314
-    (('EQUAL', 'SEMICOLON', '_NEWLINE'),
-     (-191, -191, -191)),
+    'EQUAL -191 SEMICOLON -191 _NEWLINE -191',
     # 315
-    (('COLON', 'COMMA', 'RPAR'),
-     (-205, -205, -205)),
+    'COLON -205 COMMA -205 RPAR -205',
     # 316
-    (('COMMA', 'RBRACE'),
-     (-243, -243)),
+    'COMMA -243 RBRACE -243',
     # 317
-    (('COMMA', 'RPAR'),
-     (-179, -179)),
+    'COMMA -179 RPAR -179',
     # 318
-    (('COMMA', 'RPAR'),
-     (-246, -246)),
+    'COMMA -246 RPAR -246',
     # 319
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'POW', 'RPAR', 'STAR', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22',
-      'and_expr', 'and_test', 'argument', 'arith_expr', 'atom', 'atom_expr', 'comparison',
-      'expr', 'factor', 'lambdef', 'not_test', 'or_test', 'power', 'shift_expr', 'term', 'test',
-      'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 186, 10, 11, 12, 13, 187, -174, 189, 14, 15, 16, 18, 20, 21, 346, 22,
-      23, 24, 25, 27, 28, 29, 30, 31, 32, 33, 34, 192, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 187 RPAR -174 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 argument 346 arith_expr 22 atom 23 atom_expr 24 comparison 25 '
+     'expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
+     'test 192 xor_expr 38'),
     # 320
-    (('COMMA', 'RSQB'),
-     (-172, -172)),
+    'COMMA -172 RSQB -172',
     # 321
-    (('COMMA', 'RSQB'),
-     (-168, -168)),
+    'COMMA -168 RSQB -168',
     # 322
-    (('COMMA', 'RSQB'),
-     (-244, -244)),
+    'COMMA -244 RSQB -244',
     # 323
-    (('COLON', 'ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PLUS', 'RSQB', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr',
-      'and_test', 'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef',
-      'not_test', 'or_test', 'power', 'shift_expr', 'subscript', 'term', 'test', 'xor_expr'),
-     (193, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, -160, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25,
-      27, 28, 29, 30, 31, 32, 33, 347, 34, 196, 38)),
+    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -160 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
+     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 subscript 347 term 34 '
+     'test 196 xor_expr 38'),
     # 324
-    (('COMMA', 'RSQB'),
-     (-166, -166)),
+    'COMMA -166 RSQB -166',
     # 325
-    (('COLON', 'COMMA', 'RSQB', 'sliceop'),
-     (267, -165, -165, 348)),
+    'COLON 267 COMMA -165 RSQB -165 sliceop 348',
     # 326
-    (('$END', 'AS', 'AUGOP', 'COLON', 'COMMA', 'EQUAL', 'RBRACE', 'RPAR', 'RSQB', 'SEMICOLON',
-      '_NEWLINE'),
-     (-91, -91, -91, -91, -91, -91, -91, -91, -91, -91, -91)),
+    ('$END -91 AS -91 AUGOP -91 COLON -91 COMMA -91 EQUAL -91 RBRACE -91 RPAR -91 RSQB -91 '
+     'SEMICOLON -91 _NEWLINE -91'),
     # 327
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 349, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 349 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 328
-    (('COLON',),
-     (350,)),
+    'COLON 350',
     # 329
-    (('COMMA', 'IN'),
-     (-209, -209)),
+    'COMMA -209 IN -209',
     # 330
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 351, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 351 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 331
-    (('AS', 'COMMA', 'DOT', 'IMPORT', 'SEMICOLON', '_NEWLINE'),
-     (-195, -195, -195, -195, -195, -195)),
+    'AS -195 COMMA -195 DOT -195 IMPORT -195 SEMICOLON -195 _NEWLINE -195',
     # 332
-    (('RPAR',),
-     (352,)),
+    'RPAR 352',
     # 333
-    (('NAME',),
-     (353,)),
+    'NAME 353',
     # 334
-    (('NAME', 'RPAR', 'SEMICOLON', '_NEWLINE', 'import_as_name'),
-     (296, -44, -44, -44, 354)),
+    'NAME 296 RPAR -44 SEMICOLON -44 _NEWLINE -44 import_as_name 354',
     # 335
-    (('COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (355, -43, -43, -43)),
+    'COMMA 355 RPAR -43 SEMICOLON -43 _NEWLINE -43',
     # 336
-    (('ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF', 'IMPORT',
-      'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS',
-      'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '__atom_plus_22',
-      '__suite_plus_9', 'and_expr', 'and_test', 'arith_expr', 'assert_stmt', 'assign_stmt',
-      'atom', 'atom_expr', 'augassign_stmt', 'break_stmt', 'comparison', 'compound_stmt',
-      'continue_stmt', 'expr', 'expr_stmt', 'factor', 'for_stmt', 'funcdef', 'if_stmt',
-      'import_from', 'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power',
-      'return_stmt', 'shift_expr', 'simple_stmt', 'small_stmt', 'stmt', 'term', 'test',
-      'testlist', 'tuple_list', 'while_stmt', 'with_stmt', 'xor_expr'),
-     (39, 40, 41, 42, 2, 3, 43, 44, 45, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15,
-      16, 49, 50, 18, 356, 20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 57, 58, 27, 59, 28, 61, 62,
-      63, 64, 65, 29, 30, 31, 66, 32, 67, 33, 68, 69, 357, 34, 35, 71, 37, 72, 73, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 IMPORT 46 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 '
+     'RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 __atom_plus_22 18 '
+     '__suite_plus_9 356 and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 '
+     'atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 '
+     'continue_stmt 58 expr 27 expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 '
+     'import_from 64 import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 '
+     'return_stmt 67 shift_expr 33 simple_stmt 68 small_stmt 69 stmt 357 term 34 test 35 '
+     'testlist 71 tuple_list 37 while_stmt 72 with_stmt 73 xor_expr 38'),
     # 337
-    (('ELLIPSIS', 'FALSE', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PLUS', 'STRING', 'TILDE', 'TRUE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'atom', 'atom_expr', 'comparison', 'expr', 'factor', 'lambdef', 'not_test',
-      'or_test', 'power', 'shift_expr', 'term', 'test', 'xor_expr'),
-     (2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 21, 22, 23, 24, 25, 27, 28,
-      29, 30, 31, 32, 33, 34, 358, 38)),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
+     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
+     'or_test 31 power 32 shift_expr 33 term 34 test 358 xor_expr 38'),
     # 338
-    (('COLON',),
-     (359,)),
+    'COLON 359',
     # 339
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE', 'elif_clause', 'else_clause'),
-     (-54, -54, -54, -54, -54, 337, -54, 338, -54, -54, -54, -54, -54, -54, -54, -54, -54, -54,
-      -54, -54, -54, -54, -54, -54, -54, -54, -54, -54, -54, -54, -54, -54, 360, 361)),
+    ('$END -54 ASSERT -54 BREAK -54 CONTINUE -54 DEF -54 ELIF 337 ELLIPSIS -54 ELSE 338 '
+     'FALSE -54 FOR -54 FROM -54 IF -54 IMPORT -54 LAMBDA -54 LBRACE -54 LPAR -54 LSQB -54 '
+     'MINUS -54 NAME -54 NONE -54 NOT -54 NUMBER -54 PASS -54 PLUS -54 RETURN -54 STRING -54 '
+     'TILDE -54 TRUE -54 WHILE -54 WITH -54 _DEDENT -54 _NEWLINE -54 elif_clause 360 '
+     'else_clause 361'),
     # 340
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198,
-      -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198, -198,
-      -198, -198)),
+    ('$END -198 ASSERT -198 BREAK -198 CONTINUE -198 DEF -198 ELIF -198 ELLIPSIS -198 ELSE -198 '
+     'FALSE -198 FOR -198 FROM -198 IF -198 IMPORT -198 LAMBDA -198 LBRACE -198 LPAR -198 '
+     'LSQB -198 MINUS -198 NAME -198 NONE -198 NOT -198 NUMBER -198 PASS -198 PLUS -198 '
+     'RETURN -198 STRING -198 TILDE -198 TRUE -198 WHILE -198 WITH -198 _DEDENT -198 '
+     '_NEWLINE -198'),
     # 341
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55,
-      -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55, -55)),
+    ('$END -55 ASSERT -55 BREAK -55 CONTINUE -55 DEF -55 ELLIPSIS -55 FALSE -55 FOR -55 '
+     'FROM -55 IF -55 IMPORT -55 LAMBDA -55 LBRACE -55 LPAR -55 LSQB -55 MINUS -55 NAME -55 '
+     'NONE -55 NOT -55 NUMBER -55 PASS -55 PLUS -55 RETURN -55 STRING -55 TILDE -55 TRUE -55 '
+     'WHILE -55 WITH -55 _DEDENT -55 _NEWLINE -55'),
     # 342
-    (('COMMA', 'SEMICOLON', '_NEWLINE'),
-     (-193, -193, -193)),
+    'COMMA -193 SEMICOLON -193 _NEWLINE -193',
     # 343
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59,
-      -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59, -59)),
+    ('$END -59 ASSERT -59 BREAK -59 CONTINUE -59 DEF -59 ELLIPSIS -59 FALSE -59 FOR -59 '
+     'FROM -59 IF -59 IMPORT -59 LAMBDA -59 LBRACE -59 LPAR -59 LSQB -59 MINUS -59 NAME -59 '
+     'NONE -59 NOT -59 NUMBER -59 PASS -59 PLUS -59 RETURN -59 STRING -59 TILDE -59 TRUE -59 '
+     'WHILE -59 WITH -59 _DEDENT -59 _NEWLINE -59'),
     # 344
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65,
-      -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65, -65)),
+    ('$END -65 ASSERT -65 BREAK -65 CONTINUE -65 DEF -65 ELLIPSIS -65 FALSE -65 FOR -65 '
+     'FROM -65 IF -65 IMPORT -65 LAMBDA -65 LBRACE -65 LPAR -65 LSQB -65 MINUS -65 NAME -65 '
+     'NONE -65 NOT -65 NUMBER -65 PASS -65 PLUS -65 RETURN -65 STRING -65 TILDE -65 TRUE -65 '
+     'WHILE -65 WITH -65 _DEDENT -65 _NEWLINE -65'),
     # 345
-    (('COLON', 'COMMA'),
-     (-201, -201)),
+    'COLON -201 COMMA -201',
     # 346
-    (('COMMA', 'RPAR'),
-     (-247, -247)),
+    'COMMA -247 RPAR -247',
     # 347
-    (('COMMA', 'RSQB'),
-     (-245, -245)),
+    'COMMA -245 RSQB -245',
     # 348
-    (('COMMA', 'RSQB'),
-     (-164, -164)),
+    'COMMA -164 RSQB -164',
     # 349
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64,
-      -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64, -64)),
+    ('$END -64 ASSERT -64 BREAK -64 CONTINUE -64 DEF -64 ELLIPSIS -64 FALSE -64 FOR -64 '
+     'FROM -64 IF -64 IMPORT -64 LAMBDA -64 LBRACE -64 LPAR -64 LSQB -64 MINUS -64 NAME -64 '
+     'NONE -64 NOT -64 NUMBER -64 PASS -64 PLUS -64 RETURN -64 STRING -64 TILDE -64 TRUE -64 '
+     'WHILE -64 WITH -64 _DEDENT -64 _NEWLINE -64'),
     # 350
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 362, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 362 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 351
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR', 'FROM',
-      'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT',
-      'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE', 'else_clause'),
-     (-62, -62, -62, -62, -62, -62, 338, -62, -62, -62, -62, -62, -62, -62, -62, -62, -62, -62,
-      -62, -62, -62, -62, -62, -62, -62, -62, -62, -62, -62, -62, -62, 363)),
+    ('$END -62 ASSERT -62 BREAK -62 CONTINUE -62 DEF -62 ELLIPSIS -62 ELSE 338 FALSE -62 '
+     'FOR -62 FROM -62 IF -62 IMPORT -62 LAMBDA -62 LBRACE -62 LPAR -62 LSQB -62 MINUS -62 '
+     'NAME -62 NONE -62 NOT -62 NUMBER -62 PASS -62 PLUS -62 RETURN -62 STRING -62 TILDE -62 '
+     'TRUE -62 WHILE -62 WITH -62 _DEDENT -62 _NEWLINE -62 else_clause 363'),
     # 352
-    (('SEMICOLON', '_NEWLINE'),
-     (-41, -41)),
+    'SEMICOLON -41 _NEWLINE -41',
     # 353
-    (('COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (-46, -46, -46, -46)),
+    'COMMA -46 RPAR -46 SEMICOLON -46 _NEWLINE -46',
     # 354
-    (('COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (-196, -196, -196, -196)),
+    'COMMA -196 RPAR -196 SEMICOLON -196 _NEWLINE -196',
     # 355
-    (('NAME', 'RPAR', 'SEMICOLON', '_NEWLINE', 'import_as_name'),
-     (296, -42, -42, -42, 364)),
+    'NAME 296 RPAR -42 SEMICOLON -42 _NEWLINE -42 import_as_name 364',
     # 356
-    (('ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF', 'IMPORT',
-      'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS',
-      'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT', '__atom_plus_22',
-      'and_expr', 'and_test', 'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr',
-      'augassign_stmt', 'break_stmt', 'comparison', 'compound_stmt', 'continue_stmt', 'expr',
-      'expr_stmt', 'factor', 'for_stmt', 'funcdef', 'if_stmt', 'import_from', 'import_name',
-      'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt', 'shift_expr',
-      'simple_stmt', 'small_stmt', 'stmt', 'term', 'test', 'testlist', 'tuple_list',
-      'while_stmt', 'with_stmt', 'xor_expr'),
-     (39, 40, 41, 42, 2, 3, 43, 44, 45, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15,
-      16, 49, 50, 365, 18, 20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 57, 58, 27, 59, 28, 61, 62,
-      63, 64, 65, 29, 30, 31, 66, 32, 67, 33, 68, 69, 366, 34, 35, 71, 37, 72, 73, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 IMPORT 46 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 '
+     'RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _DEDENT 365 __atom_plus_22 18 '
+     'and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 '
+     'augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 continue_stmt 58 expr 27 '
+     'expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 import_from 64 import_name 65 '
+     'lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 shift_expr 33 '
+     'simple_stmt 68 small_stmt 69 stmt 366 term 34 test 35 testlist 71 tuple_list 37 '
+     'while_stmt 72 with_stmt 73 xor_expr 38'),
     # 357
-    (('ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF', 'IMPORT',
-      'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS',
-      'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT'),
-     (-202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202,
-      -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202, -202)),
+    ('ASSERT -202 BREAK -202 CONTINUE -202 DEF -202 ELLIPSIS -202 FALSE -202 FOR -202 FROM -202 '
+     'IF -202 IMPORT -202 LAMBDA -202 LBRACE -202 LPAR -202 LSQB -202 MINUS -202 NAME -202 '
+     'NONE -202 NOT -202 NUMBER -202 PASS -202 PLUS -202 RETURN -202 STRING -202 TILDE -202 '
+     'TRUE -202 WHILE -202 WITH -202 _DEDENT -202'),
     # 358
-    (('COLON',),
-     (367,)),
+    'COLON 367',
     # 359
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 368, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 368 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 360
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199,
-      -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199, -199,
-      -199, -199)),
+    ('$END -199 ASSERT -199 BREAK -199 CONTINUE -199 DEF -199 ELIF -199 ELLIPSIS -199 ELSE -199 '
+     'FALSE -199 FOR -199 FROM -199 IF -199 IMPORT -199 LAMBDA -199 LBRACE -199 LPAR -199 '
+     'LSQB -199 MINUS -199 NAME -199 NONE -199 NOT -199 NUMBER -199 PASS -199 PLUS -199 '
+     'RETURN -199 STRING -199 TILDE -199 TRUE -199 WHILE -199 WITH -199 _DEDENT -199 '
+     '_NEWLINE -199'),
     # 361
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53,
-      -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53, -53)),
+    ('$END -53 ASSERT -53 BREAK -53 CONTINUE -53 DEF -53 ELLIPSIS -53 FALSE -53 FOR -53 '
+     'FROM -53 IF -53 IMPORT -53 LAMBDA -53 LBRACE -53 LPAR -53 LSQB -53 MINUS -53 NAME -53 '
+     'NONE -53 NOT -53 NUMBER -53 PASS -53 PLUS -53 RETURN -53 STRING -53 TILDE -53 TRUE -53 '
+     'WHILE -53 WITH -53 _DEDENT -53 _NEWLINE -53'),
     # 362
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63,
-      -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63, -63)),
+    ('$END -63 ASSERT -63 BREAK -63 CONTINUE -63 DEF -63 ELLIPSIS -63 FALSE -63 FOR -63 '
+     'FROM -63 IF -63 IMPORT -63 LAMBDA -63 LBRACE -63 LPAR -63 LSQB -63 MINUS -63 NAME -63 '
+     'NONE -63 NOT -63 NUMBER -63 PASS -63 PLUS -63 RETURN -63 STRING -63 TILDE -63 TRUE -63 '
+     'WHILE -63 WITH -63 _DEDENT -63 _NEWLINE -63'),
     # 363
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61,
-      -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61, -61)),
+    ('$END -61 ASSERT -61 BREAK -61 CONTINUE -61 DEF -61 ELLIPSIS -61 FALSE -61 FOR -61 '
+     'FROM -61 IF -61 IMPORT -61 LAMBDA -61 LBRACE -61 LPAR -61 LSQB -61 MINUS -61 NAME -61 '
+     'NONE -61 NOT -61 NUMBER -61 PASS -61 PLUS -61 RETURN -61 STRING -61 TILDE -61 TRUE -61 '
+     'WHILE -61 WITH -61 _DEDENT -61 _NEWLINE -61'),
     # 364
-    (('COMMA', 'RPAR', 'SEMICOLON', '_NEWLINE'),
-     (-197, -197, -197, -197)),
+    'COMMA -197 RPAR -197 SEMICOLON -197 _NEWLINE -197',
     # 365
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70,
-      -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70, -70)),
+    ('$END -70 ASSERT -70 BREAK -70 CONTINUE -70 DEF -70 ELIF -70 ELLIPSIS -70 ELSE -70 '
+     'FALSE -70 FOR -70 FROM -70 IF -70 IMPORT -70 LAMBDA -70 LBRACE -70 LPAR -70 LSQB -70 '
+     'MINUS -70 NAME -70 NONE -70 NOT -70 NUMBER -70 PASS -70 PLUS -70 RETURN -70 STRING -70 '
+     'TILDE -70 TRUE -70 WHILE -70 WITH -70 _DEDENT -70 _NEWLINE -70'),
     # 366
-    (('ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF', 'IMPORT',
-      'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS',
-      'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT'),
-     (-203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203,
-      -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203, -203)),
+    ('ASSERT -203 BREAK -203 CONTINUE -203 DEF -203 ELLIPSIS -203 FALSE -203 FOR -203 FROM -203 '
+     'IF -203 IMPORT -203 LAMBDA -203 LBRACE -203 LPAR -203 LSQB -203 MINUS -203 NAME -203 '
+     'NONE -203 NOT -203 NUMBER -203 PASS -203 PLUS -203 RETURN -203 STRING -203 TILDE -203 '
+     'TRUE -203 WHILE -203 WITH -203 _DEDENT -203'),
     # 367
-    (('ASSERT', 'BREAK', 'CONTINUE', 'ELLIPSIS', 'FALSE', 'FROM', 'IMPORT', 'LAMBDA', 'LBRACE',
-      'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN',
-      'STRING', 'TILDE', 'TRUE', '_NEWLINE', '__atom_plus_22', 'and_expr', 'and_test',
-      'arith_expr', 'assert_stmt', 'assign_stmt', 'atom', 'atom_expr', 'augassign_stmt',
-      'break_stmt', 'comparison', 'continue_stmt', 'expr', 'expr_stmt', 'factor', 'import_from',
-      'import_name', 'lambdef', 'not_test', 'or_test', 'pass_stmt', 'power', 'return_stmt',
-      'shift_expr', 'simple_stmt', 'small_stmt', 'suite', 'term', 'test', 'testlist',
-      'tuple_list', 'xor_expr'),
-     (39, 40, 41, 2, 3, 44, 46, 4, 5, 6, 7, 8, 9, 10, 11, 12, 47, 13, 48, 14, 15, 16, 300, 18,
-      20, 21, 22, 53, 54, 23, 24, 55, 56, 25, 58, 27, 59, 28, 64, 65, 29, 30, 31, 66, 32, 67,
-      33, 301, 69, 369, 34, 35, 71, 37, 38)),
+    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
+     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
+     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
+     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
+     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
+     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
+     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 369 term 34 test 35 testlist 71 '
+     'tuple_list 37 xor_expr 38'),
     # 368
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELLIPSIS', 'FALSE', 'FOR', 'FROM', 'IF',
-      'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE', 'NOT', 'NUMBER',
-      'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH', '_DEDENT',
-      '_NEWLINE'),
-     (-58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58,
-      -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58, -58)),
+    ('$END -58 ASSERT -58 BREAK -58 CONTINUE -58 DEF -58 ELLIPSIS -58 FALSE -58 FOR -58 '
+     'FROM -58 IF -58 IMPORT -58 LAMBDA -58 LBRACE -58 LPAR -58 LSQB -58 MINUS -58 NAME -58 '
+     'NONE -58 NOT -58 NUMBER -58 PASS -58 PLUS -58 RETURN -58 STRING -58 TILDE -58 TRUE -58 '
+     'WHILE -58 WITH -58 _DEDENT -58 _NEWLINE -58'),
     # 369
-    (('$END', 'ASSERT', 'BREAK', 'CONTINUE', 'DEF', 'ELIF', 'ELLIPSIS', 'ELSE', 'FALSE', 'FOR',
-      'FROM', 'IF', 'IMPORT', 'LAMBDA', 'LBRACE', 'LPAR', 'LSQB', 'MINUS', 'NAME', 'NONE',
-      'NOT', 'NUMBER', 'PASS', 'PLUS', 'RETURN', 'STRING', 'TILDE', 'TRUE', 'WHILE', 'WITH',
-      '_DEDENT', '_NEWLINE'),
-     (-57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57,
-      -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57, -57)),
+    ('$END -57 ASSERT -57 BREAK -57 CONTINUE -57 DEF -57 ELIF -57 ELLIPSIS -57 ELSE -57 '
+     'FALSE -57 FOR -57 FROM -57 IF -57 IMPORT -57 LAMBDA -57 LBRACE -57 LPAR -57 LSQB -57 '
+     'MINUS -57 NAME -57 NONE -57 NOT -57 NUMBER -57 PASS -57 PLUS -57 RETURN -57 STRING -57 '
+     'TILDE -57 TRUE -57 WHILE -57 WITH -57 _DEDENT -57 _NEWLINE -57'),
 )
 START_STATES = {'eval_input': 0, 'file_input': 1}
 END_STATES = {'eval_input': 26, 'file_input': 60}

@@ -120,15 +120,17 @@ TABLES_FORMAT = 1       # bump when the layout of the data below changes
 #               with that character can be (an over-approximation; characters not listed
 #               and failed matches use all of TERMINALS)
 #   TERM_TEXT   {terminal: its text} for the string terminals
+#   TERM_CHOICES  {terminal: (text, ...)} for the regex terminals that are only a choice of
+#               fixed texts (AUGOP), in the order the regex tries them
 #   RULES       ((origin, callback name, length, expand1, child filter), ...), the recipe
 #               of each rule's callback (see _make_callback)
-#   STATES      ((symbols, actions), ...): the row of each state, two tuples side by side
-#               (constants, so the module loads without building dicts); action >= 0
-#               shifts (terminals) or goes (nonterminals) to that state, action < 0
-#               reduces by RULES[~action]
+#   STATES      the row of each state, a string "symbol action symbol action ..." (one
+#               constant per state loads several times faster than tuples of them; a row is
+#               read when the parser first needs it): action >= 0 shifts (terminals) or goes
+#               (nonterminals) to that state, action < 0 reduces by RULES[~action]
 #   START_STATES, END_STATES   {start symbol: state}
 TABLE_FIELDS = ("GRAMMAR_CHECKSUM", "TERMINALS", "SPACES", "KEYWORDS", "IGNORE", "DISPATCH",
-                "TERM_TEXT", "RULES", "STATES", "START_STATES", "END_STATES")
+                "TERM_TEXT", "TERM_CHOICES", "RULES", "STATES", "START_STATES", "END_STATES")
 
 _LARK_OPTIONS = dict(parser="lalr", lexer="basic", start=["file_input", "eval_input"],
                      maybe_placeholders=True)
@@ -259,8 +261,9 @@ def _tables_from_lark(lk, checksum: str) -> dict:
     states = []
     for s in order:
         row = sorted(pt.states[s].items())
-        states.append((tuple(str(sym) for sym, _ in row),
-                       tuple(number[arg] if action is Shift else ~rule_index[arg] for _, (action, arg) in row)))
+        assert not any(" " in sym for sym, _ in row)
+        states.append(" ".join(f"{sym} {number[arg] if action is Shift else ~rule_index[arg]}"
+                               for sym, (action, arg) in row))
 
     return {
         "GRAMMAR_CHECKSUM": checksum,
@@ -271,6 +274,8 @@ def _tables_from_lark(lk, checksum: str) -> dict:
         "DISPATCH": dispatch,
         "TERM_TEXT": {str(t.name): str(t.pattern.value) for t in sorted(terms, key=lambda t: t.name)
                       if type(t.pattern).__name__ == "PatternStr"},
+        "TERM_CHOICES": {str(t.name): choices for t in scanned if type(t.pattern).__name__ != "PatternStr"
+                         for choices in [_literal_alternatives(t.pattern.to_regexp())] if choices},
         "RULES": tuple(_rule_recipe(r) for r in rules),
         "STATES": tuple(states),
         "START_STATES": {str(s): number[pt.start_states[s]] for s in starts},
@@ -286,10 +291,10 @@ def _rule_recipe(rule):
     The user callback is the transformer's attribute named after the rule's alias, template
     or origin (else a tree of that name). ``expand1`` (a ``?rule`` without alias) wraps it
     to return a lone child as it is. The child filter, if any, is ``(keep, trailing)``:
-    ``keep`` lists ``(index, inline, nones)`` for each child kept -- ``nones`` placeholders
-    (``None``, for an absent ``[item]``) go in front of it, and an inlined child (a
-    ``_rule``) contributes its children instead of itself -- and ``trailing`` placeholders
-    end the list. Terminals marked filter_out (anonymous punctuation, ``_TERMINALS``) are
+    ``keep`` lists ``(index, inlined, nones)`` for each child kept -- ``nones`` placeholders
+    (``None``, for an absent ``[item]``) go in front of it, and a child that is a ``_rule``
+    (``inlined`` is its name, else None) contributes its children instead of itself -- and
+    ``trailing`` placeholders end the list. Terminals marked filter_out (anonymous punctuation, ``_TERMINALS``) are
     dropped unless the rule keeps all tokens (``!rule``)."""
     opts = rule.options
     expansion = rule.expansion
@@ -308,10 +313,10 @@ def _rule_recipe(rule):
     for i, sym in enumerate(expansion):
         pending += runs[i]
         if opts.keep_all_tokens or not (sym.is_term and sym.filter_out):
-            keep.append((i, not sym.is_term and sym.name.startswith("_"), pending))
+            keep.append((i, str(sym.name) if not sym.is_term and sym.name.startswith("_") else None, pending))
             pending = 0
     pending += runs[n]
-    changes = bool(empty) or len(keep) < n or any(inline for _, inline, _ in keep)
+    changes = bool(empty) or len(keep) < n or any(inlined for _, inlined, _ in keep)
     child_filter = (tuple(keep), pending) if changes else None
     name = rule.alias or opts.template_source or rule.origin.name
     return (str(rule.origin.name), str(name), n, bool(opts.expand1 and not rule.alias), child_filter)
@@ -341,6 +346,34 @@ def fresh_tables(cache=False) -> dict:
     # the postlexer matters: its always_accept keeps terminals the grammar does not use
     lk = _build_lark(data.decode("utf-8"), postlex=GxIndenter(), cache=cache)
     return _tables_from_lark(lk, _grammar_checksum(data))
+
+
+def _literal_alternatives(pattern):
+    """The texts regex ``pattern`` matches, in the order it tries them, if it is only literal
+    text or a choice of literal texts (``a|bc|d``); else None."""
+    try:
+        import re._parser as sre
+    except ImportError:             # Python 3.10
+        import sre_parse as sre
+
+    def text(items):
+        if all(op is sre.LITERAL for op, _ in items):
+            return "".join(chr(av) for _, av in items)
+        return None
+
+    try:
+        items = list(sre.parse(pattern))
+    except Exception:
+        return None
+    while len(items) == 1 and items[0][0] is sre.SUBPATTERN and not items[0][1][1] and not items[0][1][2]:
+        items = list(items[0][1][3])        # a group without flags
+    if len(items) == 1 and items[0][0] is sre.BRANCH:
+        out = [text(list(alt)) for alt in items[0][1][1]]
+    else:
+        out = [text(items)]
+    if not out or None in out or "" in out:
+        return None
+    return tuple(out)
 
 
 def _first_ascii(pattern):
@@ -423,8 +456,7 @@ def _first_ascii(pattern):
 
 class _Tree:
     """What Lark's ``Transformer.__default__`` makes for a rule that has no ``_Builder``
-    method: here only the helper rules Lark generates for ``x*``/``x+``, which their
-    parent rule inlines."""
+    method (except for the rules whose values are bare lists, see ``_bare_origins``)."""
 
     __slots__ = ("data", "children")
 
@@ -436,12 +468,32 @@ class _Tree:
         return f"_Tree({self.data!r}, {self.children!r})"
 
 
-def _make_callback(builder, recipe):
+def _bare_origins(builder, recipes):
+    """The ``_rule``s none of whose callbacks is a ``builder`` method or ``?``-expanded: the
+    helpers Lark makes for ``x*``/``x+``. Their trees are only ever inlined into the parent
+    rule (Lark's filter takes their children), so their value is the list of children
+    itself, without the tree around it -- the same lists, one object less per reduction."""
+    out = set()
+    notbare = set()
+    for origin, name, _length, expand1, _filter in recipes:
+        if origin.startswith("_") and not expand1 and getattr(builder, name, None) is None:
+            out.add(origin)
+        else:
+            notbare.add(origin)
+    return frozenset(out - notbare)
+
+
+def _same(x):
+    return x
+
+
+def _make_callback(builder, recipe, bare=frozenset()):
     """The callback of a rule (see ``_rule_recipe``): what Lark builds for it with
-    ``transformer=builder``."""
-    _origin, name, _length, expand1, child_filter = recipe
+    ``transformer=builder`` -- except that the rules in ``bare`` (see ``_bare_origins``) make
+    the list of their children, not a tree of it."""
+    origin, name, _length, expand1, child_filter = recipe
     user = getattr(builder, name, None)
-    if user is None:
+    if user is None and origin not in bare:
         def user(children, _name=name):
             return _Tree(_name, children)
     f = user
@@ -449,79 +501,106 @@ def _make_callback(builder, recipe):
         def f(children, _user=user):
             return children[0] if len(children) == 1 else _user(children)
     if child_filter is not None:
-        f = _child_filter(child_filter, f)
-    return f
+        return _child_filter(child_filter, f, bare)
+    return f if f is not None else _same
 
 
-def _child_filter(spec, inner):
-    """``inner`` behind the child filter ``spec = (keep, trailing)`` of ``_rule_recipe``.
-    The callbacks receive a fresh list, which the filter may reuse."""
+def _child_filter(spec, inner, bare):
+    """``inner`` (None: nothing, the list is the value) behind the child filter
+    ``spec = (keep, trailing)`` of ``_rule_recipe``, where the values of the rules in
+    ``bare`` are lists of children already. The callbacks receive a fresh list, which the
+    filter may reuse."""
     keep, trailing = spec
-    if not any(inline for _, inline, _ in keep):
+    fin = inner if inner is not None else _same
+    if not any(inlined for _, inlined, _ in keep):
         # Only dropping children and adding placeholders: pick by index, where index
         # ``len(children)`` is a None appended to the list.
         picks = []
-        for i, _inline, nones in keep:
+        for i, _inlined, nones in keep:
             picks += [-1] * nones + [i]
         picks += [-1] * trailing
         if -1 not in picks:
             if len(picks) == 1:
                 (a,) = picks
-
-                def f(children):
-                    return inner([children[a]])
+                if inner is None:
+                    def f(children):
+                        return [children[a]]
+                else:
+                    def f(children):
+                        return inner([children[a]])
                 return f
             picks = tuple(picks)
 
             def f(children):
-                return inner([children[i] for i in picks])
+                return fin([children[i] for i in picks])
             return f
 
         def f(children):
             n = len(children)
             children.append(None)
-            return inner([children[n if i < 0 else i] for i in picks])
+            return fin([children[n if i < 0 else i] for i in picks])
         return f
     # the usual shapes of rules with a repetition, e.g. ``x ("," x)*``, first
-    shape = tuple((inline, nones) for _, inline, nones in keep) + (trailing,)
+    shape = tuple((inlined is not None, nones) for _, inlined, nones in keep) + (trailing,)
     if shape == ((True, 0), (False, 0), 0):      # Lark's helper ``_x: _x "," x``
-        a, b = keep[0][0], keep[1][0]
-
-        def f(children):
-            out = children[a].children
-            out.append(children[b])
-            return inner(out)
+        (a, sa, _), (b, _, _) = keep
+        if sa in bare and inner is None:
+            def f(children):
+                out = children[a]
+                out.append(children[b])
+                return out
+        elif sa in bare:
+            def f(children):
+                out = children[a]
+                out.append(children[b])
+                return inner(out)
+        else:
+            def f(children):
+                out = children[a].children
+                out.append(children[b])
+                return fin(out)
         return f
     if shape == ((False, 0), (True, 0), 0):      # ``x _x``
-        a, b = keep[0][0], keep[1][0]
-
-        def f(children):
-            out = [children[a]]
-            out += children[b].children
-            return inner(out)
+        (a, _, _), (b, sb, _) = keep
+        if sb in bare:
+            def f(children):
+                out = [children[a]]
+                out += children[b]
+                return fin(out)
+        else:
+            def f(children):
+                out = [children[a]]
+                out += children[b].children
+                return fin(out)
         return f
     if shape == ((True, 0), 0):                  # ``_x``, ``_x ","``
-        (a, _inline, _nones), = keep
-
-        def f(children):
-            return inner(children[a].children)
+        (a, sa, _), = keep
+        if sa in bare:
+            def f(children):
+                return fin(children[a])
+        else:
+            def f(children):
+                return fin(children[a].children)
         return f
+
+    entries = tuple((i, inlined is not None, inlined in bare, nones) for i, inlined, nones in keep)
 
     def f(children):
         out = []
-        for i, inline, nones in keep:
+        for i, inline, direct, nones in entries:
             if nones:
                 out += [None] * nones
             if inline:
+                kids = children[i] if direct else children[i].children
                 if out:
-                    out += children[i].children
+                    out += kids
                 else:       # as Lark does: take over the inlined child's list
-                    out = children[i].children
+                    out = kids
             else:
                 out.append(children[i])
         if trailing:
             out += [None] * trailing
-        return inner(out)
+        return fin(out)
     return f
 
 
@@ -562,18 +641,28 @@ class _Engine:
         self.keywords = t["KEYWORDS"]
         self.ignore = frozenset(t["IGNORE"])
         self.term_text = texts = t["TERM_TEXT"]
-        # The scanner looks at a token's first character. If only one string terminal of one
-        # character can start there, that is the token (no regex). Otherwise the regex of the
-        # terminals that can start with it (DISPATCH), in order -- an alternation, so the
-        # first that matches wins, as in Lark's lexer -- compiled when first needed and shared
-        # by the characters with the same terminals. (Trying all ~40 terminals at each
-        # character is slow, and compiling their regex takes milliseconds.)
+        # The scanner looks at a token's first character, and tries the terminals that can
+        # start with it (DISPATCH) in order: the first that matches wins, as in the
+        # alternation of Lark's lexer. If they all match fixed texts, these are compared in
+        # order (the single text of one character: that is the token). Otherwise their
+        # regexes are joined into one alternation, compiled when first needed and shared by
+        # the characters with the same terminals. (Trying all ~40 terminals at each
+        # character is slow, and compiling regexes costs a fraction of a millisecond each.)
         self._dispatch_terms = dispatch = t["DISPATCH"]
-        self.literal = {}           # character -> (terminal, text)
+        fixed = dict(t["TERM_CHOICES"])     # terminal -> its texts in order, if fixed
+        for name, regex in terms:
+            if name in texts and regex == re.escape(texts[name]):
+                fixed[name] = (texts[name],)
+        self.literal = {}           # character -> (terminal, text): the one-character token
+        self.literals = {}          # character -> ((terminal, text), ...): the texts to try
         for ch, key in dispatch.items():
-            name, regex = terms[key[0]]
-            if len(key) == 1 and texts.get(name) == ch and regex == re.escape(ch) and name not in self.ignore:
-                self.literal[ch] = (name, ch)
+            names = [terms[i][0] for i in key]
+            if all(name in fixed and name not in self.ignore for name in names):
+                choices = tuple((name, x) for name in names for x in fixed[name] if x[:1] == ch)
+                if len(choices) == 1 and choices[0][1] == ch:
+                    self.literal[ch] = choices[0]
+                elif choices:
+                    self.literals[ch] = choices
         self.regex_of = {}          # character -> compiled regex, filled on first use
         self._shared = {}           # tuple of terminal indices -> compiled regex
         self._every = None
@@ -587,6 +676,7 @@ class _Engine:
         # made from STATES when first used (a small program needs few of them), callbacks
         # when a row needs them.
         self._rules = t["RULES"]
+        self._bare = _bare_origins(self.builder, self._rules)
         self._raw_states = t["STATES"]
         self._reductions = [None] * len(self._rules)
         self.table = [_PendingRow(self, i) for i in range(len(self._raw_states))]
@@ -597,8 +687,8 @@ class _Engine:
         """Make row ``state`` of the table (replacing its _PendingRow)."""
         row = {}
         reductions = self._reductions
-        symbols, actions = self._raw_states[state]
-        for sym, a in zip(symbols, actions):
+        items = self._raw_states[state].split()
+        for sym, a in zip(items[::2], map(int, items[1::2])):
             if a >= 0:
                 row[sym] = a
                 continue
@@ -609,7 +699,7 @@ class _Engine:
                 if expand1 and length == 1 and child_filter is None:
                     red = (1, origin, None)         # passes its child through
                 else:
-                    red = (length, origin, _make_callback(self.builder, rule))
+                    red = (length, origin, _make_callback(self.builder, rule, self._bare))
                 reductions[~a] = red
             row[sym] = red + ({},)
         self.table[state] = row
@@ -660,9 +750,11 @@ class _Engine:
                 begin += 1
                 c = src[begin] if begin < n else ""
             lit = self.literal.get(c)
+            if lit is None:
+                lit = next(((t, x) for t, x in self.literals.get(c, ()) if src.startswith(x, begin)), None)
             if lit is not None:
                 typ, val = lit
-                end = begin + 1
+                end = begin + len(val)
             else:
                 m = self._match(src, begin) if begin < n else None
                 if m is None:
@@ -714,6 +806,7 @@ class _Engine:
         closing = _CLOSE
         closing_of = _CLOSE_OF
         literal = self.literal
+        literals = self.literals
         regex_of = self.regex_of
         spaces = self.spaces
         keywords = self.keywords
@@ -734,11 +827,19 @@ class _Engine:
                 begin += 1
                 c = src[begin] if begin < n else ""
             lit = literal.get(c)
+            if lit is None:
+                choices = literals.get(c)
+                if choices is not None:
+                    for lit in choices:
+                        if src.startswith(lit[1], begin):
+                            break
+                    else:
+                        lit = None
             if lit is not None:
                 tt, val = lit
-                pos = begin + 1
+                pos = begin + len(val)
                 col = begin - line_start + 1
-                tok = Tok(tt, val, line, col, line, col + 1, begin, pos)
+                tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
             else:
                 rx = regex_of.get(c)
                 m = rx.match(src, begin) if rx is not None else None
@@ -816,8 +917,12 @@ class _Engine:
                 if size == 1:
                     values[-1] = cb([values[-1]])
                     below = states[-2]
-                    del states[-1]
-                elif size:
+                    state = memo.get(below)
+                    if state is None:
+                        state = memo[below] = self._unit_chain(below, table[below][origin], tt)
+                    states[-1] = state
+                    continue
+                if size:
                     children = values[-size:]
                     del values[-size:]
                     del states[-size:]
@@ -1327,6 +1432,11 @@ def _position_in(tok, offset):
 
 # ---------------------------------------------------------------------------- f-strings
 
+_FIELD_PLAIN = re.compile(r"[^'\"\\()\[\]{}!:=#]*")    # nothing to do in a field but move on
+_LITERAL_PLAIN = re.compile(r"[^{}\\]+")                # nor in literal text (raw: backslashes too)
+_RAW_LITERAL_PLAIN = re.compile(r"[^{}]+")
+
+
 def _scan_field(body, i, tok, boff):
     """Parse one replacement field starting after '{' at body[i]; return (parts, new index) where
     parts is a list of nodes (a Constant for the '=' debug text, then the FormattedValue)."""
@@ -1335,15 +1445,20 @@ def _scan_field(body, i, tok, boff):
     depth = 0
     quote = None
     j = i
+    plain = _FIELD_PLAIN.match
     while j < n:
-        c = body[j]
         if quote:
-            if body.startswith(quote, j):
-                j += len(quote)
-                quote = None
-                continue
-            j += 1
+            k = body.find(quote, j)         # (no escapes inside: a backslash is an error anyway)
+            if k < 0:
+                j = n
+                break
+            j = k + len(quote)
+            quote = None
             continue
+        j = plain(body, j).end()            # characters that only move on
+        if j >= n:
+            break
+        c = body[j]
         if c in "'\"":
             quote = c * 3 if body.startswith(c * 3, j) else c
             j += len(quote)
@@ -1412,7 +1527,13 @@ def _scan_literal(body, i, tok, boff, in_spec=False, raw=False):
     out = []
     buf = []
     lit_start = i
+    plain = (_RAW_LITERAL_PLAIN if raw else _LITERAL_PLAIN).match
     while i < n:
+        m = plain(body, i)
+        if m is not None:
+            buf.append(m.group())
+            i = m.end()
+            continue
         c = body[i]
         if c == "{":
             if not in_spec and body.startswith("{{", i):
@@ -1492,7 +1613,16 @@ def _parse_field_expr(text, tok, offset):
 def _shift(node, dline, dcol):
     """Move positions of a tree parsed from a fragment: line 1 of the fragment starts at column
     ``dcol + 1`` of line ``dline + 1``."""
-    for n in ast.walk(node):
+    Node = ast.Node
+    todo = [node]
+    while todo:         # ast.walk, written out (a field of an f-string is shifted each time)
+        n = todo.pop()
+        for name in n._fields:
+            v = getattr(n, name)
+            if isinstance(v, Node):
+                todo.append(v)
+            elif isinstance(v, list):
+                todo += [x for x in v if isinstance(x, Node)]
         if n.line == 1:
             n.col += dcol
         if n.end_line == 1:

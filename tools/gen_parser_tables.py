@@ -39,10 +39,9 @@ def render(tables: dict, lark_version: str, tables_format: int) -> str:
             out.append(")")
         elif name == "STATES":
             out.append("STATES = (")
-            for i, (symbols, actions) in enumerate(value):
+            for i, row in enumerate(value):
                 out.append(f"    # {i}")
-                out.append(_packed(symbols, 4, "((") + ",")
-                out.append(_packed(actions, 5, "(") + "),")
+                out.append(_string(row, 4) + ",")
             out.append(")")
         elif isinstance(value, dict):
             out.append(f"{name} = " + _wrapped(value, 0).lstrip())
@@ -51,20 +50,21 @@ def render(tables: dict, lark_version: str, tables_format: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _packed(items: tuple, indent: int, opening: str, width: int = 96) -> str:
-    """A tuple literal (after ``opening``), its items packed into lines."""
-    lines, line = [], " " * indent + opening
-    for x in items:
-        item = f"{x!r},"
-        if len(line) + 1 + len(item) > width and not line.endswith("("):
-            lines.append(line)
-            line = " " * (indent + len(opening)) + item
+def _string(row: str, indent: int, width: int = 96) -> str:
+    """A row's string literal, split over lines (adjacent literals) between its pairs."""
+    words = row.split(" ")
+    pieces, piece = [], ""
+    for word in (" ".join(words[i:i + 2]) for i in range(0, len(words), 2)):
+        if piece and indent + 3 + len(piece) + 1 + len(word) > width:
+            pieces.append(piece + " ")
+            piece = word
         else:
-            line += ("" if line.endswith("(") else " ") + item
-    if len(items) != 1:
-        line = line.rstrip(",")
-    lines.append(line + ")")
-    return "\n".join(lines)
+            piece = f"{piece} {word}" if piece else word
+    pieces.append(piece)
+    if len(pieces) == 1:
+        return " " * indent + repr(pieces[0])
+    return "\n".join(" " * indent + ("(" if i == 0 else " ") + repr(p) + (")" if i == len(pieces) - 1 else "")
+                     for i, p in enumerate(pieces))
 
 
 def _wrapped(d: dict, indent: int, width: int = 96) -> str:
