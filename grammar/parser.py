@@ -38,6 +38,7 @@ from __future__ import annotations
 import _thread
 import codecs
 import gc
+import operator
 import os
 import re
 import sys
@@ -491,7 +492,7 @@ def _make_callback(builder, recipe, bare=frozenset()):
     """The callback of a rule (see ``_rule_recipe``): what Lark builds for it with
     ``transformer=builder`` -- except that the rules in ``bare`` (see ``_bare_origins``) make
     the list of their children, not a tree of it."""
-    origin, name, _length, expand1, child_filter = recipe
+    origin, name, length, expand1, child_filter = recipe
     user = getattr(builder, name, None)
     if user is None and origin not in bare:
         def user(children, _name=name):
@@ -501,44 +502,58 @@ def _make_callback(builder, recipe, bare=frozenset()):
         def f(children, _user=user):
             return children[0] if len(children) == 1 else _user(children)
     if child_filter is not None:
-        return _child_filter(child_filter, f, bare)
+        return _child_filter(child_filter, f, bare, length)
     return f if f is not None else _same
 
 
-def _child_filter(spec, inner, bare):
+def _child_filter(spec, inner, bare, length):
     """``inner`` (None: nothing, the list is the value) behind the child filter
-    ``spec = (keep, trailing)`` of ``_rule_recipe``, where the values of the rules in
-    ``bare`` are lists of children already. The callbacks receive a fresh list, which the
-    filter may reuse."""
+    ``spec = (keep, trailing)`` of ``_rule_recipe`` for a rule of ``length`` symbols, where
+    the values of the rules in ``bare`` are lists of children already. The callbacks receive
+    a fresh list, which the filter may reuse."""
     keep, trailing = spec
     fin = inner if inner is not None else _same
     if not any(inlined for _, inlined, _ in keep):
-        # Only dropping children and adding placeholders: pick by index, where index
-        # ``len(children)`` is a None appended to the list.
+        # Only dropping children and adding placeholders: pick by index
         picks = []
         for i, _inlined, nones in keep:
             picks += [-1] * nones + [i]
         picks += [-1] * trailing
-        if -1 not in picks:
-            if len(picks) == 1:
-                (a,) = picks
-                if inner is None:
-                    def f(children):
-                        return [children[a]]
-                else:
-                    def f(children):
-                        return inner([children[a]])
-                return f
-            picks = tuple(picks)
+        if not picks:
+            def f(children):
+                return fin([])
+            return f
+        if len(picks) == 1 and picks[0] >= 0:
+            (a,) = picks
+            if inner is None:
+                def f(children):
+                    return [children[a]]
+            else:
+                def f(children):
+                    return inner([children[a]])
+            return f
+        if len(picks) == 2 and -1 not in picks:
+            a, b = picks
 
             def f(children):
-                return fin([children[i] for i in picks])
+                return fin([children[a], children[b]])
             return f
+        if -1 not in picks:
+            get = operator.itemgetter(*picks)
 
-        def f(children):
-            n = len(children)
-            children.append(None)
-            return fin([children[n if i < 0 else i] for i in picks])
+            def f(children):
+                return fin(list(get(children)))
+            return f
+        # placeholders: index len(children) (the rule's length) is a None appended to them
+        get = operator.itemgetter(*[length if i < 0 else i for i in picks])
+        if len(picks) == 1:
+            def f(children):
+                children.append(None)
+                return fin([get(children)])
+        else:
+            def f(children):
+                children.append(None)
+                return fin(list(get(children)))
         return f
     # the usual shapes of rules with a repetition, e.g. ``x ("," x)*``, first
     shape = tuple((inlined is not None, nones) for _, inlined, nones in keep) + (trailing,)
@@ -642,30 +657,25 @@ class _Engine:
         self.ignore = frozenset(t["IGNORE"])
         self.term_text = texts = t["TERM_TEXT"]
         # The scanner looks at a token's first character, and tries the terminals that can
-        # start with it (DISPATCH) in order: the first that matches wins, as in the
-        # alternation of Lark's lexer. If they all match fixed texts, these are compared in
-        # order (the single text of one character: that is the token). Otherwise their
-        # regexes are joined into one alternation, compiled when first needed and shared by
-        # the characters with the same terminals. (Trying all ~40 terminals at each
-        # character is slow, and compiling regexes costs a fraction of a millisecond each.)
-        self._dispatch_terms = dispatch = t["DISPATCH"]
-        fixed = dict(t["TERM_CHOICES"])     # terminal -> its texts in order, if fixed
+        # start with it (DISPATCH; all of them for other characters) in order: the first that
+        # matches wins, as in the alternation of Lark's lexer. A terminal that only matches
+        # fixed texts (TERM_TEXT, TERM_CHOICES) is tried by comparing them, in order; another
+        # by its regex, compiled when first needed. (Compiling costs up to half a
+        # millisecond a regex; trying all ~40 terminals at each character would be slow.)
+        self._dispatch_terms = t["DISPATCH"]
+        self._fixed = dict(t["TERM_CHOICES"])       # terminal -> its texts in order, if fixed
         for name, regex in terms:
             if name in texts and regex == re.escape(texts[name]):
-                fixed[name] = (texts[name],)
-        self.literal = {}           # character -> (terminal, text): the one-character token
-        self.literals = {}          # character -> ((terminal, text), ...): the texts to try
-        for ch, key in dispatch.items():
-            names = [terms[i][0] for i in key]
-            if all(name in fixed and name not in self.ignore for name in names):
-                choices = tuple((name, x) for name in names for x in fixed[name] if x[:1] == ch)
-                if len(choices) == 1 and choices[0][1] == ch:
-                    self.literal[ch] = choices[0]
-                elif choices:
-                    self.literals[ch] = choices
-        self.regex_of = {}          # character -> compiled regex, filled on first use
-        self._shared = {}           # tuple of terminal indices -> compiled regex
-        self._every = None
+                self._fixed[name] = (texts[name],)
+        self._regexes = {}          # terminal index -> compiled regex (a group named after it)
+        self.choices_of = {}        # character -> ((terminal, text or None, regex or None), ...)
+        self.regex_of = {}          # character -> the regex, if a single regex terminal
+        self.literal = {}           # character -> (terminal, text) if it is the one token
+        for ch, key in self._dispatch_terms.items():
+            if len(key) == 1:
+                name = terms[key[0]][0]
+                if self._fixed.get(name) == (ch,) and name not in self.ignore:
+                    self.literal[ch] = (name, ch)
 
         # The table: a list of rows {symbol: action}, where an action is a state (shift or
         # goto) or a reduction (length, origin, callback, memo). A single-child '?' rule that
@@ -715,28 +725,48 @@ class _Engine:
         return self._lark_bundle
 
     # ------------------------------------------------------------------ scanner
-    def _alternation(self, indices):
+    def _choices(self, c):
+        """The ways a token starting with character ``c`` is tried (see __init__), cached."""
         terms = self.terminals
-        return re.compile("|".join(f"(?P<{terms[i][0]}>{terms[i][1]})" for i in indices))
-
-    def _match(self, src, pos):
-        """The match of the token at ``pos`` (a blank space character is not one), or None."""
-        c = src[pos]
-        rx = self.regex_of.get(c)
-        if rx is None:
-            key = self._dispatch_terms.get(c)
-            if key is not None:
-                rx = self._shared.get(key)
+        key = self._dispatch_terms.get(c)
+        if key is None:
+            # DISPATCH has every ASCII character some terminal can start with: for others, try
+            # all terminals
+            key = () if c < "\x80" else range(len(terms))
+        out = []
+        for i in key:
+            name, regex = terms[i]
+            texts = self._fixed.get(name)
+            if texts is not None:
+                out += [(name, x, None) for x in texts if x[:1] == c]
+            else:
+                rx = self._regexes.get(i)
                 if rx is None:
-                    rx = self._shared[key] = self._alternation(key)
-                self.regex_of[c] = rx
-        m = rx.match(src, pos) if rx is not None else None
-        if m is None:
-            # a character no terminal starts with (by DISPATCH), or not ASCII: all of them
-            if self._every is None:
-                self._every = self._alternation(range(len(self.terminals)))
-            m = self._every.match(src, pos)
-        return m
+                    rx = self._regexes[i] = re.compile(f"(?P<{name}>{regex})")
+                out.append((name, None, rx))
+        out = tuple(out)
+        self.choices_of[c] = out
+        if len(out) == 1 and out[0][2] is not None:
+            self.regex_of[c] = out[0][2]
+        return out
+
+    def _scan_at(self, src, begin):
+        """-> (terminal, end) of the token at ``begin`` (not blank space), or None."""
+        c = src[begin]
+        lit = self.literal.get(c)
+        if lit is not None:
+            return lit[0], begin + 1
+        choices = self.choices_of.get(c)
+        if choices is None:
+            choices = self._choices(c)
+        for name, text, rx in choices:
+            if text is None:
+                m = rx.match(src, begin)
+                if m is not None:
+                    return name, m.end()
+            elif src.startswith(text, begin):
+                return name, begin + len(text)
+        return None
 
     def tokenize(self, src, pos=0, line=1, line_start=0):
         """Yield Tok for ``src`` (which ends with a newline), from offset ``pos`` (on ``line``,
@@ -749,30 +779,22 @@ class _Engine:
             while c in spaces:
                 begin += 1
                 c = src[begin] if begin < n else ""
-            lit = self.literal.get(c)
-            if lit is None:
-                lit = next(((t, x) for t, x in self.literals.get(c, ()) if src.startswith(x, begin)), None)
-            if lit is not None:
-                typ, val = lit
-                end = begin + len(val)
-            else:
-                m = self._match(src, begin) if begin < n else None
-                if m is None:
-                    # only blank space may precede the bad character
-                    while pos < n and src[pos] in " \t\f":
-                        pos += 1
-                    if pos >= n:
-                        return
-                    raise _lex_error(src, pos, line, pos - line_start + 1)
-                typ = m.lastgroup
-                end = m.end()
-                if typ in self.ignore:
-                    if src[end - 1] == "\n":            # a backslash continuation
-                        line += 1
-                        line_start = end
-                    pos = end
-                    continue
-                val = src[begin:end]
+            found = self._scan_at(src, begin) if begin < n else None
+            if found is None:
+                # only blank space may precede the bad character
+                while pos < n and src[pos] in " \t\f":
+                    pos += 1
+                if pos >= n:
+                    return
+                raise _lex_error(src, pos, line, pos - line_start + 1)
+            typ, end = found
+            if typ in self.ignore:
+                if src[end - 1] == "\n":            # a backslash continuation
+                    line += 1
+                    line_start = end
+                pos = end
+                continue
+            val = src[begin:end]
             col = begin - line_start + 1
             if typ == "NAME":
                 yield Tok(self.keywords.get(val, "NAME"), val, line, col, line, col + end - begin, begin, end)
@@ -805,8 +827,9 @@ class _Engine:
         opening = _OPEN
         closing = _CLOSE
         closing_of = _CLOSE_OF
+        new_tok = object.__new__
         literal = self.literal
-        literals = self.literals
+        choices_of = self.choices_of
         regex_of = self.regex_of
         spaces = self.spaces
         keywords = self.keywords
@@ -827,51 +850,59 @@ class _Engine:
                 begin += 1
                 c = src[begin] if begin < n else ""
             lit = literal.get(c)
-            if lit is None:
-                choices = literals.get(c)
-                if choices is not None:
-                    for lit in choices:
-                        if src.startswith(lit[1], begin):
-                            break
-                    else:
-                        lit = None
             if lit is not None:
                 tt, val = lit
-                pos = begin + len(val)
-                col = begin - line_start + 1
-                tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
+                pos = begin + 1
             else:
                 rx = regex_of.get(c)
                 m = rx.match(src, begin) if rx is not None else None
-                if m is None:
-                    m = self._match(src, begin) if begin < n else None
-                    if m is None:
+                if m is not None:
+                    tt = m.lastgroup
+                    pos = m.end()
+                else:
+                    choices = choices_of.get(c)
+                    if choices is None:
+                        choices = self._choices(c) if begin < n else ()
+                    for tt, text, rx in choices:
+                        if text is None:
+                            m = rx.match(src, begin)
+                            if m is not None:
+                                pos = m.end()
+                                break
+                        elif src.startswith(text, begin):
+                            pos = begin + len(text)
+                            break
+                    else:
                         # only blank space may precede the bad character
                         while pos < n and src[pos] in " \t\f":
                             pos += 1
                         if pos >= n:
                             break
                         raise _lex_error(src, pos, line, pos - line_start + 1)
-                tt = m.lastgroup
-                pos = m.end()
                 if tt in ignore:
                     if src[pos - 1] == "\n":            # a backslash continuation
                         line += 1
                         line_start = pos
                     continue
                 val = src[begin:pos]
-                col = begin - line_start + 1
                 if tt == "NAME":
                     tt = keywords.get(val, "NAME")
-                    tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
-                elif (tt == "_NEWLINE" or tt == "STRING") and "\n" in val:
-                    nl = val.count("\n")
-                    last = begin + val.rindex("\n") + 1
-                    tok = Tok(tt, val, line, col, line + nl, pos - last + 1, begin, pos)
-                    line += nl
-                    line_start = last
-                else:
-                    tok = Tok(tt, val, line, col, line, col + pos - begin, begin, pos)
+            # the Tok, its slots filled here (twice as fast as calling Tok())
+            tok = new_tok(Tok)
+            tok.type = tt
+            tok.value = val
+            tok.line = line
+            tok.col = col = begin - line_start + 1
+            tok.start_pos = begin
+            tok.end_pos = pos
+            if (tt == "_NEWLINE" or tt == "STRING") and "\n" in val:
+                line += val.count("\n")
+                line_start = begin + val.rindex("\n") + 1
+                tok.end_line = line
+                tok.end_col = pos - line_start + 1
+            else:
+                tok.end_line = line
+                tok.end_col = col + pos - begin
 
             # ---------------------------------------------------------- indentation, brackets
             if first or tt in special:
@@ -1360,7 +1391,7 @@ def _lex_error(src, pos, line, col):
 
 # ============================================================================ literals
 
-_INT_RE = re.compile(r"0[xXoObB]")
+_BASE_PREFIXES = frozenset(("0x", "0X", "0o", "0O", "0b", "0B"))
 
 
 def _decode_escapes(body, tok):
@@ -1387,10 +1418,11 @@ def _number(tok):
     low = text.lower()
     if low.endswith("j"):
         raise _at(tok, "complex literals are not supported in gradexpr")
-    if _INT_RE.match(text) or not ("." in low or "e" in low):
+    based = text[:2] in _BASE_PREFIXES
+    if based or not ("." in low or "e" in low):
         lim = limits.current().max_int_digits
         digits = len(text) - text.count("_")
-        if _INT_RE.match(text):
+        if based:
             base = {"x": 16, "o": 8, "b": 2}[low[1]]
             digits = int((digits - 2) * {16: 1.2042, 8: 0.9031, 2: 0.30103}[base]) + 1
         if lim and digits > lim:
@@ -1406,14 +1438,16 @@ def _number(tok):
     return float(text)
 
 
-_PREFIX_RE = re.compile(r"[A-Za-z]*")
+_ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
 def _split_string_token(tok):
     """-> (prefix lowercased, body, quote length, offset of the body in the token)."""
     v = tok.value
-    m = _PREFIX_RE.match(v)
-    prefix = m.group().lower()
+    i = 0
+    while v[i] in _ASCII_LETTERS:       # (a string token ends with a quote)
+        i += 1
+    prefix = v[:i].lower()
     q = v[len(prefix):len(prefix) + 3]
     ql = 3 if q in ("'''", '"""') else 1
     start = len(prefix) + ql
@@ -1423,18 +1457,26 @@ def _split_string_token(tok):
 def _position_in(tok, offset):
     """Absolute (line, col) of character ``offset`` of token ``tok``'s text."""
     v = tok.value
-    before = v[:offset]
-    nl = before.count("\n")
+    nl = v.count("\n", 0, offset)
     if nl:
-        return tok.line + nl, offset - before.rindex("\n")
+        return tok.line + nl, offset - v.rindex("\n", 0, offset)
     return tok.line, tok.col + offset
 
 
 # ---------------------------------------------------------------------------- f-strings
 
-_FIELD_PLAIN = re.compile(r"[^'\"\\()\[\]{}!:=#]*")    # nothing to do in a field but move on
-_LITERAL_PLAIN = re.compile(r"[^{}\\]+")                # nor in literal text (raw: backslashes too)
-_RAW_LITERAL_PLAIN = re.compile(r"[^{}]+")
+_FIELD_PLAIN = r"[^'\"\\()\[\]{}!:=#]*"     # nothing to do in a field but move on
+_LITERAL_PLAIN = r"[^{}\\]+"                 # nor in literal text (raw: backslashes too)
+_RAW_LITERAL_PLAIN = r"[^{}]+"
+_compiled = {}
+
+
+def _regex(pattern):
+    """``pattern`` compiled on first use (at import, a regex costs a tenth of a millisecond)."""
+    rx = _compiled.get(pattern)
+    if rx is None:
+        rx = _compiled[pattern] = re.compile(pattern)
+    return rx
 
 
 def _scan_field(body, i, tok, boff):
@@ -1445,7 +1487,7 @@ def _scan_field(body, i, tok, boff):
     depth = 0
     quote = None
     j = i
-    plain = _FIELD_PLAIN.match
+    plain = _regex(_FIELD_PLAIN).match
     while j < n:
         if quote:
             k = body.find(quote, j)         # (no escapes inside: a backslash is an error anyway)
@@ -1527,7 +1569,7 @@ def _scan_literal(body, i, tok, boff, in_spec=False, raw=False):
     out = []
     buf = []
     lit_start = i
-    plain = (_RAW_LITERAL_PLAIN if raw else _LITERAL_PLAIN).match
+    plain = _regex(_RAW_LITERAL_PLAIN if raw else _LITERAL_PLAIN).match
     while i < n:
         m = plain(body, i)
         if m is not None:
@@ -2238,14 +2280,20 @@ def _lark_builder():
 
 # ============================================================================ checks after parsing
 
+_SIMPLE_STATEMENTS = frozenset((ast.ExprStmt, ast.Assign, ast.AugAssign, ast.Pass, ast.Assert, ast.Import))
+
+
 def _check_module(body, filename):
     """Python's compile-time checks the grammar cannot make: 'return' outside a function,
     'break'/'continue' outside a loop, 'import *' inside a function."""
     todo = [(body, False, False)]
+    simple = _SIMPLE_STATEMENTS
     while todo:
         stmts, in_func, in_loop = todo.pop()
         for s in stmts:
             t = type(s)
+            if t in simple:
+                continue
             if t is ast.Return and not in_func:
                 raise _at(s, "'return' outside function")
             if t is ast.Break and not in_loop:
