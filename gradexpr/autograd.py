@@ -62,6 +62,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
+    if not ins:
+        raise errors.RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for i, t in enumerate(ins):
         if not isinstance(t, Tensor):
             raise errors.TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from . import dtypes, errors
-from .graph import is_grad_enabled, may_expand_lazily
+from .graph import NOT_IMPLEMENTED_NODE, is_grad_enabled, may_expand_lazily
 from .op import NOT_DIFFERENTIABLE, NotDifferentiable, Op
 from .tensor import Tensor
 
@@ -211,7 +211,7 @@ def _div_mode(a, b, rounding_mode):
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
               self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real")
-floor_divide = op("floor_divide", "NotImplemented", lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
+floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
 
@@ -237,7 +237,7 @@ remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("se
                       self=lambda grad: grad,
                       other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
                       dtype=remainder.dtype, domain="positive", broadcast=True)
-remainder_scalar_self = op("remainder_scalar_self", "NotImplemented", _remainder, ("self", "other"),
+remainder_scalar_self = op("remainder_scalar_self", NOT_IMPLEMENTED_NODE, _remainder, ("self", "other"),
                            other=_not_implemented("remainder"), domain="positive")
 fmod = op("fmod", "FmodBackward0", _fmod, ("self", "other"), self=lambda grad: grad, domain="real",
           dtype=_kernel("fmod_cpu", "promote"), broadcast=True)
@@ -925,7 +925,7 @@ def _svdvals(a):
 # first derivative only; it runs through an op that refuses to be differentiated again.
 # A is an input of that op (though only U and Vh are used) so that its node is recorded whenever A
 # requires grad: a second derivative then fails loudly instead of coming out as zero.
-svd_backward = op("svd_backward", "NotImplemented", lambda g, a, U, Vh: (U * g[..., None, :]) @ Vh,
+svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, lambda g, a, U, Vh: (U * g[..., None, :]) @ Vh,
                   ("g", "A"), domain="real",
                   g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
                   A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
@@ -964,6 +964,22 @@ squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          domain="real")
 unsqueeze = op("unsqueeze", "UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim),
                self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real")
+# the in-place view ops (t.t_(), t.squeeze_() …): the tensor itself takes the new shape; PyTorch's
+# overloads of the same formulas (TBackward1 …). squeeze_(dim) is squeeze_inplace_dim above.
+t_inplace = op("t_inplace", "TBackward1", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True,
+               domain="matrix")
+transpose_inplace = op("transpose_inplace", "TransposeBackward1", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
+                       self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
+                       domain="matrix")
+unsqueeze_inplace = op("unsqueeze_inplace", "UnsqueezeBackward1", lambda a, dim: np.expand_dims(a, dim),
+                       self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real")
+squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze(a),
+                     self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+squeeze_inplace_dims = op("squeeze_inplace_dims", "SqueezeBackward5",
+                          lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim
+                          else a.view(),
+                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
+                          domain="real")
 expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
             self=lambda grad, self_shape: grad.sum_to_size(self_shape), dtype="first", view=True, domain="real")
 
@@ -1049,7 +1065,7 @@ def _scatter_slice(a, src, dim, start, end, step):
 
 
 def _select(a, dim, index):
-    return np.take(a, index, axis=dim) if False else a[(slice(None),) * dim + (index,)]
+    return a[(slice(None),) * dim + (index, Ellipsis)]      # the Ellipsis keeps a 0-d result a view
 
 
 def _select_grad(grad, self_shape, dim, index):
@@ -1074,7 +1090,10 @@ def _scatter_select(a, src, dim, index):
 
 
 def _diagonal(a, offset=0, dim1=0, dim2=1):
-    return np.diagonal(a, offset, dim1, dim2)
+    d = np.diagonal(a, offset, dim1, dim2)
+    if a.flags.writeable:
+        d.flags.writeable = True      # NumPy hands out a read-only view; PyTorch's diagonal can be written
+    return d
 
 
 def _diagonal_grad(grad, self_shape, offset=0, dim1=0, dim2=1):
@@ -1208,7 +1227,10 @@ zero_inplace = op("zero_inplace", "ZeroBackward0", lambda a, value=0: np.zeros_l
 
 # ------------------------------------------------------------ indexing
 def _getitem(a, index):
-    return a[index]
+    out = a[index]
+    if type(out) is not np.ndarray:      # NumPy gives a scalar for a full integer index: take a 0-d view
+        out = a[index + (Ellipsis,)]
+    return out
 
 
 def _index_backward(grad, self_shape, index):
@@ -1244,10 +1266,68 @@ index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
                self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
                values=lambda grad, index: grad[index],
                dtype="first", domain="index")
-copy_slices = op("copy_slices", "CopySlices", lambda a, v, index: _index_put(a, v, index), ("self", "values"),
-                 self=lambda grad, index: grad._index_put(index, 0.0),
-                 values=lambda grad, index: grad[index],
-                 dtype="first", domain="index")
+# ------------------------------------------------------------ views changed in place
+# What a view becomes after its memory was changed in place (see op.py): the view taken afresh
+# from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat
+# position in the base of each element of the view.
+def _as_strided(a, geometry):
+    return a.reshape(-1)[geometry.index()]
+
+
+def _as_strided_grad(grad, self_shape, geometry):
+    size = int(np.prod(self_shape, dtype=np.int64))
+    return grad.new_zeros(size)._index_put((geometry.index(),), grad, accumulate=True).view(self_shape)
+
+
+as_strided = op("as_strided", "AsStridedBackward0", _as_strided, self=_as_strided_grad, dtype="first",
+                domain="real")
+
+
+def _copy_slices_self(grad, geometry, view_grad=None):
+    """The base's gradient: ``grad`` with the view's part replaced by the gradient of the view's old
+    value (zero when the in-place op made the new value without reading the old one)."""
+    flat = grad.reshape(-1)
+    return flat._index_put((geometry.index(),), 0.0 if view_grad is None else view_grad).view(grad.shape)
+
+
+def _copy_slices_values(grad, geometry):
+    """The part of the base's gradient that falls on the view."""
+    return grad.reshape(-1)[geometry.index()]
+
+
+def _copy_slices_put(a, values, geometry):
+    out = a.copy()
+    out.reshape(-1)[geometry.index()] = values
+    return out
+
+
+class CopySlicesOp(Op):
+    """PyTorch's ``CopySlices``: the base's node after an in-place op on one of its views.
+
+    Its inputs are the base's old value and the in-place op's other inputs; ``fn`` (in the
+    node's saved context) is the op's own node, whose input 0 was the view. Backward hands ``fn``
+    the view's part of the gradient, puts ``fn``'s gradient for the view back into that part
+    (the rest of the base passes through), and gives the other inputs what ``fn`` gives them.
+    When the op was recorded as several nodes, ``fn`` is None and the node's second input is the
+    view's new value (whose history reaches the view's old one)."""
+
+    __slots__ = ()
+
+    def backward(self, ctx, needed):
+        grad, geometry, fn = ctx["grad"], ctx["geometry"], ctx["fn"]
+        values_grad = _copy_slices_values(grad, geometry)
+        if fn is None:
+            view_grad, rest = None, [values_grad if needed[1] else None]
+        else:
+            view_grad, *rest = fn._input_grads(values_grad, needed)
+        base_grad = _copy_slices_self(grad, geometry, view_grad) if needed[0] else None
+        return [base_grad, *rest]
+
+
+copy_slices = CopySlicesOp("copy_slices", "torch::autograd::CopySlices", _copy_slices_put, ("self", "values"),
+                           {"self": _copy_slices_self, "values": _copy_slices_values}, dtype="first",
+                           domain="index")
+TABLE["copy_slices"] = copy_slices
 
 # ============================================================ neural-network functions
 def _softmax_kernel(name):

@@ -19,8 +19,9 @@ import numpy as np
 from . import derivatives as D
 from . import dtypes, errors, limits
 from .dtypes import DType
-from .graph import SavedTensor, _grad_enabled
-from .op import _check_broadcast, apply, apply_ex, apply_inplace, check_inplace, wrap, write_inplace
+from .graph import Node, _grad_enabled
+from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
+                 check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .tensor import Size, Tensor, _wrap_dim
 
 _bpy = builtins
@@ -428,19 +429,19 @@ def bernoulli(input, p=None, *, generator=None):
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     with _NoGrad():
         self._data[...] = _rng().uniform(a, b, self._data.shape, self._dtype.name, generator=generator)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
     self._data[...] = _rng().bernoulli(float(_scalar(p)), self._data.shape, self._dtype.name, generator=generator)
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
@@ -632,9 +633,7 @@ def masked_fill(input, mask, value):
         if value._data.ndim != 0:
             raise errors.RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
                                       f"with {value._data.ndim} dimension(s).")
-        if value._requires_grad:
-            return apply(D.masked_fill_tensor, (input, mask, value))
-        value = value.item()
+        return apply(D.masked_fill_tensor, (input, mask, value))      # the Tensor overload, as in PyTorch
     return apply(D.masked_fill, (input, mask), {"value": value})
 
 
@@ -1533,7 +1532,7 @@ def split(tensor, split_size_or_sections, dim=0):
     for s in sizes:
         out.append(apply(entry, (tensor,), {"dim": d, "start": offset, "end": offset + s}))
         offset += s
-    return tuple(out)
+    return tuple(mark_multi_output_views(out))
 
 
 def chunk(input, chunks, dim=0):
@@ -1554,12 +1553,18 @@ def tensor_split(input, sections, dim=0):
     else:
         bounds = [0] + list(sections) + [size]
         sizes = [builtins.max(0, bounds[i + 1] - bounds[i]) for i in range(len(bounds) - 1)]
-    return split(input, sizes, d)
+    # one slice per part (SliceBackward0, each its own view), as ATen composes tensor_split
+    out, offset = [], 0
+    for s in sizes:
+        out.append(apply(D.narrow, (input,), {"dim": d, "start": offset, "end": offset + s}))
+        offset += s
+    return tuple(out)
 
 
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input._data.ndim)
-    return tuple(apply(D.unbind_part, (input,), {"dim": d, "index": i}) for i in range(input._data.shape[d]))
+    return tuple(mark_multi_output_views(
+        [apply(D.unbind_part, (input,), {"dim": d, "index": i}) for i in range(input._data.shape[d])]))
 
 
 def narrow(input, dim, start, length):
@@ -1794,26 +1799,171 @@ def _index_put_(self, index, values, accumulate=False):
 
 
 def setitem(self, index, value):
-    """``t[index] = value`` in place; with autograd the tensor's history becomes ``CopySlices``."""
-    check_inplace(self)
+    """``t[index] = value`` in place, composed as PyTorch composes it (so the same nodes are recorded):
+    the basic part of the index (ints, slices, None, ...) takes a view of ``t``; without tensor indices
+    the value is then copied into that view (``copy_``, ``fill_`` for a 0-d value, an ``expand`` first
+    when the shapes differ), with them it is put there (``index_put_``). A view changed in place gives
+    its base a ``CopySlices`` node (see op.write_inplace)."""
+    if index is False:
+        return                                   # PyTorch: t[False] = v assigns nothing
     idx, _, _ = _normalise_index(self, index)
-    v = value if _is_tensor(value) else wrap(_scalar(value) if not isinstance(value, (list, tuple)) else 0)
-    if isinstance(value, (list, tuple)):
-        v = tensor(value, dtype=self._dtype)
-    if v._dtype.category > self._dtype.category and False:
-        pass
-    record = _grad_enabled.get() and (self._requires_grad or v._requires_grad) and self._dtype.category == 2
-    if record:
-        result = apply(D.copy_slices, (self, v), {"index": idx})
-        write_inplace(self, result)
+    tracked = _grad_enabled.get() and self.requires_grad
+    if not tracked and type(value) in (float, int, bool):
+        # a number where nothing is recorded: one NumPy assignment (it selects the same elements,
+        # and casts as PyTorch casts the number to the tensor's dtype)
+        check_writeable(self)
+        self._data[idx] = value
+        bump_version(self)
         return
+    v = _setitem_value(self, value)
+    basic, advanced = _split_index(self, idx)
+    if not (tracked or (_grad_enabled.get() and v._requires_grad)):
+        try:
+            if _setitem_untracked(self, basic, advanced, v):
+                return
+        except ValueError:
+            pass                                 # shapes that do not fit: the tracked path words the error
+    target = self
+    view_arr = self._data[basic]
+    if not (view_arr.shape == self._data.shape and view_arr.strides == self._data.strides):
+        target = apply(D.GETITEM["SliceBackward0"], (self,), {"index": basic})
+    if advanced is None:
+        _copy_to(target, v)
+    else:
+        _index_put_inplace(target, advanced, v)
+
+
+def _setitem_value(self, value):
+    """The assigned value as a tensor: a Python number becomes a 0-d tensor of ``self``'s dtype."""
+    if _is_tensor(value):
+        return value
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, complex):
+        return Tensor._make(np.array(value).astype(self._dtype.np), self._dtype)
+    from .graph import _TYPE_STRING
+    raise errors.TypeError(f"can't assign a {type(value).__name__} to a {_TYPE_STRING[self._dtype.name]}")
+
+
+def _split_index(t, idx):
+    """A normalised index as PyTorch applies it: (the NumPy basic index that makes the view, the index of
+    that view's dimensions by tensors, or None when there is none)."""
+    ndim = t._data.ndim
+    consumed = _bpy.sum(1 if not isinstance(i, np.ndarray) or i.dtype.kind != "b" else i.ndim
+                        for i in idx if i is not None and i is not Ellipsis and not isinstance(i, bool))
+    basic, advanced, any_tensor = [], [], False
+    for i in idx:
+        if i is None:
+            basic.append(None)
+            advanced.append(slice(None))
+        elif i is Ellipsis:
+            basic.append(Ellipsis)
+            advanced.extend([slice(None)] * (ndim - consumed))
+        elif isinstance(i, bool):               # True/False: a new dimension, indexed by [0] or by []
+            basic.append(None)
+            advanced.append(np.zeros(1 if i else 0, np.int64))
+            any_tensor = True
+        elif isinstance(i, slice):
+            basic.append(i)
+            advanced.append(slice(None))
+        elif isinstance(i, np.ndarray):
+            basic.extend([slice(None)] * (i.ndim if i.dtype.kind == "b" else 1))
+            advanced.append(i)
+            any_tensor = True
+        else:
+            basic.append(int(i))
+    while basic and basic[-1] == slice(None):
+        basic.pop()
+    if not _bpy.any(i is Ellipsis for i in basic):
+        basic.append(Ellipsis)                  # NumPy then always returns a view, never a scalar
+    return tuple(basic), (tuple(advanced) if any_tensor else None)
+
+
+def _setitem_untracked(self, basic, advanced, v):
+    """``setitem`` when nothing is recorded: NumPy assignment, same steps (False: take the tracked path)."""
+    src = v._data
+    if src.dtype != self._data.dtype:
+        if advanced is not None and not (src.ndim == 0 and _mask_fill(advanced)):
+            return False                         # index_put_ refuses mixed dtypes: the tracked path says so
+        src = src.astype(self._dtype.np)
+    if not self._data.flags.writeable:
+        return False
+    target = self._data[basic]
+    if advanced is None:
+        if target.shape != src.shape and src.ndim:
+            np.broadcast_to(_strip_leading_ones(src), target.shape)    # ValueError when PyTorch refuses
+        target[...] = src
+    else:
+        target[advanced] = _strip_leading_ones(src)
+    bump_version(self)
+    return True
+
+
+def _strip_leading_ones(a):
+    k = 0
+    while k < a.ndim - 1 and a.shape[k] == 1:
+        k += 1
+    return a.reshape(a.shape[k:]) if k else a
+
+
+def _mask_fill(advanced):
+    """Whether an index is one boolean mask (then PyTorch fills with a 0-d value of any dtype)."""
+    arrays = [a for a in advanced if isinstance(a, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype.kind == "b"
+
+
+def _copy_to(dst, src):
+    """PyTorch's ``copy_to`` of indexing: ``dst`` is ``t`` itself or a view of it."""
+    if dst._data.shape == src._data.shape:
+        copy_(dst, src)
+        return
+    if src._data.ndim == 0:
+        _fill_with_tensor(dst, src)
+        return
+    stripped = _strip_leading_ones(src._data).shape
+    if stripped != src._data.shape:
+        src = view(src, stripped)
+    if src._data.shape != dst._data.shape:
+        src = expand(src, dst._data.shape)
+    copy_(dst, src)
+
+
+def _fill_with_tensor(dst, value):
+    """``dst.fill_(value)`` for a 0-d tensor value (``FillBackward3`` whenever it is recorded)."""
+    check_inplace(dst, (value,))
+    if _grad_enabled.get() and (dst._requires_grad or value._requires_grad):
+        write_inplace(dst, apply(D.fill_tensor_inplace, (dst, value)))
+        return
+    check_writeable(dst)
+    dst._data[...] = value._data.astype(dst._dtype.np, copy=False)
+    bump_version(dst)
+
+
+def _index_put_inplace(dst, index, values):
+    """``dst.index_put_(index, values)`` with PyTorch's checks, as indexing calls it."""
+    if values._dtype is not dst._dtype:
+        if values._data.ndim == 0 and _mask_fill(index):
+            values = to(values, dst._dtype)
+        else:
+            raise errors.RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                                      f"{_cap_dtype(dst._dtype)} for the destination and "
+                                      f"{_cap_dtype(values._dtype)} for the source.")
+    stripped = _strip_leading_ones(values._data).shape
+    if stripped != values._data.shape:
+        values = view(values, stripped)
+    target = np.empty(dst._data.shape, dtype=np.bool_)[index].shape
     try:
-        self._data[idx] = v._data.astype(self._dtype.np, copy=False) if v._dtype is not self._dtype else v._data
-    except ValueError as e:
-        target = np.empty(self._data.shape, dtype=np.bool_)[idx].shape
-        raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot be broadcast "
-                                  f"to indexing result of shape {list(target)}") from e
-    self._version_counter[0] += 1
+        fits = np.broadcast_shapes(values._data.shape, target) == tuple(target)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be "
+                                  f"broadcast to indexing result of shape {list(target)}")
+    check_inplace(dst, (values,))
+    if _grad_enabled.get() and (dst._requires_grad or values._requires_grad):
+        write_inplace(dst, apply(D.index_put, (dst, values), {"index": index, "accumulate": False}))
+        return
+    check_writeable(dst)
+    dst._data[index] = values._data
+    bump_version(dst)
 
 
 # ================================================================ conversion
@@ -1924,24 +2074,22 @@ def _inplace_of(fn_name):
     fn = globals()[fn_name]
 
     def inplace(self, *args, **kwargs):
-        check_inplace(self)
+        check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
         result = fn(_old_self(self, fn_name), *args, **kwargs)
+        node = result._grad_fn
         write_inplace(self, result)
-        if result._grad_fn is not None:
-            _save_inplace_result(self)
+        if node is not None:
+            save_inplace_result(self, node)
         return self
     inplace.__name__ = fn_name + "_"
     return inplace
 
 
-def _save_inplace_result(t):
-    """Right after ``t.op_()`` recorded its node: a formula that reads the op's result reads ``t`` itself, at
-    its new version (as in PyTorch), so changing ``t`` in place again makes backward fail instead of using
-    stale values."""
-    node = t._grad_fn
-    if node is None or type(node._saved) is not dict or "result" not in node._saved:
-        return
-    node._saved["result"] = SavedTensor(t, is_output=True, producer=node._op.node)
+def _save_inplace_result(t, node=None):
+    """``op.save_inplace_result`` for callers that only have ``t`` (its grad_fn is then the op's node)."""
+    node = t._grad_fn if node is None else node
+    if type(node) is Node:
+        save_inplace_result(t, node)
 
 
 def _old_self(t, name):
@@ -1963,7 +2111,7 @@ def zero_(self):
 
 
 def fill_(self, value, *, entry=None):
-    check_inplace(self)
+    check_inplace(self, (value,))
     if _is_tensor(value):
         if value._data.ndim != 0:
             raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
@@ -1975,24 +2123,50 @@ def fill_(self, value, *, entry=None):
     if _grad_enabled.get() and self._requires_grad:
         write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
         return self
+    check_writeable(self)
     self._data[...] = value
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
 def copy_(self, src, non_blocking=False):
-    check_inplace(self)
+    check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
     if _grad_enabled.get() and (self._requires_grad or src._requires_grad):
         result = apply(D.COPY, (self, src))
         write_inplace(self, result)
         return self
+    check_writeable(self)
     np.copyto(self._data, np.broadcast_to(src._data, self._data.shape).astype(self._dtype.np), casting="unsafe")
-    self._version_counter[0] += 1
+    bump_version(self)
     return self
 
 
-D.COPY = D.op("copy", "CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype), ("self", "src"),
+def t_(self):
+    if self._data.ndim > 2:
+        raise errors.RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
+    return apply_inplace_view(D.t_inplace, self)
+
+
+def transpose_(self, dim0, dim1):
+    n = self._data.ndim
+    return apply_inplace_view(D.transpose_inplace, self, {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+
+
+def unsqueeze_(self, dim):
+    return apply_inplace_view(D.unsqueeze_inplace, self, {"dim": _wrap_dim(dim, self._data.ndim + 1)})
+
+
+def squeeze_(self, dim=None):
+    if dim is None:
+        return apply_inplace_view(D.squeeze_inplace, self)
+    if isinstance(dim, (tuple, list)):
+        return apply_inplace_view(D.squeeze_inplace_dims, self,
+                                  {"dims": _reduce_dim(dim, self, empty_means_all=False)})
+    return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _wrap_dim(dim, self._data.ndim)})
+
+
+D.COPY = D.op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype), ("self", "src"),
               self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real")
 
 
@@ -2157,7 +2331,8 @@ _METHODS = {
     "new_empty": new_empty, "size": _size_method,
     # random, in place
     "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli,
-    "zero_": zero_, "fill_": fill_, "copy_": copy_,
+    "zero_": zero_, "fill_": fill_, "copy_": copy_, "t_": t_, "transpose_": transpose_, "swapaxes_": transpose_,
+    "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "_slice_scatter": _slice_scatter, "_select_scatter": _select_scatter, "_diagonal_scatter": _diagonal_scatter,
     "_index_put": _index_put_, "narrow_step": _narrow_step,
@@ -2167,7 +2342,7 @@ _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "e
             "sigmoid", "relu", "reciprocal", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "floor",
             "ceil", "round", "trunc", "sign", "remainder", "fmod", "lerp", "square", "log1p", "expm1", "atan2",
             "fill_diagonal", "exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
-            "frac", "true_divide", "floor_divide", "t", "transpose", "squeeze", "unsqueeze")
+            "frac", "true_divide", "floor_divide")
 
 _OPERATORS = {
     "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
@@ -2193,8 +2368,6 @@ def _bind():
         setattr(Tensor, name, fn)
     for name in _INPLACE:
         if name in _METHODS or name in globals():
-            if name in ("t", "transpose", "squeeze", "unsqueeze"):
-                continue
             setattr(Tensor, name + "_", _inplace_of(name))
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)

@@ -15,7 +15,9 @@ from __future__ import annotations
 import contextvars
 import heapq
 import itertools
+import re
 import sys
+import weakref
 
 from numpy import add as np_add
 
@@ -122,10 +124,11 @@ class SavedTensor:
 
     def __init__(self, tensor, is_output: bool = False, producer=None):
         # An output is stored without its grad_fn (no reference cycle); it is re-attached on unpack.
-        # ``producer`` (named in the in-place error) is the node that made the tensor: the saving op's
-        # node name for an output, else the tensor's grad_fn (named only if the error happens).
+        # ``producer`` (named in the in-place error) is the saving op's node name for an output; for
+        # an input the error names the tensor's grad_fn at the time of the error, as PyTorch does
+        # (after ``y.add_(1)`` that is AddBackward0, after a write through a view CopySlices).
         self.is_output = is_output
-        self.producer = producer if is_output else tensor._grad_fn
+        self.producer = producer if is_output else None
         self.tensor = tensor._detached_alias() if is_output else tensor
         self.version = tensor._version_counter[0]
 
@@ -135,10 +138,10 @@ class SavedTensor:
             shape = "[" + ", ".join(str(s) for s in t._data.shape) + "]"
             msg = ("one of the variables needed for gradient computation has been modified by an inplace "
                    f"operation: [{_TYPE_STRING[t._dtype.name]} {shape}]")
-            producer = self.producer
+            producer = self.producer if self.is_output else t._grad_fn
             if producer is not None:
                 name = producer if type(producer) is str else producer.name()
-                msg += f", which is output 0 of {_strip_backward(name)},"
+                msg += f", which is output 0 of {short_node_name(name)},"
             msg += (f" is at version {t._version_counter[0]}; expected version {self.version} instead. Hint: "
                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True, check_nan=False).")
@@ -153,9 +156,31 @@ class SavedTensors(tuple):
     """The saved inputs of a variadic op (``cat``, ``stack``)."""
 
 
-def _strip_backward(name: str) -> str:
-    i = name.find("Backward")
-    return name[:i] if i > 0 else name
+class InplaceViewResult:
+    """The ``producer`` of a saved result of an in-place op on a view (``v.exp_()``): PyTorch's error names
+    the view's grad_fn of that moment while it lives (it is held weakly), else the op's own node."""
+
+    __slots__ = ("view_grad_fn", "node_name")
+
+    def __init__(self, view_grad_fn, node_name: str):
+        self.view_grad_fn = weakref.ref(view_grad_fn) if isinstance(view_grad_fn, Node) else None
+        self.node_name = node_name
+
+    def name(self) -> str:
+        fn = None if self.view_grad_fn is None else self.view_grad_fn()
+        return self.node_name if fn is None else fn.name()
+
+
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d+)$")
+
+
+def short_node_name(name: str) -> str:
+    """A node's name as PyTorch's error messages write it: ``AddBackward0`` -> ``Add``,
+    ``SumBackward1`` -> ``Sum1``; names without the suffix (``torch::autograd::CopySlices``) as they are."""
+    m = _BACKWARD_SUFFIX.search(name)
+    if m is None:
+        return name
+    return name[:m.start()] + ("" if m.group(1) == "0" else m.group(1))
 
 
 _RELEASED = object()
@@ -163,6 +188,9 @@ _sequence = itertools.count()
 
 
 # ---------------------------------------------------------------- nodes
+NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
+
+
 class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
@@ -183,16 +211,37 @@ class Node:
     def name(self) -> str:
         return self._op.node
 
+    def type_name(self) -> str:
+        """The name of the node's Python class in PyTorch, which ``repr`` and tensor printing show:
+        ``name()`` without its C++ namespace (``torch::autograd::CopySlices`` prints as ``CopySlices``)."""
+        name = self._op.node
+        i = name.rfind("::")
+        return name if i < 0 else name[i + 2:]
+
     @property
     def next_functions(self):
-        return tuple((n, 0) for n in self._next)
+        op = self._op
+        if op.node == NOT_IMPLEMENTED_NODE:
+            # PyTorch's fallback node has edges only to the inputs that require grad
+            return tuple((n, 0) for n in self._next if n is not None)
+        edges = self._edge_mask()
+        if edges is None:
+            return tuple((n, 0) for n in self._next)
+        return tuple((n, 0) for n, e in zip(self._next, edges) if e)
+
+    def _edge_mask(self):
+        """Which of ``_next`` PyTorch lists in next_functions (None: all)."""
+        edges = getattr(self._op, "edges", None)
+        if edges is None or len(edges) != len(self._next):
+            return None
+        return edges
 
     @property
     def metadata(self):
         return {}
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{self.type_name()} object at {hex(id(self))}>"
 
     def _unpack(self):
         saved = self._saved
@@ -231,6 +280,60 @@ class Node:
             out.append(g)
         return out
 
+    def _input_grads(self, grad, needed):
+        """``_apply`` for the inputs flagged in ``needed`` rather than those with an edge: CopySlices
+        runs the node of the in-place op it wraps this way (that node is not in the graph itself)."""
+        ctx = self._unpack()
+        ctx["grad"] = grad
+        grads = self._op.backward(ctx, needed)
+        out = []
+        for g, need, (shape, dtype) in zip(grads, needed, self._meta):
+            if not need or g is None:
+                out.append(None)
+                continue
+            if g._data.shape != shape:
+                g = g.sum_to_size(shape)
+            if g._dtype is not dtype:
+                g = g.to(dtype)
+            out.append(g)
+        return out
+
+
+class CopySlices(Node):
+    """PyTorch's CopySlices: the node a base gets when one of its views is changed in place (made by
+    ``op.write_inplace``; its op record, with the backward, is ``derivatives.copy_slices``). Its edges
+    are the base's old history and the in-place op's other inputs; which of those PyTorch lists in
+    next_functions follows the op's node (``edges``), fixed when made since backward frees ``fn``."""
+
+    __slots__ = ("_edges",)
+
+    def __init__(self, op, next_nodes, saved, meta, frees, edges):
+        super().__init__(op, next_nodes, saved, meta, frees)
+        self._edges = edges
+
+    def _edge_mask(self):
+        return self._edges
+
+
+class InvalidGradFn:
+    """The grad_fn of a view whose history can no longer be told: one created in no_grad mode, or
+    one of several outputs of unbind/split, whose base (or another view of it) was then changed in
+    place. PyTorch raises ``message`` whenever such a view's grad_fn is read (by an op, by
+    ``.grad_fn``, by backward); printing the view shows ``grad_fn=<Invalid>``."""
+
+    __slots__ = ("message",)
+    _next = ()
+    _retains = None
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def type_name(self) -> str:
+        return "Invalid"
+
+    def fail(self):
+        raise errors.RuntimeError(self.message)
+
 
 class AccumulateGrad:
     """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``."""
@@ -268,7 +371,7 @@ class AccumulateGrad:
 class _Copy:
     """Op record for the ``CopyBackwards`` node PyTorch gives a leaf's grad under create_graph."""
 
-    node = "CopyBackwards"
+    node = "torch::autograd::CopyBackwards"
 
     @staticmethod
     def backward(ctx, needed):
@@ -370,8 +473,11 @@ def _add_into(old, g):
 # ---------------------------------------------------------------- the engine
 def _edge_of(t):
     """The node that receives ``t``'s gradient: its grad_fn, or a leaf's AccumulateGrad."""
-    if t._grad_fn is not None:
-        return t._grad_fn
+    fn = t._grad_fn
+    if fn is not None:
+        if type(fn) is InvalidGradFn:
+            fn.fail()
+        return fn
     if t._requires_grad:
         return t._accumulator()
     return None

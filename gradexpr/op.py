@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes, errors, limits
-from .graph import Node, SavedTensor, SavedTensors, _grad_enabled
+from .graph import CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTensor, SavedTensors, _grad_enabled
 from .tensor import Tensor, _fresh
 
 
@@ -36,7 +36,7 @@ _EMPTY = {}
 class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
-                 "_calls", "_plans", "_any_optional")
+                 "_calls", "_plans", "_any_optional", "edges")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None):
@@ -46,6 +46,9 @@ class Op:
         self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
         self.inputs = tuple(i.lstrip("*") for i in inputs)
         self.formulas = dict(grads or {})
+        # which inputs are edges of the node (PyTorch's next_functions): those the op differentiates or
+        # declares not implemented; indices, masks and targets are not (all inputs of a variadic op are)
+        self.edges = None if self.variadic else tuple(i in self.formulas for i in self.inputs)
         self.dtype = dtype
         self.cast = cast
         self.view = view
@@ -305,9 +308,7 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
         out = out.astype(out_dtype.np)
     result = _fresh(out, out_dtype)
     if op.view:
-        base = ts[0]
-        result._version_counter = base._version_counter
-        result._base = base._base if base._base is not None else base
+        _link_view(result, ts[0])
     if op.differentiable and out_dtype.category == 2 and _grad_enabled.get():
         for t in ts:
             if t._requires_grad:
@@ -369,14 +370,20 @@ def _record(op, ts, params, result, extras):
     if len(ts) == 2:
         a, b = ts
         if a._requires_grad:
-            fn = a._grad_fn
-            na = fn if fn is not None else a._accumulator()
+            na = a._grad_fn
+            if na is None:
+                na = a._accumulator()
+            elif type(na) is InvalidGradFn:
+                na.fail()
             ma = (a._data.shape, a._dtype)
         else:
             na, ma = None, _NO_META
         if b._requires_grad:
-            fn = b._grad_fn
-            nb = fn if fn is not None else b._accumulator()
+            nb = b._grad_fn
+            if nb is None:
+                nb = b._accumulator()
+            elif type(nb) is InvalidGradFn:
+                nb.fail()
             mb = (b._data.shape, b._dtype)
         else:
             nb, mb = None, _NO_META
@@ -389,6 +396,8 @@ def _record(op, ts, params, result, extras):
         for t in ts:
             if t._requires_grad:
                 fn = t._grad_fn
+                if type(fn) is InvalidGradFn:
+                    fn.fail()
                 next_nodes.append(fn if fn is not None else t._accumulator())
                 meta.append((t._data.shape, t._dtype))
             else:
@@ -430,21 +439,271 @@ def _record(op, ts, params, result, extras):
     result._grad_fn = Node(op, next_nodes, saved, meta, frees)
 
 
+# ---------------------------------------------------------------- views
+# A view op's output shares its input's memory and version counter, and is a *differentiable
+# view* of the root base (``_base``). When the base or any view of it is changed in place, the
+# views' histories no longer describe their values: PyTorch then gives each view a new grad_fn,
+# ``AsStridedBackward0`` (the view taken afresh from the base's current history), and an in-place
+# op on a view gives the base a ``CopySlices`` node wrapping the op's node. PyTorch regenerates a
+# view's grad_fn when it is next read; here the views of a version counter are refreshed when the
+# counter moves (``bump_version``), so the engine's hot paths read ``_grad_fn`` and
+# ``_requires_grad`` as they are.
+import weakref as _weakref
+
+_new_ref = _weakref.ref
+
+_DEFAULT, _NO_GRAD, _MULTI_OUTPUT = 0, 1, 2
+
+
+class ViewMeta:
+    """How a view was created, when that restricts in-place changes (PyTorch's CreationMeta): under
+    no_grad, or as one output of a function returning several views (unbind, split, chunk)."""
+
+    __slots__ = ("creation", "output_nr")
+
+    def __init__(self, creation: int, output_nr: int = 0):
+        self.creation = creation
+        self.output_nr = output_nr
+
+    @property
+    def created_without_grad(self) -> bool:
+        return self.creation == _NO_GRAD
+
+
+_NO_GRAD_VIEW = ViewMeta(_NO_GRAD)
+_MULTI_OUTPUT_VIEW = ViewMeta(_MULTI_OUTPUT)
+
+
+class _ViewRegistry:
+    """The live differentiable views of one version counter (weak references, pruned as they die)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self):
+        self.refs = []
+        self.limit = 16
+
+    def prune(self):
+        refs = self.refs
+        refs[:] = [r for r in refs if r() is not None]
+        self.limit = max(16, 2 * len(refs))
+
+    def live(self):
+        """The views still alive (the dead ones are dropped, so the next change looks at fewer)."""
+        refs = self.refs
+        views = [r() for r in refs]
+        if any(v is None for v in views):
+            refs[:] = [r for r, v in zip(refs, views) if v is not None]
+            views = [v for v in views if v is not None]
+        return views
+
+
+def _link_view(view: Tensor, base: Tensor):
+    """Make ``view``, a view op's output over ``base``, a differentiable view of base's root."""
+    vc = base._version_counter
+    view._version_counter = vc
+    root = base._base
+    if root is None:
+        root = base
+    else:
+        meta = base._view_meta
+        if meta is not None:     # a view of a restricted view is restricted the same way
+            view._view_meta = _NO_GRAD_VIEW if meta.creation == _NO_GRAD else _MULTI_OUTPUT_VIEW
+    view._base = root
+    if not _grad_enabled.get():
+        view._view_meta = _NO_GRAD_VIEW
+        if root._requires_grad:
+            view._requires_grad = True     # PyTorch: a view requires grad when its base does
+    if len(vc) == 1:
+        vc.append(_ViewRegistry())
+    registry = vc[1]
+    refs = registry.refs
+    refs.append(_new_ref(view))
+    if len(refs) > registry.limit:
+        registry.prune()
+
+
+def mark_multi_output_views(views):
+    """Mark the outputs of unbind/split/chunk: PyTorch forbids changing them in place."""
+    if _grad_enabled.get():
+        for i, v in enumerate(views):
+            if v._base is not None and v._view_meta is None:
+                v._view_meta = ViewMeta(_MULTI_OUTPUT, i)
+    return views
+
+
+def bump_version(t: Tensor, keep: Tensor | None = None):
+    """Count an in-place change of ``t``'s memory, and give the views sharing it their new histories
+    (all but ``keep``, whose history the caller has just set)."""
+    vc = t._version_counter
+    vc[0] += 1
+    if len(vc) > 1:
+        _refresh_views(vc, t, keep)
+
+
+def _refresh_views(vc, t: Tensor, keep):
+    for v in vc[1].live():
+        if v is not keep:
+            _refresh_view(v, direct=v is t)
+
+
+def _refresh_view(view: Tensor, direct: bool):
+    """PyTorch's regeneration of a view's grad_fn after its memory changed in place (``direct``: by an
+    op on the view itself)."""
+    base = view._base
+    if view._grad_fn is None and not base._requires_grad:
+        return
+    meta = view._view_meta
+    if meta is not None:
+        view._grad_fn = InvalidGradFn(_view_rebase_message(view, meta, indirect=True))
+        view._requires_grad = True
+        return
+    saved = {"self_shape": base._data.shape, "geometry": ViewGeometry(base._data, view._data)}
+    old = view._grad_fn
+    if not direct and type(old) is Node:
+        # PyTorch regenerates a view's grad_fn only when it is next read, so until then the old node lives
+        # on (an in-place error may name it, see InplaceViewResult): keep it alive as long as the new one
+        saved["replaced"] = old._saved.get("replaced", old) if old._op is _D().as_strided else old
+    _set_grad_fn(view, Node(_D().as_strided, [_edge(base)], saved, [(base._data.shape, base._dtype)], False))
+
+
+def _set_grad_fn(t: Tensor, node):
+    """Give ``t`` a new history after an in-place change; a ``retain_grad()`` follows it to the new node,
+    as PyTorch moves a tensor's hooks."""
+    old = t._grad_fn
+    t._grad_fn = node
+    t._requires_grad = True
+    if old is not None and old._retains:
+        _move_retains(t, old, node)
+
+
+def _move_retains(t: Tensor, old, node):
+    if isinstance(node, Node) and any(r() is t for r in old._retains):
+        if node._retains is None:
+            node._retains = []
+        node._retains.append(_weakref.ref(t))
+
+
+def _edge(t: Tensor):
+    fn = t._grad_fn
+    if fn is not None:
+        return fn
+    return t._accumulator() if t._requires_grad else None
+
+
+def _D():
+    from . import derivatives
+    return derivatives
+
+
+class ViewGeometry:
+    """Where a view's elements lie in its base: for each element of the view, its position in the
+    base's flattened (row-major) order. This is PyTorch's as_strided geometry (sizes, strides,
+    storage offset) in the form NumPy indexing takes; it is found from the two arrays' memory
+    layouts, when first needed, so any chain of view ops (and ``t_()`` on either) is covered."""
+
+    __slots__ = ("_base", "_view", "_index")
+
+    def __init__(self, base: np.ndarray, view: np.ndarray):
+        self._base = base
+        self._view = view
+        self._index = None
+
+    def index(self) -> np.ndarray:
+        if self._index is None:
+            self._index = _positions_in(self._base, self._view)
+            self._base = self._view = None
+        return self._index
+
+
+def _byte_offsets(a: np.ndarray, start: int) -> np.ndarray:
+    off = np.full(a.shape, start, dtype=np.int64)
+    for k, (n, stride) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[k] = n
+        off = off + (np.arange(n, dtype=np.int64) * stride).reshape(shape)
+    return off
+
+
+def _positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    offsets = _byte_offsets(view, start)
+    if base.flags.c_contiguous:
+        pos, rest = np.divmod(offsets, base.itemsize)
+        ok = not rest.any() and (base.size == 0 or (pos.min(initial=0) >= 0 and pos.max(initial=0) < base.size))
+    else:
+        flat = _byte_offsets(base, 0).ravel()
+        order = np.argsort(flat, kind="stable")
+        ordered = flat[order]
+        i = np.clip(np.searchsorted(ordered, offsets), 0, max(flat.size - 1, 0))
+        ok = flat.size > 0 and bool(np.all(ordered[i] == offsets)) if offsets.size else True
+        pos = order[i] if flat.size else np.zeros(offsets.shape, np.int64)
+    if not ok:
+        raise errors.RuntimeError("a view no longer lies in its base's memory (was the base's .data replaced?); "
+                                  "gradexpr cannot relate their histories")
+    return pos.astype(np.int64, copy=False)
+
+
+def _view_rebase_message(view: Tensor, meta: ViewMeta, indirect: bool) -> str:
+    """PyTorch's refusal (handle_view_on_rebase) of an in-place change that reaches a restricted view."""
+    from .graph import short_node_name
+    fn = view._grad_fn
+    if type(fn) is InvalidGradFn:
+        fn = None
+    modified = "its base or another view of its base has been" if indirect else "is being"
+    if meta.creation == _NO_GRAD or fn is None:
+        prefix = (f"Output {meta.output_nr} of {short_node_name(fn.name())} is a view of a view which was "
+                  "created in" if fn is not None else "A view was created in")
+        msg = f"{prefix} no_grad mode and {modified} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {meta.output_nr} of {short_node_name(fn.name())} is a view and {modified} modified inplace."
+    if meta.creation == _MULTI_OUTPUT:
+        msg += (" This view is the output of a function that returns multiple views. Such functions do not allow "
+                "the output views to be modified inplace. You should replace the inplace operation by an "
+                "out-of-place one.")
+    else:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+    return msg
+
+
 # ---------------------------------------------------------------- in place
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 _HINT_LEAF = "modify a leaf inside `with torch.no_grad():` (as optimisers do), or use an out-of-place op"
+_HINT_VIEW = "clone() the view first (v = v.clone()), or use an out-of-place op"
 
 
-def check_inplace(t: Tensor):
-    """PyTorch's refusals of in-place changes to a leaf (or a view of one) that requires grad."""
+def check_inplace(t: Tensor, others=()):
+    """PyTorch's refusals of an in-place change of ``t`` by an op whose other inputs are ``others``:
+    a leaf that requires grad, a view of one, and the views created under no_grad or by unbind/split."""
     if not _grad_enabled.get():
         return
-    if t._requires_grad and t._grad_fn is None:
+    base = t._base
+    t_requires = t._requires_grad or (base is not None and base._requires_grad)
+    if not t_requires:
+        for o in others:
+            if type(o) is Tensor and o._requires_grad:
+                break
+        else:
+            return
+    if base is not None:
+        meta = t._view_meta
+        if meta is not None:
+            raise errors.RuntimeError(_view_rebase_message(t, meta, indirect=False), hint=_HINT_VIEW)
+        if t_requires and base._grad_fn is None:
+            raise errors.RuntimeError(VIEW_OF_LEAF_INPLACE, hint=_HINT_LEAF)
+    if t_requires and t._grad_fn is None:
         raise errors.RuntimeError(LEAF_INPLACE, hint=_HINT_LEAF)
-    b = t._base
-    if b is not None and b._requires_grad and b._grad_fn is None:
-        raise errors.RuntimeError(VIEW_OF_LEAF_INPLACE, hint=_HINT_LEAF)
+
+
+def check_writeable(t: Tensor):
+    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view)."""
+    if not t._data.flags.writeable:
+        raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                                  "a single memory location. Please clone() the tensor before performing the "
+                                  "operation.")
 
 
 def _can_cast(src: dtypes.DType, dst: dtypes.DType) -> bool:
@@ -452,7 +711,11 @@ def _can_cast(src: dtypes.DType, dst: dtypes.DType) -> bool:
 
 
 def write_inplace(t: Tensor, result: Tensor):
-    """Store ``result`` into ``t``'s memory and give ``t`` the history of ``result``."""
+    """Store ``result`` into ``t``'s memory and give ``t`` the history of ``result``.
+
+    ``result`` was computed out of place from ``t`` (its input 0) and the op's other inputs. When
+    ``t`` is a view, the history goes to its base, as a ``CopySlices`` node over the op's node,
+    and ``t`` (like every other view of the base) is then seen afresh from the base."""
     if not _can_cast(result._dtype, t._dtype):
         raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
                                   f"{_cap(t._dtype)}")
@@ -465,14 +728,42 @@ def write_inplace(t: Tensor, result: Tensor):
             raise errors.RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
                                       f"{list(shape)}")
     if not t._data.flags.writeable:
-        raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
-                                  "a single memory location. Please clone() the tensor before performing the "
-                                  "operation.")
+        check_writeable(t)
     np.copyto(t._data, result._data, casting="unsafe")
-    t._version_counter[0] += 1
-    if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
-        t._requires_grad = True
+    fn = result._grad_fn
+    if fn is not None:
+        if t._base is not None:
+            _rebase_history_of_view(t, fn)
+        else:
+            old = t._grad_fn
+            t._grad_fn = fn
+            t._requires_grad = True
+            if old is not None and old._retains:
+                _move_retains(t, old, fn)
+    vc = t._version_counter             # bump_version, inline: this is every in-place op's path
+    vc[0] += 1
+    if len(vc) > 1:
+        _refresh_views(vc, t, None)
+
+
+def _rebase_history_of_view(view: Tensor, fn):
+    """The base's new history after the in-place op recorded as ``fn`` changed ``view``: PyTorch's
+    ``CopySlices``, whose edges are the base's old history and the op's other inputs, and whose
+    backward runs ``fn`` on the view's part of the gradient."""
+    base = view._base
+    geometry = ViewGeometry(base._data, view._data)
+    base_meta = (base._data.shape, base._dtype)
+    if fn._next and fn._next[0] is view._grad_fn:
+        inner = fn._edge_mask()
+        node = CopySlices(_D().copy_slices, [_edge(base)] + list(fn._next[1:]), {"fn": fn, "geometry": geometry},
+                          [base_meta] + list(fn._meta[1:]), fn._frees,
+                          None if inner is None else (True,) + tuple(inner[1:]))
+    else:
+        # The op was recorded as several nodes (its last one does not take the view itself): wrap the
+        # new value of the view as a whole, whose own history leads back to the view's old one.
+        node = CopySlices(_D().copy_slices, [_edge(base), fn], {"fn": None, "geometry": geometry},
+                          [base_meta, (view._data.shape, view._dtype)], False, None)
+    _set_grad_fn(base, node)
 
 
 def _cap(d):
@@ -482,7 +773,7 @@ def _cap(d):
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     """``t.op_(*args)``: compute out of place, then write back into ``t`` with its new history."""
-    check_inplace(t)
+    check_inplace(t, args)
     recording = _grad_enabled.get() and (t._requires_grad or any(
         type(a) is Tensor and a._requires_grad for a in args))
     if recording and "self" in op.save_names((True,) * (len(args) + 1)):
@@ -492,7 +783,34 @@ def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     else:
         old = t
     result = apply(op, (old, *args), params)
+    node = result._grad_fn
     write_inplace(t, result)
+    if node is not None:
+        save_inplace_result(t, node)
+    return t
+
+
+def save_inplace_result(t: Tensor, node):
+    """Right after ``t.op_()`` recorded ``node``: a formula that reads the op's result reads ``t`` itself, at
+    its new version (as in PyTorch), so changing ``t`` in place again makes backward fail instead of using
+    stale values."""
+    saved = node._saved
+    if type(saved) is not dict or "result" not in saved:
+        return
+    producer = node._op.node if t._base is None else InplaceViewResult(t._grad_fn, node._op.node)
+    saved["result"] = SavedTensor(t, is_output=True, producer=producer)
+
+
+def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
+    """``t.t_()``, ``t.squeeze_()`` …: ``t`` itself becomes the view ``op`` makes of it (same memory,
+    new shape and strides), with the op's node as its history; the version counter moves, so other
+    views of the same memory are seen afresh."""
+    check_inplace(t)
+    result = apply(op, (t,), params)
+    t._data = result._data
+    if result._grad_fn is not None:
+        _set_grad_fn(t, result._grad_fn)
+    bump_version(t, keep=t)
     return t
 
 

@@ -4,7 +4,8 @@ Data and dispatch only. Arithmetic operators and methods are one-line calls into
 functions of ``gradexpr.functions`` (which read the op table); no derivative lives
 here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
 counter, as in PyTorch, so an in-place change through any alias is seen by saved
-tensors.
+tensors. A differentiable view also remembers its root base (``_base``) and how it
+was created (``_view_meta``), which the in-place rules of ``op.py`` read.
 """
 from __future__ import annotations
 
@@ -13,14 +14,14 @@ import weakref
 import numpy as np
 
 from . import dtypes, errors
-from .graph import AccumulateGrad, _grad_enabled
+from .graph import AccumulateGrad, InvalidGradFn, _grad_enabled
 
 
 class Tensor:
     _gx_exposed = True
     _gx_settable = frozenset({"requires_grad", "data", "grad"})
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_base",
-                 "_wrapped", "_acc", "_name", "__weakref__")
+                 "_view_meta", "_wrapped", "_acc", "_name", "__weakref__")
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -60,18 +61,26 @@ class Tensor:
         t._requires_grad = True
         t._grad_fn = node
         t._base = self._base
+        t._view_meta = self._view_meta
         return t
 
     def _accumulator(self):
         acc = self._acc
         if acc is None:
+            meta = self._view_meta
+            if meta is not None and meta.created_without_grad:
+                # a view made under no_grad of a base that requires grad: it reports requires_grad, but
+                # (as in PyTorch) gradients reaching it go nowhere
+                return None
             acc = self._acc = AccumulateGrad(self)
         return acc
 
     # ------------------------------------------------------------ autograd state
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        # a view requires grad when its base does, even if the base started to after the view was made
+        base = self._base
+        return self._requires_grad or (base is not None and base._requires_grad)
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -116,18 +125,21 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        return self._grad_fn
+        fn = self._grad_fn
+        if type(fn) is InvalidGradFn:
+            fn.fail()
+        return fn
 
     @property
     def is_leaf(self) -> bool:
-        return self._grad_fn is None
+        return self.grad_fn is None
 
     @property
     def _version(self) -> int:
         return self._version_counter[0]
 
     def retain_grad(self):
-        if self._grad_fn is None:
+        if self.grad_fn is None:
             if not self._requires_grad:
                 raise errors.RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return None
@@ -278,8 +290,8 @@ class Tensor:
     def __repr__(self):
         from .printing import format_tensor
         fn = self._grad_fn
-        return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else fn.name(),
-                             requires_grad=self._requires_grad and fn is None)
+        return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else fn.type_name(),
+                             requires_grad=self.requires_grad and fn is None)
 
     __str__ = __repr__
 
@@ -308,6 +320,7 @@ def _fresh(data: np.ndarray, dtype, version_counter=None) -> Tensor:
     t._grad_fn = None
     t._version_counter = [0] if version_counter is None else version_counter
     t._base = None
+    t._view_meta = None
     t._wrapped = False
     t._acc = None
     t._name = None
