@@ -22,11 +22,14 @@ grammar, regenerate with::
 The AST is built *while parsing*: each reduction calls the rule's callback, made from its
 recipe the way Lark's ``ParseTreeBuilder`` makes it (child filter with ``[..]``
 placeholders and ``_rule`` inlining, single-child expansion of ``?rule``) around the
-``_Builder`` method named after the rule or alias. No parse tree exists. One loop scans
-(one regex per first character), applies Python's indentation and bracket rules, and drives
-the LALR table; chains of single-child ``?rule`` reductions are resolved once per state
-pair and remembered. ``_parse_with_lark`` runs Lark's own lexer and LALR parser with the
-same builder (on a ``lark.Transformer``) and ``GxIndenter`` postlexer; the tests use it to
+``_Builder`` method named after the rule or alias. No parse tree exists (the helper rules
+Lark makes for ``x*`` give bare lists, which their parent inlines). One loop scans (trying
+the terminals a token's first character allows: fixed texts by comparison, the others by
+their regexes, compiled when first needed), applies Python's indentation and bracket rules,
+and drives the LALR table; where a reduction leads (the goto and any chain of single-child
+``?rule`` reductions after it) is worked out once per table entry and state below, and
+remembered. ``_parse_with_lark`` runs Lark's own lexer and LALR parser with the same
+builder (on a ``lark.Transformer``) and ``GxIndenter`` postlexer; the tests use it to
 cross-check the fast path.
 
 Importing this module does not import Lark (nor does parsing, normally). The garbage
@@ -984,14 +987,13 @@ class _Engine:
             blocks.pop()
             feed(Tok("_DEDENT", "", ln, 1, ln, 1), states, values, brackets, src)
 
-        end = _end_token(src)
         end_state = self.end_states[start]
         while True:
             a = table[states[-1]].get("$END")
             if a is None:  # noqa
-                raise _unexpected(end, table[states[-1]], values, brackets, src)
+                raise _unexpected(_end_token(src), table[states[-1]], values, brackets, src)
             if a.__class__ is int:      # pragma: no cover - $END is never shifted
-                raise _at(end, "invalid syntax")
+                raise _at(_end_token(src), "invalid syntax")
             size, origin, cb, _memo = a
             if cb is None:
                 states[-1] = table[states[-2]][origin]
