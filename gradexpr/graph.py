@@ -323,6 +323,8 @@ class InvalidGradFn:
 
     __slots__ = ("message",)
     _next = ()
+    _meta = ()
+    _saved = None
     _retains = None
 
     def __init__(self, message: str):
@@ -333,6 +335,15 @@ class InvalidGradFn:
 
     def fail(self):
         raise errors.RuntimeError(self.message)
+
+    # Reading the view's grad_fn fails; tools that walk the graph from ``_grad_fn`` (gradexpr graph)
+    # see a node without edges, named as printing names it.
+    def name(self) -> str:
+        return "Invalid"
+
+    @property
+    def next_functions(self):
+        return ()
 
 
 class AccumulateGrad:

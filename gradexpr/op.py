@@ -542,12 +542,14 @@ def bump_version(t: Tensor, keep: Tensor | None = None):
 
 
 def _refresh_views(vc, t: Tensor, keep):
+    as_strided = _D().as_strided
+    edges = {}                  # per root base (usually one): its edge, computed once per change
     for v in vc[1].live():
         if v is not keep:
-            _refresh_view(v, direct=v is t)
+            _refresh_view(v, v is t, as_strided, edges)
 
 
-def _refresh_view(view: Tensor, direct: bool):
+def _refresh_view(view: Tensor, direct: bool, as_strided, edges):
     """PyTorch's regeneration of a view's grad_fn after its memory changed in place (``direct``: by an
     op on the view itself)."""
     base = view._base
@@ -558,13 +560,17 @@ def _refresh_view(view: Tensor, direct: bool):
         view._grad_fn = InvalidGradFn(_view_rebase_message(view, meta, indirect=True))
         view._requires_grad = True
         return
-    saved = {"self_shape": base._data.shape, "geometry": ViewGeometry(base._data, view._data)}
+    edge = edges.get(id(base), edges)
+    if edge is edges:
+        edge = edges[id(base)] = _edge(base)
+    data = base._data
+    saved = {"self_shape": data.shape, "geometry": ViewGeometry(data, view._data)}
     old = view._grad_fn
     if not direct and type(old) is Node:
         # PyTorch regenerates a view's grad_fn only when it is next read, so until then the old node lives
         # on (an in-place error may name it, see InplaceViewResult): keep it alive as long as the new one
-        saved["replaced"] = old._saved.get("replaced", old) if old._op is _D().as_strided else old
-    _set_grad_fn(view, Node(_D().as_strided, [_edge(base)], saved, [(base._data.shape, base._dtype)], False))
+        saved["replaced"] = old._saved.get("replaced", old) if old._op is as_strided else old
+    _set_grad_fn(view, Node(as_strided, [edge], saved, [(data.shape, base._dtype)], False))
 
 
 def _set_grad_fn(t: Tensor, node):
