@@ -1788,10 +1788,20 @@ def _normalise_index(t: Tensor, index):
 
 def getitem(self, index):
     idx, node, advanced = _normalise_index(self, index)
-    if advanced:
-        limits.check_elements(np.empty(self._data.shape, dtype=np.bool_)[idx].shape) if self._data.size < 10**7 \
-            else None
-    return apply(D.GETITEM[node], (self,), {"index": idx})
+    if not advanced:
+        return apply(D.GETITEM[node], (self,), {"index": idx})
+    # As PyTorch: the basic part of the index (ints, slices, None) first, as a view; then the tensor
+    # indices on that view. (NumPy would broadcast an int with the tensor indices, which moves the
+    # result's dimensions when a slice stands between them: x[0, :, [0, 1]].)
+    basic, tensors = _split_index(self, idx)
+    source = self
+    view_arr = self._data[basic]
+    if not (view_arr.shape == self._data.shape and view_arr.strides == self._data.strides):
+        _, basic_node, _ = _normalise_index(self, basic)
+        source = apply(D.GETITEM[basic_node], (self,), {"index": basic})
+    if source._data.size < 10**7:
+        limits.check_elements(np.empty(source._data.shape, dtype=np.bool_)[tensors].shape)
+    return apply(D.GETITEM["IndexBackward0"], (source,), {"index": tensors})
 
 
 def _index_put_(self, index, values, accumulate=False):
