@@ -537,9 +537,12 @@ def _child_filter(spec, inner, bare, length):
             return f
         if len(picks) == 2 and -1 not in picks:
             a, b = picks
-
-            def f(children):
-                return fin([children[a], children[b]])
+            if inner is None:
+                def f(children):
+                    return [children[a], children[b]]
+            else:
+                def f(children):
+                    return inner([children[a], children[b]])
             return f
         if -1 not in picks:
             get = operator.itemgetter(*picks)
@@ -578,9 +581,23 @@ def _child_filter(spec, inner, bare, length):
                 out.append(children[b])
                 return fin(out)
         return f
+    if shape == ((True, 0), (False, 0), (False, 0), 0) and keep[0][1] in bare and inner is None:
+        (a, _, _), (b, _, _), (c, _, _) = keep      # Lark's helper ``_x: _x OP x``
+
+        def f(children):
+            out = children[a]
+            out.append(children[b])
+            out.append(children[c])
+            return out
+        return f
     if shape == ((False, 0), (True, 0), 0):      # ``x _x``
         (a, _, _), (b, sb, _) = keep
-        if sb in bare:
+        if sb in bare and inner is not None:
+            def f(children):
+                out = [children[a]]
+                out += children[b]
+                return inner(out)
+        elif sb in bare:
             def f(children):
                 out = [children[a]]
                 out += children[b]
@@ -1716,6 +1733,15 @@ def _depth(d, node):
     return d
 
 
+def _deepest(nodes):
+    """The greatest depth of ``nodes`` (0 if none)."""
+    d = 0
+    for n in nodes:
+        if n.depth > d:
+            d = n.depth
+    return d
+
+
 def _flatten(items):
     out = []
     for x in items:
@@ -1747,6 +1773,9 @@ class _Builder:
 
     # ------------------------------------------------------------ simple statements
     def simple_stmt(self, c):
+        if len(c) == 1:         # the usual one statement a line
+            x = c[0]
+            return [] if x is None or isinstance(x, Tok) else [x]
         return [x for x in c if x is not None and not isinstance(x, Tok)]
 
     def expr_stmt(self, c):
@@ -1960,7 +1989,7 @@ class _Builder:
     def tuple_list(self, c):
         elts = [x for x in c if x is not None]
         f, l = elts[0], elts[-1]
-        d = _depth(max(e.depth for e in elts) + 1, f)
+        d = _depth(_deepest(elts) + 1, f)
         return ast.Tuple(elts, f.line, f.col, l.end_line, l.end_col, d)
 
     expr_tuple = tuple_list
@@ -1986,7 +2015,7 @@ class _Builder:
 
     def _boolop(self, op, c):
         f, l = c[0], c[-1]
-        d = max(x.depth for x in c) + 1
+        d = _deepest(c) + 1
         n = ast.BoolOp(op, c, f.line, f.col, l.end_line, l.end_col, d)
         _depth(d, n)
         return n
@@ -2077,7 +2106,7 @@ class _Builder:
         d = func.depth
         if arglist:
             seen_kw = seen_kwargs = False
-            names = set()
+            names = ()
             for a in arglist:
                 t = type(a)
                 if t is ast.Keyword:
@@ -2086,6 +2115,8 @@ class _Builder:
                     else:
                         if a.arg in names:
                             raise _at(a, f"keyword argument repeated: {a.arg}")
+                        if not names:
+                            names = set()
                         names.add(a.arg)
                         seen_kw = True
                     keywords.append(a)
@@ -2103,7 +2134,8 @@ class _Builder:
                 if vd > d:
                     d = vd
         n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d + 1)
-        _depth(d + 1, n)
+        if d >= _MAX_DEPTH[0] and _MAX_DEPTH[0]:        # (_depth, inline: calls are many)
+            _depth(d + 1, n)
         return n
 
     def arguments(self, c):
@@ -2123,8 +2155,10 @@ class _Builder:
 
     def getattr(self, c):
         v, name = c
-        n = ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, v.depth + 1)
-        _depth(n.depth, n)
+        d = v.depth + 1
+        n = ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, d)
+        if d > _MAX_DEPTH[0] and _MAX_DEPTH[0]:
+            _depth(d, n)
         return n
 
     def getitem(self, c):
@@ -2137,7 +2171,7 @@ class _Builder:
     def subscript_tuple(self, c):
         elts = [x for x in c if x is not None]
         f, l = elts[0], elts[-1]
-        d = max(e.depth for e in elts) + 1
+        d = _deepest(elts) + 1
         return ast.Tuple(elts, f.line, f.col, l.end_line, l.end_col, d)
 
     def sliceop(self, c):
@@ -2167,7 +2201,7 @@ class _Builder:
     def list(self, c):
         lb, items, rb = c
         items = items or []
-        d = max((e.depth for e in items), default=0) + 1
+        d = _deepest(items) + 1
         n = ast.List(items, lb.line, lb.col, rb.end_line, rb.end_col, d)
         _depth(d, n)
         return n
@@ -2179,7 +2213,7 @@ class _Builder:
         lb, items, rb = c
         keys = [k for k, _ in items or ()]
         values = [v for _, v in items or ()]
-        d = max((e.depth for e in keys + values), default=0) + 1
+        d = max(_deepest(keys), _deepest(values)) + 1
         n = ast.Dict(keys, values, lb.line, lb.col, rb.end_line, rb.end_col, d)
         _depth(d, n)
         return n
@@ -2246,7 +2280,7 @@ class _Builder:
                 values.append(ast.Constant(p, f.line, f.col, l.end_line, l.end_col))
             else:
                 values.append(p)
-        d = max((v.depth for v in values), default=0) + 1
+        d = _deepest(values) + 1
         n = ast.JoinedStr(values, f.line, f.col, l.end_line, l.end_col, d)
         _depth(d, n)
         return n
@@ -2266,7 +2300,7 @@ class _Builder:
                     svals.append(self._field(s, tok, boff, raw))
             line, col = _position_in(tok, boff + fstart)
             eline, ecol = _position_in(tok, boff + fend)
-            sd = max((v.depth for v in svals), default=0) + 1
+            sd = _deepest(svals) + 1
             spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
         line, col = _position_in(tok, boff + fstart)
         eline, ecol = _position_in(tok, boff + fend)
