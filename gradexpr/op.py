@@ -645,9 +645,23 @@ def _positions_in(base: np.ndarray, view: np.ndarray) -> np.ndarray:
         ok = flat.size > 0 and bool(np.all(ordered[i] == offsets)) if offsets.size else True
         pos = order[i] if flat.size else np.zeros(offsets.shape, np.int64)
     if not ok:
-        raise errors.RuntimeError("a view no longer lies in its base's memory (was the base's .data replaced?); "
-                                  "gradexpr cannot relate their histories")
+        pos = _storage_positions(base, view)
     return pos.astype(np.int64, copy=False)
+
+
+def _storage_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """The view's positions in its own memory block, read as positions in the base's: what PyTorch's
+    as_strided does when the base's ``.data`` was replaced after the view was made (the view keeps
+    the old storage, its offset and strides are applied to the new one)."""
+    owner = view
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    start = view.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+    pos, rest = np.divmod(_byte_offsets(view, start), view.itemsize)
+    if rest.any() or not base.flags.c_contiguous or (pos.size and (pos.min() < 0 or pos.max() >= base.size)):
+        raise errors.RuntimeError("a view changed in place lies outside its base, whose memory was replaced "
+                                  "(.data = ...) after the view was made; gradexpr cannot relate their histories")
+    return pos
 
 
 def _view_rebase_message(view: Tensor, meta: ViewMeta, indirect: bool) -> str:
