@@ -12,6 +12,8 @@ version counters of views, in-place rules) lives here once.
 """
 from __future__ import annotations
 
+import weakref as _weakref
+
 import numpy as np
 
 from . import dtypes, errors, limits
@@ -448,11 +450,9 @@ def _record(op, ts, params, result, extras):
 # view's grad_fn when it is next read; here the views of a version counter are refreshed when the
 # counter moves (``bump_version``), so the engine's hot paths read ``_grad_fn`` and
 # ``_requires_grad`` as they are.
-import weakref as _weakref
-
 _new_ref = _weakref.ref
 
-_DEFAULT, _NO_GRAD, _MULTI_OUTPUT = 0, 1, 2
+_NO_GRAD, _MULTI_OUTPUT = 1, 2          # PyTorch's CreationMeta (a view made the default way has none)
 
 
 class ViewMeta:
