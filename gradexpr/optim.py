@@ -8,6 +8,7 @@ import numpy as np
 from . import errors
 from .derivatives import _lerp, fma
 from .graph import no_grad
+from .op import bump_version
 from .tensor import Tensor
 
 
@@ -73,7 +74,7 @@ class Optimizer:
                 for p in group["params"]:
                     if p._grad is not None:
                         self._update(p, group)
-                        p._version_counter[0] += 1
+                        bump_version(p)     # views of p get their new history too
         return loss
 
 
