@@ -517,28 +517,11 @@ def test_syntax_errors_agree_between_fast_path_and_lark():
 def test_importing_the_parser_does_not_import_lark():
     code = ("import sys; import gradexpr.grammar.parser, gradexpr.grammar.interpreter; "
             "assert 'lark' not in sys.modules; "
-            "gradexpr.grammar.parser.parse('x = 1'); assert 'lark' in sys.modules")
+            "gradexpr.grammar.parser.parse('x = 1'); assert 'lark' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_cache_lives_outside_the_package_and_an_unwritable_one_is_harmless(tmp_path):
-    cache_home = tmp_path / "cache"
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home))
-    code = "from gradexpr.grammar import parser; print(parser.parse('x = 1').body[0].value.value)"
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "1"
-    assert list((cache_home / "gradexpr").glob("*.lark-cache"))
-    pkg = os.path.dirname(parser.__file__)
-    assert not [f for f in os.listdir(pkg) if "cache" in f and not f.startswith("__pycache__")]
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    (ro / "gradexpr").write_text("not a directory")
-    env = dict(os.environ, XDG_CACHE_HOME=str(ro), HOME=str(ro), TMPDIR=str(ro))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "1"
-
-
-def test_a_thousand_line_program_parses_quickly():
+def test_a_thousand_line_program_parses_to_as_many_statements_as_pythons():
     files = sorted(glob.glob(os.path.join(CONFORMANCE, "*", "*.gx")))
     lines = []
     for f in files:
@@ -552,16 +535,8 @@ def test_a_thousand_line_program_parses_quickly():
             break
         except SyntaxError:
             src = "\n".join(src.splitlines()[:-1]) + "\n"
-    parse(src)
-    best = min(_timed(lambda: parse(src)) for _ in range(3))
-    assert best < 1.0       # ~60 ms on the development VM; generous for slow CI
-
-
-def _timed(f):
-    import time
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
+    # speed is measured by `python -m bench --only parse`, not here
+    assert len(parse(src).body) == len(pyast.parse(src).body)
 
 
 # ============================================================================ properties
