@@ -264,25 +264,11 @@ class Node:
 
     def _apply(self, grad):
         """Gradients for each input (None where not needed), reduced to the input's shape and dtype."""
-        ctx = self._unpack()
-        ctx["grad"] = grad
-        nxt = self._next
-        grads = self._op.backward(ctx, [n is not None for n in nxt])
-        out = []
-        for g, n, (shape, dtype) in zip(grads, nxt, self._meta):
-            if n is None or g is None:
-                out.append(None)
-                continue
-            if g._data.shape != shape:
-                g = g.sum_to_size(shape)
-            if g._dtype is not dtype:
-                g = g.to(dtype)
-            out.append(g)
-        return out
+        return self._input_grads(grad, [n is not None for n in self._next])
 
     def _input_grads(self, grad, needed):
-        """``_apply`` for the inputs flagged in ``needed`` rather than those with an edge: CopySlices
-        runs the node of the in-place op it wraps this way (that node is not in the graph itself)."""
+        """``_apply`` for the inputs flagged in ``needed``: those with an edge, or, for CopySlices
+        running the node of the in-place op it wraps (not in the graph itself), those it asks for."""
         ctx = self._unpack()
         ctx["grad"] = grad
         grads = self._op.backward(ctx, needed)
