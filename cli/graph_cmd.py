@@ -54,7 +54,8 @@ def _run(source, filename, variables, constants, of, limits, debug):
 # ---------------------------------------------------------------- shared pieces of the renderings
 
 def _shape(shape) -> str:
-    return str(tuple(shape))
+    """``[2, 2]``, as eval's tree and the JSON write it (``[]`` for a scalar)."""
+    return "[" + ", ".join(str(int(s)) for s in shape) + "]"
 
 
 def _short_name(node) -> str:
@@ -117,7 +118,7 @@ def _tree_text(node, first: bool, show_saved: bool) -> tuple:
 
 
 def render_plain_tree(nodes, edges, show_saved=False, max_nodes=0) -> str:
-    """The tree as plain text with ``├──``/``└──`` guides; ``[nK]`` ids tie repeated nodes together."""
+    """The tree as plain text with ``├──``/``└──`` guides; ``(nK)`` ids (as in eval's trace) tie repeated nodes together."""
     out = []
     shown = set()
     for lasts, node, first in _walk_tree(nodes, edges, max_nodes):
@@ -125,7 +126,7 @@ def render_plain_tree(nodes, edges, show_saved=False, max_nodes=0) -> str:
         prefix = "".join("    " if last else "│   " for last in lasts[:-1])
         branch = ("└── " if lasts[-1] else "├── ") if lasts else ""
         var, name, details, nid, note = _tree_text(node, first, show_saved)
-        line = f"{prefix}{branch}{var + ': ' if var else ''}{name} {details} [{nid}]"
+        line = f"{prefix}{branch}{var + ': ' if var else ''}{name} {details} ({nid})"
         out.append(line + ("  " + note if note else ""))
     if len(shown) < len(nodes):
         out.append(_cut_note(len(nodes) - len(shown)))
@@ -155,7 +156,7 @@ def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
         style = "bold green" if node.is_target else ("cyan" if node.kind == "leaf" else "bold")
         label.append(name, style=style if first else "dim")
         label.append(f" {details} ", style="" if first else "dim")
-        label.append(f"[{nid}]", style="dim")
+        label.append(f"({nid})", style="dim")
         if note:
             label.append("  " + note, style="yellow")
         depth = len(lasts)

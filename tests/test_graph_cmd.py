@@ -59,7 +59,7 @@ def short(node):
 
 # ---------------------------------------------------------------- parsers of each format
 
-TREE_LINE = re.compile(r"^((?:│   |    )*)((?:├── |└── )?)(?:(\w+): )?(\w+) .*?\[(n\d+)\]")
+TREE_LINE = re.compile(r"^((?:│   |    )*)((?:├── |└── )?)(?:(\w+): )?(\w+) .*?\((n\d+)\)")
 
 
 def parse_tree(text):
@@ -131,7 +131,7 @@ def test_plain_tree_is_the_engine_graph(program):
     shown, pairs = parse_tree(r.stdout)
     assert shown == {n.id: (n.variable, short(n)) for n in nodes}
     assert pairs == edge_pairs(edges)
-    assert r.stdout.splitlines()[0].endswith("[n0]  ← target")
+    assert r.stdout.splitlines()[0].endswith("(n0)  ← target")
 
 
 def test_dot_is_the_engine_graph(program):
@@ -198,7 +198,7 @@ def test_rich_tree_on_a_terminal_is_the_engine_graph():
     shown, pairs = parse_tree("\n".join(line.rstrip() for line in text.splitlines() if line.strip()))
     assert shown == {n.id: (n.variable, short(n)) for n in nodes}
     assert pairs == edge_pairs(edges)
-    assert "saved: other (3,), self (3,)" in text
+    assert "saved: other [3], self [3]" in text
 
 
 # ---------------------------------------------------------------- -v / -c binding and target selection
@@ -218,7 +218,7 @@ def test_of_names_the_target_and_stdin_and_files_work(tmp_path):
     prog = "x = tensor([1., 2.], requires_grad=True)\nprint('hello')\nloss = (x * x).sum()\nother = x.exp()\n"
     r = graph("-", "--of", "loss", input=prog)
     assert r.exit_code == 0, r.stderr
-    assert r.stdout.splitlines()[0] == "loss: SumBackward0 () float32 [n0]  ← target"
+    assert r.stdout.splitlines()[0] == "loss: SumBackward0 [] float32 (n0)  ← target"
     assert "hello" in r.stderr and "hello" not in r.stdout      # program output never mixes into the graph
     f = tmp_path / "p.gx"
     f.write_text(prog)
