@@ -31,6 +31,8 @@ import re
 import sys
 import time
 
+import numpy as _np
+
 from gradexpr import errors
 from gradexpr import limits as _limits
 
@@ -147,8 +149,15 @@ SAFE_ATTRIBUTES: dict = {
     int: frozenset("real imag conjugate bit_length as_integer_ratio".split()),
     float: frozenset("real imag conjugate is_integer as_integer_ratio".split()),
 }
-"""Methods and attributes allowed on builtin types (and their subclasses that are not
-``_gx_exposed``). The engine may add entries, e.g. for NumPy arrays."""
+# What ``tensor.numpy()`` gives: reading it, reducing it, reshaping it -- never its memory
+# (data, ctypes, view) or files (tofile, dump).
+_NUMPY_READ = ("shape dtype ndim size itemsize nbytes T real imag tolist item sum mean std var prod min max "
+               "argmin argmax any all cumsum cumprod round clip reshape ravel flatten transpose squeeze "
+               "astype copy nonzero conjugate")
+SAFE_ATTRIBUTES[_np.ndarray] = frozenset(_NUMPY_READ.split())
+SAFE_ATTRIBUTES[_np.generic] = frozenset((_NUMPY_READ + " is_integer as_integer_ratio").split())
+"""Methods and attributes allowed on builtin and NumPy types (and their subclasses that are
+not ``_gx_exposed``)."""
 
 _policy_cache: dict = {}
 
