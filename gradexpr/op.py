@@ -61,17 +61,30 @@ class Op:
         # elementwise ops broadcast their inputs (checked with PyTorch's message before computing)
         self.broadcast = (dtype in ("promote", "float", "compare") and len(inputs) > 1) if broadcast is None \
             else broadcast  # False where a second derivative is not meaningful to test (kinks, piecewise)
-        self._args = {k: f.__code__.co_varnames[:f.__code__.co_argcount]
-                      for k, f in self.formulas.items() if callable(f)}
+        self._save_cache = {}
+        self._plans = {}
+
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
+
+    def __getattr__(self, name):
+        """The formulas' argument lists and callers, worked out the first time one is read.
+
+        A run uses a handful of the table's entries; preparing all of them when the table is
+        built cost a millisecond of every start-up. (``__getattr__`` runs only while a slot
+        is still unset, so reading them later costs nothing extra.)
+        """
+        if name not in Op._PREPARED:
+            raise AttributeError(name)
+        formulas = {k: f for k, f in self.formulas.items() if callable(f)}
+        self._args = {k: f.__code__.co_varnames[:f.__code__.co_argcount] for k, f in formulas.items()}
         # names a formula can do without (it has a default for them)
         self._optional = {k: set(f.__code__.co_varnames[f.__code__.co_argcount - len(f.__defaults__ or ()):
                                                         f.__code__.co_argcount])
-                          for k, f in self.formulas.items() if callable(f)}
+                          for k, f in formulas.items()}
         self._any_optional = frozenset().union(*self._optional.values())
-        self._save_cache = {}
-        self._plans = {}
         # per input: a call of its formula reading its arguments from the backward context
-        self._calls = {k: _caller(f, self._optional[k]) for k, f in self.formulas.items() if callable(f)}
+        self._calls = {k: _caller(f, self._optional[k]) for k, f in formulas.items()}
+        return getattr(self, name)
 
     def __repr__(self):
         return f"<op {self.name} -> {self.node}>"
@@ -346,18 +359,14 @@ def _check_broadcast(arrays):
     out = [0] * ndim
     for k in reversed(range(ndim)):
         size = 1
-        for j, s in enumerate(shapes):
+        for s in shapes:
             i = len(s) - ndim + k
             if i < 0:
                 continue
             d = s[i]
             if d != 1:
                 if size != 1 and d != size:
-                    first = next(jj for jj, ss in enumerate(shapes) if len(ss) - ndim + k >= 0
-                                 and ss[len(ss) - ndim + k] != 1)
                     raise errors.RuntimeError(
-                        f"The size of tensor a ({size}) must match the size of tensor b ({d}) at non-singleton "
-                        f"dimension {k}" if first == 0 else
                         f"The size of tensor a ({size}) must match the size of tensor b ({d}) at non-singleton "
                         f"dimension {k}")
                 size = d
