@@ -264,11 +264,12 @@ class Node:
 
     def _apply(self, grad):
         """Gradients for each input (None where not needed), reduced to the input's shape and dtype."""
-        return self._input_grads(grad, [n is not None for n in self._next])
+        return self._input_grads(grad, self._next)
 
     def _input_grads(self, grad, needed):
-        """``_apply`` for the inputs flagged in ``needed``: those with an edge, or, for CopySlices
-        running the node of the in-place op it wraps (not in the graph itself), those it asks for."""
+        """``_apply`` for the inputs flagged in ``needed`` (truthy where wanted): those with an edge
+        (``_next`` itself is the mask: a node or None), or, for CopySlices running the node of the
+        in-place op it wraps (not in the graph itself), those it asks for."""
         ctx = self._unpack()
         ctx["grad"] = grad
         grads = self._op.backward(ctx, needed)
@@ -508,9 +509,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
         for k, t in enumerate(inputs):
             node = _edge_of(t)
             if node is None:
-                if not accumulate:
                     raise errors.RuntimeError("One of the differentiated Tensors does not require grad")
-                raise errors.RuntimeError("One of the differentiated Tensors does not require grad")
             targets.setdefault(node, []).append(k)
 
     # Discover the graph: dependency counts, iteratively (a 10^6-node chain must work).
@@ -556,15 +555,19 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     try:
         ready = [(-r._seq, id(r), r) for r in set(roots) if deps[r] == 0]
         heapq.heapify(ready)
-        while ready:
-            node = heappop(ready)[2]
+        node = None         # the next node when it was the only one made ready (a chain skips the heap)
+        while True:
+            if node is None:
+                if not ready:
+                    break
+                node = heappop(ready)[2]
             grad = buffers.pop(node, None)
             if grad is None:
                 node_grads = (None,) * len(node._next)     # nothing arrived: only release dependents
             elif plain and type(node) is Node and not node._retains:
-                node_grads = node._apply(grad)
-                if not retain_graph:
-                    node._release()
+                node_grads = node._input_grads(grad, node._next)      # node._apply(grad), one call less
+                if not retain_graph and node._frees:
+                    node._saved = _RELEASED                           # node._release(), inline
             else:
                 # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
                 # still to run, which only read it) and whose memory is its own: see accumulate_into
@@ -572,7 +575,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                          and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)
-            grad = None
+            grad = following = None
             for nxt, g in zip(node._next, node_grads):
                 if nxt is None:
                     continue
@@ -586,7 +589,14 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    if following is None and not ready:
+                        following = nxt
+                    else:
+                        if following is not None:
+                            heappush(ready, (-following._seq, id(following), following))
+                            following = None
+                        heappush(ready, (-nxt._seq, id(nxt), nxt))
+            node = following
             node_grads = g = None       # the engine's references end here (see _add_into)
     finally:
         _expand_lazily.reset(lazily)
