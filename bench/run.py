@@ -310,14 +310,27 @@ class Bench:
             self.notes.append(f"{workload}: {label} failed: {why}")
         return lambda label, metric: samples.get((label, metric)) if label not in errors else None
 
+    def note_worker_settings(self):
+        note = ("the gradexpr worker applies the gradexpr command's process settings (cli/main.py configure_process: "
+                "the collector's thresholds for big graphs, freed big blocks kept for reuse); the hand-written NumPy "
+                "runs in the same process")
+        if note not in self.notes:
+            self.notes.append(note)
+
     def perop(self):
+        self.note_worker_settings()
         n = self.sizes["perop"]["n"]
-        get = self.measure("perop", [("gradexpr", "gradexpr"), ("gradexpr language", "language")],
+        get = self.measure("perop", [("gradexpr", "gradexpr"), ("gradexpr language", "language"),
+                                     ("gradexpr, default gc", "default gc")],
                            [("torch", "torch")], ("forward/op", "backward/op"), self.reps(7))
         for what in ("forward", "backward"):
             m = f"{what}/op"
             self.rows.append(_row("per-op", f"{what} per op, engine API, {n}-op chain of (2,2)",
                                   get("gradexpr", m), get("torch", m), max_ratio=1.0))
+        for what in ("forward", "backward"):
+            m = f"{what}/op"
+            self.rows.append(_row("per-op", f"{what} per op, engine API, Python's default gc (for scale)",
+                                  get("gradexpr, default gc", m), get("torch", m)))
         for what in ("forward", "backward"):
             m = f"{what}/op"
             self.rows.append(_row("per-op", f"{what} per op, .gx for loop (vs torch engine)",
@@ -328,10 +341,7 @@ class Bench:
                            ("fwd+bwd",), self.reps(9))
         self.rows.append(_row(workload, f"{title} fwd+bwd vs hand-written NumPy", get("gradexpr", "fwd+bwd"),
                               get("numpy", "fwd+bwd"), max_ratio=1.1))
-        note = ("big tensors: the gradexpr worker applies the gradexpr command's allocator setting (freed big blocks "
-                "kept for reuse, cli/main.py keep_freed_memory); the hand-written NumPy runs in the same process")
-        if note not in self.notes:
-            self.notes.append(note)
+        self.note_worker_settings()
         if get("torch", "fwd+bwd") is not None:
             self.rows.append(_row(workload, f"torch {title} fwd+bwd (for scale)", get("torch", "fwd+bwd"),
                                   get("numpy", "fwd+bwd")))
