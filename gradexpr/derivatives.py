@@ -1233,6 +1233,97 @@ def _getitem(a, index):
     return out
 
 
+def _index_forward(a, index):
+    """``a[index]`` for tensor (advanced) indices, laid out in memory as PyTorch's index kernel lays
+    out its result, so ``is_contiguous()``, ``stride()`` and ``view`` answer as there."""
+    out = a[index]
+    order = _index_memory_order(a, index, out.shape)
+    if order is None:
+        out = np.ascontiguousarray(out)
+        row_major = _row_major_strides(out)
+        # NumPy calls an array contiguous whatever the strides of its size-1 dimensions; PyTorch
+        # gives them the row-major value, which stride() shows
+        return out if out.strides == row_major else np.lib.stride_tricks.as_strided(out, strides=row_major)
+    buf = np.empty([out.shape[d] for d in order], out.dtype)
+    laid = buf.transpose([order.index(d) for d in range(out.ndim)])
+    laid[...] = out
+    return laid
+
+
+def _row_major_strides(a):
+    strides, step = [], a.itemsize
+    for n in reversed(a.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _index_memory_order(a, index, shape):
+    """The result's dimensions from slowest to fastest in memory, None for row-major order.
+
+    ATen's index runs a TensorIterator over the source restrided to the result's shape (stride 0
+    along the indexed dimensions) and the broadcast index tensors; the result, allocated by the
+    iterator, takes the order its ``reorder_dimensions`` finds: an insertion sort of the
+    dimensions by the operands' strides, an operand skipped where either stride is 0, equal
+    strides broken by the smaller size first.
+    """
+    if len(shape) < 2:
+        return None
+    indexed, indices, d = [], [], 0
+    for i in index:
+        if isinstance(i, np.ndarray):
+            if i.dtype.kind == "b":
+                indexed.extend(range(d, d + i.ndim))
+                indices.extend(i.nonzero())
+                d += i.ndim
+            else:
+                indexed.append(d)
+                indices.append(i)
+                d += 1
+        elif i is not None:
+            d += 1
+    if not indexed:
+        return None
+    bshape = np.broadcast_shapes(*(i.shape for i in indices))
+    if indexed == list(range(indexed[0], indexed[0] + len(indexed))):
+        before, after = list(range(indexed[0])), list(range(indexed[-1] + 1, a.ndim))
+    else:                                       # apart: the index dimensions come first
+        before, after = [], [k for k in range(a.ndim) if k not in indexed]
+    width = len(bshape)
+    source = ([a.strides[k] for k in before] + [0] * width + [a.strides[k] for k in after])
+    operands = [source]
+    for i in indices:
+        # each index viewed as (1, ..., *bshape, ..., 1); a dimension it broadcasts along has stride 0
+        st = np.broadcast_to(i, bshape).reshape((1,) * len(before) + bshape + (1,) * len(after)).strides
+        operands.append([s if n == 1 or k in range(len(before), len(before) + width) else 0
+                         for k, (s, n) in enumerate(zip(st, shape))])
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))        # fastest first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    order = perm[::-1]
+    return None if order == list(range(ndim)) else order
+
+
 def _index_backward(grad, self_shape, index):
     return grad.new_zeros(self_shape)._index_put(index, grad, accumulate=True)
 
@@ -1241,15 +1332,14 @@ getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
                    self=_index_backward, dtype="first", view=True, domain="real")
 
 
-def _named(base, node, view):
-    e = Op(base.name + ":" + node, node, base.forward, base.inputs, base.formulas, dtype=base.dtype,
-           view=view, domain=base.domain)
-    return e
+def _named(base, node, view, forward=None):
+    return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, base.formulas, dtype=base.dtype,
+              view=view, domain=base.domain)
 
 
 GETITEM = {name: _named(getitem_basic, name, True)
            for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
-GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False)
+GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False, _index_forward)
 TABLE["index"] = GETITEM["IndexBackward0"]
 
 

@@ -1718,11 +1718,11 @@ _INT_KINDS = "iu"
 
 
 def _normalise_index(t: Tensor, index):
-    """PyTorch's indexing as one NumPy index and the node name of the last step PyTorch would record."""
-    single = not isinstance(index, tuple)      # t[a:b] is always a slice node, t[:, :] only an alias
-    if single:
+    """PyTorch's indexing as one NumPy index (checked as PyTorch checks it), and whether it has tensor
+    (advanced) parts."""
+    if not isinstance(index, tuple):
         index = (index,)
-    out, node, advanced = [], None, False
+    out, advanced = [], False
     dim = 0
     n_specified = builtins.sum(1 for i in index if i is not None and i is not Ellipsis and not (
         _is_tensor(i) and i._dtype is dtypes.bool_) and not isinstance(i, bool)) + builtins.sum(
@@ -1733,7 +1733,6 @@ def _normalise_index(t: Tensor, index):
     for i in index:
         if i is None:
             out.append(None)
-            node = "UnsqueezeBackward0"
         elif i is Ellipsis:
             out.append(Ellipsis)
             dim += len(shape) - n_specified
@@ -1746,16 +1745,12 @@ def _normalise_index(t: Tensor, index):
             if not -size <= i < size:
                 raise errors.IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
             out.append(i)
-            node = "SelectBackward0"
             dim += 1
         elif isinstance(i, slice):
             start, stop, step = (_scalar(x) if x is not None else None for x in (i.start, i.stop, i.step))
             if step is not None and step <= 0:
                 raise errors.ValueError("step must be greater than zero")
-            s = slice(start, stop, step)
-            out.append(s)
-            if single or s.indices(shape[dim]) != (0, shape[dim], 1):
-                node = "SliceBackward0"
+            out.append(slice(start, stop, step))
             dim += 1
         elif _is_tensor(i) or isinstance(i, (list, tuple, np.ndarray)):
             # (an ndarray is an index this module normalised before, e.g. in a backward formula)
@@ -1779,26 +1774,50 @@ def _normalise_index(t: Tensor, index):
         else:
             raise errors.IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                     "are valid indices (got " + type(i).__name__ + ")")
-    if advanced:
-        node = "IndexBackward0"
-    elif node is None:
-        node = "AliasBackward0"
-    return tuple(out), node, advanced
+    return tuple(out), advanced
+
+
+_ALL = slice(None)
+
+
+def _view_steps(t, basic, lone=False):
+    """The basic part of an index (ints, slices, None, ...) applied as PyTorch's ``applySlicing``
+    applies it: one view op per step, each its own node (``x[0, 1:]`` is SliceBackward0 over
+    SelectBackward0), a slice over a whole dimension skipped unless it is the ``lone`` index
+    (``x[:]`` records SliceBackward0); ``t`` itself when no step applies."""
+    ndim = t._data.ndim
+    shape = t._data.shape
+    skipped = ndim - builtins.sum(1 for i in basic if i is not None and i is not Ellipsis)
+    out, dim, source_dim = t, 0, 0      # dim: in the result so far; source_dim: in t
+    for i in basic:
+        if i is None:
+            out = apply(D.GETITEM["UnsqueezeBackward0"], (out,), {"index": (_ALL,) * dim + (None,)})
+            dim += 1
+        elif i is Ellipsis:
+            dim += skipped
+            source_dim += skipped
+        elif isinstance(i, slice):
+            if lone or i.indices(shape[source_dim]) != (0, shape[source_dim], 1):
+                out = apply(D.GETITEM["SliceBackward0"], (out,), {"index": (_ALL,) * dim + (i,)})
+            dim += 1
+            source_dim += 1
+        else:
+            out = apply(D.GETITEM["SelectBackward0"], (out,), {"index": (_ALL,) * dim + (i,)})
+            source_dim += 1
+    return out
 
 
 def getitem(self, index):
-    idx, node, advanced = _normalise_index(self, index)
+    idx, advanced = _normalise_index(self, index)
     if not advanced:
-        return apply(D.GETITEM[node], (self,), {"index": idx})
-    # As PyTorch: the basic part of the index (ints, slices, None) first, as a view; then the tensor
-    # indices on that view. (NumPy would broadcast an int with the tensor indices, which moves the
+        out = _view_steps(self, idx, lone=not isinstance(index, tuple))
+        # PyTorch's x[...] / x[:, :] is a new view all the same: an alias
+        return out if out is not self else apply(D.GETITEM["AliasBackward0"], (self,), {"index": (Ellipsis,)})
+    # As PyTorch: the basic part of the index (ints, slices, None) first, as views; then the tensor
+    # indices on the last view. (NumPy would broadcast an int with the tensor indices, which moves the
     # result's dimensions when a slice stands between them: x[0, :, [0, 1]].)
     basic, tensors = _split_index(self, idx)
-    source = self
-    view_arr = self._data[basic]
-    if not (view_arr.shape == self._data.shape and view_arr.strides == self._data.strides):
-        _, basic_node, _ = _normalise_index(self, basic)
-        source = apply(D.GETITEM[basic_node], (self,), {"index": basic})
+    source = _view_steps(self, basic)
     if source._data.size < 10**7:
         limits.check_elements(np.empty(source._data.shape, dtype=np.bool_)[tensors].shape)
     return apply(D.GETITEM["IndexBackward0"], (source,), {"index": tensors})
@@ -1816,7 +1835,7 @@ def setitem(self, index, value):
     its base a ``CopySlices`` node (see op.write_inplace)."""
     if index is False:
         return                                   # PyTorch: t[False] = v assigns nothing
-    idx, _, _ = _normalise_index(self, index)
+    idx, _ = _normalise_index(self, index)
     tracked = _grad_enabled.get() and self.requires_grad
     if not tracked and type(value) in (float, int, bool):
         # a number where nothing is recorded: one NumPy assignment (it selects the same elements,
