@@ -462,7 +462,40 @@ def g_repr(obj, /):
 def g_type(*args, **kwargs):
     if len(args) != 1 or kwargs:
         raise errors.TypeError("type() takes 1 argument in gradexpr (the 3-argument form is not supported)")
-    return type(args[0])
+    obj = args[0]
+    t = type(obj)
+    if t.__module__ == "gradexpr.graph" and hasattr(t, "next_functions"):
+        # one class per node type in PyTorch: <class 'MulBackward0'>, <class 'AccumulateGrad'>
+        name = obj.type_name() if hasattr(obj, "type_name") else t.__name__
+        return _display_class("builtins", name)
+    if t.__name__ == "ReturnType" and t.__module__ == "gradexpr.functions":
+        return _display_class("torch.return_types", obj._name)
+    return t
+
+
+_DISPLAY_CLASSES: dict = {}
+
+
+class _DisplayMeta(type):
+    def __instancecheck__(cls, obj):
+        return g_type(obj) is cls
+
+    def __subclasscheck__(cls, sub):
+        return sub is cls
+
+
+def _display_class(module, qualname):
+    """A class standing for PyTorch's class ``module.qualname`` where the engine has one class
+    for many of PyTorch's (graph nodes, return types): it prints and compares as that class."""
+    key = (module, qualname)
+    cls = _DISPLAY_CLASSES.get(key)
+    if cls is None:
+        def __init__(self, *args, **kwargs):
+            raise errors.TypeError(f"cannot create '{module}.{qualname}' instances"
+                                   if module != "builtins" else f"cannot create '{qualname}' instances")
+        cls = _DISPLAY_CLASSES[key] = _DisplayMeta(qualname.rpartition(".")[2], (), {
+            "__module__": module, "__qualname__": qualname, "__slots__": (), "__init__": __init__})
+    return cls
 
 
 def bounded_star_args(value):
@@ -574,6 +607,61 @@ def _replace_guard(method):
     return replace
 
 
+_FORMATTER = None
+
+
+def _format_guard(method):
+    """``'{} {:.4f}'.format(a, b)`` as Python formats it, with the program's own rules: a field's
+    ``.attr`` goes through the attribute policy (no ``{0.__class__}``), ``[key]`` indexes as a
+    subscript does, and widths and texts stay within ``max_str_len``."""
+    global _FORMATTER
+    if _FORMATTER is None:
+        import string
+        from .interpreter import attribute_getter
+
+        class Formatter(string.Formatter):
+            def get_field(self, field_name, args, kwargs):
+                first, rest = _string_field_split(field_name)
+                obj = self.get_value(first, args, kwargs)
+                for is_attr, key in rest:
+                    obj = attribute_getter(type(obj), key)(obj) if is_attr else obj[key]
+                return obj, first
+
+            def get_value(self, key, args, kwargs):
+                if type(key) is int and key >= len(args):
+                    raise IndexError(f"Replacement index {key} out of range for positional args tuple")
+                return super().get_value(key, args, kwargs)
+
+            def format_field(self, value, format_spec):
+                text = safe_format(value, format_spec)
+                self.length += len(text)
+                check_length(self.length, "a string")
+                return text
+
+            def convert_field(self, value, conversion):
+                if conversion == "s":
+                    return safe_str(value)
+                if conversion == "r":
+                    return safe_repr(value)
+                return super().convert_field(value, conversion)
+
+        _FORMATTER = Formatter
+    fmt = method.__self__
+
+    def format(*args, **kwargs):
+        formatter = _FORMATTER()
+        formatter.length = len(fmt)
+        text = formatter.vformat(fmt, args, kwargs)
+        check_length(len(text), "a string")
+        return text
+    return format
+
+
+def _string_field_split(field_name):
+    import _string
+    return _string.formatter_field_name_split(field_name)
+
+
 def _extend_guard(method):
     lst = method.__self__
 
@@ -588,5 +676,5 @@ def _extend_guard(method):
 METHOD_GUARDS: dict = {
     (str, "center"): _width_guard, (str, "ljust"): _width_guard, (str, "rjust"): _width_guard,
     (str, "zfill"): _width_guard, (str, "join"): _join_guard, (str, "replace"): _replace_guard,
-    (list, "extend"): _extend_guard,
+    (list, "extend"): _extend_guard, (str, "format"): _format_guard,
 }
