@@ -1107,12 +1107,19 @@ diag_copy = op("diag_copy", "DiagonalBackward0_copy", lambda a, diagonal=0: np.d
                dtype="first", domain="matrix")
 
 
-def _diag_embed(a, offset=0):
-    return np.diag(a, offset)
+def _diag_embed(a, offset=0, dim1=0, dim2=1):
+    """The last dim of ``a`` laid on the ``offset`` diagonal of two new dims of size n + |offset|,
+    which sit at ``dim1`` and ``dim2`` of the result (wrapped: 0 <= dim < a.ndim + 1)."""
+    n = a.shape[-1] + abs(offset)
+    out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
+    rows = np.arange(a.shape[-1]) + max(-offset, 0)
+    out[..., rows, rows + offset] = a
+    return np.ascontiguousarray(np.moveaxis(out, (-2, -1), (dim1, dim2)))
 
 
 diag_embed = op("diag_embed", "DiagEmbedBackward0", _diag_embed,
-                self=lambda grad, offset=0: grad.diagonal(offset), dtype="first", domain="real")
+                self=lambda grad, offset=0, dim1=0, dim2=1: grad.diagonal(offset, dim1, dim2), dtype="first",
+                domain="real")
 
 
 def _diag_scatter(a, src, offset, dim1, dim2):

@@ -50,17 +50,18 @@ def _not_int(a) -> bool:
                                                                            and a._data.ndim == 0))
 
 
-def _shape_args(args, name="size"):
-    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all mean the shape (2, 3)."""
+def _shape_args(args, name="size", arg="size"):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all mean the shape (2, 3);
+    ``arg`` is the parameter's name in PyTorch's signature, as its messages quote it."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     elif len(args) == 1 and _not_int(args[0]):
-        raise errors.TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+        raise errors.TypeError(f"{name}(): argument '{arg}' (position 1) must be tuple of ints, not "
                                f"{type(args[0]).__name__}")
     shape = []
     for a in args:
         if _not_int(a):
-            raise errors.TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {len(shape) + 1} "
+            raise errors.TypeError(f"{name}(): argument '{arg}' failed to unpack the object at pos {len(shape) + 1} "
                                    f"with error \"type must be tuple of ints,but got {type(a).__name__}\"")
         shape.append(int(a.item() if _is_tensor(a) else a))
     return tuple(shape)
@@ -824,22 +825,52 @@ def _int_dim(dim, name, position=None):
     return dim
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+class _Unset:
+    """The default of an argument whose absence selects a different overload than ``None`` does:
+    ``x.sum()`` is ``sum(Tensor)`` (SumBackward0), ``x.sum(dim=None)`` is ``sum.dim_IntList`` with
+    every dimension reduced (SumBackward1, and ``keepdim`` applies)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+def _full_reduction(name, input, dim, keepdim, method):
+    """``dim`` for the dim overload of sum/mean: ``None`` given means every dimension; not given,
+    ``keepdim`` alone matches no overload (PyTorch's TypeError)."""
+    if dim is _UNSET:
+        if keepdim is not _UNSET:
+            got = "" if method else "Tensor, "
+            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}keepdim=bool, "
+                                   "), but expected one of:")
+        return _UNSET
+    return _reduce_dim(() if dim is None else dim, input)
+
+
+def sum(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    if dim is None:
+    dim = _full_reduction("sum", input, dim, keepdim, _method)
+    if dim is _UNSET:
         return apply(D.sum_all, (input,), params)
-    return apply(D.sum_dim, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim, **params})
+    keepdim = keepdim is not _UNSET and keepdim
+    return apply(D.sum_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return sum(where(isnan(input), 0.0, input), dim, keepdim, dtype=dtype)
+    return sum(where(isnan(input), 0.0, input), _UNSET if dim is None else dim, keepdim, dtype=dtype)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    if dim is None:
+    dim = _full_reduction("mean", input, dim, keepdim, _method)
+    if dim is _UNSET:
         return apply(D.mean_all, (input,), params)
-    return apply(D.mean_dim, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim, **params})
+    keepdim = keepdim is not _UNSET and keepdim
+    return apply(D.mean_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -1259,8 +1290,43 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-def permute(input, *dims):
-    dims = _shape_args(dims, "permute")
+def _int_list_arg(value, name, arg, position):
+    """An ``int[]`` argument of a function form (``torch.permute(x, dims)``), which takes one
+    sequence: a bare int is PyTorch's TypeError there (the method forms take varargs)."""
+    if not isinstance(value, (tuple, list)):
+        where = f" (position {position})" if position else ""
+        raise errors.TypeError(f"{name}(): argument '{arg}'{where} must be tuple of ints, not {type(value).__name__}")
+    return _shape_args((value,), name, arg)
+
+
+def _varargs_method(name, arg, fn):
+    """The method form of an op whose one ``int[]`` argument may also be spread (``x.permute(1, 0)``,
+    ``x.permute((1, 0))``, ``x.permute(dims=(1, 0))``), calling ``fn(self, tuple)``."""
+    def method(self, *args, **kwargs):
+        if arg in kwargs:
+            if args:
+                raise errors.TypeError(f"{name}() got multiple values for argument '{arg}'")
+            value = kwargs.pop(arg)
+            args = (value,) if isinstance(value, (tuple, list)) else None
+            if args is None:
+                raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {type(value).__name__}")
+        if kwargs:
+            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if not args:
+            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
+        if len(args) > 1 and isinstance(args[0], (tuple, list)):
+            raise errors.TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        return fn(self, _shape_args(args, name, arg))
+    method.__name__ = name
+    return method
+
+
+def permute(input, dims=_UNSET, *extra):
+    if extra:
+        raise errors.TypeError(f"permute() takes 2 positional arguments but {2 + len(extra)} were given")
+    if dims is _UNSET:
+        raise errors.TypeError('permute() missing 1 required positional arguments: "dims"')
+    dims = _int_list_arg(dims, "permute", "dims", 2)
     n = input._data.ndim
     if len(dims) != n:
         raise errors.RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -1328,6 +1394,9 @@ def _infer_shape(shape, numel):
                 raise errors.RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise errors.RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                                      "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise errors.RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known
@@ -1600,7 +1669,11 @@ def index_select(input, dim, index):
     size = input._data.shape[d] if input._data.ndim else 1
     bad = index._data[(index._data < 0) | (index._data >= size)]
     if bad.size:
-        raise errors.RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+        # ATen checks dim 1 of a tensor of two or more dims in its batch-gather kernel
+        # (index_select_out_cpu_dim1_), every other case in the generic loop
+        if d == 1 and input._data.ndim > 1:
+            raise errors.RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
+        raise errors.IndexError("index out of range in self")
     return apply(D.index_select, (input, reshape(index, -1) if index._data.ndim == 0 else index), {"dim": d})
 
 
@@ -1640,17 +1713,28 @@ def scatter_add(input, dim, index, src):
     return apply(D.scatter_add, (input, index, src), {"dim": _wrap_dim(dim, input._data.ndim)})
 
 
-def flip(input, dims):
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    return apply(D.flip, (input,), {"dims": tuple(_wrap_dim(d, input._data.ndim) for d in dims)})
+def flip(input, dims=_UNSET, *extra):
+    if extra:
+        raise errors.TypeError(f"flip() takes 2 positional arguments but {2 + len(extra)} were given")
+    if dims is _UNSET:
+        raise errors.TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = tuple(_wrap_dim(d, input._data.ndim) for d in _int_list_arg(dims, "flip", "dims", 2))
+    for k, d in enumerate(dims):
+        if d in dims[:k]:
+            raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return apply(D.flip, (input,), {"dims": dims})
 
 
 def fliplr(input):
-    return flip(input, 1)
+    if input._data.ndim < 2:
+        raise errors.RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
 
 
 def flipud(input):
-    return flip(input, 0)
+    if input._data.ndim < 1:
+        raise errors.RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
 
 
 def roll(input, shifts, dims=None):
@@ -1682,7 +1766,7 @@ def diag(input, diagonal=0):
     if input._data.ndim == 1:
         n = input._data.shape[0] + builtins.abs(diagonal)
         limits.check_elements((n, n))
-        return apply(D.diag_embed, (input,), {"offset": diagonal} if diagonal else {})
+        return apply(D.diag_embed, (input,), {"offset": diagonal})
     if input._data.ndim == 2:
         return apply(D.diag_copy, (input,), {"diagonal": diagonal} if diagonal else {})
     raise errors.RuntimeError("diag(): Supports 1D or 2D tensors. Got " + str(input._data.ndim) + "D")
@@ -1690,13 +1774,19 @@ def diag(input, diagonal=0):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     n = input._data.ndim
-    return apply(D.diagonal, (input,), {"offset": offset, "dim1": _wrap_dim(dim1, n), "dim2": _wrap_dim(dim2, n)})
+    d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
+    if d1 == d2:
+        raise errors.RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(D.diagonal, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     n = input._data.shape[-1] + builtins.abs(offset) if input._data.ndim else 1
+    d1, d2 = _wrap_dim(dim1, input._data.ndim + 1), _wrap_dim(dim2, input._data.ndim + 1)
+    if d1 == d2:
+        raise errors.RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     limits.check_elements(input._data.shape[:-1] + (n, n))
-    return apply(D.diag_embed, (input,), {"offset": offset})
+    return apply(D.diag_embed, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
 
 
 def clone(input, *, memory_format=None):
@@ -2311,8 +2401,12 @@ def _view_method(self, *shape):
     return view(self, *shape)
 
 
-def _sum_method(self, dim=None, keepdim=False, dtype=None):
-    return sum(self, dim, keepdim, dtype=dtype)
+def _sum_method(self, dim=_UNSET, keepdim=_UNSET, dtype=None):
+    return sum(self, dim, keepdim, dtype=dtype, _method=True)
+
+
+def _mean_method(self, dim=_UNSET, keepdim=_UNSET, *, dtype=None):
+    return mean(self, dim, keepdim, dtype=dtype, _method=True)
 
 
 _METHODS = {
@@ -2333,21 +2427,21 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "nansum": nansum, "mean": mean, "prod": prod, "max": max, "min": min, "amax": amax,
+    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": max, "min": min, "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
     "count_nonzero": count_nonzero, "nonzero": nonzero,
     # linear algebra
     "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "inner": dot, "vdot": dot, "outer": outer,
     "ger": outer, "addmm": addmm, "t": t, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose,
-    "permute": permute, "movedim": movedim, "det": det, "inverse": inverse, "trace": trace,
+    "permute": _varargs_method("permute", "dims", permute), "movedim": movedim, "det": det, "inverse": inverse, "trace": trace,
     # shape
     "view": _view_method, "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as, "flatten": flatten,
     "unflatten": unflatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "expand": expand,
     "expand_as": expand_as, "broadcast_to": broadcast_to, "repeat": repeat, "split": split, "chunk": chunk,
     "tensor_split": tensor_split, "unbind": unbind, "narrow": narrow, "select": select,
     "index_select": index_select, "index_add": index_add, "gather": gather, "scatter": scatter,
-    "scatter_add": scatter_add, "flip": flip, "fliplr": fliplr, "flipud": flipud, "roll": roll, "tril": tril,
+    "scatter_add": scatter_add, "flip": _varargs_method("flip", "dims", flip), "fliplr": fliplr, "flipud": flipud, "roll": roll, "tril": tril,
     "triu": triu, "diag": diag, "diagonal": diagonal, "diag_embed": diag_embed, "clone": clone,
     "contiguous": contiguous, "softmax": lambda self, dim, dtype=None: _nn().softmax(self, dim, dtype=dtype),
     "log_softmax": lambda self, dim, dtype=None: _nn().log_softmax(self, dim, dtype=dtype), "masked_select": masked_select, "sum_to_size": sum_to_size,
