@@ -111,7 +111,10 @@ def _convert(exc: BaseException) -> errors.GxError:
     if isinstance(exc, RecursionError):
         new = errors.RecursionError("maximum recursion depth exceeded")
     else:
-        new = _error_class(type(exc))(str(exc))
+        msg = str(exc)
+        if msg.startswith("'Size' object"):     # Python names the class; PyTorch's is torch.Size
+            msg = "'torch.Size'" + msg[6:]
+        new = _error_class(type(exc))(msg)
     new.__cause__ = exc
     return new
 
@@ -178,7 +181,15 @@ def attribute_getter(t: type, name: str):
     return g
 
 
+# Underscored attributes PyTorch documents for programs to read (the in-place tutorials print
+# ``x._version``): read-only properties of the engine's classes.
+_PUBLIC_UNDERSCORED = frozenset({"_version"})
+
+
 def _decide(t, name):
+    if name in _PUBLIC_UNDERSCORED and getattr(t, "_gx_exposed", False) is True \
+            and isinstance(getattr(t, name, None), property):
+        return operator.attrgetter(name)
     if name.startswith("_"):
         return _raiser(lambda obj: errors.AttributeError(f"access to '{name}' is not allowed in gradexpr"))
     if getattr(t, "_gx_exposed", False) is True:
@@ -220,13 +231,22 @@ def _attribute_hint(obj, name):
 
 def _set_attribute(obj, name, value):
     t = type(obj)
-    if name.startswith("_"):
+    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED:
         raise errors.AttributeError(f"access to '{name}' is not allowed in gradexpr")
     if getattr(t, "_gx_exposed", False) is True:
         if name in getattr(t, "_gx_settable", ()):
             setattr(obj, name, value)
             return
-        raise errors.AttributeError(f"attribute '{name}' of '{t.__name__}' objects is not writable")
+        tname = t.__name__
+        if hasattr(obj, "next_functions"):      # a graph node: PyTorch's class is named for the node
+            tname = obj.type_name() if hasattr(obj, "type_name") else tname
+            if not hasattr(type(getattr(t, name, None)), "__set__"):     # not a property or slot
+                if hasattr(obj, name):
+                    raise errors.AttributeError(f"'{tname}' object attribute '{name}' is read-only")
+                raise errors.AttributeError(f"'{tname}' object has no attribute '{name}'")
+        elif t.__module__ == "torch" and tname == "Tensor" and isinstance(getattr(t, name, None), property):
+            tname = "torch._C.TensorBase"       # where PyTorch defines a tensor's attributes
+        raise errors.AttributeError(f"attribute '{name}' of '{tname}' objects is not writable")
     if hasattr(t, name):
         raise errors.AttributeError(f"'{t.__name__}' object attribute '{name}' is read-only")
     raise errors.AttributeError(f"'{t.__name__}' object has no attribute '{name}'")
