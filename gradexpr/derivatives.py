@@ -440,14 +440,23 @@ minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
              domain="real")
 
 
+def _lo(a, lo):
+    """max(a, lo) as ATen's clamp kernels take it: comparisons rather than np.maximum, so -0. stays
+    -0.; a nan in ``a`` stays nan, and a nan bound makes the result nan."""
+    return np.asarray(np.where((a < lo) | (lo != lo), lo, a), a.dtype)
+
+
+def _hi(a, hi):
+    return np.asarray(np.where((a > hi) | (hi != hi), hi, a), a.dtype)
+
+
 def _clamp(a, min=None, max=None):
-    # comparisons rather than np.maximum, so -0. stays -0. (as in PyTorch) and nan stays nan
     out = a
     if min is not None:
-        out = np.where(out < min, a.dtype.type(min), out)
+        out = _lo(out, a.dtype.type(min))
     if max is not None:
-        out = np.where(out > max, a.dtype.type(max), out)
-    return np.asarray(out, a.dtype)
+        out = _hi(out, a.dtype.type(max))
+    return out
 
 
 def _clamp_grad(grad, self, min=None, max=None):
@@ -464,7 +473,24 @@ clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", d
 
 
 def _clamp_t(a, lo, hi):
-    return np.minimum(np.maximum(a, lo), hi)
+    a, lo, hi = np.broadcast_arrays(a, lo, hi)
+    return _hi(_lo(a, lo), hi)
+
+
+# clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
+# bound, ...Backward1 for a tensor one); a nan bound gives nan and no gradient (self >= nan is false)
+clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.type(min)),
+               self=lambda grad, self, min: _F().where(self >= min, grad, 0.0), dtype="first", domain="real")
+clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
+               self=lambda grad, self, max: _F().where(self <= max, grad, 0.0), dtype="first", domain="real")
+clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _lo(*np.broadcast_arrays(a, lo)),
+                      ("self", "min"),
+                      self=lambda grad, self, min: _F().where(self >= min, grad, 0.0),
+                      min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real")
+clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi(*np.broadcast_arrays(a, hi)),
+                      ("self", "max"),
+                      self=lambda grad, self, max: _F().where(self <= max, grad, 0.0),
+                      max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real")
 
 
 clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
@@ -870,8 +896,34 @@ addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta 
 
 
 def _det(a):
+    """PyTorch's linalg.det: an LU factorisation with partial pivoting (LAPACK getrf: the first
+    largest |pivot|, the column scaled by the pivot's reciprocal), then the sign of the row swaps
+    times the product of U's diagonal. (np.linalg.det goes through exp(log|det|), which is not
+    exact where PyTorch is: det([[2., 1.], [1., 3.]]) in float64 is 5.000000000000001.) This
+    reproduces MKL's result bit for bit on most inputs, not all (its small-matrix kernels)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
     with np.errstate(all="ignore"):
-        return np.asarray(np.linalg.det(a), a.dtype)
+        # ATen hands LAPACK the row-major A as a column-major matrix: it factors A^T (same det)
+        A = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype).reshape((int(np.prod(batch, dtype=np.int64)), n, n))
+        sign = np.ones(A.shape[0], a.dtype)
+        rows = np.arange(A.shape[0])
+        for k in range(n):
+            p = np.argmax(np.abs(A[:, k:, k]), axis=1) + k
+            swap = p != k
+            if swap.any():
+                top = A[rows, k].copy()
+                A[rows, k] = A[rows, p]
+                A[rows, p] = top
+                sign[swap] = -sign[swap]
+            piv = A[:, k, k]
+            inv = np.where(piv != 0, a.dtype.type(1) / np.where(piv != 0, piv, 1), 0).astype(a.dtype)
+            A[:, k + 1:, k] *= inv[:, None]
+            A[:, k + 1:, k + 1:] -= A[:, k + 1:, k, None] * A[:, k, None, k + 1:]
+        d = sign
+        for k in range(n):
+            d = d * A[:, k, k]
+        return np.asarray(d.reshape(batch), a.dtype)
 
 
 det = op("det", "LinalgDetBackward0", _det, ("A",),

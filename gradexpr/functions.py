@@ -50,6 +50,20 @@ def _not_int(a) -> bool:
                                                                            and a._data.ndim == 0))
 
 
+class _Unset:
+    """The default of an argument whose absence selects a different overload than ``None`` does:
+    ``x.sum()`` is ``sum(Tensor)`` (SumBackward0), ``x.sum(dim=None)`` is ``sum.dim_IntList`` with
+    every dimension reduced (SumBackward1, and ``keepdim`` applies)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
 def _shape_args(args, name="size", arg="size"):
     """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(torch.Size)`` all mean the shape (2, 3);
     ``arg`` is the parameter's name in PyTorch's signature, as its messages quote it."""
@@ -461,7 +475,22 @@ def _binary(entry_tensor, reverse_entry=None):
     return f
 
 
+def _alpha_check(input, other, alpha):
+    """ATen's alpha_check on the result dtype of ``add``/``sub``: a float alpha needs a floating
+    result, a bool alpha a bool one."""
+    if type(alpha) is int:
+        return
+    a, b = wrap(input), wrap(other)
+    d = dtypes.result_type([a, b])
+    if isinstance(alpha, bool) and d is not dtypes.bool_:
+        raise errors.RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and d.category != 2:
+        raise errors.RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def add(input, other, *, alpha=1, out=None):
+    if alpha != 1 or type(alpha) is not int:
+        _alpha_check(input, other, alpha)
     return apply(D.add, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
 
@@ -469,10 +498,14 @@ def sub(input, other, *, alpha=1, out=None):
     if _is_tensor(input) and input._dtype is dtypes.bool_ and _is_tensor(other) and other._dtype is dtypes.bool_:
         raise errors.RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                                   "`^` or `logical_xor()` operator instead.")
+    if alpha != 1 or type(alpha) is not int:
+        _alpha_check(input, other, alpha)
     return apply(D.sub, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
 
 def rsub(input, other, *, alpha=1):
+    if alpha != 1 or type(alpha) is not int:
+        _alpha_check(input, other, alpha)
     entry = D.rsub_tensor if _is_tensor(other) and not other._wrapped else D.rsub
     return apply(entry, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
@@ -577,12 +610,24 @@ def clamp(input, min=None, max=None, *, out=None):
 clip = clamp
 
 
-def clamp_min(input, min):
-    return clamp(input, min=min)
+def _clamp_one(name, entry, entry_tensor, input, bound):
+    if bound is _UNSET:
+        raise errors.TypeError(f"{name}() received an invalid combination of arguments - got (), but expected one of:")
+    _need_tensor(input, "input", name)
+    d = dtypes.result_type([input, wrap(bound)])      # the bound takes part in type promotion
+    if d is not input._dtype:
+        input = input.to(d)
+    if _is_tensor(bound):
+        return apply(entry_tensor, (input, bound if bound._dtype is d else bound.to(d)))
+    return apply(entry, (input,), {name[-3:]: bound})
 
 
-def clamp_max(input, max):
-    return clamp(input, max=max)
+def clamp_min(input, min=_UNSET):
+    return _clamp_one("clamp_min", D.clamp_min, D.clamp_min_tensor, input, min)
+
+
+def clamp_max(input, max=_UNSET):
+    return _clamp_one("clamp_max", D.clamp_max, D.clamp_max_tensor, input, max)
 
 
 def where(condition, input=None, other=None):
@@ -823,20 +868,6 @@ def _int_dim(dim, name, position=None):
         where = f" (position {position})" if position else ""
         raise errors.TypeError(f"{name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
     return dim
-
-
-class _Unset:
-    """The default of an argument whose absence selects a different overload than ``None`` does:
-    ``x.sum()`` is ``sum(Tensor)`` (SumBackward0), ``x.sum(dim=None)`` is ``sum.dim_IntList`` with
-    every dimension reduced (SumBackward1, and ``keepdim`` applies)."""
-
-    __slots__ = ()
-
-    def __repr__(self):
-        return "<unset>"
-
-
-_UNSET = _Unset()
 
 
 def _full_reduction(name, input, dim, keepdim, method):
