@@ -147,7 +147,8 @@ SAFE_ATTRIBUTES: dict = {
     dict: frozenset("keys values items get pop update setdefault copy clear".split()),
     str: frozenset(("join split rsplit strip lstrip rstrip upper lower replace startswith endswith find "
                     "count title capitalize zfill center ljust rjust splitlines isdigit isalpha "
-                    "isspace format").split()),
+                    "isspace format index rfind rindex partition rpartition removeprefix removesuffix "
+                    "isupper islower isalnum isnumeric isdecimal istitle swapcase casefold").split()),
     tuple: frozenset(("index", "count")),
     int: frozenset("real imag conjugate bit_length as_integer_ratio".split()),
     float: frozenset("real imag conjugate is_integer as_integer_ratio".split()),
