@@ -671,8 +671,16 @@ max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domai
 min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct")
 
 
-def _index_reduce(fn):
+def _check_dims_nonempty(a, dim, name):
+    """A reduction along a dim of size 0 has no value to pick: PyTorch's IndexError."""
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if a.ndim and a.shape[d] == 0:
+            raise errors.IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _index_reduce(fn, name):
     def forward(a, dim, keepdim=False):
+        _check_dims_nonempty(a, dim, name)
         if a.ndim == 0:
             idx = np.zeros((), np.int64)
             return a.copy(), {"indices": idx}
@@ -694,11 +702,11 @@ def _value_selecting_grad(grad, self_shape, dim, keepdim, indices):
     return F.zeros(self_shape, dtype=grad.dtype).scatter(dim, idx, g)
 
 
-max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax),
+max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax, "max"),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
              dtype="first", domain="distinct")
-min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin),
+min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin, "min"),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
              dtype="first", domain="distinct")
@@ -715,6 +723,7 @@ def _amax(fn, name):
     def forward(a, dim=(), keepdim=False):
         if a.size == 0 and dim == ():
             _check_nonempty(a, name)
+        _check_dims_nonempty(a, dim, name)
         return fn(a, axis=_dims(None if dim == () else dim, a.ndim), keepdims=keepdim)
     return forward
 
@@ -736,6 +745,7 @@ def _arg(fn, name):
                 raise errors.IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
             r = fn(a)
             return np.asarray(r, np.int64).reshape((1,) * a.ndim if keepdim else ())
+        _check_dims_nonempty(a, dim, name)
         return np.asarray(fn(a, axis=dim, keepdims=keepdim), np.int64)
     return forward
 
@@ -800,7 +810,7 @@ std_mean_mean = op("std_mean_mean", "StdMeanBackward0", _mean_part, self=_mean_g
                    domain="real")
 
 
-def _norm(a, ord=2.0, dim=None, keepdim=False):
+def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         x = np.abs(a)
@@ -836,8 +846,25 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     return g * self * self.abs().pow(ord - 2) / F.where(r == 0, 1.0, r.pow(ord - 1)) * (r != 0)
 
 
-norm = op("norm", "LinalgVectorNormBackward0", _norm, self=_norm_grad, domain="nonzero", dtype=_floating_only(
-    "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}"))
+def _norm_dtype(ts, params, _check=_floating_only(
+        "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}")):
+    """A floating input, computed in ``dtype`` when one is given (``x.norm(dtype=torch.float64)``)."""
+    d, _ = _check(ts, params)
+    want = params.get("dtype")
+    if want is not None and want is not d:
+        if want.category != 2:
+            raise errors.RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                                      f"{_CAP[want.name]}")
+        if want.itemsize < d.itemsize:
+            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({_CAP[d.name]}) should be "
+                                      f"convertible without narrowing to the specified dtype ({_CAP[want.name]})")
+        d = want
+    return d, d
+
+
+norm = op("norm", "LinalgVectorNormBackward0", _norm,
+          self=lambda grad, self, result, ord, dim, keepdim, dtype=None: _norm_grad(grad, self, result, ord, dim, keepdim),
+          domain="nonzero", dtype=_norm_dtype)
 
 
 def _logsumexp(a, dim, keepdim=False):

@@ -1011,12 +1011,20 @@ def _ord(p):
     return float(p)
 
 
+def _norm_params(params, dtype):
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return params
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    return apply(D.norm, (input,), {"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    return apply(D.norm, (input,), _norm_params({"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim},
+                                                dtype))
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return apply(D.norm, (x,), {"ord": float(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim})
+    return apply(D.norm, (x,), _norm_params({"ord": float(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
+                                            dtype))
 
 
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
@@ -1024,16 +1032,16 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     n = A._data.ndim
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
-    if isinstance(dim, int) or (dim is None and (ord is None or n == 1)):
+    if isinstance(dim, int) or (dim is None and (ord is None or (n == 1 and not isinstance(ord, str)))):
         if isinstance(ord, str):
             raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim)
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
     if dim is None:
-        if n != 2:
+        if n != 2 and not (n == 1 and isinstance(ord, str)):     # a string ord is a matrix norm's
             raise errors.RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                                       f"Got {n}D.")
         dim = (-2, -1)
-    return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim)
+    return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -1043,7 +1051,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise errors.RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     d0, d1 = (_wrap_dim(d, n) for d in dim)
     if ord == "fro":
-        return vector_norm(A, 2, (d0, d1), keepdim)
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in (1, -1, math.inf, -math.inf):
         if ord in (math.inf, -math.inf):
             d0, d1 = d1, d0
@@ -1458,7 +1466,7 @@ def view(input, *shape):
 def reshape(input, *shape):
     """A view when the tensor is contiguous, an alias with computed strides when the shape can still be
     viewed (``ReshapeAliasBackward0``), else a copy (``UnsafeViewBackward0`` of a clone), as ATen."""
-    shape = _infer_shape(_shape_args(shape, "reshape"), input._data.size)
+    shape = _infer_shape(_shape_args(shape, "reshape", "shape"), input._data.size)
     if input._data.flags.c_contiguous:
         return apply(D.view, (input,), {"shape": shape})
     if _viewable(input._data, shape):
