@@ -508,16 +508,18 @@ def bounded_star_args(value):
 # ============================================================================ print
 
 class _Print:
-    """``print(*args, sep=' ', end='\\n')``, writing to the running interpreter's ``out``."""
+    """``print(*args, sep=' ', end='\\n', flush=False)``, writing to the running interpreter's ``out``."""
 
     __slots__ = ()
 
-    def __call__(self, *args, sep=" ", end="\n", **kwargs):
+    def __call__(self, *args, sep=" ", end="\n", flush=False, **kwargs):
         if kwargs:
             bad = next(iter(kwargs))
-            if bad in ("file", "flush"):
+            if bad == "file":
                 raise errors.TypeError(f"print({bad}=...) is not supported in gradexpr")
             raise errors.TypeError(f"print() got an unexpected keyword argument '{bad}'")
+        if flush is not False:
+            flush = True if flush else False     # Python converts it before writing anything
         if sep is None:
             sep = " "
         elif not isinstance(sep, str):
@@ -533,6 +535,10 @@ class _Print:
         if out is None:
             out = sys.stdout
         out.write(text)
+        if flush:                       # print(..., flush=True) in training loops
+            f = getattr(out, "flush", None)
+            if f is not None:
+                f()
 
     def __repr__(self):
         return "<built-in function print>"

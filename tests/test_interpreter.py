@@ -532,7 +532,7 @@ def test_imports_rebind_a_shadowed_builtin_and_fail_cleanly():
     ("__import__('os')", "NameError: name '__import__' is not defined"),
     ("globals()", "NameError: name 'globals' is not defined"),
     ("print(1, file=None)", "TypeError: print(file=...) is not supported in gradexpr"),
-    ("print(1, flush=True)", "TypeError: print(flush=...) is not supported in gradexpr"),
+    ("print(1, flush=True, file=None)", "TypeError: print(file=...) is not supported in gradexpr"),
 ])
 def test_attribute_policy_and_sandbox(src, message):
     e = fails(src, extra=engine())
