@@ -34,6 +34,7 @@ _TORCH_CLASS_NAMES = {
     ("torch", "optim", "SGD"): ("torch.optim.sgd", "SGD"),
     ("torch", "optim", "Adam"): ("torch.optim.adam", "Adam"),
     ("torch", "optim", "Optimizer"): ("torch.optim.optimizer", "Optimizer"),
+    ("Generator",): ("torch._C", "Generator"),
 }
 
 
@@ -42,6 +43,11 @@ def _name_classes_as_torch(names: dict) -> None:
         obj = names.get(path[0])
         for attr in path[1:]:
             obj = getattr(obj, attr, None)
-        if isinstance(obj, type):
-            obj.__module__ = module
-            obj.__qualname__ = qualname
+        if not isinstance(obj, type):
+            continue
+        classes = [obj]
+        if path == ("Generator",):      # and the engine's generator it extends (manual_seed's result)
+            classes += [c for c in obj.__mro__[1:] if c.__module__ == "gradexpr.random"]
+        for cls in classes:
+            cls.__module__ = module
+            cls.__qualname__ = qualname
