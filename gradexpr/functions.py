@@ -1573,6 +1573,9 @@ def _bad_elem(name, t, i):
 
 def cat(tensors, dim=0, *, out=None):
     ts = _tensor_list(tensors, "cat")
+    for i, t in enumerate(ts):
+        if t._data.ndim == 0:
+            raise errors.RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     nonempty = [t for t in ts if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
     ref = nonempty[0] if nonempty else ts[0]
     d = _wrap_dim(dim, ref._data.ndim)
@@ -1631,7 +1634,9 @@ def split(tensor, split_size_or_sections, dim=0):
         entry = D.split_sizes_part
     else:
         step = int(split_size_or_sections)
-        if step <= 0 and size:
+        if step < 0:
+            raise errors.RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and size:
             raise errors.RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of "
                                       f"{size}")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] if size else [0]
@@ -1648,8 +1653,10 @@ def chunk(input, chunks, dim=0):
         raise errors.RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
-    step = -(-size // chunks) if size else 1
-    return split(input, step, d)
+    if size == 0:
+        # ATen: split_with_sizes into `chunks` empty parts (split would give one)
+        return split(input, [0] * chunks, d)
+    return split(input, -(-size // chunks), d)
 
 
 def tensor_split(input, sections, dim=0):
@@ -1849,6 +1856,15 @@ _INT_KINDS = "iu"
 def _normalise_index(t: Tensor, index):
     """PyTorch's indexing as one NumPy index (checked as PyTorch checks it), and whether it has tensor
     (advanced) parts."""
+    if not t._data.ndim and not isinstance(index, tuple):
+        # a lone int or slice on a 0-d tensor: checked as applySelect / applySlice check it
+        if isinstance(index, numbers.Integral) and not isinstance(index, bool):
+            if index == 0:
+                raise errors.IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                                        "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+            raise errors.IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+        if isinstance(index, slice):
+            raise errors.IndexError("slice() cannot be applied to a 0-dim tensor.")
     if not isinstance(index, tuple):
         index = (index,)
     out, advanced = [], False
@@ -1865,8 +1881,9 @@ def _normalise_index(t: Tensor, index):
         elif i is Ellipsis:
             out.append(Ellipsis)
             dim += len(shape) - n_specified
-        elif isinstance(i, bool):
-            out.append(i)
+        elif isinstance(i, bool) or (_is_tensor(i) and i._dtype is dtypes.bool_ and i._data.ndim == 0):
+            # a 0-d bool tensor indexes as the Python bool does: a new dim of size 1 or 0
+            out.append(builtins.bool(i._data) if _is_tensor(i) else i)
             advanced = True
         elif isinstance(i, numbers.Integral) or (_is_tensor(i) and i._data.ndim == 0 and i._dtype.category == 1):
             i = int(i)
