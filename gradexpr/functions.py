@@ -1498,6 +1498,17 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input._data.ndim)
     shape = input._data.shape
+    sizes = _shape_args((sizes,), "unflatten", "sizes")
+    if not sizes:
+        raise errors.RuntimeError("unflatten: sizes must be non-empty")
+    known = math.prod(n for n in sizes if n != -1)
+    if (math.prod(sizes) != shape[d]) if -1 not in sizes else (known == 0 and shape[d] or known and shape[d] % known):
+        raise errors.RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                                  f"({shape[d]}) in the input tensor")
+    try:
+        sizes = _infer_shape(sizes, shape[d])
+    except errors.RuntimeError as exc:
+        raise errors.RuntimeError(f"unflatten got an unexpected error:\n{exc}") from None
     return view(input, shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
@@ -1683,6 +1694,10 @@ def unbind(input, dim=0):
 
 
 def narrow(input, dim, start, length):
+    if input._data.ndim == 0:
+        raise errors.RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise errors.RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     start = _scalar(start)
