@@ -1498,7 +1498,7 @@ def _regex(pattern):
     return rx
 
 
-def _scan_field(body, i, tok, boff):
+def _scan_field(body, i, tok, boff, nest=0):
     """Parse one replacement field starting after '{' at body[i]; return (parts, new index) where
     parts is a list of nodes (a Constant for the '=' debug text, then the FormattedValue)."""
     n = len(body)
@@ -1513,6 +1513,9 @@ def _scan_field(body, i, tok, boff):
             if k < 0:
                 j = n
                 break
+            b = body.find("\\", j, k)
+            if b >= 0:                      # CPython 3.11: not even inside a string in the field
+                raise _fpos(tok, boff + b, "f-string expression part cannot include a backslash")
             j = k + len(quote)
             quote = None
             continue
@@ -1574,14 +1577,14 @@ def _scan_field(body, i, tok, boff):
         conversion = conv
         j += 2
     if body[j] == ":":
-        spec_parts, j = _scan_literal(body, j + 1, tok, boff, in_spec=True)
+        spec_parts, j = _scan_literal(body, j + 1, tok, boff, in_spec=True, nest=nest + 1)
         spec = spec_parts
     if j >= n or body[j] != "}":
         raise _fpos(tok, boff + start - 1, "f-string: expecting '}'")
     return parts, value, conversion, spec, j + 1
 
 
-def _scan_literal(body, i, tok, boff, in_spec=False, raw=False):
+def _scan_literal(body, i, tok, boff, in_spec=False, raw=False, nest=0):
     """Literal text and fields up to the end (or, in a spec, up to the closing '}').
     Returns (list of str | (value, conversion, spec, start, end) tuples, index)."""
     n = len(body)
@@ -1605,7 +1608,9 @@ def _scan_literal(body, i, tok, boff, in_spec=False, raw=False):
                 out.append(("lit", "".join(buf), lit_start))
                 buf = []
             fstart = i
-            debug, value, conversion, spec, i = _scan_field(body, i + 1, tok, boff)
+            if nest >= 2:       # a field in the spec of a field in a spec: CPython 3.11 refuses it
+                raise _fpos(tok, boff + i, "f-string: expressions nested too deeply")
+            debug, value, conversion, spec, i = _scan_field(body, i + 1, tok, boff, nest)
             for d in debug:
                 out.append(("lit", d, None))
             out.append(("field", value, conversion, spec, fstart, i))

@@ -410,6 +410,8 @@ SYNTAX_ERRORS = [
     ("f'a}'\n", 1, 4, "f-string: single '}' is not allowed"),
     ("f'{a +}'\n", 1, 7, "f-string: expected an expression after '+'"),
     ("f'{x\\n}'\n", 1, 5, "f-string expression part cannot include a backslash"),
+    ("f\"{'\\\\n'.join(x)}\"\n", 1, 5, "f-string expression part cannot include a backslash"),
+    ("f'{1:{2:{3}}}'\n", 1, 9, "f-string: expressions nested too deeply"),
     ("x = 1\n\x00\n", 2, 1, "null bytes"),
 ]
 
