@@ -760,8 +760,8 @@ def _var(a, dim=None, correction=1, keepdim=False):
     with np.errstate(all="ignore"):
         m = _np_mean(a, axis=axis, keepdims=True)
         s = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
-        return (s / max(n - correction, 0)).astype(a.dtype) if n - correction > 0 else \
-            np.full(s.shape, np.inf if n - correction == 0 and np.any(s) else np.nan, a.dtype)
+        # ATen divides by max(0, n - correction): inf where the sum of squares is positive, nan where 0
+        return np.asarray(s / max(n - correction, 0), a.dtype)
 
 
 def _var_grad(grad, self, dim, correction, keepdim):

@@ -875,9 +875,9 @@ def _full_reduction(name, input, dim, keepdim, method):
     ``keepdim`` alone matches no overload (PyTorch's TypeError)."""
     if dim is _UNSET:
         if keepdim is not _UNSET:
-            got = "" if method else "Tensor, "
-            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}keepdim=bool, "
-                                   "), but expected one of:")
+            got = "keepdim=bool, " if method else "Tensor, keepdim=bool"
+            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                                   "expected one of:")
         return _UNSET
     return _reduce_dim(() if dim is None else dim, input)
 
@@ -940,11 +940,22 @@ class ReturnType(tuple):
 
 
 def _minmax(name, all_entry, dim_entry, binary):
-    def f(input, dim=None, keepdim=False, *, out=None):
-        if dim is None:
+    def f(input, dim=_UNSET, keepdim=_UNSET, *, other=_UNSET, out=None, _method=False):
+        if other is not _UNSET and dim is _UNSET and keepdim is _UNSET:
+            return binary(input, other)
+        if dim is None or other is not _UNSET or (dim is _UNSET and keepdim is not _UNSET):
+            # no overload of max/min takes these (max(None), max(keepdim=True)): PyTorch's TypeError
+            pos = ([] if _method else ["Tensor"]) + ([type(dim).__name__] if dim is not _UNSET else [])
+            kws = [f"{k}={type(v).__name__}" for k, v in (("keepdim", keepdim), ("other", other)) if v is not _UNSET]
+            # (PyTorch's parser leaves a ", " after keywords when no positional argument came first)
+            got = ", ".join(pos + kws) + (", " if kws and not pos else "")
+            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                                   "expected one of:")
+        if dim is _UNSET:
             return apply(all_entry, (input,))
         if _is_tensor(dim):
             return binary(input, dim)
+        keepdim = False if keepdim is _UNSET else keepdim
         d = _wrap_dim(dim, input._data.ndim)
         values, extras = apply_ex(dim_entry, (input,), {"dim": d, "keepdim": keepdim})
         return ReturnType(name, values, Tensor._make(extras["indices"], dtypes.int64))
@@ -2498,7 +2509,8 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": max, "min": min, "amax": amax,
+    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": lambda self, *a, **k: max(self, *a, _method=True, **k),
+    "min": lambda self, *a, **k: min(self, *a, _method=True, **k), "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
     "count_nonzero": count_nonzero, "nonzero": nonzero,
