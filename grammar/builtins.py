@@ -443,6 +443,16 @@ def g_sorted(iterable, /, *, key=None, reverse=False):
     return sorted(_bounded_input(iterable, False), key=key, reverse=reverse)
 
 
+def g_reversed(*args, **kwargs):
+    """``reversed(t)`` on a tensor is PyTorch's ``Tensor.__reversed__``: ``t.flip(0)`` (a 0-d
+    tensor itself) -- a tensor, not an iterator."""
+    if len(args) == 1 and not kwargs:
+        seq = args[0]
+        if type(seq).__name__ == "Tensor" and type(seq).__module__ == "torch":
+            return seq if seq.dim() == 0 else seq.flip(0)
+    return reversed(*args, **kwargs)
+
+
 def g_pow(base, exp, mod=None):
     if mod is None:
         return guarded_pow(base, exp)
@@ -566,7 +576,7 @@ NAMES = frozenset(BUILTINS)
 CALL_GUARDS: dict = {
     sum: g_sum, max: g_max, min: g_min, any: g_any, all: g_all, pow: g_pow,
     list: g_list, tuple: g_tuple, dict: g_dict, sorted: g_sorted, str: g_str, repr: g_repr,
-    type: g_type,
+    type: g_type, reversed: g_reversed,
 }
 
 for _builtin, _guard in CALL_GUARDS.items():
