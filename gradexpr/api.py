@@ -118,7 +118,7 @@ def _build() -> dict:
 
 def _generator_class():
     """``torch.Generator`` as programs see it: PyTorch's default seed when new (not a random
-    one), methods callable from a program, state as a uint8 tensor, PyTorch's repr."""
+    one), methods callable from a program, state as a uint8 tensor."""
     from . import errors
     from . import random as _random
 
@@ -137,8 +137,5 @@ def _generator_class():
 
         def set_state(self, new_state):
             return super().set_state(new_state._data if hasattr(new_state, "_data") else new_state)
-
-        def __repr__(self):
-            return f"<torch._C.Generator object at {id(self):#x}>"
 
     return Generator

@@ -238,7 +238,8 @@ class Generator:
         return v.astype(np.float64) * (2.0 ** -53)
 
     def __repr__(self):
-        return f"<gradexpr.random.Generator initial_seed={self._seed}>"
+        # PyTorch's repr (torch.manual_seed returns the default generator, which programs print)
+        return f"<torch._C.Generator object at {id(self):#x}>"
 
 
 default_generator = Generator()
