@@ -2569,7 +2569,44 @@ def _nn():
     return nn_functional
 
 
+def _numpy_names(fn, name=None):
+    """``fn`` also taking NumPy's names for ``dim`` and ``keepdim`` (``x.sum(axis=0, keepdims=True)``),
+    as PyTorch's argument parser accepts them for every op with those parameters."""
+    op_name = name or fn.__name__
+
+    def call(*args, **kwargs):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            for alias, param in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if param in kwargs:
+                        raise errors.TypeError(f"{op_name}() got an unexpected keyword argument '{alias}'")
+                    kwargs[param] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    call.__name__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn
+    return call
+
+
+def _takes_dim(fn) -> bool:
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return "dim" in names or "keepdim" in names or (bool(code.co_flags & 0x08) and fn.__name__ in _DIM_VARARGS)
+
+
+_DIM_VARARGS = ("max", "min", "<lambda>")   # methods that pass their keywords on (max, min, sum's wrappers)
+
+
 def _bind():
+    global _METHODS
+    # (split and norm are Python functions in PyTorch, which its argument parser never sees)
+    _METHODS = {name: _numpy_names(fn, name) if _takes_dim(fn) and name not in ("split", "norm") else fn
+                for name, fn in _METHODS.items()}
+    g = globals()
+    for name in _NUMPY_NAMED:
+        g[name] = _numpy_names(g[name], name)
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     for name in _INPLACE:
@@ -2583,6 +2620,14 @@ def _bind():
     Tensor.__hash__ = object.__hash__
 
 
+# the torch.X functions with a dim/keepdim parameter (api.py reads them from this module)
+_NUMPY_NAMED = [name for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
+                                  "std", "var", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all",
+                                  "any", "count_nonzero", "nansum", "cat", "concat", "concatenate", "stack", "squeeze",
+                                  "unsqueeze", "flatten", "unflatten", "chunk", "tensor_split", "unbind",
+                                  "narrow", "select", "index_select", "index_add", "gather", "scatter", "scatter_add",
+                                  "roll", "movedim", "vector_norm", "matrix_norm", "linalg_norm")
+                if name in globals()]
 _bind()
 
 subtract = sub

@@ -51,6 +51,11 @@ def torch_log_softmax(input, dim=None, dtype=None):
     return log_softmax(input, dim, dtype=dtype)
 
 
+# torch.softmax / torch.log_softmax are ATen ops (their parser takes axis=), F.softmax is not
+torch_softmax = T._numpy_names(torch_softmax, "softmax")
+torch_log_softmax = T._numpy_names(torch_log_softmax, "log_softmax")
+
+
 def _inplace(entry, input, args=(), params=None):
     """``F.op(x, inplace=True)``: the op written into ``x``, whose node then reads ``x`` as its result."""
     out = apply_inplace(entry, input, args, params or {})
