@@ -356,8 +356,23 @@ class Size(tuple):
         r = tuple.__getitem__(self, item)
         return Size(r) if isinstance(item, slice) else r
 
+    # tuple's operators, keeping the type, as torch.Size's do ((4,) + size is a Size too)
     def __add__(self, other):
-        return Size(tuple(self) + tuple(other))
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to torch.Size")
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def __mul__(self, n):
+        if not hasattr(n, "__index__"):
+            raise TypeError(f"can't multiply sequence by non-int of type '{type(n).__name__}'")
+        return Size(tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
 class Device:
