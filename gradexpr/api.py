@@ -124,6 +124,7 @@ def _generator_class():
 
     class Generator(_random.Generator):
         __slots__ = ()
+        __module__, __qualname__ = "torch._C", "Generator"
         _gx_exposed = True
         device = "cpu"
 

@@ -13,6 +13,7 @@ import numpy as np
 
 class DType:
     _gx_exposed = True
+    __module__, __qualname__ = "torch", "dtype"       # print(torch.dtype) is <class 'torch.dtype'>
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category")
 
     def __init__(self, name: str, np_dtype, category: int):

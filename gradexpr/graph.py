@@ -100,8 +100,8 @@ class set_grad_enabled(_GradMode):
         return False
 
 
-for _cls in (no_grad, enable_grad, set_grad_enabled):
-    _cls.__module__ = "torch"
+for _cls in (no_grad, enable_grad, set_grad_enabled):     # named where PyTorch defines them
+    _cls.__module__ = "torch.autograd.grad_mode"
     _cls.__qualname__ = _cls.__name__
 
 

@@ -14,6 +14,7 @@ from .tensor import Tensor
 
 class Optimizer:
     _gx_exposed = True
+    __module__ = "torch.optim.optimizer"        # type(opt) names PyTorch's modules
 
     def __init__(self, params, defaults):
         if isinstance(params, Tensor):
@@ -79,6 +80,8 @@ class Optimizer:
 
 
 class SGD(Optimizer):
+    __module__ = "torch.optim.sgd"
+
     def __init__(self, params, lr=0.001, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0:
@@ -116,6 +119,8 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
+    __module__ = "torch.optim.adam"
+
     def __init__(self, params, lr=0.001, betas=(0.9, 0.999), eps=1e-08, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):

@@ -128,6 +128,8 @@ def _nondeterministic_seed() -> int:
 class Generator:
     """One mt19937 stream plus PyTorch's cached normal samples (torch.Generator on CPU)."""
 
+    __module__, __qualname__ = "torch._C", "Generator"     # type(torch.manual_seed(0)), as PyTorch names it
+
     __slots__ = ("_seed", "_bitgen", "_pending", "_untouched",
                  "_next_double_normal", "_next_float_normal", "__weakref__")
 
