@@ -223,11 +223,11 @@ class Node:
         op = self._op
         if op.node == NOT_IMPLEMENTED_NODE:
             # PyTorch's fallback node has edges only to the inputs that require grad
-            return tuple((n, 0) for n in self._next if n is not None)
+            return tuple(_edge(n) for n in self._next if n is not None)
         edges = self._edge_mask()
         if edges is None:
-            return tuple((n, 0) for n in self._next)
-        return tuple((n, 0) for n, e in zip(self._next, edges) if e)
+            return tuple(_edge(n) for n in self._next)
+        return tuple(_edge(n) for n, e in zip(self._next, edges) if e)
 
     def _edge_mask(self):
         """Which of ``_next`` PyTorch lists in next_functions (None: all)."""
@@ -284,6 +284,21 @@ class Node:
                 g = g.to(dtype)
             out.append(g)
         return out
+
+
+# Multi-output ops (unbind, split, chunk) record a node per output, where PyTorch records one
+# node with numbered outputs and an edge names the output it reads: (UnbindBackward0, 2). The
+# output numbers of those nodes, for next_functions (see op.mark_multi_output_views).
+_OUTPUT_NR: "weakref.WeakKeyDictionary[Node, int]" = weakref.WeakKeyDictionary()
+
+
+def set_output_nr(node, nr: int):
+    _OUTPUT_NR[node] = nr
+
+
+def _edge(node):
+    """A ``next_functions`` entry: the node and the number of its output the edge reads."""
+    return (node, _OUTPUT_NR.get(node, 0) if node is not None else 0)
 
 
 class CopySlices(Node):

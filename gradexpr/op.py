@@ -17,7 +17,8 @@ import weakref as _weakref
 import numpy as np
 
 from . import dtypes, errors, limits
-from .graph import CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTensor, SavedTensors, _grad_enabled
+from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTensor, SavedTensors, _grad_enabled,
+                    set_output_nr)
 from .tensor import Tensor, _fresh
 
 
@@ -533,11 +534,14 @@ def _link_view(view: Tensor, base: Tensor):
 
 
 def mark_multi_output_views(views):
-    """Mark the outputs of unbind/split/chunk: PyTorch forbids changing them in place."""
+    """Mark the outputs of unbind/split/chunk: PyTorch forbids changing them in place, and numbers
+    them as outputs of one node (see graph.set_output_nr)."""
     if _grad_enabled.get():
         for i, v in enumerate(views):
             if v._base is not None and v._view_meta is None:
                 v._view_meta = ViewMeta(_MULTI_OUTPUT, i)
+            if v._grad_fn is not None:
+                set_output_nr(v._grad_fn, i)
     return views
 
 

@@ -243,7 +243,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise errors.TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))        # as PyTorch's: the rows are UnbindBackward0's outputs
 
     def __hash__(self):
         return id(self)
