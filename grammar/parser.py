@@ -689,7 +689,11 @@ class _Engine:
                 self._fixed[name] = (texts[name],)
         self._regexes = {}          # terminal index -> compiled regex (a group named after it)
         self.choices_of = {}        # character -> ((terminal, text or None, regex or None), ...)
-        self.regex_of = {}          # character -> the regex, if a single regex terminal
+        # character -> (its regex's match, {text: terminal}, terminal) if the one terminal that
+        # can start with it is a regex one, not ignored (NAME, NUMBER, _NEWLINE, STRING): its
+        # tokens need neither the regex's group name nor the ignore check. The dict renames a
+        # NAME that is a keyword (KEYWORDS; empty for the others).
+        self.single_of = {}
         self.literal = {}           # character -> (terminal, text) if it is the one token
         for ch, key in self._dispatch_terms.items():
             if len(key) == 1:
@@ -766,8 +770,9 @@ class _Engine:
                 out.append((name, None, rx))
         out = tuple(out)
         self.choices_of[c] = out
-        if len(out) == 1 and out[0][2] is not None:
-            self.regex_of[c] = out[0][2]
+        if len(out) == 1 and out[0][2] is not None and out[0][0] not in self.ignore:
+            name = out[0][0]
+            self.single_of[c] = (out[0][2].match, self.keywords if name == "NAME" else {}, name)
         return out
 
     def _scan_at(self, src, begin):
@@ -830,10 +835,12 @@ class _Engine:
             pos = end
 
     # ------------------------------------------------------------------ parsing
-    def run(self, src, start):
+    def run(self, src, start, line=1, line_start=0):
         """Parse ``src`` (which ends with a newline) from start symbol ``start``: scanning
         (as ``tokenize``), the indentation and bracket rules (as ``GxIndenter``) and the LALR
-        loop (as ``_feed``) in one loop -- the hot path, written out for speed."""
+        loop (as ``_feed``) in one loop -- the hot path, written out for speed. ``src``
+        starts on ``line``, and a negative ``line_start`` moves its first line to the right
+        (an f-string field is parsed in place; see _parse_field_expr)."""
         table = self.table
         max_depth = limits.current().max_depth
         brackets = []           # open bracket tokens, innermost last
@@ -850,7 +857,7 @@ class _Engine:
         new_tok = object.__new__
         literal = self.literal
         choices_of = self.choices_of
-        regex_of = self.regex_of
+        single_of = self.single_of
         spaces = self.spaces
         keywords = self.keywords
         ignore = self.ignore
@@ -860,8 +867,6 @@ class _Engine:
         tok = None
         n = len(src)
         pos = 0
-        line = 1
-        line_start = 0
         while pos < n:
             # ---------------------------------------------------------- scan a token
             begin = pos
@@ -869,36 +874,34 @@ class _Engine:
             while c in spaces:
                 begin += 1
                 c = src[begin] if begin < n else ""
-            lit = literal.get(c)
-            if lit is not None:
+            one = single_of.get(c)
+            if one is not None and (m := one[0](src, begin)) is not None:
+                pos = m.end()
+                val = src[begin:pos]
+                tt = one[1].get(val, one[2])
+            elif (lit := literal.get(c)) is not None:
                 tt, val = lit
                 pos = begin + 1
             else:
-                rx = regex_of.get(c)
-                m = rx.match(src, begin) if rx is not None else None
-                if m is not None:
-                    tt = m.lastgroup
-                    pos = m.end()
+                choices = choices_of.get(c)
+                if choices is None:
+                    choices = self._choices(c) if begin < n else ()
+                for tt, text, rx in choices:
+                    if text is None:
+                        m = rx.match(src, begin)
+                        if m is not None:
+                            pos = m.end()
+                            break
+                    elif src.startswith(text, begin):
+                        pos = begin + len(text)
+                        break
                 else:
-                    choices = choices_of.get(c)
-                    if choices is None:
-                        choices = self._choices(c) if begin < n else ()
-                    for tt, text, rx in choices:
-                        if text is None:
-                            m = rx.match(src, begin)
-                            if m is not None:
-                                pos = m.end()
-                                break
-                        elif src.startswith(text, begin):
-                            pos = begin + len(text)
-                            break
-                    else:
-                        # only blank space may precede the bad character
-                        while pos < n and src[pos] in " \t\f":
-                            pos += 1
-                        if pos >= n:
-                            break
-                        raise _lex_error(src, pos, line, pos - line_start + 1)
+                    # only blank space may precede the bad character
+                    while pos < n and src[pos] in " \t\f":
+                        pos += 1
+                    if pos >= n:
+                        break
+                    raise _lex_error(src, pos, line, pos - line_start + 1)
                 if tt in ignore:
                     if src[pos - 1] == "\n":            # a backslash continuation
                         line += 1
@@ -960,16 +963,18 @@ class _Engine:
                 if cb is None:
                     # a chain of single-child '?' rules (where it ends: memoised)
                     below = states[-2]
-                    top = memo.get(below)
-                    if top is None:
+                    try:                # (a subscript, not .get: this is the hot loop)
+                        top = memo[below]
+                    except KeyError:
                         top = memo[below] = self._unit_chain(below, state, tt)
                     states[-1] = state = top
                     continue
                 if size == 1:
                     values[-1] = cb([values[-1]])
                     below = states[-2]
-                    state = memo.get(below)
-                    if state is None:
+                    try:
+                        state = memo[below]
+                    except KeyError:
                         state = memo[below] = self._unit_chain(below, table[below][origin], tt)
                     states[-1] = state
                     continue
@@ -982,19 +987,23 @@ class _Engine:
                 else:
                     append_value(cb([]))
                     below = state
-                state = memo.get(below)
-                if state is None:
+                try:
+                    state = memo[below]
+                except KeyError:
                     state = memo[below] = self._unit_chain(below, table[below][origin], tt)
                 append_state(state)
 
             if newline:
                 newline = False
-                extra, error = _indentation(tok, blocks, max_depth)
-                for t in extra:
-                    feed(t, states, values, brackets, src)
-                if error is not None:
-                    raise error
-                state = states[-1]
+                # (a line not indented, with no block open: nothing to do, the usual case
+                # at the top level)
+                if val[-1] != "\n" or len(blocks) > 1:
+                    extra, error = _indentation(tok, blocks, max_depth)
+                    for t in extra:
+                        feed(t, states, values, brackets, src)
+                    if error is not None:
+                        raise error
+                    state = states[-1]
 
         if brackets:
             o = brackets[-1]
@@ -1656,13 +1665,26 @@ def _parse_field_expr(text, tok, offset):
     # One line: parsed as it is. Several (a triple-quoted f-string): inside parentheses, as
     # CPython does, so the newlines are continuations.
     wrapped = "\n" in stripped
+    if not wrapped:
+        node = _plain_field(stripped, line, col, eng)
+        if node is not None:
+            return node
+    text = ("(" + stripped + ")" if wrapped else stripped) + "\n"
+    dcol = col - 1 - wrapped
+    if stripped[:1] not in eng.spaces:
+        # Parsed in place: its tokens, hence its nodes, get their positions in the source
+        # directly (no _shift of the tree afterwards). An error, though, is located by
+        # looking at the text on its own: parse again as below to report it.
+        try:
+            return eng.run(text, "eval_input", line, -dcol)
+        except _Fail:
+            pass
     try:
-        node = eng.run(("(" + stripped + ")" if wrapped else stripped) + "\n", "eval_input")
+        node = eng.run(text, "eval_input")
     except _Fail as f:
         if isinstance(f.error, errors.SyntaxError) and not f.error.message.startswith("f-string"):
             f.error.message = "f-string: " + f.error.message
             f.error.args = (f.error.message,)
-        dcol = col - 1 - wrapped
         if f.line == 1:
             f.col += dcol
             if f.end_col is not None and f.end_line in (None, 1):
@@ -1672,7 +1694,37 @@ def _parse_field_expr(text, tok, offset):
         if f.end_line is not None:
             f.end_line += line - 1
         raise
-    _shift(node, line - 1, col - 1 - wrapped)
+    _shift(node, line - 1, dcol)      # (a field that starts with a form feed)
+    return node
+
+
+_PLAIN_FIELD = r"[^\W\d]\w*(?:\.[^\W\d]\w*|\(\))*"     # name, .attribute, () -- no blanks
+_PLAIN_FIELD_TOKEN = r"[^\W\d]\w*|[.()]"
+_PLAIN_FIELD_TYPES = {".": "DOT", "(": "LPAR", ")": "RPAR"}     # else NAME
+
+
+def _plain_field(text, line, col, eng):
+    """The node of field expression ``text`` (at ``line``:``col``) if it is only a name
+    followed by attributes and calls without arguments (``{loss.item()}``, the usual field),
+    made as the parser would make it from its tokens but without a parse (which costs more
+    than the rest of the f-string); else None (a keyword among the names, or anything else)."""
+    if _regex(_PLAIN_FIELD).fullmatch(text) is None:
+        return None
+    keywords = eng.keywords
+    toks = []
+    for m in _regex(_PLAIN_FIELD_TOKEN).finditer(text):
+        v = m.group()
+        if v in keywords:
+            return None
+        c = col + m.start()
+        toks.append(Tok(_PLAIN_FIELD_TYPES.get(v, "NAME"), v, line, c, line, c + len(v)))
+    b = eng.builder
+    node = b.name([toks[0]])
+    for i in range(1, len(toks), 2):
+        if toks[i].type == "DOT":
+            node = b.getattr([node, toks[i + 1]])        # atom_expr "." NAME
+        else:
+            node = b.call([node, toks[i], None, toks[i + 1]])      # atom_expr "(" ")"
     return node
 
 
@@ -1700,6 +1752,11 @@ def _shift(node, dline, dcol):
 # ============================================================================ the AST builder
 
 _MAX_DEPTH = [200]      # set by parse() from limits.current().max_depth (0: unlimited)
+# The values of the number literals seen so far in this parse, by text (None: not parsing).
+# A program repeats the same few literals, and _number (the limits, the forms of numbers)
+# costs more than the Constant; a value only depends on the text and the limits, which are
+# fixed for the duration of a parse.
+_NUMBERS = [None]
 
 _AUG_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "@=": "@",
             "**=": "**", "<<=": "<<", ">>=": ">>", "&=": "&", "|=": "|", "^=": "^"}
@@ -1710,6 +1767,9 @@ _TARGET_WORDS = {
     "Lambda": "lambda", "JoinedStr": "f-string expression", "Dict": "dict literal",
     "Slice": "slice", "Starred": "starred expression",
 }
+
+
+_Name = ast.Name
 
 
 def _check_target(node, aug=False):
@@ -1790,7 +1850,8 @@ class _Builder:
     def assign_stmt(self, c):
         *targets, value = c
         for t in targets:
-            _check_target(t)
+            if t.__class__ is not _Name:        # (a name is fine: the usual target)
+                _check_target(t)
         f = targets[0]
         return ast.Assign(targets, value, f.line, f.col, value.end_line, value.end_col)
 
@@ -2047,8 +2108,11 @@ class _Builder:
         ops = c[1::2]
         comps = c[2::2]
         l = comps[-1]
-        d = max(x.depth for x in comps)
-        d = max(d, left.depth) + 1
+        d = left.depth
+        for x in comps:
+            if x.depth > d:
+                d = x.depth
+        d += 1
         n = ast.Compare(left, ops, comps, left.line, left.col, l.end_line, l.end_col, d)
         _depth(d, n)
         return n
@@ -2064,18 +2128,6 @@ class _Builder:
         _depth(d + 1, left)
         return left
 
-    @staticmethod
-    def _chain(c):
-        left = c[0]
-        d = left.depth
-        for i in range(1, len(c), 2):
-            right = c[i + 1]
-            if right.depth > d:
-                d = right.depth
-            left = ast.BinOp(left, c[i].value, right, left.line, left.col, right.end_line, right.end_col, d + 1)
-        _depth(d + 1, left)
-        return left
-
     def expr(self, c):
         return self._chain_same("|", c)
 
@@ -2086,7 +2138,15 @@ class _Builder:
         return self._chain_same("&", c)
 
     def shift_expr(self, c):
-        return self._chain(c)
+        left = c[0]
+        d = left.depth
+        for i in range(1, len(c), 2):
+            right = c[i + 1]
+            if right.depth > d:
+                d = right.depth
+            left = ast.BinOp(left, c[i].value, right, left.line, left.col, right.end_line, right.end_col, d + 1)
+        _depth(d + 1, left)
+        return left
 
     arith_expr = shift_expr
     term = shift_expr
@@ -2235,7 +2295,14 @@ class _Builder:
 
     def number(self, c):
         t = c[0]
-        return ast.Constant(_number(t), t.line, t.col, t.end_line, t.end_col)
+        known = _NUMBERS[0]
+        if known is None:
+            v = _number(t)
+        else:
+            v = known.get(t.value)
+            if v is None:
+                v = known[t.value] = _number(t)
+        return ast.Constant(v, t.line, t.col, t.end_line, t.end_col)
 
     def ellipsis(self, c):
         t = c[0]
@@ -2303,12 +2370,11 @@ class _Builder:
                         svals.append(ast.Constant(text, line, col, line, col + len(text)))
                 else:
                     svals.append(self._field(s, tok, boff, raw))
-            line, col = _position_in(tok, boff + fstart)
-            eline, ecol = _position_in(tok, boff + fend)
-            sd = _deepest(svals) + 1
-            spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
         line, col = _position_in(tok, boff + fstart)
         eline, ecol = _position_in(tok, boff + fend)
+        if spec is not None:
+            sd = _deepest(svals) + 1
+            spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
         d = max(value.depth, spec_node.depth if spec_node else 0) + 1
         return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
 
@@ -2381,15 +2447,16 @@ def _run(source, start, filename):
         src = _prepare(source)
         eng = _get_engine()
         with _lock:
-            saved = _MAX_DEPTH[0]
+            saved = _MAX_DEPTH[0], _NUMBERS[0]
             _MAX_DEPTH[0] = lim
+            _NUMBERS[0] = {}
             # The tree holds no cycles; Python's collector would only rescan it, again and
             # again as it grows (tens of times slower on big programs).
             gc.disable()
             try:
                 return eng.run(src, start), src
             finally:
-                _MAX_DEPTH[0] = saved
+                _MAX_DEPTH[0], _NUMBERS[0] = saved
                 if gc_was_enabled:
                     gc.enable()
     except _Fail as f:
@@ -2428,12 +2495,13 @@ def _parse_with_lark(source: str, filename: str = "<string>", start: str = "file
     try:
         src = _prepare(source)
         with _lock:
-            saved = _MAX_DEPTH[0]
+            saved = _MAX_DEPTH[0], _NUMBERS[0]
             _MAX_DEPTH[0] = lim
+            _NUMBERS[0] = {}
             try:
                 node = eng._run_lark(src, start)
             finally:
-                _MAX_DEPTH[0] = saved
+                _MAX_DEPTH[0], _NUMBERS[0] = saved
         if start == "file_input":
             _check_module(node.body, filename)
         return node
