@@ -1,11 +1,11 @@
 """``torch.optim.SGD`` and ``torch.optim.Adam``, step for step as PyTorch 2.13's single-tensor loops."""
 from __future__ import annotations
 
-import math
+import collections
 
 import numpy as np
 
-from . import errors
+from . import dtypes, errors
 from .derivatives import _lerp, fma
 from .graph import no_grad
 from .op import bump_version
@@ -28,8 +28,10 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups = []
         for g in params:
-            group = dict(defaults)
-            group.update(g)
+            # as add_param_group: the group's own keys ('params' first), then the defaults it lacks
+            group = dict(g)
+            for k, v in defaults.items():
+                group.setdefault(k, v)
             group["params"] = list(group["params"]) if not isinstance(group["params"], Tensor) else [group["params"]]
             for p in group["params"]:
                 if not isinstance(p, Tensor):
@@ -38,7 +40,19 @@ class Optimizer:
                 if not p.is_leaf:
                     raise errors.ValueError("can't optimize a non-leaf Tensor")
             self.param_groups.append(group)
-        self.state = {}
+        # per parameter (the tensor is the key, as in PyTorch): its buffers, as tensors
+        self.state = collections.defaultdict(dict)
+
+    def state_dict(self):
+        """PyTorch's packed form: parameters numbered in order across the groups; the state's
+        tensors are the optimizer's own (not copies)."""
+        index, groups = {}, []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
 
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
@@ -108,11 +122,13 @@ class SGD(Optimizer):
             g = fma(d, dt(wd), g)
         momentum = group["momentum"]
         if momentum != 0:
-            state = self.state.setdefault(id(p), {})
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = np.array(g, dtype=d.dtype, copy=True)
+            state = self.state[p]
+            held = state.get("momentum_buffer")
+            if held is None:
+                buf = np.array(g, dtype=d.dtype, copy=True)
+                state["momentum_buffer"] = Tensor._make(buf, p._dtype)
             else:
+                buf = held._data
                 buf[...] = fma(g, dt(1 - group["dampening"]), buf * dt(momentum))
             g = fma(buf, dt(momentum), g) if group["nesterov"] else buf
         d[...] = fma(g, dt(-group["lr"]), d)
@@ -145,24 +161,23 @@ class Adam(Optimizer):
         g = p._grad._data
         if group["maximize"]:
             g = -g
-        state = self.state.setdefault(id(p), {})
+        state = self.state[p]
         if not state:
-            state["step"] = 0
-            state["exp_avg"] = np.zeros_like(d)
-            state["exp_avg_sq"] = np.zeros_like(d)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = np.zeros_like(d)
+            # the step count is a float32 tensor in PyTorch (printed as tensor(1.))
+            state["step"] = Tensor._make(np.zeros((), np.float32), dtypes.float32)
+            for name in ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ()):
+                state[name] = Tensor._make(np.zeros_like(d), p._dtype)
         beta1, beta2 = group["betas"]
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        state["step"] += 1
-        step = state["step"]
+        state["step"]._data += np.float32(1)
+        step = float(state["step"]._data)
         # _single_tensor_adam, op for op (lerp_ and addcmul_ are fused multiply-adds in PyTorch's kernels)
         if wd != 0:
             if group["decoupled_weight_decay"]:
                 d *= dt(1 - lr * wd)
             else:
                 g = fma(d, dt(wd), g)
-        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
         m[...] = _lerp(m, g, 1 - beta1)                                   # exp_avg.lerp_(grad, 1 - beta1)
         v[...] = fma(dt(1 - beta2) * g, g, v * dt(beta2))                  # .mul_(beta2).addcmul_(grad, grad, ...)
         bias1 = 1 - beta1 ** step
@@ -170,7 +185,7 @@ class Adam(Optimizer):
         step_size = lr / bias1
         bias2_sqrt = bias2 ** 0.5
         if group["amsgrad"]:
-            mx = state["max_exp_avg_sq"]
+            mx = state["max_exp_avg_sq"]._data
             np.maximum(mx, v, out=mx)
             denom = np.sqrt(mx) / dt(bias2_sqrt) + dt(eps)
         else:
