@@ -550,6 +550,16 @@ def _child_filter(spec, inner, bare, length):
             def f(children):
                 return fin(list(get(children)))
             return f
+        kept = [i for i in picks if i >= 0]
+        holes = [k for k, i in enumerate(picks) if i < 0]
+        if kept == list(range(length)) and len(holes) == 1:
+            # every child kept, in order, and one placeholder (``f()``: no arguments)
+            (k,) = holes
+
+            def f(children):
+                children.insert(k, None)
+                return fin(children)
+            return f
         # placeholders: index len(children) (the rule's length) is a None appended to them
         get = operator.itemgetter(*[length if i < 0 else i for i in picks])
         if len(picks) == 1:
@@ -706,7 +716,8 @@ class _Engine:
         # passes its child through has no callback. Where the parser goes after a reduction
         # depends only on the state below the popped ones (the entry fixes the lookahead):
         # the goto, then any chain of pass-through reductions that follows for that
-        # lookahead; each entry remembers it per state below in its memo (see run). Rows are
+        # lookahead; each entry remembers it per state below in its memo, with the action
+        # of that state for the lookahead, which comes next (see run, _after). Rows are
         # made from STATES when first used (a small program needs few of them), callbacks
         # when a row needs them.
         self._rules = t["RULES"]
@@ -848,8 +859,6 @@ class _Engine:
         state = self.start_states[start]
         states = [state]
         values = []
-        append_state = states.append
-        append_value = values.append
         feed = self._feed
         opening = _OPEN
         closing = _CLOSE
@@ -873,7 +882,7 @@ class _Engine:
             c = src[begin]
             while c in spaces:
                 begin += 1
-                c = src[begin] if begin < n else ""
+                c = src[begin]         # (src ends with a newline, not blank)
             one = single_of.get(c)
             if one is not None and (m := one[0](src, begin)) is not None:
                 pos = m.end()
@@ -949,49 +958,52 @@ class _Engine:
                             _bracket(tok, tt, brackets, max_depth)      # raises
 
             # ---------------------------------------------------------- the LALR loop
+            try:
+                a = table[state][tt]
+            except KeyError:
+                raise _unexpected(tok, table[state], values, brackets, src) from None
             while True:
-                try:
-                    a = table[state][tt]
-                except KeyError:
-                    raise _unexpected(tok, table[state], values, brackets, src) from None
-                if a.__class__ is int:
-                    append_state(a)
-                    append_value(tok)
+                if type(a) is int:      # (faster than a.__class__ in 3.11)
+                    states.append(a)
+                    values.append(tok)
                     state = a
                     break
+                # A reduction. Where it leads (the state, and its action for tt) is memoised
+                # per state below: see _after.
                 size, origin, cb, memo = a
                 if cb is None:
-                    # a chain of single-child '?' rules (where it ends: memoised)
+                    # a chain of single-child '?' rules
                     below = states[-2]
                     try:                # (a subscript, not .get: this is the hot loop)
-                        top = memo[below]
+                        state, a = memo[below]
                     except KeyError:
-                        top = memo[below] = self._unit_chain(below, state, tt)
-                    states[-1] = state = top
-                    continue
-                if size == 1:
+                        state, a = memo[below] = self._after(below, state, tt)
+                    states[-1] = state
+                elif size == 1:
                     values[-1] = cb([values[-1]])
                     below = states[-2]
                     try:
-                        state = memo[below]
+                        state, a = memo[below]
                     except KeyError:
-                        state = memo[below] = self._unit_chain(below, table[below][origin], tt)
+                        state, a = memo[below] = self._after(below, table[below][origin], tt)
                     states[-1] = state
-                    continue
-                if size:
-                    children = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
-                    append_value(cb(children))
-                    below = states[-1]
                 else:
-                    append_value(cb([]))
-                    below = state
-                try:
-                    state = memo[below]
-                except KeyError:
-                    state = memo[below] = self._unit_chain(below, table[below][origin], tt)
-                append_state(state)
+                    if size:
+                        children = values[-size:]
+                        del values[-size:]
+                        del states[-size:]
+                        values.append(cb(children))
+                        below = states[-1]
+                    else:
+                        values.append(cb([]))
+                        below = state
+                    try:
+                        state, a = memo[below]
+                    except KeyError:
+                        state, a = memo[below] = self._after(below, table[below][origin], tt)
+                    states.append(state)
+                if a is None:
+                    raise _unexpected(tok, table[state], values, brackets, src)
 
             if newline:
                 newline = False
@@ -1050,10 +1062,10 @@ class _Engine:
             size, origin, cb, memo = a       # as in run
             if cb is None:
                 below = states[-2]
-                top = memo.get(below)
-                if top is None:
-                    top = memo[below] = self._unit_chain(below, states[-1], tt)
-                states[-1] = top
+                hit = memo.get(below)
+                if hit is None:
+                    hit = memo[below] = self._after(below, states[-1], tt)
+                states[-1] = hit[0]
                 continue
             if size:
                 children = values[-size:]
@@ -1063,10 +1075,17 @@ class _Engine:
                 children = []
             values.append(cb(children))
             below = states[-1]
-            top = memo.get(below)
-            if top is None:
-                top = memo[below] = self._unit_chain(below, table[below][origin], tt)
-            states.append(top)
+            hit = memo.get(below)
+            if hit is None:
+                hit = memo[below] = self._after(below, table[below][origin], tt)
+            states.append(hit[0])
+
+    def _after(self, below, top, tt):
+        """Where a reduction in lookahead ``tt``'s entry leads above state ``below``, for its
+        memo: the state ``_unit_chain`` ends in, and that state's action for ``tt`` (None: a
+        syntax error), which the parser would look up next anyway."""
+        state = self._unit_chain(below, top, tt)
+        return state, self.table[state].get(tt)
 
     def _unit_chain(self, below, top, tt):
         """The state where the chain of pass-through reductions that lookahead ``tt`` calls
@@ -1507,11 +1526,9 @@ def _regex(pattern):
     return rx
 
 
-def _scan_field(body, i, tok, boff, nest=0):
-    """Parse one replacement field starting after '{' at body[i]; return (parts, new index) where
-    parts is a list of nodes (a Constant for the '=' debug text, then the FormattedValue)."""
+def _field_end(body, i, tok, boff):
+    """Where the expression of the field starting at body[i] ends (len(body) if it does not)."""
     n = len(body)
-    start = i
     depth = 0
     quote = None
     j = i
@@ -1560,6 +1577,21 @@ def _scan_field(body, i, tok, boff, nest=0):
         if c == "#":
             raise _fpos(tok, boff + j, "f-string expression part cannot include '#'")
         j += 1
+    return j
+
+
+def _scan_field(body, i, tok, boff, nest=0):
+    """Parse one replacement field starting after '{' at body[i]; return (parts, new index) where
+    parts is a list of nodes (a Constant for the '=' debug text, then the FormattedValue)."""
+    n = len(body)
+    start = i
+    # The usual field (see _plain_field) ends where its plain text does, at a '}' or ':',
+    # as _field_end would find one character after another.
+    m = _regex(_PLAIN_FIELD).match(body, i)
+    if m is not None and body[m.end():m.end() + 1] in ("}", ":"):
+        j = m.end()
+    else:
+        j = _field_end(body, i, tok, boff)
     if j >= n:
         raise _fpos(tok, boff + start - 1, "f-string: expecting '}'")
     expr_text = body[start:j]
@@ -1699,32 +1731,38 @@ def _parse_field_expr(text, tok, offset):
 
 
 _PLAIN_FIELD = r"[^\W\d]\w*(?:\.[^\W\d]\w*|\(\))*"     # name, .attribute, () -- no blanks
-_PLAIN_FIELD_TOKEN = r"[^\W\d]\w*|[.()]"
-_PLAIN_FIELD_TYPES = {".": "DOT", "(": "LPAR", ")": "RPAR"}     # else NAME
+_PLAIN_FIELD_PIECE = r"\.?[^\W\d]\w*|\(\)"       # name, .attribute, ()
+_NAME_RX = r"[^\W\d]\w*"
 
 
 def _plain_field(text, line, col, eng):
     """The node of field expression ``text`` (at ``line``:``col``) if it is only a name
-    followed by attributes and calls without arguments (``{loss.item()}``, the usual field),
-    made as the parser would make it from its tokens but without a parse (which costs more
-    than the rest of the f-string); else None (a keyword among the names, or anything else)."""
+    followed by attributes and calls without arguments (``{loss.item()}``, the usual field):
+    the nodes _Builder.name, .getattr and .call would make, made here without a parse (which
+    costs more than the rest of the f-string). Else (a keyword among the names, or anything
+    else) None."""
     if _regex(_PLAIN_FIELD).fullmatch(text) is None:
         return None
-    keywords = eng.keywords
-    toks = []
-    for m in _regex(_PLAIN_FIELD_TOKEN).finditer(text):
-        v = m.group()
-        if v in keywords:
-            return None
-        c = col + m.start()
-        toks.append(Tok(_PLAIN_FIELD_TYPES.get(v, "NAME"), v, line, c, line, c + len(v)))
-    b = eng.builder
-    node = b.name([toks[0]])
-    for i in range(1, len(toks), 2):
-        if toks[i].type == "DOT":
-            node = b.getattr([node, toks[i + 1]])        # atom_expr "." NAME
-        else:
-            node = b.call([node, toks[i], None, toks[i + 1]])      # atom_expr "(" ")"
+    if not eng.keywords.keys().isdisjoint(_regex(_NAME_RX).findall(text)):
+        return None
+    lim = _MAX_DEPTH[0]
+    node = None
+    c = col
+    for piece in _regex(_PLAIN_FIELD_PIECE).findall(text):
+        e = c + len(piece)
+        if node is None:
+            node = ast.Name(piece, line, c, line, e)
+        elif piece == "()":         # as _Builder.call
+            d = node.depth
+            node = ast.Call(node, [], [], node.line, node.col, line, e, d + 1)
+            if d >= lim and lim:
+                _depth(d + 1, node)
+        else:                       # as _Builder.getattr
+            d = node.depth + 1
+            node = ast.Attribute(node, piece[1:], node.line, node.col, line, e, d)
+            if d > lim and lim:
+                _depth(d, node)
+        c = e
     return node
 
 
@@ -1769,7 +1807,7 @@ _TARGET_WORDS = {
 }
 
 
-_Name = ast.Name
+_Name, _Keyword, _Starred = ast.Name, ast.Keyword, ast.Starred     # (one global lookup)
 
 
 def _check_target(node, aug=False):
@@ -2174,7 +2212,7 @@ class _Builder:
             names = ()
             for a in arglist:
                 t = type(a)
-                if t is ast.Keyword:
+                if t is _Keyword:
                     if a.arg is None:
                         seen_kwargs = True
                     else:
@@ -2187,7 +2225,7 @@ class _Builder:
                     keywords.append(a)
                     vd = a.value.depth
                 else:
-                    if t is ast.Starred:
+                    if t is _Starred:
                         if seen_kwargs:
                             raise _at(a, "iterable argument unpacking follows keyword argument unpacking")
                     elif seen_kwargs:
