@@ -81,6 +81,16 @@ def _shape_args(args, name="size", arg="size"):
     return tuple(shape)
 
 
+def _missing(name, arg):
+    """PyTorch's argument parser's words for one missing argument (plural and all, as it has them)."""
+    return errors.TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
+
+
+def _no_overload(name, got=""):
+    """PyTorch's words when no overload of ``name`` takes the arguments (its list of them follows)."""
+    return errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:")
+
+
 def _check_new_shape(shape):
     for s in shape:
         if s < 0:
@@ -232,7 +242,7 @@ def _factory(fill, name):
     def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
              memory_format=None):
         if not size:
-            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            raise _missing(name, "size")
         shape = _shape_args(size, name)
         if name == "zeros" and builtins.any(s < 0 for s in shape):
             raise errors.RuntimeError("zeros: Dimension size must be non-negative.")
@@ -294,8 +304,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     return _finish(Tensor._make(np.eye(n, m, dtype=d.np), d), requires_grad)
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
-    if end is None:
+def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    if start is _UNSET:
+        if end is None:
+            raise _no_overload("arange")
+        start = 0                       # arange(end=5)
+    elif end is None:
         start, end = 0, start
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if step == 0 or step != step:
@@ -365,6 +379,8 @@ def initial_seed():
 def _random_factory(kind):
     def make(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False):
+        if not size:
+            raise _no_overload(kind)
         shape = _shape_args(size, kind)
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
@@ -612,7 +628,7 @@ clip = clamp
 
 def _clamp_one(name, entry, entry_tensor, input, bound):
     if bound is _UNSET:
-        raise errors.TypeError(f"{name}() received an invalid combination of arguments - got (), but expected one of:")
+        raise _no_overload(name)
     _need_tensor(input, "input", name)
     d = dtypes.result_type([input, wrap(bound)])      # the bound takes part in type promotion
     if d is not input._dtype:
@@ -1094,7 +1110,7 @@ def svdvals(A, *, driver=None):
 
 def logsumexp(input, dim=None, keepdim=False):
     if dim is None:
-        raise errors.TypeError('logsumexp() missing 1 required positional arguments: "dim"')
+        raise _missing("logsumexp", "dim")
     return apply(D.logsumexp, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
 
 
@@ -1363,7 +1379,7 @@ def _varargs_method(name, arg, fn):
         if kwargs:
             raise errors.TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
         if not args:
-            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "{arg}"')
+            raise _missing(name, arg)
         if len(args) > 1 and isinstance(args[0], (tuple, list)):
             raise errors.TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
         return fn(self, _shape_args(args, name, arg))
@@ -1375,7 +1391,7 @@ def permute(input, dims=_UNSET, *extra):
     if extra:
         raise errors.TypeError(f"permute() takes 2 positional arguments but {2 + len(extra)} were given")
     if dims is _UNSET:
-        raise errors.TypeError('permute() missing 1 required positional arguments: "dims"')
+        raise _missing("permute", "dims")
     dims = _int_list_arg(dims, "permute", "dims", 2)
     n = input._data.ndim
     if len(dims) != n:
@@ -1465,6 +1481,8 @@ def _viewable(a: np.ndarray, shape) -> bool:
 
 
 def view(input, *shape):
+    if not shape:
+        raise _no_overload("view")
     if len(shape) == 1 and isinstance(shape[0], DType):
         raise errors.RuntimeError("view(dtype) is not supported in gradexpr")
     shape = _infer_shape(_shape_args(shape, "view"), input._data.size)
@@ -1477,6 +1495,8 @@ def view(input, *shape):
 def reshape(input, *shape):
     """A view when the tensor is contiguous, an alias with computed strides when the shape can still be
     viewed (``ReshapeAliasBackward0``), else a copy (``UnsafeViewBackward0`` of a clone), as ATen."""
+    if not shape:
+        raise _missing("reshape", "shape")
     shape = _infer_shape(_shape_args(shape, "reshape", "shape"), input._data.size)
     if input._data.flags.c_contiguous:
         return apply(D.view, (input,), {"shape": shape})
@@ -1536,6 +1556,8 @@ def unsqueeze(input, dim):
 
 
 def expand(input, *sizes):
+    if not sizes:
+        raise _missing("expand", "size")
     sizes = _shape_args(sizes, "expand")
     cur = input._data.shape
     if len(sizes) < len(cur):
@@ -1569,6 +1591,8 @@ def broadcast_to(input, size):
 
 
 def repeat(input, *sizes):
+    if not sizes:
+        raise _missing("repeat", "repeats")
     sizes = _shape_args(sizes, "repeat")
     if len(sizes) < input._data.ndim:
         raise errors.RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions "
@@ -1789,7 +1813,7 @@ def flip(input, dims=_UNSET, *extra):
     if extra:
         raise errors.TypeError(f"flip() takes 2 positional arguments but {2 + len(extra)} were given")
     if dims is _UNSET:
-        raise errors.TypeError('flip() missing 1 required positional arguments: "dims"')
+        raise _missing("flip", "dims")
     dims = tuple(_wrap_dim(d, input._data.ndim) for d in _int_list_arg(dims, "flip", "dims", 2))
     for k, d in enumerate(dims):
         if d in dims[:k]:

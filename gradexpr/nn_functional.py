@@ -41,13 +41,13 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def torch_softmax(input, dim=None, dtype=None):
     if dim is None:
-        raise errors.TypeError('softmax() missing 1 required positional arguments: "dim"')
+        raise T._missing("softmax", "dim")
     return softmax(input, dim, dtype=dtype)
 
 
 def torch_log_softmax(input, dim=None, dtype=None):
     if dim is None:
-        raise errors.TypeError('log_softmax() missing 1 required positional arguments: "dim"')
+        raise T._missing("log_softmax", "dim")
     return log_softmax(input, dim, dtype=dtype)
 
 

@@ -1775,12 +1775,25 @@ def _callee_error(exc, f, name, args):
             return exc
         new = errors.TypeError(f"{name}(): argument '{_parameter_name(f, position)}' (position {position + 1}) "
                                f"must be Tensor, not {not_tensor[1]}")
+    elif kind is TypeError and (missing := _MISSING.match(message)) and module == "gradexpr.functions" \
+            and name not in _PYTHON_LEVEL:
+        # PyTorch's argument parser, not Python, reports it: 'roll() missing 1 required positional
+        # arguments: "shifts"' (its plural is on 1, not on more: that is how it reads)
+        n = int(missing[1])
+        names = ", ".join(f'"{a}"' for a in re.findall(r"'(\w+)'", missing[2]))
+        new = errors.TypeError(f"{name}() missing {n} required positional argument{'s' if n == 1 else ''}: {names}")
     elif kind is TypeError and message.startswith(qualname + "() ") and public != qualname:
         new = errors.TypeError(public + message[len(qualname):])
     else:
         return exc
     new.__cause__ = exc
     return new
+
+
+_MISSING = re.compile(r"[\w.<>]+\(\) missing (\d+) required positional arguments?: (.+)$")
+# torch functions that PyTorch writes in Python: a missing argument is Python's own message there
+_PYTHON_LEVEL = frozenset(("split", "norm", "meshgrid", "einsum", "tensordot", "broadcast_tensors", "cdist",
+                           "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "cartesian_prod", "unique"))
 
 
 def _parameter_name(f, position):
