@@ -1023,7 +1023,8 @@ reshape_alias = op("reshape_alias", "ReshapeAliasBackward0", lambda a, shape: a.
 unsafe_view = op("unsafe_view", "UnsafeViewBackward0", lambda a, shape: a.reshape(shape), dtype="first",
                  self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
 t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix")
-transpose = op("transpose", "TransposeBackward0", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
+transpose = op("transpose", "TransposeBackward0",
+               lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1) if a.ndim else a.view(),    # 0-d: itself
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
                domain="matrix")
 permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
@@ -1276,7 +1277,7 @@ scatter_add = op("scatter_add", "ScatterAddBackward0", _scatter_add, ("self", "i
                  self=lambda grad: grad,
                  src=lambda grad, index, dim: grad.gather(dim, index),
                  dtype="first", domain="index")
-flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(),
+flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy() if a.ndim else a.copy(),
           self=lambda grad, dims: grad.flip(dims), dtype="first", domain="real")
 roll = op("roll", "RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims) if dims is not None else
           np.roll(a.ravel(), shifts).reshape(a.shape),

@@ -75,5 +75,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, GxError):
         return exc.headline()
     name = type(exc).__name__
+    if name == "AxisError":         # NumPy's, where an engine check is missing: PyTorch's type for a bad dim
+        name = "IndexError"
     msg = str(exc) if not isinstance(exc, builtins.KeyError) else repr(exc.args[0]) if exc.args else ""
     return f"{name}: {msg}" if msg else name

@@ -1406,20 +1406,18 @@ def permute(input, dims=_UNSET, *extra):
 
 def movedim(input, source, destination):
     n = input._data.ndim
-    order = list(np.moveaxis(np.arange(n).reshape((1,) * n) if False else np.empty(input._data.shape), source,
-                             destination).shape)
-    perm = [int(i) for i in np.moveaxis(np.arange(n), 0, 0)]
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     src = [_wrap_dim(s, n) for s in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    if n == 0:
+        return apply(D.alias, (input,))         # as ATen: a 0-d tensor's dims go nowhere
     rest = [i for i in range(n) if i not in src]
     perm = [None] * n
     for s, d in zip(src, dst):
         perm[d] = s
     it = iter(rest)
     perm = [p if p is not None else next(it) for p in perm]
-    del order
     return permute(input, perm)
 
 
@@ -1746,6 +1744,8 @@ def narrow(input, dim, start, length):
 
 
 def select(input, dim, index):
+    if input._data.ndim == 0:
+        raise errors.IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input._data.ndim)
     size = input._data.shape[d]
     i = _scalar(index)
@@ -1841,6 +1841,8 @@ def roll(input, shifts, dims=None):
         if not dims or n_shifts != len(dims):
             raise errors.RuntimeError("`shifts` required" if not dims else
                                       f"shifts and dimensions must align. shifts: {n_shifts}, dims:{len(dims)}")
+        if input._data.ndim == 0:
+            raise errors.IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
         dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
         shifts = shifts if isinstance(shifts, tuple) else (shifts,)
     return apply(D.roll, (input,), {"shifts": shifts, "dims": dims})
@@ -2485,6 +2487,8 @@ def _T(self):
 
 
 def _mT(self):
+    if self._data.ndim == 0:
+        return self                             # PyTorch's mT of a 0-d tensor is the tensor itself
     if self._data.ndim < 2:
         raise errors.RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                   f"{self._data.ndim}-D tensor.")
