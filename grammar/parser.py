@@ -550,16 +550,6 @@ def _child_filter(spec, inner, bare, length):
             def f(children):
                 return fin(list(get(children)))
             return f
-        kept = [i for i in picks if i >= 0]
-        holes = [k for k, i in enumerate(picks) if i < 0]
-        if kept == list(range(length)) and len(holes) == 1:
-            # every child kept, in order, and one placeholder (``f()``: no arguments)
-            (k,) = holes
-
-            def f(children):
-                children.insert(k, None)
-                return fin(children)
-            return f
         # placeholders: index len(children) (the rule's length) is a None appended to them
         get = operator.itemgetter(*[length if i < 0 else i for i in picks])
         if len(picks) == 1:
@@ -712,7 +702,7 @@ class _Engine:
                     self.literal[ch] = (name, ch)
 
         # The table: a list of rows {symbol: action}, where an action is a state (shift or
-        # goto) or a reduction (length, origin, callback, memo). A single-child '?' rule that
+        # goto) or a reduction (-length, origin, callback, memo). A single-child '?' rule that
         # passes its child through has no callback. Where the parser goes after a reduction
         # depends only on the state below the popped ones (the entry fixes the lookahead):
         # the goto, then any chain of pass-through reductions that follows for that
@@ -742,9 +732,9 @@ class _Engine:
                 rule = self._rules[~a]
                 origin, _name, length, expand1, child_filter = rule
                 if expand1 and length == 1 and child_filter is None:
-                    red = (1, origin, None)         # passes its child through
+                    red = (-1, origin, None)        # passes its child through
                 else:
-                    red = (length, origin, _make_callback(self.builder, rule, self._bare))
+                    red = (-length, origin, _make_callback(self.builder, rule, self._bare))
                 reductions[~a] = red
             row[sym] = red + ({},)
         self.table[state] = row
@@ -970,7 +960,7 @@ class _Engine:
                     break
                 # A reduction. Where it leads (the state, and its action for tt) is memoised
                 # per state below: see _after.
-                size, origin, cb, memo = a
+                back, origin, cb, memo = a      # (back: minus the rule's length)
                 if cb is None:
                     # a chain of single-child '?' rules
                     below = states[-2]
@@ -979,7 +969,7 @@ class _Engine:
                     except KeyError:
                         state, a = memo[below] = self._after(below, state, tt)
                     states[-1] = state
-                elif size == 1:
+                elif back == -1:
                     values[-1] = cb([values[-1]])
                     below = states[-2]
                     try:
@@ -988,10 +978,10 @@ class _Engine:
                         state, a = memo[below] = self._after(below, table[below][origin], tt)
                     states[-1] = state
                 else:
-                    if size:
-                        children = values[-size:]
-                        del values[-size:]
-                        del states[-size:]
+                    if back:
+                        children = values[back:]
+                        del values[back:]
+                        del states[back:]
                         values.append(cb(children))
                         below = states[-1]
                     else:
@@ -1032,14 +1022,14 @@ class _Engine:
                 raise _unexpected(_end_token(src), table[states[-1]], values, brackets, src)
             if a.__class__ is int:      # pragma: no cover - $END is never shifted
                 raise _at(_end_token(src), "invalid syntax")
-            size, origin, cb, _memo = a
+            back, origin, cb, _memo = a
             if cb is None:
                 states[-1] = table[states[-2]][origin]
             else:
-                if size:
-                    children = values[-size:]
-                    del values[-size:]
-                    del states[-size:]
+                if back:
+                    children = values[back:]
+                    del values[back:]
+                    del states[back:]
                 else:
                     children = []
                 values.append(cb(children))
@@ -1059,7 +1049,7 @@ class _Engine:
                 states.append(a)
                 values.append(tok)
                 return
-            size, origin, cb, memo = a       # as in run
+            back, origin, cb, memo = a       # as in run
             if cb is None:
                 below = states[-2]
                 hit = memo.get(below)
@@ -1067,10 +1057,10 @@ class _Engine:
                     hit = memo[below] = self._after(below, states[-1], tt)
                 states[-1] = hit[0]
                 continue
-            if size:
-                children = values[-size:]
-                del values[-size:]
-                del states[-size:]
+            if back:
+                children = values[back:]
+                del values[back:]
+                del states[back:]
             else:
                 children = []
             values.append(cb(children))
