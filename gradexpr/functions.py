@@ -1668,6 +1668,8 @@ def vstack(tensors):
 
 
 def split(tensor, split_size_or_sections, dim=0):
+    if tensor._data.ndim == 0:
+        raise errors.RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor._data.ndim)
     size = tensor._data.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
@@ -1693,6 +1695,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if input._data.ndim == 0:
+        raise errors.RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise errors.RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = _wrap_dim(dim, input._data.ndim)
@@ -1721,6 +1725,8 @@ def tensor_split(input, sections, dim=0):
 
 
 def unbind(input, dim=0):
+    if input._data.ndim == 0:
+        raise errors.IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input._data.ndim)
     return tuple(mark_multi_output_views(
         [apply(D.unbind_part, (input,), {"dim": d, "index": i}) for i in range(input._data.shape[d])]))
