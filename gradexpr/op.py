@@ -283,7 +283,9 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             x = _cast(x, want)
         y = b._data
         if y.dtype is not want and y.dtype != want:
-            y = _cast(y, want)
+            # _cast(y, want), inline: `tensor * number` casts a cached number on every op
+            c = _WRAPPED_CASTS.get((id(y), want))
+            y = c if c is not None else y.astype(want)
         if op.broadcast:
             sx = x.shape
             sy = y.shape
