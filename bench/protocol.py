@@ -11,6 +11,7 @@ This module imports neither gradexpr nor torch: both workers use it.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -35,6 +36,9 @@ def serve(workloads: dict) -> None:
         if not line.strip():
             continue
         request = json.loads(line)
+        # each measurement starts without the previous one's garbage (a graph kept alive by a
+        # reference cycle until a rare full collection would slow the next one's allocations)
+        gc.collect()
         try:
             run = workloads[request["workload"]][request["variant"]]
             metrics = run(request.get("size", {}))
