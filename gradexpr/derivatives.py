@@ -479,17 +479,23 @@ def _clamp_t(a, lo, hi):
 
 # clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
 # bound, ...Backward1 for a tensor one); a nan bound gives nan and no gradient (self >= nan is false)
+def _above_min(grad, self, min):
+    return _F().where(self >= min, grad, 0.0)
+
+
+def _below_max(grad, self, max):
+    return _F().where(self <= max, grad, 0.0)
+
+
 clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.type(min)),
-               self=lambda grad, self, min: _F().where(self >= min, grad, 0.0), dtype="first", domain="real")
+               self=_above_min, dtype="first", domain="real")
 clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
-               self=lambda grad, self, max: _F().where(self <= max, grad, 0.0), dtype="first", domain="real")
+               self=_below_max, dtype="first", domain="real")
 clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _lo(*np.broadcast_arrays(a, lo)),
-                      ("self", "min"),
-                      self=lambda grad, self, min: _F().where(self >= min, grad, 0.0),
+                      ("self", "min"), self=_above_min,
                       min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real")
 clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi(*np.broadcast_arrays(a, hi)),
-                      ("self", "max"),
-                      self=lambda grad, self, max: _F().where(self <= max, grad, 0.0),
+                      ("self", "max"), self=_below_max,
                       max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real")
 
 

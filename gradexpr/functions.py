@@ -88,7 +88,8 @@ def _missing(name, arg):
 
 def _no_overload(name, got=""):
     """PyTorch's words when no overload of ``name`` takes the arguments (its list of them follows)."""
-    return errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:")
+    return errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                            "one of:")
 
 
 def _check_new_shape(shape):
@@ -293,8 +294,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     if _not_int(n) or (m is not None and _not_int(m)):
         types = ", ".join(type(v).__name__ for v in (n, m) if v is not None)
-        raise errors.TypeError(f"eye() received an invalid combination of arguments - got ({types}), but expected "
-                               f"one of:")
+        raise _no_overload("eye", types)
     for name, v in (("n", n), ("m", m)):
         if v is not None and v < 0:
             raise errors.RuntimeError(f"{name} must be greater or equal to 0, got {v}")
@@ -333,8 +333,7 @@ def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_
 def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=False, out=None):
     if steps is None or _not_int(steps):
         types = ", ".join(type(v).__name__ for v in (start, end, steps) if v is not None)
-        raise errors.TypeError(f"linspace() received an invalid combination of arguments - got ({types}), but "
-                               f"expected one of:")
+        raise _no_overload("linspace", types)
     start, end = _scalar(start), _scalar(end)
     if steps < 0:
         raise errors.RuntimeError("number of steps must be non-negative")
@@ -407,8 +406,7 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if size is None:
         if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
             types = ", ".join(type(v).__name__ for v in args)
-            raise errors.TypeError(f"randint() received an invalid combination of arguments - got ({types}), but "
-                                   f"expected one of:")
+            raise _no_overload("randint", types)
         if not isinstance(args[-1], (tuple, list, Size)):
             raise errors.TypeError(f"randint(): argument 'size' (position {len(args)}) must be tuple of ints, not "
                                    f"{type(args[-1]).__name__}")
@@ -494,8 +492,6 @@ def _binary(entry_tensor, reverse_entry=None):
 def _alpha_check(input, other, alpha):
     """ATen's alpha_check on the result dtype of ``add``/``sub``: a float alpha needs a floating
     result, a bool alpha a bool one."""
-    if type(alpha) is int:
-        return
     a, b = wrap(input), wrap(other)
     d = dtypes.result_type([a, b])
     if isinstance(alpha, bool) and d is not dtypes.bool_:
@@ -505,7 +501,7 @@ def _alpha_check(input, other, alpha):
 
 
 def add(input, other, *, alpha=1, out=None):
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     return apply(D.add, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
@@ -514,13 +510,13 @@ def sub(input, other, *, alpha=1, out=None):
     if _is_tensor(input) and input._dtype is dtypes.bool_ and _is_tensor(other) and other._dtype is dtypes.bool_:
         raise errors.RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                                   "`^` or `logical_xor()` operator instead.")
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     return apply(D.sub, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
 
 def rsub(input, other, *, alpha=1):
-    if alpha != 1 or type(alpha) is not int:
+    if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     entry = D.rsub_tensor if _is_tensor(other) and not other._wrapped else D.rsub
     return apply(entry, (input, other), {"alpha": alpha} if alpha != 1 else {})
@@ -652,8 +648,7 @@ def where(condition, input=None, other=None):
     if input is None or other is None:
         types = ", ".join("Tensor" if _is_tensor(a) else type(a).__name__ for a in (condition, input, other)
                           if a is not None)
-        raise errors.TypeError(f"where() received an invalid combination of arguments - got ({types}), but "
-                               f"expected one of:")
+        raise _no_overload("where", types)
     condition = wrap(condition)
     if condition._dtype is not dtypes.bool_:
         if condition._dtype is dtypes.uint8:
@@ -667,8 +662,7 @@ def where(condition, input=None, other=None):
 def lerp(input, end, weight):
     if not (_is_tensor(input) and _is_tensor(end)):
         types = ", ".join("Tensor" if _is_tensor(a) else type(a).__name__ for a in (input, end, weight))
-        raise errors.TypeError(f"lerp() received an invalid combination of arguments - got ({types}), but "
-                               f"expected one of:")
+        raise _no_overload("lerp", types)
     if input._dtype.category != 2:
         kernel = "lerp_kernel_tensor" if _is_tensor(weight) else "lerp_kernel_scalar"
         raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{_cap_dtype(input._dtype)}\'')
@@ -892,8 +886,7 @@ def _full_reduction(name, input, dim, keepdim, method):
     if dim is _UNSET:
         if keepdim is not _UNSET:
             got = "keepdim=bool, " if method else "Tensor, keepdim=bool"
-            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                                   "expected one of:")
+            raise _no_overload(name, got)
         return _UNSET
     return _reduce_dim(() if dim is None else dim, input)
 
@@ -925,8 +918,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         return apply(D.prod_all, (input,), params)
     if isinstance(dim, (tuple, list)):
-        raise errors.TypeError("prod() received an invalid combination of arguments - got (tuple), but expected "
-                               "one of:")
+        raise _no_overload("prod", "tuple")
     return apply(D.prod_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim), "keepdim": keepdim, **params})
 
 
@@ -965,8 +957,7 @@ def _minmax(name, all_entry, dim_entry, binary):
             kws = [f"{k}={type(v).__name__}" for k, v in (("keepdim", keepdim), ("other", other)) if v is not _UNSET]
             # (PyTorch's parser leaves a ", " after keywords when no positional argument came first)
             got = ", ".join(pos + kws) + (", " if kws and not pos else "")
-            raise errors.TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                                   "expected one of:")
+            raise _no_overload(name, got)
         if dim is _UNSET:
             return apply(all_entry, (input,))
         if _is_tensor(dim):
@@ -2525,6 +2516,14 @@ def _mean_method(self, dim=_UNSET, keepdim=_UNSET, *, dtype=None):
     return mean(self, dim, keepdim, dtype=dtype, _method=True)
 
 
+def _max_method(self, dim=_UNSET, keepdim=_UNSET, *, other=_UNSET):
+    return max(self, dim, keepdim, other=other, _method=True)
+
+
+def _min_method(self, dim=_UNSET, keepdim=_UNSET, *, other=_UNSET):
+    return min(self, dim, keepdim, other=other, _method=True)
+
+
 _METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
@@ -2543,8 +2542,8 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": lambda self, *a, **k: max(self, *a, _method=True, **k),
-    "min": lambda self, *a, **k: min(self, *a, _method=True, **k), "amax": amax,
+    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": _max_method,
+    "min": _min_method, "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
     "count_nonzero": count_nonzero, "nonzero": nonzero,
@@ -2627,10 +2626,7 @@ def _takes_dim(fn) -> bool:
     if code is None:
         return False
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    return "dim" in names or "keepdim" in names or (bool(code.co_flags & 0x08) and fn.__name__ in _DIM_VARARGS)
-
-
-_DIM_VARARGS = ("max", "min", "<lambda>")   # methods that pass their keywords on (max, min, sum's wrappers)
+    return "dim" in names or "keepdim" in names
 
 
 def _bind():
