@@ -1727,31 +1727,24 @@ _NAME_RX = r"[^\W\d]\w*"
 
 def _plain_field(text, line, col, eng):
     """The node of field expression ``text`` (at ``line``:``col``) if it is only a name
-    followed by attributes and calls without arguments (``{loss.item()}``, the usual field):
-    the nodes _Builder.name, .getattr and .call would make, made here without a parse (which
-    costs more than the rest of the f-string). Else (a keyword among the names, or anything
-    else) None."""
+    followed by attributes and calls without arguments (``{loss.item()}``, the usual field),
+    made by the builder's own name/getattr/call from the tokens, without a parse (which costs
+    more than the rest of the f-string). Else (a keyword among the names, or anything else) None."""
     if _regex(_PLAIN_FIELD).fullmatch(text) is None:
         return None
     if not eng.keywords.keys().isdisjoint(_regex(_NAME_RX).findall(text)):
         return None
-    lim = _MAX_DEPTH[0]
+    b = eng.builder
     node = None
     c = col
     for piece in _regex(_PLAIN_FIELD_PIECE).findall(text):
         e = c + len(piece)
         if node is None:
-            node = ast.Name(piece, line, c, line, e)
-        elif piece == "()":         # as _Builder.call
-            d = node.depth
-            node = ast.Call(node, [], [], node.line, node.col, line, e, d + 1)
-            if d >= lim and lim:
-                _depth(d + 1, node)
-        else:                       # as _Builder.getattr
-            d = node.depth + 1
-            node = ast.Attribute(node, piece[1:], node.line, node.col, line, e, d)
-            if d > lim and lim:
-                _depth(d, node)
+            node = b.name([Tok("NAME", piece, line, c, line, e)])
+        elif piece == "()":
+            node = b.call([node, None, None, Tok("RPAR", ")", line, e - 1, line, e)])
+        else:
+            node = b.getattr([node, Tok("NAME", piece[1:], line, c + 1, line, e)])
         c = e
     return node
 
