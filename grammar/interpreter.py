@@ -232,7 +232,7 @@ class _Runtime:
 
     def start(self, lim, out):
         self.out = out
-        self.max_depth = lim.max_depth
+        self.max_depth = lim.max_recursion
         self.max_iters = lim.max_loop_iterations
         self.max_seconds = lim.max_seconds
         self.used = 0
@@ -353,7 +353,8 @@ class Interpreter:
         if rt.active:       # re-entered (engine code calling back): already set up
             return (self._compile(how, node) if thunk is None else thunk)()
         old = sys.getrecursionlimit()
-        need = 4000 + 60 * lim.max_depth if lim.max_depth else 30000
+        need = 4000 + 60 * lim.max_depth + 40 * lim.max_recursion if lim.max_depth and lim.max_recursion \
+            else 100000
         if old < need:
             sys.setrecursionlimit(need)
         gc_was_enabled = gc.isenabled()
@@ -997,7 +998,8 @@ class _Compiler(DefinitionCompiler, FlowCompiler, GeneratorCompiler):
             lim = rt.max_depth
             return errors.RecursionError(
                 "maximum recursion depth exceeded",
-                hint=f"gradexpr allows {lim} nested calls (raise it with --max-depth or GRADEXPR_MAX_DEPTH)")
+                hint=f"gradexpr allows {lim} nested calls (raise it with --max-recursion or "
+                     f"GRADEXPR_MAX_RECURSION)")
 
         def make(fr):
             defaults = []

@@ -2265,11 +2265,9 @@ class _Builder:
     def and_test(self, c):
         return self._boolop("and", c)
 
-    def not_op(self, c):
+    def not_op(self, c):        # a chain of unary operators is not nesting (SPEC 3)
         k, v = c
-        n = ast.UnaryOp("not", v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
-        _depth(n.depth, n)
-        return n
+        return ast.UnaryOp("not", v, k.line, k.col, v.end_line, v.end_col, v.depth)
 
     def comp_op(self, c):
         if len(c) == 1:
@@ -2326,9 +2324,7 @@ class _Builder:
 
     def unary(self, c):
         k, v = c
-        n = ast.UnaryOp(k.value, v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
-        _depth(n.depth, n)
-        return n
+        return ast.UnaryOp(k.value, v, k.line, k.col, v.end_line, v.end_col, v.depth)
 
     def power_op(self, c):
         base, _k, exp = c
@@ -2341,7 +2337,7 @@ class _Builder:
     def call(self, c):
         func, _lp, arglist, rp = c
         args, keywords = [], []
-        d = func.depth
+        d = 0       # a method chain x.f().g() is not nesting (SPEC 3): only the arguments nest
         if arglist:
             seen_kw = seen_kwargs = False
             names = ()
@@ -2371,9 +2367,12 @@ class _Builder:
                     vd = a.depth
                 if vd > d:
                     d = vd
-        n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d + 1)
-        if d >= _MAX_DEPTH[0] and _MAX_DEPTH[0]:        # (_depth, inline: calls are many)
-            _depth(d + 1, n)
+        d += 1
+        if func.depth > d:
+            d = func.depth
+        n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d)
+        if d > _MAX_DEPTH[0] and _MAX_DEPTH[0]:        # (_depth, inline: calls are many)
+            _depth(d, n)
         return n
 
     def arguments(self, c):
@@ -2398,15 +2397,11 @@ class _Builder:
 
     def getattr(self, c):
         v, name = c
-        d = v.depth + 1
-        n = ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, d)
-        if d > _MAX_DEPTH[0] and _MAX_DEPTH[0]:
-            _depth(d, n)
-        return n
+        return ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, v.depth)
 
     def getitem(self, c):
         v, _lb, sl, rb = c
-        d = max(v.depth, sl.depth) + 1
+        d = max(v.depth, sl.depth + 1)
         n = ast.Subscript(v, sl, v.line, v.col, rb.end_line, rb.end_col, d)
         _depth(d, n)
         return n

@@ -80,6 +80,19 @@ def _decide(t, name):
         return _program_instance_getter(name)
     if t is super:
         return _super_getter(name)
+    if issubclass(t, type):         # a class: the program's own, or any other
+        program_get = _program_class_getter(name)
+        other_get = _decide_library(t, name)
+
+        def get_class_attribute(obj):
+            if _is_program_type(obj):
+                return program_get(obj)
+            return other_get(obj)
+        return get_class_attribute
+    return _decide_library(t, name)
+
+
+def _decide_library(t, name):
     if name in _PUBLIC_UNDERSCORED and getattr(t, "_gx_exposed", False) is True \
             and isinstance(getattr(t, name, None), property):
         return operator.attrgetter(name)
@@ -98,15 +111,11 @@ def _decide(t, name):
                 return lambda obj: guard(get(obj))
             break
     if issubclass(t, type):         # a class: Python names the class itself
-        program_class_get = _program_class_getter(name)
-
         def refuse_class_attribute(obj):
-            if _is_program_type(obj):
-                return program_class_get(obj)
             if hasattr(obj, name):
                 return errors.AttributeError(f"access to '{obj.__name__}.{name}' is not allowed in gradexpr")
             return errors.AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
-        return _class_getter(refuse_class_attribute)
+        return _raiser(refuse_class_attribute)
     tname = t.__name__
     if hasattr(t, name):
         return _raiser(lambda obj: errors.AttributeError(
@@ -227,15 +236,6 @@ def _program_class_getter(name):
                 return getattr(cls, name)
         raise errors.AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
     return get
-
-
-def _class_getter(refuse):
-    def get_class_attribute(obj):
-        r = refuse(obj)
-        if isinstance(r, BaseException):
-            raise r
-        return r
-    return get_class_attribute
 
 
 def _set_program_attribute(obj, name, value):

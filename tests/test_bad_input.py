@@ -365,7 +365,7 @@ def test_hostile_programs_stop_at_a_limit_quickly_and_cleanly(src, words, caret)
 def test_deep_recursion_of_a_user_function_is_stopped_with_a_hint():
     r = gx("def f(n):\n    return f(n + 1)\n\nf(0)\n")
     head = assert_fails(r, 1, "RecursionError", 2, 12, "maximum recursion depth exceeded",
-                        "gradexpr allows 200 nested calls (raise it with --max-depth or GRADEXPR_MAX_DEPTH)",
+                        "gradexpr allows 1000 nested calls (raise it with --max-recursion or GRADEXPR_MAX_RECURSION)",
                         "f(n + 1)")
     assert head
 

@@ -591,9 +591,9 @@ def test_wall_time_limit():
 def test_recursion_depth_limit():
     e = fails("def f(n):\n    return f(n + 1)\nf(0)", kind=errors.RecursionError)
     assert e.headline() == "RecursionError: maximum recursion depth exceeded"
-    assert (e.line, e.column) == (2, 12) and "200" in e.hint
-    assert output("def f(n):\n    return n if n == 0 else f(n - 1)\nprint(f(150))") == "0\n"
-    e = fails("def f(n):\n    return f(n + 1)\nf(0)", lim=lim(max_depth=0), kind=errors.RecursionError)
+    assert (e.line, e.column) == (2, 12) and "1000" in e.hint
+    assert output("def f(n):\n    return n if n == 0 else f(n - 1)\nprint(f(950))") == "0\n"
+    e = fails("def f(n):\n    return f(n + 1)\nf(0)", lim=lim(max_recursion=0), kind=errors.RecursionError)
     assert "maximum recursion depth exceeded" in e.message
 
 
