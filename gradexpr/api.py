@@ -79,7 +79,8 @@ def build() -> dict:
 
 
 def _build() -> dict:
-    torch_names = {name: getattr(T, name) for name in _TORCH_FUNCTIONS}
+    from . import surface
+    torch_names = surface.namespace("function", {name: getattr(T, name) for name in _TORCH_FUNCTIONS})
     torch_names.update(_dtype_names())
     torch_names.update({
         "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,
@@ -90,13 +91,13 @@ def _build() -> dict:
         "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
-    linalg = Namespace("torch.linalg", {
+    linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
-        "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+        "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", {n: getattr(NF, n) for n in fn_names})
+    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
     nn = Namespace("torch.nn", {"functional": F})
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})

@@ -2635,11 +2635,12 @@ def _bind():
     g = globals()
     for name in _NUMPY_NAMED:
         g[name] = _numpy_names(g[name], name)
-    for name, fn in _METHODS.items():
-        setattr(Tensor, name, fn)
+    methods = dict(_METHODS)
     for name in _INPLACE:
         if name in _METHODS or name in globals():
-            setattr(Tensor, name + "_", _inplace_of(name))
+            methods[name + "_"] = _inplace_of(name)
+    from . import surface
+    surface.bind_tensor(methods)
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(_T)

@@ -98,12 +98,13 @@ _CAP = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Lo
         "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _kernel(kernel, base="first", refuse="b"):
+def _kernel(kernel, base="first", refuse="b", on="first"):
     """A dtype rule for an op PyTorch has no CPU kernel for on some input dtypes (``refuse``: "b" bool,
     "iu" integers): PyTorch's ``NotImplementedError: "<kernel>" not implemented for 'Bool'``, else
-    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float)."""
+    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float).
+    ``on``: the dtype the kernel is chosen by, the "first" input's or the "promoted" one of all."""
     def rule(ts, params):
-        d = ts[0]._dtype
+        d = ts[0]._dtype if on == "first" else dtypes.result_type(ts)
         if np.dtype(d.np).kind in refuse:
             name = kernel(ts, params) if callable(kernel) else kernel
             raise errors.NotImplementedError(f'"{name}" not implemented for \'{_CAP[d.name]}\'')
