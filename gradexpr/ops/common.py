@@ -1,13 +1,10 @@
 """NumPy helpers and dtype rules shared by the op families."""
 from __future__ import annotations
 
-
-
 import numpy as np
 
 from .. import dtypes, errors
-
-
+from ..tensor import _wrap_dim
 
 
 def _F():
@@ -129,3 +126,18 @@ def _floating_only(message):
 
 _NOT_FLOAT = "biu"
 
+
+def _reduce_dim(dim, t, empty_means_all=True):
+    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
+    if dim is None:
+        return None
+    n = t._data.ndim
+    if isinstance(dim, (tuple, list)):
+        if not dim:
+            return tuple(range(n)) if empty_means_all else ()
+        dims = tuple(_wrap_dim(d, n) for d in dim)
+        for k, d in enumerate(dims):
+            if d in dims[:k]:
+                raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return dims
+    return _wrap_dim(dim, n)
