@@ -711,7 +711,7 @@ def neg(input, *, out=None):
 
 
 negative = neg
-abs = absolute = _unary(D.abs_)
+abs = _unary(D.abs_)
 sign = _unary(D.sign)
 sgn = _unary(D.sgn)
 sqrt = _unary(D.sqrt)
@@ -2508,7 +2508,7 @@ _METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
     "true_divide": true_divide, "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
     "neg": neg, "negative": neg, "pow": pow, "float_power": float_power, "square": square, "abs": abs,
-    "absolute": abs, "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
+    "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
     "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p, "sin": sin, "cos": cos, "tan": tan,
     "asin": asin, "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan, "atan2": atan2,
     "arctan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
