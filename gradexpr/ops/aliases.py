@@ -8,3 +8,4 @@ from __future__ import annotations
 from .registry import alias
 
 alias("absolute", "abs")
+alias("absolute_", "abs_")
