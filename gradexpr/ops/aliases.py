@@ -9,3 +9,4 @@ from .registry import alias
 
 alias("absolute", "abs")
 alias("absolute_", "abs_")
+alias("moveaxis", "movedim")
