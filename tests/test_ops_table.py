@@ -420,3 +420,14 @@ def test_numerical_jacobian_layout_and_values():
 def test_sample_rejects_an_unknown_domain():
     with pytest.raises(GxError, match="unknown sampling domain"):
         testing.sample("imaginary", (2,))
+
+
+@pytest.mark.parametrize("alias", sorted(D.ALIASES))
+def test_an_alias_is_its_target_wherever_the_target_is_bound(alias):
+    from gradexpr.tensor import Tensor
+    target = D.ALIASES[alias]
+    places = [(space, getattr(space, target)) for space in (torch, F, torch.linalg, Tensor)
+              if target in dir(space)]
+    assert places, f"{alias}: its target {target} is bound nowhere"
+    for space, bound in places:
+        assert getattr(space, alias) is bound
