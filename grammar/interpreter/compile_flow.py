@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
-from .builtins import bounded_star_args
+from ..builtins import bounded_star_args
 from .classes import check_exception_types
 from .policy import delete_attribute
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
-from .builtins import bounded_star_args
+from ..builtins import bounded_star_args
 from .compile_flow import catchable
 from .scopes import Scope
 

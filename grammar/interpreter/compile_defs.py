@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
 from .classes import make_class
 from .scopes import Scope

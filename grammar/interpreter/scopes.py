@@ -9,7 +9,7 @@ a comprehension has its own scope, but ``:=`` inside it binds in the enclosing f
 """
 from __future__ import annotations
 
-from . import ast
+from .. import ast
 
 __all__ = ["Scope", "bound_names", "home"]
 
