@@ -375,7 +375,7 @@ class ExpressionCompiler:
 
     def e_Attribute(self, e, scope):
         vf = self.expr(e.value, scope)
-        name = e.attr
+        name = _scopes.mangle(scope, e.attr)
         loc = self.loc
         cache = {}
 

@@ -176,7 +176,7 @@ class FlowCompiler:
             return del_each
         if tt is ast.Attribute:
             of = self.expr(t.value, scope)
-            name = t.attr
+            name = _scopes.mangle(scope, t.attr)
 
             def del_attr(fr):
                 obj = of(fr)

@@ -99,7 +99,7 @@ class StatementCompiler:
             return aug_name
         if type(t) is ast.Attribute:
             of = self.expr(t.value, scope)
-            name = t.attr
+            name = _scopes.mangle(scope, t.attr)
             cache = {}
 
             def aug_attr(fr):
@@ -322,27 +322,34 @@ class StatementCompiler:
             return mgr, exit_
         return enter
 
-    def _with_item(self, item, inner, scope):
-        enter = self.with_enter(item, scope)
+    def with_exit(self, item):
+        """``leave(manager, __exit__, exception or None) -> suppress?``, errors located."""
         loc = self.loc
         node = item.context_expr
+
+        def leave(mgr, exit_, e):
+            try:
+                if e is None:
+                    exit_(mgr, None, None, None)
+                    return False
+                return exit_(mgr, type(e), e, None)
+            except Exception as e2:
+                raise loc(e2, node)
+        return leave
+
+    def _with_item(self, item, inner, scope):
+        enter = self.with_enter(item, scope)
+        leave = self.with_exit(item)
 
         def with_stmt(fr):
             mgr, exit_ = enter(fr)
             try:
                 r = inner(fr)
             except BaseException as e:
-                try:
-                    suppress = exit_(mgr, type(e), e, None)
-                except Exception as e2:
-                    raise loc(e2, node)
-                if not suppress:
+                if not leave(mgr, exit_, e):
                     raise
                 return None
-            try:
-                exit_(mgr, None, None, None)
-            except Exception as e:
-                raise loc(e, node)
+            leave(mgr, exit_, None)
             return r
         return with_stmt
 
@@ -446,6 +453,8 @@ class StatementCompiler:
         loc = self.loc
         if tt is ast.Name:
             name = t.id
+            if scope is not None and scope.kind == _scopes.CLASS:
+                name = _scopes.mangle(scope, name)
             where = _scopes.home(scope, name)
             if where[0] == "global":
                 g = self.g
@@ -473,7 +482,7 @@ class StatementCompiler:
                           self.filename, t.line, t.col)
         if tt is ast.Attribute:
             of = self.expr(t.value, scope)
-            name = t.attr
+            name = _scopes.mangle(scope, t.attr)
 
             def store_attr(fr, v):
                 obj = of(fr)

@@ -40,10 +40,8 @@ class FunctionCompiler:
         fscope = _Scope(scope.parent if in_class else scope, names + bound + (["__class__"] if uses_super else []),
                         names, qual, globals=glob, nonlocals=nonloc)
         class_slot = fscope.slots["__class__"] if uses_super else None
-        if in_class:
-            fscope.class_cell = scope.class_cell
-        elif scope is not None:
-            fscope.class_cell = scope.class_cell
+        if scope is not None:
+            fscope.class_name = scope.class_name
         generator = not is_lambda and _scopes.has_yield(body)
         if is_lambda:
             body_fn = self.expr(body, fscope)
