@@ -92,7 +92,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     elif fmt == "plain":
         sys.stdout.write(render.plain(ev))
     else:
-        render.rich(ev)
+        from .rich_view import show
+        show(ev)
     sys.stdout.flush()
     _report_error(ev)
     if ev.error is not None:
