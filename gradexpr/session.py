@@ -259,7 +259,7 @@ class Run:
 
 def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limits=None, debug=False,
                 substitutes=None) -> Run:
-    from .tensor import Tensor
+    """One run of the program with ``bindings``; raises ``ProgramError`` when it fails."""
     from gradexpr.grammar.running import execute   # the interpreter: see the module's docstring
     bound = bindings.for_run(substitutes)
     out = io.StringIO()
@@ -276,18 +276,29 @@ def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limi
             raise RequestError("nothing to evaluate: the program has no expression statement at its end "
                               "(end it with an expression, or name the target with --of NAME)")
         target = interp.last_value
+    return Run(target, of, out.getvalue(), bound, _tensor_names(bound, interp.globals, of, target))
+
+
+def run_of(target, scope: dict, name: str | None = None) -> Run:
+    """A run for a value computed elsewhere (the REPL's last value), its tensors named by ``scope``."""
+    return Run(target, name, "", {}, _tensor_names({}, scope, name, target))
+
+
+def _tensor_names(bound: dict, scope: dict, of, target) -> dict:
+    """``id(tensor) -> name``: the bound names first, then the program's globals."""
+    from .tensor import Tensor
     names = {}
     for name, value in bound.items():
         if isinstance(value, Tensor):
             names.setdefault(id(value), name)
     # the prelude binds no tensors: these are the program's (Tensor has no subclasses; the exact type
     # test keeps this scan of the prelude's few hundred names cheap for each line of --batch)
-    for name, value in interp.globals.items():
+    for name, value in scope.items():
         if type(value) is Tensor:
             names.setdefault(id(value), name)
     if of is not None:
         names.setdefault(id(target), of)
-    return Run(target, of, out.getvalue(), bound, names)
+    return names
 
 
 # ================================================================ leaves
@@ -435,7 +446,6 @@ class Request:
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
     """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
     from . import random as _random
-    from .graphview import describe
     ev = Evaluation(source, filename, request.of)
     # --check re-runs the program from the random state it started with
     rng_state = _random.get_rng_state() if request.check else None
@@ -448,6 +458,15 @@ def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=N
     from .tensor import Tensor
     if bindings.integers and not (isinstance(run.target, Tensor) and run.target._requires_grad):
         run, bindings = _with_integers_promoted(run, bindings, ev, source, filename, request, limits, start)
+    return analyse(ev, run, bindings, request, limits=limits, debug=debug, rng_state=rng_state)
+
+
+def analyse(ev: Evaluation, run: Run, bindings: Bindings, request: Request, *, limits=None, debug=False,
+            rng_state=None) -> Evaluation:
+    """Fill ``ev`` from a run: its value, graph, leaves and what ``request`` asks for. (The REPL
+    calls it with a run made from its last value; ``check`` needs ``rng_state`` and a program.)"""
+    from .graphview import describe
+    from .tensor import Tensor
     ev.value, ev.output = run.target, run.output
     if not isinstance(run.target, Tensor):
         ev.notes.append(f"the target is a {type(run.target).__name__}, not a tensor: nothing to differentiate")
@@ -459,7 +478,7 @@ def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=N
     try:
         _differentiate(ev, run, bindings, request, limits)
         if request.check and ev.leaves and run.target._requires_grad:
-            ev.check = _check(ev, run, bindings, request, source, filename, limits, rng_state)
+            ev.check = _check(ev, run, bindings, request, ev.source, ev.filename, limits, rng_state)
     except RequestError:
         raise
     except Exception as e:

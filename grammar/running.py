@@ -35,7 +35,28 @@ def parse(source: str, filename: str):
 def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | None = None,
             extra_globals: dict | None = None, debug: bool = False) -> Outcome:
     """Parse and run ``source``; errors are returned in the outcome, never raised (unless ``debug``)."""
-    token = _limits.activate(limits or _limits.current())
+    return _parsed_and_run(source, filename, limits or _limits.current(), debug,
+                           lambda: new_interpreter(filename, out, limits, extra_globals))
+
+
+def new_interpreter(filename: str, out=None, limits: _limits.Limits | None = None, extra_globals: dict | None = None):
+    """An interpreter over the prelude's globals (and ``extra_globals``), writing to ``out``."""
+    from .interpreter import Interpreter
+    from .prelude import make_globals
+    g = make_globals()
+    if extra_globals:
+        g.update(extra_globals)
+    return Interpreter(g, filename=filename, out=out if out is not None else sys.stdout,
+                       limits=limits or _limits.current())
+
+
+def run_in(interp, source: str, debug: bool = False) -> Outcome:
+    """Parse ``source`` and run it in ``interp``, whose globals persist (the REPL's session)."""
+    return _parsed_and_run(source, interp.filename, interp.limits, debug, lambda: interp)
+
+
+def _parsed_and_run(source, filename, limits, debug, interpreter) -> Outcome:
+    token = _limits.activate(limits)
     try:
         try:
             module = parse(source, filename)
@@ -43,13 +64,7 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
             return Outcome(USAGE, e)
         except errors.LimitError as e:       # nesting or literal size beyond the limits: stopped, exit 1
             return Outcome(RUNTIME, e)
-        from .interpreter import Interpreter
-        from .prelude import make_globals
-        g = make_globals()
-        if extra_globals:
-            g.update(extra_globals)
-        interp = Interpreter(g, filename=filename, out=out if out is not None else sys.stdout,
-                             limits=limits or _limits.current())
+        interp = interpreter()
         alarm = _WallClock(interp.limits.max_seconds)
         try:
             with alarm:
