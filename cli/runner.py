@@ -45,7 +45,8 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
                              limits=limits or _limits.current())
         alarm = _WallClock(interp.limits.max_seconds)
         try:
-            with alarm:
+            from gradexpr.grammar.modules.program_warnings import running
+            with alarm, running(filename, source):     # warnings shown as Python shows them
                 interp.run(module)
         except KeyboardInterrupt:
             raise
