@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from . import derivatives as D
+from . import ops as D
 from . import dtypes, errors, limits
 from .dtypes import DType
 from .graph import Node, _grad_enabled
@@ -2357,7 +2357,7 @@ def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
     if _grad_enabled.get() and (self._requires_grad or src._requires_grad):
-        result = apply(D.COPY, (self, src))
+        result = apply(D.copy_inplace, (self, src))
         write_inplace(self, result)
         return self
     check_writeable(self)
@@ -2390,8 +2390,6 @@ def squeeze_(self, dim=None):
     return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _wrap_dim(dim, self._data.ndim)})
 
 
-D.COPY = D.op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype), ("self", "src"),
-              self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real")
 
 
 # ================================================================ Tensor methods and operators

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from gradexpr import api, derivatives as D, functions as T, testing
+from gradexpr import api, functions as T, ops as D, testing
 from gradexpr.errors import GxError
 
 G = api.build()
