@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..derivatives import _lerp, fma
+from ..ops.common import _lerp, fma
 
 
 def add(a, b, alpha=1):
