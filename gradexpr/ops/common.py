@@ -1,13 +1,10 @@
 """NumPy helpers and dtype rules shared by the op families."""
 from __future__ import annotations
 
-
-
 import numpy as np
 
 from .. import dtypes, errors
-
-
+from ..tensor import _wrap_dim
 
 
 def _F():
@@ -98,12 +95,13 @@ _CAP = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Lo
         "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _kernel(kernel, base="first", refuse="b"):
+def _kernel(kernel, base="first", refuse="b", on="first"):
     """A dtype rule for an op PyTorch has no CPU kernel for on some input dtypes (``refuse``: "b" bool,
     "iu" integers): PyTorch's ``NotImplementedError: "<kernel>" not implemented for 'Bool'``, else
-    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float)."""
+    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float).
+    ``on``: the dtype the kernel is chosen by, the "first" input's or the "promoted" one of all."""
     def rule(ts, params):
-        d = ts[0]._dtype
+        d = ts[0]._dtype if on == "first" else dtypes.result_type(ts)
         if np.dtype(d.np).kind in refuse:
             name = kernel(ts, params) if callable(kernel) else kernel
             raise errors.NotImplementedError(f'"{name}" not implemented for \'{_CAP[d.name]}\'')
@@ -128,3 +126,18 @@ def _floating_only(message):
 
 _NOT_FLOAT = "biu"
 
+
+def _reduce_dim(dim, t, empty_means_all=True):
+    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
+    if dim is None:
+        return None
+    n = t._data.ndim
+    if isinstance(dim, (tuple, list)):
+        if not dim:
+            return tuple(range(n)) if empty_means_all else ()
+        dims = tuple(_wrap_dim(d, n) for d in dim)
+        for k, d in enumerate(dims):
+            if d in dims[:k]:
+                raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return dims
+    return _wrap_dim(dim, n)

@@ -1,7 +1,6 @@
 """Indexing: index_select, gather/scatter, getitem/index_put, views changed in place."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from .registry import TABLE, Op, op

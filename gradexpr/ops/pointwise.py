@@ -282,6 +282,12 @@ atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=lambda grad, self, other: grad * (other / (self * self + other * other)),
            other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
            dtype=_F_, domain="real")
+logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
+               self=lambda grad, self, other: grad / (1 + (other - self).exp()),
+               other=lambda grad, self, other: grad / (1 + (self - other).exp()),
+               schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+               variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True)
 
 
 def _pick_grad(grad, mine, theirs, greater):

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes, errors
 from ..graph import may_expand_lazily
 from .registry import op
-from .common import _CAP, _F, _dims, _floating_only, _np_mean, _restore
+from .common import _CAP, _F, _apply, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -29,6 +29,23 @@ sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
 sum_dim = op("sum_dim", "SumBackward1", _sum,
              self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
              dtype=_sum_dtype, domain="real")
+
+
+def _dims_call(entry, values):
+    """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
+    self = values["self"]
+    params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
+    params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
+    return _apply(entry, (self,), params)
+
+
+nansum = op("nansum", "NansumBackward0",
+            lambda a, dim, keepdim=False, dtype=None: np.nansum(a, axis=dim, keepdims=keepdim),
+            self=lambda grad, self, self_shape, dim, keepdim:
+            _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
+            schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+                   "Tensor(a!)? out=None) -> Tensor",
+            variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)])
 
 
 def _mean_dtype(ts, params):

@@ -1,7 +1,6 @@
 """Views and shape changes: view, transpose, squeeze, cat/stack, slices, diagonals, copies."""
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import dtypes
