@@ -419,6 +419,9 @@ class StatementCompiler:
                     for k, v in interp._initial.items():
                         if k not in _b.NAMES and not k.startswith("_"):
                             g[k] = v
+                else:
+                    from ..modules import star_names
+                    g.update(star_names(mod))
             return import_star
         items = []
         for a in s.names:
@@ -521,15 +524,6 @@ class StatementCompiler:
 
 
 def _resolve_module(interp, parts):
-    """``import a.b.c``: the object reached from the initial global ``a`` by attributes."""
-    root = parts[0]
-    obj = interp._initial.get(root)
-    if obj is None or root != "torch":
-        raise _kind_error("ModuleNotFoundError", f"No module named '{root}'", ImportError)
-    for i, p in enumerate(parts[1:], 1):
-        try:
-            obj = attribute_getter(type(obj), p)(obj)
-        except Exception:
-            raise _kind_error("ModuleNotFoundError", f"No module named '{'.'.join(parts[:i + 1])}'",
-                              ImportError) from None
-    return obj
+    """``import a.b.c``: the prelude's ``torch`` or a module of ``grammar/modules``."""
+    from ..modules import resolve
+    return resolve(interp._initial, parts)
