@@ -27,14 +27,24 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "
                "float[]": "tuple of floats"}
 
 
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, "
+                 "meta, hpu, mtia, privateuseone")
+
+
 def _check_device(device):
-    """The one check of a ``device=`` argument: None, 'cpu' or a device whose type is 'cpu'."""
+    """The one check of every ``device=`` argument: None, 'cpu' ('cpu:0') or an object whose ``type``
+    is 'cpu' pass; a CUDA device gives the error of PyTorch's CPU build, an unknown name its parser's."""
     if device is None:
         return None
     kind = device if isinstance(device, str) else getattr(device, "type", None)
-    if isinstance(kind, str) and kind.split(":")[0] == "cpu":
+    kind = kind.split(":")[0] if isinstance(kind, str) else kind
+    if kind == "cpu":
         return device
-    raise errors.RuntimeError(f"Expected one of cpu device type at start of device string: {device}")
+    if kind == "cuda":
+        raise errors.AssertionError("Torch not compiled with CUDA enabled")
+    if isinstance(kind, str) and kind not in _DEVICE_TYPES.split(", "):
+        raise errors.RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device string: {kind}")
+    raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {device!r} is not available")
 
 
 def _is_tensor(x):
