@@ -47,6 +47,12 @@ def _need_tensors(fn, input, other, other_name="other"):
     _need_tensor(other, other_name, fn, 2)
 
 
+def _torch(name):
+    """The ``torch.<name>`` the op table binds (for composites written with torch calls)."""
+    from . import surface
+    return surface.bound()["function"][name]
+
+
 def _not_int(a) -> bool:
     return isinstance(a, bool) or not (isinstance(a, numbers.Integral) or (_is_tensor(a) and a._dtype.category == 1
                                                                            and a._data.ndim == 0))
@@ -893,35 +899,6 @@ def _int_dim(dim, name, position=None):
     return dim
 
 
-def _full_reduction(name, input, dim, keepdim, method):
-    """``dim`` for the dim overload of sum/mean: ``None`` given means every dimension; not given,
-    ``keepdim`` alone matches no overload (PyTorch's TypeError)."""
-    if dim is _UNSET:
-        if keepdim is not _UNSET:
-            got = "keepdim=bool, " if method else "Tensor, keepdim=bool"
-            raise _no_overload(name, got)
-        return _UNSET
-    return _reduce_dim(() if dim is None else dim, input)
-
-
-def sum(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
-    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    dim = _full_reduction("sum", input, dim, keepdim, _method)
-    if dim is _UNSET:
-        return apply(D.sum_all, (input,), params)
-    keepdim = keepdim is not _UNSET and keepdim
-    return apply(D.sum_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
-
-
-def mean(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
-    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    dim = _full_reduction("mean", input, dim, keepdim, _method)
-    if dim is _UNSET:
-        return apply(D.mean_all, (input,), params)
-    keepdim = keepdim is not _UNSET and keepdim
-    return apply(D.mean_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
-
-
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
     if dim is None:
@@ -1084,12 +1061,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             d0, d1 = d1, d0
         if not keepdim and d0 < d1:
             d1 -= 1
-        summed = sum(abs(A), d0, keepdim)
+        summed = _torch("sum")(abs(A), d0, keepdim)
         return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
     if ord in (2, -2, "nuc"):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
         if ord == "nuc":
-            out = sum(s, -1)
+            out = _torch("sum")(s, -1)
         else:
             out = amax(s, -1) if ord == 2 else amin(s, -1)
         if keepdim:
@@ -1138,7 +1115,7 @@ def any(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    return sum(ne(input, 0), dim)
+    return _torch("sum")(ne(input, 0), dim)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -2276,7 +2253,7 @@ def sum_to_size(self, *size):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
     out = self
     if dims:
-        out = sum(out, dims, keepdim=True)
+        out = _torch("sum")(out, dims, keepdim=True)
     if lead:
         out = view(out, shape) if out._data.shape != shape else out
     elif out._data.shape != shape:
@@ -2516,14 +2493,6 @@ def _view_method(self, *shape):
     return view(self, *shape)
 
 
-def _sum_method(self, dim=_UNSET, keepdim=_UNSET, dtype=None):
-    return sum(self, dim, keepdim, dtype=dtype, _method=True)
-
-
-def _mean_method(self, dim=_UNSET, keepdim=_UNSET, *, dtype=None):
-    return mean(self, dim, keepdim, dtype=dtype, _method=True)
-
-
 def _max_method(self, dim=_UNSET, keepdim=_UNSET, *, other=_UNSET):
     return max(self, dim, keepdim, other=other, _method=True)
 
@@ -2550,7 +2519,7 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "mean": _mean_method, "prod": prod, "max": _max_method,
+    "prod": prod, "max": _max_method,
     "min": _min_method, "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
@@ -2660,7 +2629,7 @@ def _bind():
 
 
 # the torch.X functions with a dim/keepdim parameter (api.py reads them from this module)
-_NUMPY_NAMED = [name for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
+_NUMPY_NAMED = [name for name in ("prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
                                   "std", "var", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all",
                                   "any", "count_nonzero", "cat", "concat", "concatenate", "stack", "squeeze",
                                   "unsqueeze", "flatten", "unflatten", "chunk", "tensor_split", "unbind",

@@ -178,7 +178,7 @@ class Signature:
                 kwonly = True
                 continue
             self.params.append(Param(text, kwonly))
-        self._min = sum(1 for p in self.params if not p.has_default and not p.optional and not p.kwonly)
+        self._min = sum(1 for p in self.params if not p.has_default and not p.kwonly)
         self._max = len(self.params)
 
     def display(self, method):
@@ -198,13 +198,15 @@ class Signature:
     def bind(self, args, kwargs, method, raise_=False, label=None):
         """The parameters' values by name, or None (or PyTorch's TypeError when ``raise_``)."""
         label = label or self.name
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            kwargs = _numpy_keywords(kwargs, label)
         params = [p for p in self.params if not (method and p.is_out)]
         positional = [p for p in params if not p.kwonly]
         values = {}
         if len(args) > len(positional):
             if not raise_:
                 return None
-            lo = sum(1 for p in positional if not p.has_default and not p.optional) - (1 if method else 0)
+            lo = sum(1 for p in positional if not p.has_default) - (1 if method else 0)
             hi = len(positional) - (1 if method else 0)
             if method and hi == 0:
                 raise errors.TypeError(f"TensorBase.{label}() takes no arguments ({len(args) - 1} given)")
@@ -242,7 +244,7 @@ class Signature:
                     raise errors.TypeError(f"{label}(): argument '{key}' must be "
                                            f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(kwargs[key])}")
                 values[p.name] = got
-            elif p.has_default or p.optional:
+            elif p.has_default:
                 values[p.name] = p.default
             else:
                 if not raise_:
@@ -263,6 +265,21 @@ class Signature:
         items = text.split(", ") if text else []
         n = len(items)
         return len(args) + len(kwargs) == n, items
+
+
+_NUMPY_KEYWORDS = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _numpy_keywords(kwargs, label):
+    """NumPy's names for ``dim``/``keepdim`` (``x.sum(axis=0, keepdims=True)``), which PyTorch's parser
+    takes for every op with those parameters; giving both names is an unexpected keyword."""
+    kwargs = dict(kwargs)
+    for alias, param in _NUMPY_KEYWORDS:
+        if alias in kwargs:
+            if param in kwargs:
+                raise errors.TypeError(f"{label}() got an unexpected keyword argument '{alias}'")
+            kwargs[param] = kwargs.pop(alias)
+    return kwargs
 
 
 def _pname(p, method):

@@ -24,19 +24,22 @@ def _sum(a, dim=None, keepdim=False, dtype=None):
     return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
 
 
-sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
-             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real")
-sum_dim = op("sum_dim", "SumBackward1", _sum,
-             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
-             dtype=_sum_dtype, domain="real")
-
-
 def _dims_call(entry, values):
     """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
     params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
     return _apply(entry, (self,), params)
+
+
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real",
+             schema="sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
+sum_dim = op("sum_dim", "SumBackward1", _sum,
+             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
+             schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+                    "Tensor(a!)? out=None) -> Tensor",
+             variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real")
 
 
 nansum = op("nansum", "NansumBackward0",
@@ -73,7 +76,8 @@ def _numel(shape, dim=None):
 mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
               self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
               else grad.expand(self_shape) / _numel(self_shape),
-              dtype=_mean_dtype, domain="real")
+              dtype=_mean_dtype, domain="real",
+              schema="mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
@@ -81,7 +85,9 @@ mean_dim = op("mean_dim", "MeanBackward1",
               _restore(grad / _numel(self_shape, dim), self_shape, dim, keepdim).expand(self_shape)
               if may_expand_lazily() else
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
-              dtype=_mean_dtype, domain="real")
+              schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+                     "Tensor(a!)? out=None) -> Tensor",
+              variants="function method", call=_dims_call, dtype=_mean_dtype, domain="real")
 
 
 def _prod_grad(grad, self, result, dim=None, keepdim=False):
