@@ -16,6 +16,7 @@ import numbers
 import re
 
 from . import dtypes, errors
+from .tensor import Tensor
 
 _PARAM = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\d*\])?\??) (?P<name>\w+)(?:=(?P<default>.+))?$")
 
@@ -48,7 +49,6 @@ def _check_device(device):
 
 
 def _is_tensor(x):
-    from .tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -95,39 +95,51 @@ class Param:
         """``value`` converted for this parameter, or ``_NO`` when PyTorch's parser refuses it."""
         if value is None:
             return None if (self.optional or (self.has_default and self.default is None)) else _NO
-        b = self.base
-        if b == "Tensor":
-            return value if _is_tensor(value) else _NO
-        if b in ("int", "SymInt"):
-            return _as_int(value) if _int_like(value) else _NO
-        if b in ("int[]", "SymInt[]"):
-            if self.size is not None and _int_like(value):
-                return (_as_int(value),)
-            if isinstance(value, (tuple, list)) and all(_int_like(v) for v in value):
-                return tuple(_as_int(v) for v in value)
-            return _NO
-        if b == "bool":
-            return bool(value) if type(value).__name__ in ("bool", "bool_") else _NO
-        if b == "float":
-            return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else _NO
-        if b == "Scalar":
-            if isinstance(value, numbers.Number):
-                return value
-            return value.item() if _is_tensor(value) and value._data.ndim == 0 else _NO
-        if b == "str":
-            return value if isinstance(value, str) else _NO
-        if b == "ScalarType":
-            if isinstance(value, dtypes.DType):
-                return value
-            return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
-        if b == "Device":
-            return value if isinstance(value, str) or hasattr(value, "type") else _NO
-        if b == "Tensor[]":
-            return tuple(value) if isinstance(value, (tuple, list)) and all(map(_is_tensor, value)) else _NO
-        return value
+        return _CONVERT.get(self.base, _as_is)(self, value)
 
 
 _NO = object()
+
+
+def _as_is(p, value):
+    return value
+
+
+def _to_int_list(p, value):
+    if p.size is not None and _int_like(value):
+        return (_as_int(value),)
+    if isinstance(value, (tuple, list)) and all(_int_like(v) for v in value):
+        return tuple(_as_int(v) for v in value)
+    return _NO
+
+
+def _to_scalar(p, value):
+    if isinstance(value, numbers.Number):
+        return value
+    return value.item() if _is_tensor(value) and value._data.ndim == 0 else _NO
+
+
+def _to_dtype(p, value):
+    if isinstance(value, dtypes.DType):
+        return value
+    return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
+
+
+# each schema type's conversion of a Python value (PyTorch's parser's checks)
+_CONVERT = {
+    "Tensor": lambda p, v: v if isinstance(v, Tensor) else _NO,
+    "int": lambda p, v: _as_int(v) if _int_like(v) else _NO,
+    "SymInt": lambda p, v: _as_int(v) if _int_like(v) else _NO,
+    "int[]": _to_int_list,
+    "SymInt[]": _to_int_list,
+    "bool": lambda p, v: bool(v) if type(v).__name__ in ("bool", "bool_") else _NO,
+    "float": lambda p, v: float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else _NO,
+    "Scalar": _to_scalar,
+    "str": lambda p, v: v if isinstance(v, str) else _NO,
+    "ScalarType": _to_dtype,
+    "Device": lambda p, v: v if isinstance(v, str) or hasattr(v, "type") else _NO,
+    "Tensor[]": lambda p, v: tuple(v) if isinstance(v, (tuple, list)) and all(map(_is_tensor, v)) else _NO,
+}
 
 
 def _literal(text):
@@ -163,7 +175,7 @@ def _short_typename(value):
 class Signature:
     """One schema line: its name, parameters (``self`` first for ops on a tensor) and entry."""
 
-    __slots__ = ("line", "name", "params", "entry", "_min", "_max")
+    __slots__ = ("line", "name", "params", "entry", "_min", "_max", "_layouts")
 
     def __init__(self, line, entry=None):
         self.line = line
@@ -180,6 +192,15 @@ class Signature:
             self.params.append(Param(text, kwonly))
         self._min = sum(1 for p in self.params if not p.has_default and not p.kwonly)
         self._max = len(self.params)
+        self._layouts = {m: self._layout(m) for m in (False, True)}
+
+    def _layout(self, method):
+        """(parameters, positional ones, parameter by keyword, defaults of the ones not required)."""
+        params = [p for p in self.params if not (method and p.is_out)]
+        positional = [p for p in params if not p.kwonly]
+        by_name = {("input" if p.name == "self" and not method else p.name): p for p in params
+                   if not (method and p.name == "self")}
+        return params, positional, by_name
 
     def display(self, method):
         """PyTorch's text of this signature in its list of overloads."""
@@ -200,8 +221,7 @@ class Signature:
         label = label or self.name
         if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
             kwargs = _numpy_keywords(kwargs, label)
-        params = [p for p in self.params if not (method and p.is_out)]
-        positional = [p for p in params if not p.kwonly]
+        params, positional, by_name = self._layouts[method]
         values = {}
         if len(args) > len(positional):
             if not raise_:
@@ -223,12 +243,9 @@ class Signature:
                 raise errors.TypeError(f"{label}(): argument '{_pname(p, method)}' (position {where}) must be "
                                        f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(value)}")
             values[p.name] = got
-        by_name = {("input" if p.name == "self" and not method else p.name): p for p in params}
-        for key, value in kwargs.items():
+        for key in kwargs:
             p = by_name.get(key)
-            if p is None or (method and p.name == "self"):
-                continue
-            if p.name in values:
+            if p is not None and p.name in values:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got multiple values for argument '{key}'")
@@ -251,8 +268,7 @@ class Signature:
                     return None
                 raise errors.TypeError(f'{label}() missing 1 required positional arguments: "{key}"')
         for key in kwargs:
-            p = by_name.get(key)
-            if p is None or (method and p.name == "self"):
+            if key not in by_name:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got an unexpected keyword argument '{key}'")

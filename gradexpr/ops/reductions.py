@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes, errors
 from ..graph import may_expand_lazily
 from .registry import op
-from .common import _CAP, _F, _apply, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -24,12 +24,12 @@ def _sum(a, dim=None, keepdim=False, dtype=None):
     return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
 
 
-def _dims_call(entry, values):
+def _dims_call(values):
     """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
     params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
-    return _apply(entry, (self,), params)
+    return (self,), params
 
 
 sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
@@ -39,7 +39,7 @@ sum_dim = op("sum_dim", "SumBackward1", _sum,
              self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
              schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                     "Tensor(a!)? out=None) -> Tensor",
-             variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real")
+             variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real")
 
 
 nansum = op("nansum", "NansumBackward0",
@@ -48,7 +48,7 @@ nansum = op("nansum", "NansumBackward0",
             _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
             schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
                    "Tensor(a!)? out=None) -> Tensor",
-            variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)])
+            variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)])
 
 
 def _mean_dtype(ts, params):
@@ -87,7 +87,7 @@ mean_dim = op("mean_dim", "MeanBackward1",
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
               schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
-              variants="function method", call=_dims_call, dtype=_mean_dtype, domain="real")
+              variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real")
 
 
 def _prod_grad(grad, self, result, dim=None, keepdim=False):
