@@ -14,6 +14,7 @@ from .pointwise import _F_
 
 # ============================================================ reductions
 def _sum_dtype(ts, params):
+    """sum's and prod's dtype rule: the dtype asked for, else the input's; a non-floating one becomes int64."""
     d = params.get("dtype") or ts[0]._dtype
     if d.category != 2:
         d = dtypes.int64
@@ -107,19 +108,12 @@ def _prod_grad(grad, self, result, dim=None, keepdim=False):
     return g * F.where(zero, at_zero, F.where(nzeros > 0, 0.0, r / F.where(zero, 1.0, self)))
 
 
-def _prod_dtype(ts, params):
-    d = params.get("dtype") or ts[0]._dtype
-    if d.category != 2:
-        d = dtypes.int64
-    return d, d
-
-
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
-              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_prod_dtype, domain="real")
+              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_sum_dtype, domain="real")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
               self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
-              dtype=_prod_dtype, domain="real")
+              dtype=_sum_dtype, domain="real")
 
 
 def _evenly(grad, self, result):
