@@ -77,7 +77,7 @@ square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan a
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal sum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+isclose allclose equal prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
