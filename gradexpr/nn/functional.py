@@ -109,4 +109,54 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
 
 
-NAMES = "conv1d conv2d max_pool2d embedding layer_norm".split()
+
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    padding = _tuple(padding, 2)
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise errors.RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                                      f"kernel_size={k} and dilation=1")
+    if input.dim() not in (3, 4):
+        raise errors.RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    params = {"kernel_size": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil_mode,
+              "count_include_pad": count_include_pad, "divisor_override": divisor_override}
+    out = apply(L.avg_pool2d, (x,), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    if input.dim() not in (3, 4):
+        raise errors.RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size, output_size]
+    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
+    if size == [1, 1]:          # ATen's shortcut: a mean over the two last dims (MeanBackward1)
+        return input.mean((-1, -2), keepdim=True)
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = apply(L.adaptive_avg_pool2d, (x,), {"output_size": tuple(size)})
+    return out.squeeze(0) if unbatched else out
+NAMES = "conv1d conv2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear".split()
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """ATen's bilinear: a trilinear product over the flattened leading dims, viewed back, plus the bias."""
+    if input1.dim() != input2.dim():
+        raise errors.RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                                  f"{input2.dim()}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise errors.RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} "
+                                  f"but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise errors.RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} "
+                                  f"but expected {weight.shape[2]}")
+    lead = tuple(input1.shape[:-1])
+    out = apply(L.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
+    out = out.view(lead + (weight.shape[0],))
+    return out + bias if bias is not None else out

@@ -258,3 +258,106 @@ native_layer_norm = op(
     (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
     bias=lambda grad, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
     dtype="promote", broadcast=False, domain="real")
+
+
+# ============================================================ average pooling (2-d) and adaptive average pooling
+def _avg_divisors(in_hw, out_hw, kernel, stride, padding, count_include_pad, divisor_override):
+    """PyTorch's divide factor for each output position of avg_pool2d."""
+    factors = []
+    for size, o, k, s, p in zip(in_hw, out_hw, kernel, stride, padding):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, size + p)
+        pool = end - start
+        inner = np.minimum(end, size) - np.maximum(start, 0)
+        factors.append((pool, inner))
+    (ph, ih), (pw, iw) = factors
+    if divisor_override:
+        return np.full((len(ph), len(pw)), divisor_override)
+    return np.outer(ph, pw) if count_include_pad else np.outer(ih, iw)
+
+
+def _avg_pool2d(x, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    win, outs = _pool_windows(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
+    sums = win.sum(axis=(-2, -1))
+    div = _avg_divisors(x.shape[2:], outs, kernel_size, stride, padding, count_include_pad, divisor_override)
+    return np.ascontiguousarray(sums / div.astype(x.dtype), dtype=x.dtype)
+
+
+def _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                     count_include_pad=True, divisor_override=None):
+    F = _F()
+    div = _avg_divisors(self_shape[2:], grad.shape[2:], kernel_size, stride, padding, count_include_pad,
+                        divisor_override)
+    c = self_shape[1]
+    scaled = grad / F.tensor(div, dtype=grad.dtype)
+    ones = F.ones((c, 1) + tuple(kernel_size), dtype=grad.dtype)
+    # the windows that ceil_mode adds past the padded input read nothing there: pad, then crop
+    extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in
+             zip(grad.shape[2:], stride, kernel_size, self_shape[2:], padding)]
+    shape = tuple(self_shape[:2]) + tuple(n + e for n, e in zip(self_shape[2:], extra))
+    full = conv_input_grad(scaled, ones, shape, stride, padding, (1, 1), c)
+    return full[:, :, :self_shape[2], :self_shape[3]] if any(extra) else full
+
+
+avg_pool2d = op("avg_pool2d", "AvgPool2DBackward0", _avg_pool2d,
+                self=lambda grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                count_include_pad=True, divisor_override=None:
+                _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override),
+                dtype="first", domain="real")
+
+
+def _adaptive_ranges(size, out):
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _adaptive_avg_pool2d(x, output_size):
+    rows, cols = _adaptive_ranges(x.shape[2], output_size[0]), _adaptive_ranges(x.shape[3], output_size[1])
+    out = np.empty(x.shape[:2] + tuple(output_size), x.dtype)
+    for i, (h0, h1) in enumerate(rows):
+        for j, (w0, w1) in enumerate(cols):
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].sum(axis=(2, 3)) / x.dtype.type((h1 - h0) * (w1 - w0))
+    return out
+
+
+def _averaging(size, out, dtype):
+    """The (out, size) matrix whose rows average the input ranges of adaptive pooling."""
+    m = np.zeros((out, size))
+    for i, (a, b) in enumerate(_adaptive_ranges(size, out)):
+        m[i, a:b] = 1.0 / (b - a)
+    return _F().tensor(m, dtype=dtype)
+
+
+adaptive_avg_pool2d = op(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_avg_pool2d,
+    self=lambda grad, self_shape, output_size:
+    _averaging(self_shape[2], output_size[0], grad.dtype).t() @ grad
+    @ _averaging(self_shape[3], output_size[1], grad.dtype),
+    dtype="first", domain="real")
+
+
+# ============================================================ bilinear (ATen's _trilinear as bilinear uses it)
+def _bilinear_x1_grad(grad, weight, input2):
+    v = weight.unsqueeze(0).matmul(input2.unsqueeze(1).unsqueeze(3)).squeeze(3)        # n, o, i
+    return (grad.unsqueeze(2) * v).sum(1)
+
+
+def _bilinear_x2_grad(grad, input1, weight):
+    u = input1.unsqueeze(1).unsqueeze(2).matmul(weight.unsqueeze(0)).squeeze(2)        # n, o, j
+    return (grad.unsqueeze(2) * u).sum(1)
+
+
+def _bilinear_weight_grad(grad, input1, input2, weight_shape):
+    outer = (input1.unsqueeze(2) * input2.unsqueeze(1)).reshape(input1.shape[0], -1)   # n, i*j
+    return grad.t().matmul(outer).reshape(weight_shape)
+
+
+trilinear = op("trilinear", "TrilinearBackward0",
+               lambda input1, weight, input2: np.einsum("ni,oij,nj->no", input1, weight, input2).astype(input1.dtype),
+               ("input1", "weight", "input2"),
+               input1=lambda grad, weight, input2: _bilinear_x1_grad(grad, weight, input2),
+               weight=lambda grad, input1, input2, weight_shape: _bilinear_weight_grad(grad, input1, input2,
+                                                                                       weight_shape),
+               input2=lambda grad, input1, weight: _bilinear_x2_grad(grad, input1, weight),
+               dtype="promote", broadcast=False, domain="real")
