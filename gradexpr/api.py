@@ -120,7 +120,8 @@ def _build() -> dict:
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
+    F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
+                      _nn_functional_names)
     # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
     nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
     optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
@@ -147,6 +148,11 @@ def _nn_names():
     from . import nn
     modules, init, utils = nn.names()
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _nn_functional_names():
+    from . import nn
+    return nn.functional_names()
 
 
 def _optim_names():
