@@ -9,9 +9,10 @@ _LIMIT_HELP = {
     "max_elements": "elements of any one tensor (default 10^8)",
     "max_loop_iterations": "loop iterations of a program, all loops together (default 10^6)",
     "max_seconds": "wall time of a program in seconds (default 30)",
-    "max_depth": "nesting depth of expressions, blocks and calls (default 200)",
+    "max_depth": "nesting depth of brackets, expressions and blocks (default 200)",
     "max_int_digits": "digits of an integer literal or result (default 10000)",
     "max_str_len": "length of a string (default 10^7)",
+    "max_recursion": "depth of calls of the program's own functions and methods (default 1000)",
 }
 
 

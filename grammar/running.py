@@ -67,7 +67,8 @@ def _parsed_and_run(source, filename, limits, debug, interpreter) -> Outcome:
         interp = interpreter()
         alarm = _WallClock(interp.limits.max_seconds)
         try:
-            with alarm:
+            from .modules.program_warnings import running
+            with alarm, running(filename, source):     # warnings shown as Python shows them
                 interp.run(module)
         except KeyboardInterrupt:
             raise
