@@ -14,10 +14,12 @@ from .pointwise import _F_
 
 # ============================================================ reductions
 def _sum_dtype(ts, params):
-    """sum's and prod's dtype rule: the dtype asked for, else the input's; a non-floating one becomes int64."""
-    d = params.get("dtype") or ts[0]._dtype
-    if d.category != 2:
-        d = dtypes.int64
+    """sum's and prod's dtype rule: the dtype asked for, else the input's with integers and bool as int64."""
+    d = params.get("dtype")
+    if d is None:
+        d = ts[0]._dtype
+        if d.category != 2:
+            d = dtypes.int64
     return d, d
 
 
