@@ -336,10 +336,12 @@ def summary_line(results, seconds: float) -> str:
     return f"{len(results) - failed} passed, {failed} failed in {seconds:.2f}s"
 
 
-def report_plain(results, seconds: float, update: bool, echo=click.echo) -> None:
-    width = max([len("file")] + [len(r.file) for r in results])
-    echo(f"{'file':<{width}}  result  {'time':>7}")
-    for r in results:
+def report_plain(results, seconds: float, update: bool, echo=click.echo, verbose: bool = True) -> None:
+    listed = results if verbose else [r for r in results if not r.passed]
+    width = max([len("file")] + [len(r.file) for r in listed])
+    if listed:
+        echo(f"{'file':<{width}}  result  {'time':>7}")
+    for r in listed:
         echo(f"{r.file:<{width}}  {r.result:<6}  {r.seconds:>6.2f}s")
     for r in results:
         if not r.passed:
@@ -350,7 +352,7 @@ def report_plain(results, seconds: float, update: bool, echo=click.echo) -> None
     echo(summary_line(results, seconds))
 
 
-def report_rich(results, seconds: float, update: bool) -> None:
+def report_rich(results, seconds: float, update: bool, verbose: bool = True) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -360,10 +362,12 @@ def report_rich(results, seconds: float, update: bool) -> None:
     table.add_column("file", overflow="fold")
     table.add_column("result")
     table.add_column("time", justify="right")
-    for r in results:
+    listed = results if verbose else [r for r in results if not r.passed]
+    if listed:
+        console.print(table)
+    for r in listed:
         table.add_row(r.file, Text("pass", "green") if r.passed else Text("FAIL", "bold red"),
                       f"{r.seconds:.2f}s")
-    console.print(table)
     for r in results:
         if r.passed:
             continue
@@ -392,12 +396,35 @@ def report_updates(results, echo) -> None:
 
 # ------------------------------------------------------------------------ the command
 
+class Progress:
+    """A transient progress bar on stderr while programs run (only on a terminal; rich loaded only then)."""
+
+    def __init__(self, total: int):
+        self.bar = None
+        if total > 1 and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
+            self.bar = Bar(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                           console=Console(file=sys.stderr), transient=True)
+            self.task = self.bar.add_task("", total=total)
+            self.bar.start()
+
+    def advance(self, result):
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=result.file)
+
+    def close(self):
+        if self.bar is not None:
+            self.bar.stop()
+
+
 def _format_options(fn):
     return format_options(fn, default_help="rich on a terminal, plain when piped; json: one object per line")
 
 
 @click.command("check")
-@click.argument("paths", nargs=-1, required=True, metavar="PATH...")
+@click.argument("paths", nargs=-1, type=click.Path(), metavar="[PATH...]")
+@click.option("-v", "--verbose", is_flag=True, help="list every program (default: the failures and a summary)")
 @click.option("--update", is_flag=True, help="record X.gx.out / X.gx.err from the current behaviour")
 @click.option("-k", "patterns", multiple=True, metavar="PATTERN",
               help="only the files whose path contains PATTERN (a glob if it has * ? [); repeatable")
@@ -407,11 +434,11 @@ def _format_options(fn):
               help="also write a JUnit XML report to FILE")
 @_format_options
 @limit_options
-def check(paths, update, patterns, jobs, junit_xml, fmt, **kwargs):
+def check(paths, verbose, update, patterns, jobs, junit_xml, fmt, **kwargs):
     """Run each program and compare it with its recordings.
 
     \b
-    PATH: a .gx file, or a folder searched recursively for *.gx.
+    PATH: a .gx file, or a folder searched recursively for *.gx (default: .).
     X.gx.out  the stdout X.gx must print (0x… addresses normalised)
     X.gx.err  the `Type: message` line it must fail with (exit status 1)
     A program with neither passes if it has asserts and exits 0.
@@ -419,26 +446,30 @@ def check(paths, update, patterns, jobs, junit_xml, fmt, **kwargs):
     Exit status: 0 when every program passes, 1 otherwise, 2 for a usage error.
     """
     limits = limits_from(kwargs)
-    programs = [(p, name) for p, name in discover(paths) if selected(name, patterns)]
+    programs = [(p, name) for p, name in discover(paths or (".",)) if selected(name, patterns)]
     if not programs:
         raise click.UsageError("no .gx programs found" + (" matching -k " + " ".join(patterns) if patterns else ""))
     fmt = resolve_format(fmt)
     start = time.perf_counter()
     results = []
     stopped = False
+    progress = Progress(len(programs))
     try:
         for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1):
             results.append(result)
+            progress.advance(result)
             if fmt == "json":
                 import json
                 click.echo(json.dumps(result.as_json(), ensure_ascii=False))
     except KeyboardInterrupt:       # Ctrl-C: report what finished, then exit 130
         stopped = True
+    finally:
+        progress.close()
     seconds = time.perf_counter() - start
     if results and fmt == "plain":
-        report_plain(results, seconds, update)
+        report_plain(results, seconds, update, verbose=verbose)
     elif results and fmt == "rich":
-        report_rich(results, seconds, update)
+        report_rich(results, seconds, update, verbose=verbose)
     if junit_xml and results:
         write_junit(results, junit_xml, seconds)
     if stopped:

@@ -25,9 +25,40 @@ def render(exc: BaseException, source: str | None, filename: str) -> str:
             lines.append("    " + " " * (col - 1) + "^" * width)
     else:
         lines.append(f"{name}: {exc.headline()}")
-    if exc.hint:
-        lines.append(f"hint: {exc.hint}")
+    hint = better_hint(exc)
+    if hint:
+        lines.append(f"hint: {hint}")
     return "\n".join(lines) + "\n"
+
+
+# Python's spellings of names other languages write in lower case: a NameError's hint should
+# not suggest the nearest op ('true' is not 'triu')
+_CONSTANTS = {"true": "True", "false": "False", "none": "None", "null": "None", "nil": "None",
+              "TRUE": "True", "FALSE": "False", "NULL": "None", "inf": "math.inf", "nan": "math.nan"}
+
+
+def better_hint(exc) -> str | None:
+    """The error's hint, or a did-you-mean the rendering can add: a constant spelled as in another
+    language, a keyword argument close to one of the parameters PyTorch lists in its message."""
+    import re
+    message = getattr(exc, "message", "") or ""
+    if exc.kind == "NameError":
+        m = re.match(r"name '(\w+)' is not defined", message)
+        if m and m.group(1) in _CONSTANTS:
+            return f"did you mean {_CONSTANTS[m.group(1)]!r}?"
+    if exc.kind == "TypeError" and not exc.hint:
+        m = re.search(r"unexpected keyword argument '(\w+)'", message) or \
+            re.search(r"got \([^)]*?\b(\w+)=", message)
+        if m:
+            params = set(re.findall(r"(\w+)\s*=", message.split("expected one of", 1)[-1])) | \
+                set(re.findall(r"\b(?:Tensor|int|float|bool|ints|dtype|Number|Scalar)\??\s+(\w+)", message))
+            function = re.match(r"(\w+)\(\)", message)
+            if function:
+                params |= _schema_parameters(function.group(1))
+            params.discard(m.group(1))
+            from .suggest import did_you_mean
+            return did_you_mean(m.group(1), sorted(params))
+    return exc.hint
 
 
 def request_error_text(e) -> str:
@@ -61,3 +92,21 @@ def _source_line(source, line):
     if 1 <= line <= len(all_lines):
         return all_lines[line - 1]
     return None
+
+
+def _schema_parameters(function: str) -> set:
+    """The parameter names of PyTorch's schema lines for ``function`` in the op table (empty if none)."""
+    import re
+    import sys
+    registry = sys.modules.get("gradexpr.ops.registry")     # loaded when the program ran, if it exists
+    if registry is None:
+        return set()
+    name = getattr(registry, "ALIASES", {}).get(function, function)
+    entries = [e for e in getattr(registry, "TABLE", {}).values() if getattr(e, "name", None) == name
+               or str(getattr(e, "name", "")).startswith(name + "_")]
+    names = set()
+    for entry in entries:
+        for line in getattr(entry, "schema", ()) or ():
+            inside = line.split("(", 1)[-1].rsplit(")", 1)[0].split("->")[0]
+            names |= {m for m in re.findall(r"(\w+)\s*(?:=|,|$)", inside) if m not in ("self",)}
+    return names

@@ -74,7 +74,7 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     try:
         bindings = Bindings.parse(variables, constants, limits)
     except RequestError as e:
-        raise click.UsageError(request_error_text(e)) from None
+        _request_failed(e, fmt, expr or "", "<expr>")
     if batch is not None:
         sys.exit(_run_batch(batch, bindings, request, limits, debug))
     if file is not None:
@@ -87,7 +87,7 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     try:
         ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
     except RequestError as e:
-        raise click.UsageError(request_error_text(e)) from None
+        _request_failed(e, fmt, source, filename)
     fmt = resolve_format(fmt)
     from . import render
     if fmt == "json":
@@ -102,6 +102,22 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     if ev.error is not None:
         sys.exit(int(ev.error_code))
     sys.exit(int(Exit.OK if ev.ok else Exit.RUNTIME))
+
+
+def _request_failed(e: RequestError, fmt, source: str, filename: str):
+    """A bad option value: the error in the diagnostics' style (no usage banner: the command line
+    was well formed), and under --json an evaluation object whose ``errors`` holds it; exit 2."""
+    from .terminal import write_error
+    if resolve_format(fmt) == "json":
+        from . import render
+        ev = Evaluation(source, filename)
+        ev.error, ev.error_code = e, Exit.USAGE
+        sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
+        sys.stdout.flush()
+    text = request_error_text(e)
+    write_error((text if e.error is not None else f"gradexpr eval: {text}") + "\n" +
+                (f"hint: {e.hint}\n" if e.hint else ""))
+    sys.exit(int(Exit.USAGE))
 
 
 def _report_error(ev: Evaluation, prefix: str = ""):

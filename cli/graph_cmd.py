@@ -250,6 +250,18 @@ def render_with_graphviz(dot_source: str, fmt: str) -> bytes:
 
 # ---------------------------------------------------------------- the command
 
+SUFFIXES = {".svg": "svg", ".png": "png", ".dot": "dot", ".gv": "dot", ".json": "json", ".mmd": "mermaid",
+            ".mermaid": "mermaid", ".txt": "tree"}
+
+
+def format_of(output) -> str | None:
+    """The format an output file's suffix names (``-o g.svg`` is SVG), or None."""
+    if output is None:
+        return None
+    import os
+    return SUFFIXES.get(os.path.splitext(output)[1].lower())
+
+
 def _read_program(expr, file):
     from .run_cmd import read_source
     if (expr is None) == (file is None):
@@ -271,7 +283,8 @@ def _read_program(expr, file):
 @click.option("--of", "of", metavar="NAME", help="draw the graph of variable NAME (default: the last expression)")
 @lambda fn: format_options(fn, FORMATS, "default tree: rich on a terminal, plain text in a pipe")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), metavar="FILE",
-              help="write to FILE instead of stdout (required for png on a terminal)")
+              help="write to FILE instead of stdout; its suffix picks the format unless one is given "
+                   "(.svg .png .dot .gv .json .mmd .txt)")
 @click.option("--show-saved", is_flag=True, help="list the tensors each node saved for backward, with shapes")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=500, metavar="N",
               help="tree format: stop after N nodes (default 500; 0: no limit)")
@@ -288,7 +301,7 @@ def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nod
 
     from gradexpr.graphview import describe
 
-    fmt = fmt or "tree"
+    fmt = fmt or format_of(output) or "tree"
     if fmt in RENDERED and shutil.which("dot") is None:
         _fail(f"--format {fmt} needs Graphviz's dot program, which is not installed", INSTALL_GRAPHVIZ)
     if fmt == "png" and output is None and sys.stdout.isatty():

@@ -36,6 +36,17 @@ class LazyGroup(click.Group):
         except ModuleNotFoundError:
             return None
 
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as e:
+            if args and not args[0].startswith("-"):
+                from .suggest import did_you_mean
+                hint = did_you_mean(args[0], _COMMANDS)
+                if hint:
+                    e.message += f" ({hint[0].upper() + hint[1:]})"
+            raise
+
     def format_commands(self, ctx, formatter):
         rows = [(name, help_) for name, (mod, _, help_) in _COMMANDS.items()
                 if importlib.util.find_spec(mod) is not None]
@@ -130,11 +141,37 @@ def main(argv=None):
     except KeyboardInterrupt:
         code = interrupted()
     except click.ClickException as e:
+        args = sys.argv[1:] if argv is None else list(argv)
+        if wants_json(args):
+            sys.stdout.write(json_error(e, args) + "\n")
         e.show()
         code = e.exit_code
     finally:
         set_aside_for_exit()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def wants_json(args) -> bool:
+    """Whether the command line asked for JSON (so even a usage error is a JSON object on stdout)."""
+    return "--json" in args or "--format=json" in args or any(
+        a == "--format" and b == "json" for a, b in zip(args, args[1:]))
+
+
+def json_error(e, args) -> str:
+    """A usage error as JSON: for ``eval``, an evaluation object whose ``errors`` holds it (the schema of
+    docs/eval.schema.json); for other commands ``{"error": {...}}`` with the same fields."""
+    import json
+    error = {"type": "UsageError", "message": e.format_message(), "file": None, "line": None, "column": None,
+             "hint": None, "exit_status": e.exit_code}
+    if "eval" in args:
+        from gradexpr.session import Evaluation
+        from . import render
+        ev = Evaluation("", "<expr>")
+        ev.error, ev.error_code = e, e.exit_code
+        doc = render.to_json(ev)
+        doc["errors"] = [error]
+        return json.dumps(doc)
+    return json.dumps({"error": error})
 
 
 def interrupted() -> int:

@@ -364,7 +364,19 @@ def error_json(ev) -> dict:
     message = e.message if isinstance(e, errors.GxError) else str(e)
     return {"type": kind, "message": message,
             "file": getattr(e, "filename", None) or ev.filename, "line": getattr(e, "line", None),
-            "column": getattr(e, "column", None), "hint": getattr(e, "hint", None), "exit_status": int(ev.error_code)}
+            "column": getattr(e, "column", None), "hint": _hint(e), "exit_status": int(ev.error_code)}
+
+
+def _hint(e):
+    if isinstance(e, errors_module().GxError):
+        from .diagnostics import better_hint
+        return better_hint(e)
+    return getattr(e, "hint", None)
+
+
+def errors_module():
+    from gradexpr import errors
+    return errors
 
 
 def to_json(ev) -> dict:

@@ -54,11 +54,20 @@ class RequestError(Exception):
     When a value's expression failed, ``error`` is the program error, ``source`` the
     expression and ``filename`` its label, so a front end can show it located."""
 
-    def __init__(self, message: str, error=None, source: str | None = None, filename: str | None = None):
+    def __init__(self, message: str, error=None, source: str | None = None, filename: str | None = None,
+                 hint: str | None = None):
         super().__init__(message)
         self.error = error
         self.source = source
         self.filename = filename
+        self.hint = hint
+
+
+def _closest(word: str, names) -> str | None:
+    """``did you mean 'x'?`` for the closest of ``names`` (difflib's ratio), or None."""
+    import difflib
+    close = difflib.get_close_matches(word, [n for n in names if not n.startswith("_")], n=1, cutoff=0.6)
+    return f"did you mean {close[0]!r}?" if close else None
 
 
 class ProgramError(Exception):
@@ -269,7 +278,8 @@ def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limi
     interp = outcome.interpreter
     if of is not None:
         if of not in interp.globals:
-            raise RequestError(f"--of {of}: the program binds no name {of!r}")
+            raise RequestError(f"--of {of}: the program binds no name {of!r}",
+                               hint=_closest(of, [n for n in interp.globals if n not in interp._initial or n in bound]))
         target = interp.globals[of]
     else:
         if interp.last_node is None:
@@ -354,7 +364,8 @@ def only(leaves, wrt):
     missing = [w for w in wrt if w not in by_name]
     if missing:
         have = ", ".join(by_name) or "none"
-        raise RequestError(f"--wrt {missing[0]}: not a leaf of the target (leaves: {have})")
+        raise RequestError(f"--wrt {missing[0]}: not a leaf of the target (leaves: {have})",
+                           hint=_closest(missing[0], by_name))
     return [by_name[w] for w in dict.fromkeys(wrt)]
 
 

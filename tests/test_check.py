@@ -34,7 +34,7 @@ def check(*args):
 
 def test_recorded_output_passes_with_addresses_normalised(tmp_path):
     write(tmp_path, "grad.gx", GRAD_PROGRAM, out=GRAD_OUTPUT)
-    r = check(tmp_path)
+    r = check(tmp_path, "-v")            # -v lists every program; by default only the failures
     assert r.exit_code == 0, r.output
     assert "grad.gx" in r.output and "pass" in r.output
     assert r.output.rstrip().splitlines()[-1].startswith("1 passed, 0 failed in ")
@@ -190,9 +190,9 @@ def test_missing_path_is_a_usage_error(tmp_path):
 
 def test_rich_table_and_subprocess_plain_table(tmp_path):
     write(tmp_path, "grad.gx", GRAD_PROGRAM, out=GRAD_OUTPUT)
-    r = check(tmp_path, "--rich")
+    r = check(tmp_path, "--rich", "-v")
     assert r.exit_code == 0 and "┃ file" in r.output and "1 passed, 0 failed" in r.output
-    p = subprocess.run([sys.executable, "-m", "gradexpr.cli.main", "check", "grad.gx"], cwd=tmp_path,
+    p = subprocess.run([sys.executable, "-m", "gradexpr.cli.main", "check", "-v", "grad.gx"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[:2] == ["file     result     time", p.stdout.splitlines()[1]]
@@ -225,3 +225,13 @@ def test_plugin_expected_error_and_switching_off(pytester):
     r = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:gradexpr")
     r.assert_outcomes()
     assert "no tests ran" in r.stdout.str()
+
+
+def test_by_default_only_failures_and_a_summary_and_the_current_folder(tmp_path, monkeypatch):
+    write(tmp_path, "grad.gx", GRAD_PROGRAM, out=GRAD_OUTPUT)
+    write(tmp_path, "bad.gx", "print(2)\n", out="3\n")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["check", "--plain"])
+    assert r.exit_code == 1
+    assert "bad.gx  fail" in r.output and "grad.gx" not in r.output
+    assert r.output.rstrip().splitlines()[-1].startswith("1 passed, 1 failed in ")

@@ -42,3 +42,35 @@ def test_shell_completion_as_the_readme_documents_it():
 def test_without_a_terminal_plain_gradexpr_shows_the_help():
     p = gx(input="")
     assert p.returncode == 0 and "Usage: gradexpr" in p.stdout and "repl" in p.stdout
+
+
+def test_graph_output_format_follows_the_suffix(tmp_path):
+    import shutil
+    p = gx("graph", "x * 2", "-v", "x=1.", "-o", str(tmp_path / "g.dot"))
+    assert p.returncode == 0 and (tmp_path / "g.dot").read_text().startswith("digraph gradexpr {")
+    p = gx("graph", "x * 2", "-v", "x=1.", "-o", str(tmp_path / "g.json"))
+    assert json_loads((tmp_path / "g.json").read_text())["target"] == "n0"
+    p = gx("graph", "x * 2", "-v", "x=1.", "-o", str(tmp_path / "g.txt"), "--format", "mermaid")
+    assert (tmp_path / "g.txt").read_text().startswith("flowchart TB")      # a format given wins
+    if shutil.which("dot"):
+        p = gx("graph", "x * 2", "-v", "x=1.", "-o", str(tmp_path / "g.svg"))
+        assert p.returncode == 0 and "<svg" in (tmp_path / "g.svg").read_text()
+
+
+def json_loads(text):
+    import json
+    return json.loads(text)
+
+
+def test_the_man_page_documents_every_command_and_option():
+    import click
+    from gradexpr.cli.main import _COMMANDS, cli
+    page = open(os.path.join(os.path.dirname(__file__), "..", "docs", "gradexpr.1"), encoding="utf-8").read()
+    assert page.startswith(".TH GRADEXPR 1")
+    ctx = click.Context(cli, info_name="gradexpr")
+    for name in _COMMANDS:
+        assert f".SH COMMAND: {name.upper()}" in page, f"regenerate: python tools/gen_manpage.py ({name})"
+        for param in cli.get_command(ctx, name).params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("--"):
+                    assert opt in page, f"regenerate: python tools/gen_manpage.py ({name} {opt})"

@@ -27,7 +27,7 @@ def test_check_prints_what_it_finished(tmp_path):
     (tmp_path / "a_first.gx.out").write_text("1\n")
     (tmp_path / "b_loop.gx").write_text("while True:\n    pass\n")
     (tmp_path / "b_loop.gx.out").write_text("")
-    p = subprocess.Popen([sys.executable, "-m", "gradexpr", "check", str(tmp_path), "--plain", "--max-seconds", "0",
+    p = subprocess.Popen([sys.executable, "-m", "gradexpr", "check", "-v", str(tmp_path), "--plain", "--max-seconds", "0",
                           "--max-loop-iterations", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(6)            # start-up, then the first program; the second one loops
     p.send_signal(signal.SIGINT)

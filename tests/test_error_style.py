@@ -1,0 +1,70 @@
+"""Errors in one style: no usage banner for a well-formed command line, JSON on stdout under --json,
+did-you-mean for commands, --of names, keywords (PyTorch's parameter names) and constants."""
+import json
+import pathlib
+
+from click.testing import CliRunner
+
+from gradexpr.cli.main import cli, main
+
+SCHEMA = json.loads((pathlib.Path(__file__).resolve().parent.parent / "docs" / "eval.schema.json").read_text())
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def run_main(capsys, *args):
+    """Through main(), which renders Click's own usage errors (standalone mode off)."""
+    try:
+        main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_bad_option_value_has_no_usage_banner_and_a_hint():
+    r = run("eval", "y = x * 2", "-v", "x=1.", "--of", "yy")
+    assert r.exit_code == 2 and "Usage:" not in r.stderr
+    assert r.stderr == "gradexpr eval: --of yy: the program binds no name 'yy'\nhint: did you mean 'y'?\n"
+
+
+def test_under_json_a_bad_option_value_is_an_evaluation_with_the_error():
+    import jsonschema
+    r = run("eval", "x * 2", "-v", "x=1.", "--wrt", "z", "--json")
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    assert r.exit_code == 2 and doc["ok"] is False and doc["errors"][0]["type"] == "UsageError"
+    assert "--wrt z" in doc["errors"][0]["message"]
+
+
+def test_under_json_a_usage_error_of_click_is_json_too(capsys):
+    import jsonschema
+    code, out, err = run_main(capsys, "eval", "x", "--json", "--no-such-option")
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    assert code == 2 and "No such option" in doc["errors"][0]["message"] and "Usage:" in err
+    code, out, _ = run_main(capsys, "check", "--json", "/no/such/folder")
+    assert code == 2 and json.loads(out)["error"]["exit_status"] == 2
+
+
+def test_did_you_mean_a_command(capsys):
+    code, _, err = run_main(capsys, "evl")
+    assert code == 2 and "Did you mean 'eval'?" in err
+
+
+def test_constants_spelled_as_in_other_languages():
+    r = run("eval", "true")
+    assert "NameError: name 'true' is not defined" in r.stderr and "hint: did you mean 'True'?" in r.stderr
+
+
+def test_a_keyword_close_to_one_of_pytorchs_parameter_names():
+    r = run("eval", "torch.nansum(x, dimm=0)", "-v", "x=ones(2)")
+    assert "unexpected keyword argument 'dimm'" in r.stderr and "hint: did you mean 'dim'?" in r.stderr
+    from gradexpr import errors
+    from gradexpr.cli.diagnostics import better_hint
+    listed = errors.TypeError("sum() received an invalid combination of arguments - got (dimm=int, ), but expected "
+                              "one of:\n * (*, torch.dtype dtype = None)\n"
+                              " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)")
+    assert better_hint(listed) == "did you mean 'dim'?"
