@@ -367,7 +367,7 @@ class Request:
 
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
     """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
-    from gradexpr import random as _random
+    from gradexpr import rng as _random
     from gradexpr.graphview import describe
     ev = Evaluation(source, filename, request.of)
     # --check re-runs the program from the random state it started with
@@ -499,7 +499,7 @@ class _Tracer:
 def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, source, filename, limits, rng_state):
     """Float64 central differences of the target, re-running the program with perturbed leaves."""
     import numpy as np
-    from gradexpr import functions, random as _random
+    from gradexpr import functions, rng as _random
     after = _random.get_rng_state()
     target = run.target
     weights = None

@@ -359,7 +359,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
 
 # ---------------------------------------------------------------- random numbers
 def _rng():
-    from . import random as _random
+    from . import rng as _random
     return _random
 
 

@@ -6,7 +6,8 @@ import collections
 import numpy as np
 
 from . import dtypes, errors
-from .derivatives import _lerp, fma
+from .derivatives import _lerp
+from .exact import fma
 from .graph import no_grad
 from .op import bump_version
 from .tensor import Tensor
