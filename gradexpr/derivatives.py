@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import dtypes, errors
+from . import corner_grads, reduction_order
 from .exact import fma
 from .graph import NOT_IMPLEMENTED_NODE, is_grad_enabled, may_expand_lazily
 from .op import NOT_DIFFERENTIABLE, NotDifferentiable, Op
@@ -60,7 +61,7 @@ def _np_mean(a, axis=None, keepdims=False, dtype=None):
     n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis], dtype=np.int64))
     if n == 0:
         return np.full(np.sum(a, axis=axis, keepdims=keepdims).shape, np.nan, a.dtype)
-    return np.mean(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+    return reduction_order.torch_mean(a, axis, keepdims)
 
 
 def _scalar_like(value, a):
@@ -258,7 +259,15 @@ def _square_grad(grad, self):
 def _pow_scalar_forward(a, exponent):
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
+        with np.errstate(all="ignore"):
+            return _POW_SPECIAL[exponent](a)
     return _pow_forward(a, np.asarray(exponent, a.dtype))
+
+
+# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow()
+_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: np.sqrt,
+                -0.5: lambda a: a.dtype.type(1) / np.sqrt(a), -1: lambda a: a.dtype.type(1) / a}
 
 
 pow_scalar = op("pow_scalar", "PowBackward0", _pow_scalar_forward,
@@ -298,7 +307,7 @@ def _sign(a):
     return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
 
 
-sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real")
 sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive")
@@ -356,7 +365,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero")
+          self=corner_grads.relu_grad, dtype="first", domain="nonzero")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
 
@@ -369,11 +378,11 @@ def _erf(a):
 
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
          dtype=_F_, domain="real")
-floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype=_kernel("floor_vml_cpu"),
+floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
            domain="real")
-ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype=_kernel("ceil_vml_cpu"),
+ceil = op("ceil", "CeilBackward0", np.ceil, self=corner_grads.zero_grad, dtype=_kernel("ceil_vml_cpu"),
           domain="real")
-trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype=_kernel("trunc_vml_cpu"),
+trunc = op("trunc", "TruncBackward0", np.trunc, self=corner_grads.zero_grad, dtype=_kernel("trunc_vml_cpu"),
            domain="real")
 frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
            dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
@@ -390,18 +399,18 @@ def _round(a, decimals=0):
         return np.round(a * s) / s
 
 
-round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype=_kernel("round_vml_cpu"),
+round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtype=_kernel("round_vml_cpu"),
              domain="real")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
-           self=lambda grad, self, other: grad * (other / (self * self + other * other)),
-           other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
+           self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real")
 
 
 def _pick_grad(grad, mine, theirs, greater):
+    # PyTorch's where(self == other, grad / 2, grad).masked_fill_(self loses, 0): a nan keeps grad
     F = _F()
-    win = (mine > theirs) if greater else (mine < theirs)
-    return F.where(mine == theirs, grad / 2, F.where(win, grad, 0.0))
+    lose = (mine < theirs) if greater else (mine > theirs)
+    return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
 
 
 maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
@@ -548,10 +557,10 @@ def _sum_dtype(ts, params):
 
 
 def _sum(a, dim=None, keepdim=False, dtype=None):
-    return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
+    return reduction_order.torch_sum(a, _dims(dim, a.ndim), keepdim)
 
 
-sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: reduction_order.torch_sum(a),
              self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real")
 sum_dim = op("sum_dim", "SumBackward1", _sum,
              self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
@@ -626,9 +635,7 @@ prod_dim = op("prod_dim", "ProdBackward1",
               dtype=_prod_dtype, domain="real")
 
 
-def _evenly(grad, self, result):
-    mask = (self == result)
-    return grad * mask / mask.sum()
+_evenly = corner_grads.evenly_distribute
 
 
 def _check_nonempty(a, name):
@@ -862,19 +869,13 @@ logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                self=lambda grad, self, result, dim, keepdim:
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
                dtype=_F_, domain="real")
-cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: np.cumsum(a, axis=dim % max(a.ndim, 1))
-            .reshape(a.shape) if a.ndim else a.copy(),
+cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
             dtype=_sum_dtype, domain="real")
 
 
-def _cumprod_grad(grad, self, result, dim):
-    # valid where no zeros: sum_{j>=i} grad_j * result_j / self_i
-    return (grad * result).flip(dim).cumsum(dim).flip(dim) / self
-
-
-cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: np.cumprod(a, axis=dim % max(a.ndim, 1))
-             .reshape(a.shape), self=_cumprod_grad, dtype=_sum_dtype, domain="positive")
+cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
+             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 
@@ -1573,8 +1574,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
 
 
 softplus = op("softplus", "SoftplusBackward0", _softplus,
-              self=lambda grad, self, beta=1.0, threshold=20.0:
-              grad * _F().where(self * beta > threshold, 1.0, (self * beta).sigmoid()),
+              self=corner_grads.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
@@ -1585,7 +1585,7 @@ def _reduce(x, reduction):
     if reduction == "mean":
         return np.asarray(_np_mean(x))
     if reduction == "sum":
-        return np.asarray(np.sum(x))
+        return np.asarray(reduction_order.torch_sum(x))
     return x
 
 

@@ -50,6 +50,7 @@ import warnings
 from gradexpr import errors, limits
 
 from . import ast
+from . import source as source_file
 
 __all__ = ["parse", "parse_expression", "GRAMMAR_PATH"]
 
@@ -1457,6 +1458,8 @@ def _number(tok):
         raise _at(tok, "complex literals are not supported in gradexpr")
     based = text[:2] in _BASE_PREFIXES
     if based or not ("." in low or "e" in low):
+        if source_file.int_literal_error(text):
+            raise _at(tok, source_file.int_literal_error(text))
         lim = limits.current().max_int_digits
         digits = len(text) - text.count("_")
         if based:
@@ -2493,7 +2496,7 @@ def _run(source, start, filename):
 
 def parse(source: str, filename: str = "<string>") -> ast.Module:
     """Parse a whole program. Raises ``gradexpr.errors.SyntaxError`` (or ``LimitError``)."""
-    module, _src = _run(source, "file_input", filename)
+    module, _src = _run(source_file.check(source), "file_input", filename)
     try:
         _check_module(module.body, filename)
     except _Fail as f:

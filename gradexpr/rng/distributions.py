@@ -197,3 +197,16 @@ def dropout_mask(shape, p: float, dtype="float32", generator=None) -> np.ndarray
         with np.errstate(all="ignore"):
             return noise / dt.type(q)
     return noise
+
+
+def random_(shape, dtype="float32", frm=None, to=None, generator=None) -> np.ndarray:
+    """Tensor.random_(), random_(to), random_(from, to): integers drawn as ``randint`` draws them;
+    with no bounds, [0, 2**mantissa] for floating dtypes and [0, 2**63) for int64."""
+    dt = _dtype(dtype)
+    if to is None and frm is not None:
+        frm, to = 0, frm
+    if frm is None:
+        frm = 0
+        to = (1 << _DIGITS[dt.name]) + 1 if dt.name in _DIGITS else (1 << 63 if dt.name == "int64" else
+                                                                     int(np.iinfo(dt).max) + 1 if dt.kind in "iu" else 2)
+    return randint(int(frm), int(to), shape, dt, generator)
