@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, optim, printing
+from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, printing
 from .tensor import Size, Tensor
 
 
@@ -37,6 +37,29 @@ class Namespace:
         return f"<module '{self._name}'>"
 
 
+class LazyNamespace(Namespace):
+    """A namespace whose names come from ``loader()`` when a program first reads one: the packages
+    behind ``torch.nn``, ``torch.optim`` and ``torch.utils.data`` load only in programs that use them."""
+
+    def __init__(self, name, names, loader):
+        super().__init__(name, names)
+        object.__setattr__(self, "_loader", loader)
+
+    def _load(self):
+        loader = self._loader
+        if loader is not None:
+            object.__setattr__(self, "_loader", None)
+            self._names.update(loader())
+
+    def __getattr__(self, item):
+        self._load()
+        return super().__getattr__(item)
+
+    def __dir__(self):
+        self._load()
+        return super().__dir__()
+
+
 def _dtype_names():
     d = {}
     for dt in dtypes.ALL:
@@ -50,11 +73,11 @@ _TORCH_FUNCTIONS = """
 tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace logspace
 rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
-square abs absolute sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
+square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal sum nansum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+isclose allclose equal sum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
@@ -79,7 +102,8 @@ def build() -> dict:
 
 
 def _build() -> dict:
-    torch_names = {name: getattr(T, name) for name in _TORCH_FUNCTIONS}
+    from . import surface
+    torch_names = surface.namespace("function", {name: getattr(T, name) for name in _TORCH_FUNCTIONS})
     torch_names.update(_dtype_names())
     torch_names.update({
         "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,
@@ -90,23 +114,26 @@ def _build() -> dict:
         "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
-    linalg = Namespace("torch.linalg", {
+    linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
-        "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+        "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", {n: getattr(NF, n) for n in fn_names})
-    nn = Namespace("torch.nn", {"functional": F})
+    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
+    # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
+    nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
+    optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
+    utils = Namespace("torch.utils", {"data": LazyNamespace("torch.utils.data", {}, _data_names)})
+    # ----
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
     from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
                                                "gradgradcheck": testing.gradgradcheck})
-    optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
-                                "linalg": linalg, "functional": Namespace("torch.functional", {})})
+                                "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {})})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled",):
@@ -114,6 +141,23 @@ def _build() -> dict:
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
     return prelude
+
+
+def _nn_names():
+    from . import nn
+    modules, init, utils = nn.names()
+    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _optim_names():
+    from . import optim
+    names, schedulers = optim.names()
+    return {**names, "lr_scheduler": Namespace("torch.optim.lr_scheduler", schedulers)}
+
+
+def _data_names():
+    from . import data
+    return data.names()
 
 
 def _generator_class():
