@@ -60,7 +60,8 @@ def _binary(rng, a, b, ops):
     if op in ("+", "-", "*", "/"):
         return f"({a} {op} {b})"
     if op == "pow2":
-        return f"({a} ** {rng.choice([2, 3, -1, -2] if ops == 'exact' else [2, 3, 0.5, -1, -2])})"
+        # (x ** -2's gradient takes x.pow(-3), a powf: not among the exact ops)
+        return f"({a} ** {rng.choice([2, 3, -1] if ops == 'exact' else [2, 3, 0.5, -1, -2])})"
     return f"torch.{op}({a}, {b})"
 
 
