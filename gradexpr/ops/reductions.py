@@ -335,6 +335,18 @@ norm = op("norm", "LinalgVectorNormBackward0", _norm,
           domain="nonzero", dtype=_norm_dtype)
 
 
+def _dist_grad(grad, self, other, result, p):
+    return _norm_grad(grad, self - other, result, float(p), None, False)
+
+
+dist = op("dist", "DistBackward0", lambda a, b, p=2: _norm(a - b, float(p)), ("self", "other"),
+          self=lambda grad, self, other, result, p=2: _dist_grad(grad, self, other, result, p),
+          other=lambda grad, self, other, result, p=2: -_dist_grad(grad, self, other, result, p),
+          schema="dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", variants="function method",
+          dtype=_floating_only("dist: Expected a floating point tensor as input. Got {}"), domain="real",
+          samples=[((2, 3), (2, 3)), ((2, 3), (3,))])
+
+
 def _logsumexp(a, dim, keepdim=False):
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
