@@ -91,7 +91,7 @@ def run_program(program: Path, limits=None, name: str | None = None) -> Run:
     Print options are restored afterwards; the default generator is reseeded unpredictably,
     as in a new process. Warnings are shown afresh (``catch_warnings``).
     """
-    from gradexpr import printing, random
+    from gradexpr import printing, rng as random
     from gradexpr.limits import Limits
 
     from .diagnostics import render

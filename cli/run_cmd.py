@@ -9,6 +9,7 @@ from .diagnostics import render
 from .exitcodes import Exit
 from .options import limit_options, limits_from
 from .runner import execute
+from ..grammar.source import read_program
 
 
 def read_source(path: str) -> tuple[str, str]:
@@ -16,8 +17,7 @@ def read_source(path: str) -> tuple[str, str]:
     if path == "-":
         return sys.stdin.read(), "<stdin>"
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read(), path
+        return read_program(path), path
     except OSError as e:
         raise click.UsageError(f"cannot read {path}: {e.strerror}") from None
     except UnicodeDecodeError:

@@ -170,7 +170,7 @@ def _generator_class():
     """``torch.Generator`` as programs see it: PyTorch's default seed when new (not a random
     one), methods callable from a program, state as a uint8 tensor."""
     from . import errors
-    from . import random as _random
+    from . import rng as _random
 
     class Generator(_random.Generator):
         __slots__ = ()

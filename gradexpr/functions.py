@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from . import ops as D
-from . import dtypes, errors, limits
+from . import dtypes, errors, limits, range_factories
 from .dtypes import DType
 from .graph import Node, _grad_enabled
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
@@ -353,7 +353,9 @@ def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_
     d = _dtype_arg(dtype, dtypes.default_float if floating else dtypes.int64)
     n = int(math.ceil((end - start) / step))
     _check_new_shape((n,))
-    if d.category == 2:
+    if d.name in ("float32", "float64"):
+        arr = range_factories.arange_values(start, step, n, d.np)
+    elif d.category == 2:
         arr = (start + np.arange(n, dtype=np.float64) * step).astype(d.np)
     else:
         arr = np.arange(start, end, step, dtype=np.float64).astype(d.np) if floating else \
@@ -371,7 +373,9 @@ def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=F
         raise errors.RuntimeError("number of steps must be non-negative")
     _check_new_shape((steps,))
     d = _dtype_arg(dtype, dtypes.default_float)
-    if steps == 1:
+    if d.name in ("float32", "float64"):
+        arr = range_factories.linspace_values(start, end, steps, d.np)
+    elif steps == 1:
         arr = np.array([start], dtype=np.float64)
     else:
         # PyTorch fills the first half from the start and the second half back from the end
@@ -385,13 +389,17 @@ def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=F
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
+    d = _dtype_arg(dtype, dtypes.default_float)
+    if d.name in ("float32", "float64") and not _not_int(steps) and steps >= 0:
+        values = range_factories.logspace_values(_scalar(start), _scalar(end), steps, _scalar(base), d.np)
+        return _finish(Tensor._make(values, d), requires_grad)
     return pow(base, linspace(start, end, steps, dtype=dtypes.float64 if dtype is dtypes.float64 else None)).to(
         _dtype_arg(dtype, dtypes.default_float))
 
 
 # ---------------------------------------------------------------- random numbers
 def _rng():
-    from . import random as _random
+    from . import rng as _random
     return _random
 
 
@@ -499,6 +507,12 @@ def _uniform_(self, a=0.0, b=1.0, *, generator=None):
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _random_(self, *bounds, generator=None):
+    self._data[...] = _rng().random_(self._data.shape, self._dtype.name, *bounds, generator=generator)
     bump_version(self)
     return self
 
@@ -2546,7 +2560,7 @@ _METHODS = {
     "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_tensor": new_tensor,
     "new_empty": new_empty, "size": _size_method,
     # random, in place
-    "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli,
+    "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli, "random_": _random_,
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "t_": t_, "transpose_": transpose_, "swapaxes_": transpose_,
     "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # internal helpers used by backward formulas (underscored: not reachable from programs)
@@ -2558,7 +2572,7 @@ _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "e
             "sigmoid", "relu", "reciprocal", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "floor",
             "ceil", "round", "trunc", "sign", "remainder", "fmod", "lerp", "square", "log1p", "expm1", "atan2",
             "fill_diagonal", "exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
-            "frac", "true_divide", "floor_divide")
+            "frac", "true_divide", "floor_divide", "index_add")
 
 _OPERATORS = {
     "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),

@@ -354,7 +354,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise errors.ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0:
         return input
-    from . import random as _random
+    from . import rng as _random
     mask = Tensor._make(_random.dropout_mask(input._data.shape, p, input._dtype.name), input._dtype)
     if inplace:
         return _inplace(D.dropout, input, (mask,))

@@ -458,7 +458,7 @@ class Request:
 
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
     """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
-    from . import random as _random
+    from . import rng as _random
     ev = Evaluation(source, filename, request.of)
     # --check re-runs the program from the random state it started with
     rng_state = _random.get_rng_state() if request.check else None
@@ -508,7 +508,7 @@ def analyse(ev: Evaluation, run: Run, bindings: Bindings, request: Request, *, l
 def _with_integers_promoted(run, bindings: Bindings, ev: Evaluation, source, filename, request, limits, rng_state):
     """The run again with the integer variables as float leaves, when that gives something to
     differentiate (``gradexpr eval "x**2" -v x=3`` differentiates at 3.); else the run as it was."""
-    from . import dtypes, random as _random
+    from . import dtypes, rng as _random
     from .tensor import Tensor
     after = _random.get_rng_state()
     promoted = bindings.promoted()
@@ -688,7 +688,7 @@ class _Tracer:
 def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, source, filename, limits, rng_state):
     """Float64 central differences of the target, re-running the program with perturbed leaves."""
     import numpy as np
-    from . import functions, random as _random
+    from . import functions, rng as _random
     after = _random.get_rng_state()
     target = run.target
     weights = None

@@ -7,6 +7,7 @@ import warnings
 
 from gradexpr import limits
 
+from . import source as source_file
 from .tokens import _Fail, _at
 
 
@@ -39,6 +40,8 @@ def _number(tok):
         raise _at(tok, "complex literals are not supported in gradexpr")
     based = text[:2] in _BASE_PREFIXES
     if based or not ("." in low or "e" in low):
+        if source_file.int_literal_error(text):
+            raise _at(tok, source_file.int_literal_error(text))
         lim = limits.current().max_int_digits
         digits = len(text) - text.count("_")
         if based:

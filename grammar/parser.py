@@ -54,6 +54,7 @@ import sys
 from gradexpr import errors, limits
 
 from . import ast
+from . import source as source_file
 from .builder import _MAX_DEPTH, _NUMBERS, _SAW_YIELD, _Builder, _lark_builder
 from .callbacks import _Tree, _bare_origins, _make_callback  # noqa: F401 - _Tree: the tests build with it
 from .indentation import _CLOSE, _CLOSE_OF, _OPEN, _SPECIAL, GxIndenter, _bracket, _check_first, _indentation
@@ -962,7 +963,7 @@ def _run(source, start, filename):
 def parse(source: str, filename: str = "<string>") -> ast.Module:
     """Parse a whole program. Raises ``gradexpr.errors.SyntaxError`` (or ``LimitError``)."""
     _SAW_YIELD[0] = False
-    module, _src = _run(source, "file_input", filename)
+    module, _src = _run(source_file.check(source), "file_input", filename)
     try:
         _check_module(module.body, filename)
     except _Fail as f:

@@ -115,12 +115,14 @@ def test_a_syntax_error_anywhere_stops_the_program_before_it_runs():
     assert r.stdout == ""
 
 
-def test_non_utf8_and_binary_files_are_usage_errors(tmp_path):
-    for data in (b"x = 1\n\xff\xfe\n", bytes(range(256))):
+def test_non_utf8_and_binary_files_are_located_syntax_errors_in_cpythons_words(tmp_path):
+    # (issue 19: as CPython reads a source file; tests/test_source_decoding.py compares with CPython itself)
+    for data, where, words in ((b"x = 1\n\xff\xfe\n", ":2:1: SyntaxError: ", "Non-UTF-8 code starting with '\\xff'"),
+                               (bytes(range(256)), ":1:1: SyntaxError: ", "source code cannot contain null bytes")):
         path = tmp_path / "bad.gx"
         path.write_bytes(data)
         r = CliRunner().invoke(cli, ["run", str(path)])
-        assert r.exit_code == 2 and "not UTF-8 text" in r.stderr and "Traceback" not in r.stderr
+        assert r.exit_code == 2 and f"{path}{where}{words}" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_nul_bytes_and_control_characters_are_syntax_errors():

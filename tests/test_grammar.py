@@ -471,8 +471,12 @@ def test_unlimited_depth_never_crashes():
 
 def test_integer_literal_digits_are_limited():
     with pytest.raises(errors.LimitError) as info:
-        parse("x = " + "9" * 10_001)
+        parse("x = 0x" + "f" * 9_000)          # no CPython limit for hexadecimal: gradexpr's own
     assert "max-int-digits" in info.value.message
+    with pytest.raises(errors.SyntaxError) as info:  # CPython's compile-time limit for decimal (issue 19)
+        parse("x = " + "9" * 10_001)
+    assert info.value.message.startswith("Exceeds the limit (4300 digits) for integer string conversion: "
+                                         "value has 10001 digits")
     parse("x = " + "9" * 4000)
 
 

@@ -1,4 +1,4 @@
-"""gradexpr.random against PyTorch's recorded CPU random numbers, bit for bit.
+"""gradexpr.rng against PyTorch's recorded CPU random numbers, bit for bit.
 
 The cases come from tests/data/make_random_cases.py (run under real PyTorch 2.13).
 """
@@ -11,7 +11,8 @@ import os
 import numpy as np
 import pytest
 
-from gradexpr import random as R
+from gradexpr import rng as R
+from gradexpr.rng import engine as E
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "random_cases.json")
 
@@ -206,12 +207,12 @@ def _reference_init_genrand(seed: int) -> np.ndarray:
 @pytest.mark.parametrize("seed", [0, 1, 5, 42, 2**31 - 1, 2**31, 2**32 - 1, 2**32 + 7, 2**64 - 1,
                                   R.DEFAULT_RNG_SEED])
 def test_seeded_key_is_init_genrand(seed):
-    R._KEYS.clear()
-    fresh = R._init_genrand(seed)
+    E._KEYS.clear()
+    fresh = E._init_genrand(seed)
     np.testing.assert_array_equal(fresh, _reference_init_genrand(seed))
     assert fresh.dtype == np.uint32
-    cached = R._init_genrand(seed)                       # from the cache now
-    assert cached is fresh and R._seeded_key(seed)[1] == tuple(_reference_init_genrand(seed).tolist())
+    cached = E._init_genrand(seed)                       # from the cache now
+    assert cached is fresh and E._seeded_key(seed)[1] == tuple(_reference_init_genrand(seed).tolist())
     with pytest.raises(ValueError):                      # shared, so nobody may write to it
         cached[0] = 1
 
@@ -221,11 +222,11 @@ def test_cached_key_gives_the_numbers_of_a_fresh_one():
         return (R.rand((7,), generator=g), R.randn((20,), "float64", generator=g), R.randint(0, 10, (5,), generator=g),
                 g.get_state())
 
-    R._KEYS.clear()
+    E._KEYS.clear()
     first = draws(R.Generator(1234))                     # the key is made here
-    assert 1234 in R._KEYS
+    assert 1234 in E._KEYS
     again = draws(R.Generator(1234))                     # and reused here
-    R._KEYS.clear()
+    E._KEYS.clear()
     fresh = draws(R.Generator(1234))                     # made again from scratch
     for a, b, c in zip(first, again, fresh):
         np.testing.assert_array_equal(a, b)
@@ -237,8 +238,8 @@ def test_cached_key_gives_the_numbers_of_a_fresh_one():
 
 
 def test_the_cache_stays_small():
-    R._KEYS.clear()
-    for s in range(3 * R._KEYS_KEPT):
+    E._KEYS.clear()
+    for s in range(3 * E._KEYS_KEPT):
         R.Generator(s).get_state()
-    assert 0 < len(R._KEYS) <= R._KEYS_KEPT
-    np.testing.assert_array_equal(R._init_genrand(3), _reference_init_genrand(3))
+    assert 0 < len(E._KEYS) <= E._KEYS_KEPT
+    np.testing.assert_array_equal(E._init_genrand(3), _reference_init_genrand(3))

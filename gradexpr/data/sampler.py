@@ -60,7 +60,7 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n = len(self.data_source)
         if self.generator is None:
-            from .. import random as _random
+            from .. import rng as _random
             generator = _random.Generator(draw_seed())
         else:
             generator = self.generator

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, errors
+from .. import dtypes, errors, reduction_order
+from ..exact import fma  # noqa: F401  (the ops' fused multiply-add)
 from ..tensor import _wrap_dim
 
 
@@ -28,39 +29,12 @@ def _ew(fn):
     return fn
 
 
-def fma(a, b, c):
-    """``a * b + c`` rounded once: the fused multiply-add of PyTorch's CPU kernels (``add`` with ``alpha``,
-    ``lerp``, ``addcmul``), so results agree to the last bit, not merely to rounding."""
-    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
-    dt = np.result_type(a, b, c)
-    if dt.kind != "f":
-        return a * b + c
-    if dt.itemsize < 8:         # the product is exact in float64: one rounding there, one to the dtype
-        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dt)
-    # float64: Dekker's exact product and Knuth's exact sum, then a single rounding
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl          # a * b == p + e exactly
-    s = p + c
-    v = s - p
-    t = (p - (s - v)) + (c - v)                                 # p + c == s + t exactly
-    out = s + (t + e)
-    return np.where(np.isfinite(out), out, p + c)
-
-
 def _np_mean(a, axis=None, keepdims=False, dtype=None):
     """NumPy's mean in the input's precision; an empty reduction is nan (without NumPy's warning)."""
     n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis], dtype=np.int64))
     if n == 0:
         return np.full(np.sum(a, axis=axis, keepdims=keepdims).shape, np.nan, a.dtype)
-    return np.mean(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
-
-
-def _split(x):
-    big = x * 134217729.0                                       # 2**27 + 1
-    hi = big - (big - x)
-    return hi, x - hi
+    return reduction_order.torch_mean(a, axis, keepdims)
 
 
 def _scalar_like(value, a):

@@ -171,18 +171,24 @@ def _index_backward(grad, self_shape, index):
     return grad.new_zeros(self_shape)._index_put(index, grad, accumulate=True)
 
 
+def _view_backward(grad, self_shape, index):
+    # a basic index reaches each element once: PyTorch copies the gradient into zeros (slice_backward,
+    # select_backward), so a -0 stays -0 where accumulating (0 + -0) would give +0
+    return grad.new_zeros(self_shape)._index_put(index, grad)
+
+
 getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
-                   self=_index_backward, dtype="first", view=True, domain="real")
+                   self=_view_backward, dtype="first", view=True, domain="real")
 
 
-def _named(base, node, view, forward=None):
-    return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, base.formulas, dtype=base.dtype,
-              view=view, domain=base.domain)
+def _named(base, node, view, forward=None, grads=None):
+    return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, grads or base.formulas,
+              dtype=base.dtype, view=view, domain=base.domain)
 
 
 GETITEM = {name: _named(getitem_basic, name, True)
            for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
-GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False, _index_forward)
+GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False, _index_forward, {"self": _index_backward})
 TABLE["index"] = GETITEM["IndexBackward0"]
 
 

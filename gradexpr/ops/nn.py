@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import errors
+from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
 from .registry import op
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
@@ -99,8 +99,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
 
 
 softplus = op("softplus", "SoftplusBackward0", _softplus,
-              self=lambda grad, self, beta=1.0, threshold=20.0:
-              grad * _F().where(self * beta > threshold, 1.0, (self * beta).sigmoid()),
+              self=corner_grads.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
@@ -111,7 +110,7 @@ def _reduce(x, reduction):
     if reduction == "mean":
         return np.asarray(_np_mean(x))
     if reduction == "sum":
-        return np.asarray(np.sum(x))
+        return np.asarray(reduction_order.torch_sum(x))
     return x
 
 

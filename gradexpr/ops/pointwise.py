@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import dtypes, errors
+from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from .registry import NotDifferentiable, op
 from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
@@ -144,7 +144,15 @@ def _square_grad(grad, self):
 def _pow_scalar_forward(a, exponent):
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
+        with np.errstate(all="ignore"):
+            return _POW_SPECIAL[exponent](a)
     return _pow_forward(a, np.asarray(exponent, a.dtype))
+
+
+# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow()
+_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: np.sqrt,
+                -0.5: lambda a: a.dtype.type(1) / np.sqrt(a), -1: lambda a: a.dtype.type(1) / a}
 
 
 pow_scalar = op("pow_scalar", "PowBackward0", _pow_scalar_forward,
@@ -184,7 +192,7 @@ def _sign(a):
     return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
 
 
-sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real")
 sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive")
@@ -242,7 +250,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero")
+          self=corner_grads.relu_grad, dtype="first", domain="nonzero")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
 
@@ -255,11 +263,11 @@ def _erf(a):
 
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
          dtype=_F_, domain="real")
-floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype=_kernel("floor_vml_cpu"),
+floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
            domain="real")
-ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype=_kernel("ceil_vml_cpu"),
+ceil = op("ceil", "CeilBackward0", np.ceil, self=corner_grads.zero_grad, dtype=_kernel("ceil_vml_cpu"),
           domain="real")
-trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype=_kernel("trunc_vml_cpu"),
+trunc = op("trunc", "TruncBackward0", np.trunc, self=corner_grads.zero_grad, dtype=_kernel("trunc_vml_cpu"),
            domain="real")
 frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
            dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
@@ -276,11 +284,10 @@ def _round(a, decimals=0):
         return np.round(a * s) / s
 
 
-round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype=_kernel("round_vml_cpu"),
+round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtype=_kernel("round_vml_cpu"),
              domain="real")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
-           self=lambda grad, self, other: grad * (other / (self * self + other * other)),
-           other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
+           self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real")
 logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
                self=lambda grad, self, other: grad / (1 + (other - self).exp()),
@@ -291,9 +298,10 @@ logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"
 
 
 def _pick_grad(grad, mine, theirs, greater):
+    # PyTorch's where(self == other, grad / 2, grad).masked_fill_(self loses, 0): a nan keeps grad
     F = _F()
-    win = (mine > theirs) if greater else (mine < theirs)
-    return F.where(mine == theirs, grad / 2, F.where(win, grad, 0.0))
+    lose = (mine < theirs) if greater else (mine > theirs)
+    return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
 
 
 maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import dtypes, errors
+from .. import corner_grads, dtypes, errors, reduction_order
 from ..graph import may_expand_lazily
 from .registry import op
 from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
@@ -24,7 +24,7 @@ def _sum_dtype(ts, params):
 
 
 def _sum(a, dim=None, keepdim=False, dtype=None):
-    return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
+    return reduction_order.torch_sum(a, _dims(dim, a.ndim), keepdim)
 
 
 def _dims_call(values):
@@ -35,7 +35,7 @@ def _dims_call(values):
     return (self,), params
 
 
-sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: reduction_order.torch_sum(a),
              self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real",
              schema="sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 sum_dim = op("sum_dim", "SumBackward1", _sum,
@@ -46,7 +46,7 @@ sum_dim = op("sum_dim", "SumBackward1", _sum,
 
 
 nansum = op("nansum", "NansumBackward0",
-            lambda a, dim, keepdim=False, dtype=None: np.nansum(a, axis=dim, keepdims=keepdim),
+            lambda a, dim, keepdim=False, dtype=None: reduction_order.torch_nansum(a, dim, keepdim),
             self=lambda grad, self, self_shape, dim, keepdim:
             _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
             schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
@@ -118,9 +118,7 @@ prod_dim = op("prod_dim", "ProdBackward1",
               dtype=_sum_dtype, domain="real")
 
 
-def _evenly(grad, self, result):
-    mask = (self == result)
-    return grad * mask / mask.sum()
+_evenly = corner_grads.evenly_distribute
 
 
 def _check_nonempty(a, name):
@@ -339,6 +337,18 @@ norm = op("norm", "LinalgVectorNormBackward0", _norm,
           domain="nonzero", dtype=_norm_dtype)
 
 
+def _dist_grad(grad, self, other, result, p):
+    return _norm_grad(grad, self - other, result, float(p), None, False)
+
+
+dist = op("dist", "DistBackward0", lambda a, b, p=2: _norm(a - b, float(p)), ("self", "other"),
+          self=lambda grad, self, other, result, p=2: _dist_grad(grad, self, other, result, p),
+          other=lambda grad, self, other, result, p=2: -_dist_grad(grad, self, other, result, p),
+          schema="dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", variants="function method",
+          dtype=_floating_only("dist: Expected a floating point tensor as input. Got {}"), domain="real",
+          samples=[((2, 3), (2, 3)), ((2, 3), (3,))])
+
+
 def _logsumexp(a, dim, keepdim=False):
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
@@ -354,19 +364,13 @@ logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                self=lambda grad, self, result, dim, keepdim:
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
                dtype=_F_, domain="real")
-cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: np.cumsum(a, axis=dim % max(a.ndim, 1))
-            .reshape(a.shape) if a.ndim else a.copy(),
+cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
             dtype=_sum_dtype, domain="real")
 
 
-def _cumprod_grad(grad, self, result, dim):
-    # valid where no zeros: sum_{j>=i} grad_j * result_j / self_i
-    return (grad * result).flip(dim).cumsum(dim).flip(dim) / self
-
-
-cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: np.cumprod(a, axis=dim % max(a.ndim, 1))
-             .reshape(a.shape), self=_cumprod_grad, dtype=_sum_dtype, domain="positive")
+cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
+             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 

@@ -5,7 +5,7 @@
 Each case seeds a generator (the default one via torch.manual_seed, or a
 torch.Generator object), runs a list of calls, and records every result plus a hash of
 the generator state afterwards.  tests/test_random.py replays the same calls through
-gradexpr.random and compares bit for bit.  Floats are stored as float.hex strings; for
+gradexpr.rng and compares bit for bit.  Floats are stored as float.hex strings; for
 large results only a SHA-256 of the array bytes and the first and last 20 values.
 """
 from __future__ import annotations

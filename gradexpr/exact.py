@@ -1,0 +1,127 @@
+"""Correctly rounded fused multiply-add and error-free sums, elementwise over NumPy arrays.
+
+PyTorch's CPU kernels are compiled with FMA contraction (``add`` with ``alpha``, ``lerp``,
+``addcmul``, the optimisers' updates, the random distributions' ``x * std + mean``), so a
+result agrees with PyTorch to the last bit only if ``a * b + c`` is rounded once.  NumPy
+has no fma, so it is built here from error-free transformations, once for the whole
+engine:
+
+* ``two_sum(a, b)`` -> ``(s, e)`` with ``s = fl(a + b)`` and ``a + b == s + e`` exactly (Knuth).
+* ``fma32`` -- float32: ``a * b`` is exact in float64, the sum is rounded to float64 and
+  then to float32.  That double rounding is wrong only when the float64 sum lands exactly
+  halfway between two float32 values; those rare elements are nudged toward the exact
+  value first.  (Computing ``a * b + c`` in float64 without that check is 1 ulp off in
+  rare cases: ``torch.add(1 + 2**-23, 2**-12 * (1 - 2**-18), alpha=2**-12 * (1 + 2**-18))``
+  is ``1.0000001192092896`` in PyTorch, not ``1.000000238418579``.)
+* ``fma64`` -- float64: Dekker's exact product, Knuth's exact sum and a sum rounded to odd
+  (Boldo-Melquiond), which makes the final rounding a single correct one.
+* ``fma(a, b, c)`` picks by the operands' result dtype; float16 is computed as PyTorch's
+  CPU kernels compute it, in float32 and rounded once more to float16.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["two_sum", "fma", "fma32", "fma64"]
+
+_SPLIT = 134217729.0                    # 2**27 + 1: Veltkamp's splitting constant for float64
+_LOW29 = np.uint64(0x1FFFFFFF)          # float64 mantissa bits below a float32 mantissa
+_HALF29 = np.uint64(0x10000000)         # ... when the float64 is exactly halfway
+
+
+def two_sum(a, b):
+    """``(s, e)``: ``s`` the rounded sum, ``e`` its exact rounding error (Knuth's TwoSum)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split(x):
+    """Veltkamp's split of float64 ``x`` into two 26-bit halves, ``x == hi + lo`` exactly."""
+    t = _SPLIT * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def _as_f64(v):
+    """A float64 view of float32 operands (exact); scalars become Python floats."""
+    if isinstance(v, np.ndarray):
+        return v if v.dtype == np.float64 else v.astype(np.float64)
+    if isinstance(v, np.generic):
+        return float(v)
+    return v if isinstance(v, float) else float(v)
+
+
+def fma32(a, b, c, check: bool = True) -> np.ndarray:
+    """``a * b + c`` rounded once to float32 (vfmadd*ps), elementwise.
+
+    Operands are float32 values (float32 arrays, float64 arrays holding float32 values, or
+    scalars).  ``check`` may be turned off by callers that know the float64 sum is exact.
+    """
+    a64, b64, c64 = _as_f64(a), _as_f64(b), _as_f64(c)
+    s = np.asarray(np.multiply(a64, b64), dtype=np.float64)
+    if s.shape == np.broadcast_shapes(s.shape, np.shape(c64)):
+        s += c64                        # in place: the random distributions call this on big arrays
+    else:
+        s = s + c64
+    if check and s.size:
+        flat = s.reshape(-1)
+        mid = (flat.view(np.uint64) & _LOW29) == _HALF29
+        if mid.any():
+            idx = np.flatnonzero(mid)
+
+            def pick(v):
+                if not isinstance(v, np.ndarray):
+                    return v
+                return np.broadcast_to(v, s.shape).reshape(-1)[idx]
+
+            with np.errstate(invalid="ignore", over="ignore"):
+                sm, err = two_sum(pick(a64) * pick(b64), pick(c64))
+            # an inexact tie is nudged toward the exact value, so float32 rounding sees its side
+            flat[idx] = np.where(err > 0, np.nextafter(sm, np.inf),
+                                 np.where(err < 0, np.nextafter(sm, -np.inf), sm))
+    return s.astype(np.float32)
+
+
+def _round_odd_sum(x, y):
+    """``x + y`` rounded to odd (Boldo-Melquiond), elementwise float64."""
+    r, err = two_sum(x, y)
+    even = (r.view(np.uint64) & np.uint64(1)) == np.uint64(0)
+    fix = (err != 0) & even
+    if fix.any():
+        r = np.where(fix, np.nextafter(r, np.where(err > 0, np.inf, -np.inf)), r)
+    return r
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """``a * b + c`` rounded once in float64 (std::fma / vfmadd*sd), elementwise."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    a, b, c = np.broadcast_arrays(a, b, c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ph = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        pl = ((ah * bh - ph) + ah * bl + al * bh) + al * bl          # a * b == ph + pl exactly
+        th, tl = two_sum(c, ph)
+        z = np.asarray(th + _round_odd_sum(np.asarray(tl), np.asarray(pl)))
+        # a zero product or addend, or non-finite values: the plain formula is exact or right
+        plain = (ph == 0) | (c == 0) | ~np.isfinite(ph) | ~np.isfinite(c) | ~np.isfinite(z)
+        if plain.any():
+            z = np.where(plain, ph + c, z)
+    return z
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once in the operands' result dtype, as PyTorch's CPU kernels do."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    dt = np.result_type(a, b, c)
+    if dt.kind != "f":
+        return a * b + c
+    if dt == np.float64:
+        return fma64(a, b, c)
+    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = fma32(np.broadcast_to(a.astype(np.float64), shape), b.astype(np.float64), c.astype(np.float64))
+    return r if dt == np.float32 else r.astype(dt)

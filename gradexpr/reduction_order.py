@@ -1,0 +1,416 @@
+"""PyTorch's CPU summation order (``cascade_sum`` in aten/src/ATen/native/cpu/SumKernel.cpp),
+reproduced with NumPy so that ``sum``, ``nansum`` and ``mean`` of float32/float64 tensors
+agree with PyTorch to the last bit.
+
+How PyTorch sums (AVX2 build, which an AVX-512 machine gives the same bits as):
+
+* TensorIterator orders the dimensions fastest-first with the reduced ones in front
+  (``reorder_dimensions``), merges the ones whose strides allow it
+  (``coalesce_dimensions``) and calls a 2-D loop over the first two; further dimensions
+  are iterated around it, each call adding its partial sums into the output (``+=``).
+* The 2-D loop picks one of four shapes: contiguous rows (``vectorized_inner_sum``: the
+  row as vectors of 8 floats / 4 doubles, four vectors interleaved, then the scalar
+  tail, then the lanes), contiguous columns (``vectorized_outer_sum``: 4 vectors of
+  columns at a time summed straight down, the rest row by row), or the scalar forms.
+* Each straight-down sum is the cascade of ``multi_row_sum``: chunks of ``2**p``
+  elements (``p = max(4, ceil(log2(n)) // 4)``) summed in order, chunk sums carried
+  up four levels; ``row_sum`` first splits the row four ways (``ilp_factor``).
+* A full reduction of 32768 elements or more is split between the threads
+  (``two_pass_reduction``): each thread sums its contiguous chunk, then the per-thread
+  partials are summed.  PyTorch uses as many threads as the machine has processors
+  (``OMP_NUM_THREADS`` overrides), so that count is read here the same way.
+
+Lanes become rows of a reshaped array and sums that PyTorch does in order become
+``np.add.accumulate`` along an axis, so no Python loop runs per element.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["torch_sum", "torch_nansum", "torch_mean", "torch_cumsum", "torch_cumprod"]
+
+_GRAIN = 32768                      # at::internal::GRAIN_SIZE
+_LEVELS = 4                         # multi_row_sum's num_levels
+_ILP = 4                            # row_sum's ilp_factor
+_NROWS = 4                          # rows per multi_row_sum call in the outer sums
+_VEC = {4: 8, 8: 4}                 # AVX2 lanes per vector by itemsize (float32, float64)
+
+
+def _threads() -> int:
+    """at::get_num_threads() as PyTorch starts it: OMP_NUM_THREADS, else the usable CPUs."""
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.strip().isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+_THREADS = _threads()
+
+
+def threads() -> int:
+    """The thread count PyTorch would split work between (tests pin it to a recording's)."""
+    return _THREADS
+
+
+def _ceil_log2(n: int) -> int:
+    return 1 if n <= 2 else (n - 1).bit_length()
+
+
+def _in_order(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    """The left-to-right sum along ``axis`` (a running sum, as a C loop adds)."""
+    if axis:
+        a = np.moveaxis(a, axis, 0)
+    n, lanes = a.shape[0], a.shape[1:]
+    if n <= 1:
+        return a[0].copy() if n else np.zeros(lanes, a.dtype)
+    width = a.size // n
+    if width < 2:
+        return np.add.accumulate(a.reshape(n), 0)[-1].reshape(lanes)
+    # NumPy reduces a leading axis of a C-contiguous array row after row, in order (its
+    # pairwise summation only applies along the contiguous last axis)
+    return np.ascontiguousarray(a).reshape(n, width).sum(axis=0).reshape(lanes)
+
+
+def _chunk_sums(a: np.ndarray, chunks: int, step: int) -> np.ndarray:
+    """The running sums of ``chunks`` consecutive groups of ``step`` rows of ``a``."""
+    lanes = a.shape[1:]
+    if not chunks:
+        return np.zeros((0,) + lanes, a.dtype)
+    width = a.size // a.shape[0]
+    if width < 2:
+        return _in_order(a[:chunks * step].reshape((chunks, step) + lanes), axis=1)
+    block = np.ascontiguousarray(a[:chunks * step]).reshape(chunks, step, width)
+    return block.sum(axis=1).reshape((chunks,) + lanes)
+
+
+def _cascade(a: np.ndarray) -> np.ndarray:
+    """multi_row_sum: every lane (trailing axes) of ``a`` summed down axis 0 in the cascade."""
+    n = a.shape[0]
+    power = max(4, _ceil_log2(n) // _LEVELS)
+    step = 1 << power
+    chunks = n // step
+    acc0 = _in_order(a[chunks * step:])                       # the tail, after the last full chunk
+    if not chunks:
+        return acc0
+    s0 = _chunk_sums(a, chunks, step)
+    # level 1 collects chunk sums; every `step` of them moves up to level 2, and so on
+    g1 = chunks // step
+    acc1 = _in_order(s0[g1 * step:])
+    s1 = _chunk_sums(s0, g1, step)
+    g2 = g1 // step
+    acc2 = _in_order(s1[g2 * step:])
+    acc3 = _in_order(_chunk_sums(s1, g2, step))
+    return ((acc0 + acc1) + acc2) + acc3
+
+
+def _row_sum(a: np.ndarray) -> np.ndarray:
+    """row_sum: axis 0 split four ways (element 4i+k to partial k), cascaded, then combined."""
+    n = a.shape[0]
+    m = n // _ILP
+    lanes = a.shape[1:]
+    part = _cascade(a[:m * _ILP].reshape((m, _ILP) + lanes))  # (ILP, *lanes)
+    first = part[0]
+    if n > m * _ILP:
+        first = _in_order(np.concatenate([first[None], a[m * _ILP:]]))
+    return ((first + part[1]) + part[2]) + part[3]
+
+
+def _vectorized_inner(rows: np.ndarray, vec: int) -> np.ndarray:
+    """vectorized_inner_sum: each row (last axis, contiguous) as vectors of ``vec`` lanes."""
+    size0 = rows.shape[-1]
+    nvec = size0 // vec
+    lead = rows.shape[:-1]
+    v = np.moveaxis(rows[..., :nvec * vec].reshape(lead + (nvec, vec)), -2, 0)
+    lanes = _row_sum(v)                                      # (*lead, vec)
+    tail = rows[..., nvec * vec:]
+    seq = np.concatenate([tail, lanes], axis=-1)             # scalar tail first, then the lanes
+    return _in_order(np.moveaxis(seq, -1, 0))
+
+
+def _outer(block: np.ndarray, group: int) -> np.ndarray:
+    """The outer sums: columns (last axis) in groups of ``group`` summed straight down
+    (multi_row_sum), the remaining columns by row_sum; axis -2 is the reduced one."""
+    cols = block.shape[-1]
+    full = cols // group * group
+    down = np.moveaxis(block, -2, 0)
+    out = np.empty(down.shape[1:], block.dtype)
+    if full:
+        out[..., :full] = _cascade(down[..., :full])
+    if full < cols:
+        out[..., full:] = _row_sum(down[..., full:])
+    return out
+
+
+def _loop2d(block: np.ndarray, in0: int, in1: int) -> np.ndarray:
+    """cascade_sum's 2-D loop over ``block`` (``[..., size1, size0]``) whose dim 0 is reduced,
+    given the input's byte strides of dims 0 and 1: one partial sum per row (``[..., size1]``)."""
+    item = block.itemsize
+    vec = _VEC[item]
+    size1, size0 = block.shape[-2], block.shape[-1]
+    if in0 == item and size0 >= vec:
+        return _vectorized_inner(block, vec)
+    if in1 == item and size1 >= vec:
+        return _outer(np.swapaxes(block, -1, -2), _NROWS * vec)
+    if in0 < in1:
+        return _row_sum(np.moveaxis(block, -1, 0))
+    return _outer(np.swapaxes(block, -1, -2), _NROWS)
+
+
+def _should_swap(a, b) -> int:
+    """reorder_dimensions' comparison of dims ``a``, ``b`` = (size, out_stride, in_stride)."""
+    for k in (1, 2):
+        s0, s1 = a[k], b[k]
+        if k == 1 and (s0 == 0) != (s1 == 0):
+            return 1 if s1 == 0 else -1
+        if s0 == 0 or s1 == 0:
+            continue
+        if s0 < s1:
+            return -1
+        if s0 > s1:
+            return 1
+        if a[0] > b[0]:
+            return 1
+    return 0
+
+
+def _iteration_dims(x: np.ndarray, reduced: set):
+    """TensorIterator's dims for ``x`` reduced over ``reduced``: (size, out_stride, in_stride,
+    axes) fastest first, reordered and coalesced; ``axes`` lists the source axes merged."""
+    out_strides, stride = {}, x.itemsize
+    for ax in reversed(range(x.ndim)):
+        if ax not in reduced:
+            out_strides[ax] = stride
+            stride *= x.shape[ax]
+    dims = [(x.shape[ax], out_strides.get(ax, 0), x.strides[ax], [ax])
+            for ax in reversed(range(x.ndim)) if x.shape[ax] != 1]
+    for i in range(1, len(dims)):                            # insertion sort, as PyTorch does it
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = _should_swap(dims[k], dims[j])
+            if c > 0:
+                dims[k], dims[j] = dims[j], dims[k]
+                j = k
+            elif c < 0:
+                break
+    merged = []
+    for d in dims:
+        if merged:
+            p = merged[-1]
+            if p[0] * p[1] == d[1] and p[0] * p[2] == d[2]:
+                merged[-1] = (p[0] * d[0], p[1], p[2], p[3] + d[3])
+                continue
+        merged.append(d)
+    return merged
+
+
+def _iteration_view(x: np.ndarray, dims: list) -> np.ndarray:
+    """x seen through the iteration dims, slowest first (NumPy's order)."""
+    order = [ax for d in reversed(dims) for ax in reversed(d[3])]
+    ones = [ax for ax in range(x.ndim) if x.shape[ax] == 1]
+    return np.transpose(x, ones + order).reshape([d[0] for d in reversed(dims)])
+
+
+def _serial(view: np.ndarray, dims: list) -> np.ndarray:
+    """serial_for_each over a whole iteration space (``view``, its ``dims``): the outputs,
+    kept dims in view order (a 0-d array for a full reduction)."""
+    zero = view.dtype.type(0)
+    if not dims:
+        return np.asarray(view.reshape(()) + zero)
+    if len(dims) == 1:                                       # a 1-D loop: size1 = 1, stride 0
+        dims = dims + [(1, 0, 0, [])]
+        view = view[None]
+    reduced = [d[1] == 0 for d in reversed(dims)]           # per view axis
+    d0, d1 = dims[0], dims[1]
+    if d0[1] != 0 and d1[1] == 0:                            # only dim 1 reduced: make it dim 0
+        view = np.swapaxes(view, -1, -2)
+        d0, d1 = d1, d0
+    if d0[1] != 0:
+        partial = view                                       # nothing reduced: out = 0 + x
+    else:
+        partial = _loop2d(view, d0[2], d1[2])
+        reduced = reduced[:-2] + [d1[1] == 0]
+    # the outer reduced dims (and a reduced dim 1) add their partials into the output in order
+    axes = [i for i, r in enumerate(reduced) if r]
+    if axes:
+        keep = [i for i, r in enumerate(reduced) if not r]
+        arr = np.transpose(partial, axes + keep)
+        partial = _in_order(arr.reshape((-1,) + arr.shape[len(axes):]))
+    return partial + zero
+
+
+def _split_dim(dims: list, threads: int) -> int:
+    """find_split_dim: the outermost kept dim with at least one column per thread, else the
+    largest kept one."""
+    best = len(dims) - 1
+    for k in range(len(dims) - 1, -1, -1):
+        if dims[k][1] == 0:
+            break
+        if dims[k][0] >= threads:
+            return k
+        if dims[k][0] > dims[best][0]:
+            best = k
+    return best
+
+
+def _parallel_dims(view: np.ndarray, dims: list) -> np.ndarray:
+    """parallel_dim_reduction: the kept dim ``find_split_dim`` picks is cut between the
+    threads (at 128-byte boundaries when it is contiguous), each part summed on its own."""
+    k = _split_dim(dims, _THREADS)
+    cols = dims[k][0]
+    axis = len(dims) - 1 - k                                 # its view axis
+    out_axis = sum(1 for d in dims[k + 1:] if d[1] != 0)     # its place among the outputs
+    nthreads = min(_THREADS, cols)
+    chunk = -(-cols // nthreads)
+    per_128 = 128 // view.itemsize if dims[k][2] == view.itemsize else 1
+    parts = []
+    for t in range(nthreads):
+        begin, end = t * chunk, min(cols, (t + 1) * chunk)
+        begin -= begin % per_128
+        if end != cols:
+            end -= end % per_128
+        if begin >= end:
+            continue
+        sub = dims[:k] + [(end - begin,) + tuple(dims[k][1:])] + dims[k + 1:]
+        parts.append(_serial(np.take(view, np.arange(begin, end), axis=axis), sub))
+    return np.concatenate(parts, axis=out_axis)
+
+
+def _line_sum(x: np.ndarray) -> np.ndarray:
+    """The sum of a contiguous 1-D ``x`` of at least one vector (vectorized_inner_sum's one
+    row), without the general machinery: the common case, kept cheap."""
+    vec = _VEC[x.itemsize]
+    n = x.size
+    nvec = n // vec
+    m = nvec // _ILP
+    width = _ILP * vec
+    if m == 0:
+        lanes = np.zeros(width, x.dtype)
+    elif m < 16:                                             # one cascade chunk: a running sum
+        lanes = np.add.accumulate(x[:m * width].reshape(m, width))[-1]
+    else:
+        lanes = _cascade(x[:m * width].reshape(m, width))
+    part = lanes.reshape(_ILP, vec)
+    first = part[0].copy()
+    for i in range(m * _ILP, nvec):                          # the vectors after the last group
+        first += x[i * vec:(i + 1) * vec]
+    acc = ((first + part[1]) + part[2]) + part[3]
+    seq = np.concatenate([x[nvec * vec:], acc])
+    return np.add.accumulate(seq)[-1] + x.dtype.type(0)
+
+
+def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
+    full = len(dims) == x.ndim
+    if full and x.flags.c_contiguous and x.size >= _VEC[x.itemsize]:
+        line = x.reshape(-1)
+        if x.size < _GRAIN or _THREADS == 1:
+            return np.asarray(_line_sum(line))
+        return _two_pass(line)
+    reduced = set(dims)
+    it = _iteration_dims(x, reduced)
+    view = _iteration_view(x, it)
+    full = all(x.shape[a] == 1 or a in reduced for a in range(x.ndim))
+    if x.size < _GRAIN or _THREADS == 1:
+        out = _serial(view, it)
+    elif not full:
+        out = _parallel_dims(view, it)
+    elif len(it) == 1:
+        out = _two_pass(view)
+    else:
+        out = _serial(view, it)                              # (not split here: a rare layout)
+    kept_shape = tuple(x.shape[a] for a in range(x.ndim) if a not in reduced)
+    kept_in_view = [ax for d in reversed(it) if d[1] != 0 for ax in reversed(d[3])]
+    kept_sorted = sorted(kept_in_view)
+    if kept_in_view != kept_sorted:                          # outputs back in source order
+        shape = [x.shape[a] for a in kept_in_view]
+        out = np.transpose(out.reshape(shape), [kept_in_view.index(a) for a in kept_sorted])
+    return np.ascontiguousarray(out).reshape(kept_shape)
+
+
+def _two_pass(line: np.ndarray) -> np.ndarray:
+    """two_pass_reduction of a 1-D sum: each thread sums a contiguous chunk, then the
+    per-thread partials (one slot per thread, zero if unused) are summed."""
+    n = line.size
+    nthreads = min(_THREADS, -(-n // _GRAIN))
+    chunk = -(-n // nthreads)
+    partials = np.zeros(_THREADS, line.dtype)
+    for t in range(nthreads):
+        piece = line[t * chunk:(t + 1) * chunk]
+        if piece.size:
+            partials[t] = _line_sum(piece) if piece.flags.c_contiguous and piece.size >= _VEC[piece.itemsize] \
+                else _serial(piece, [(piece.size, 0, piece.strides[0], [0])])
+    return _serial(partials, [(partials.size, 0, partials.itemsize, [0])])
+
+
+def _dims_of(x: np.ndarray, dim) -> tuple:
+    if dim is None:
+        return tuple(range(x.ndim))
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % x.ndim for d in dim) if x.ndim else ()
+    return (dim % x.ndim,) if x.ndim else ()
+
+
+def _exact_kind(x) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64) and x.size > 0
+
+
+def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+    """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64; others via NumPy)."""
+    dims = _dims_of(x, dim)
+    if not _exact_kind(x) or (dims == () and x.ndim):
+        return np.sum(x, axis=dims if dim is not None else None, keepdims=keepdim)
+    out = _reduce(x, dims)
+    if keepdim:
+        out = out.reshape(tuple(1 if a in dims else s for a, s in enumerate(x.shape)))
+    return out
+
+
+def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+    """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
+    if _exact_kind(x):
+        x = np.where(np.isnan(x), x.dtype.type(0), x)
+        return torch_sum(x, dim, keepdim)
+    return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
+
+
+def torch_mean(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+    """``torch.mean`` on CPU: the sum in PyTorch's order, divided by the count."""
+    dims = _dims_of(x, dim)
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    return np.asarray(torch_sum(x, dim, keepdim) / x.dtype.type(count))
+
+
+def torch_cumsum(x: np.ndarray, dim: int) -> np.ndarray:
+    """``torch.cumsum`` on CPU: a running sum in CPU's accumulation type (``acc_type<T, false>``:
+    double for float32, float for float16), each output rounded once to the dtype."""
+    if x.ndim == 0:
+        return x.copy()
+    axis = dim % x.ndim
+    acc = _CUM_ACC.get(x.dtype)
+    if acc is not None:
+        out = np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype)
+    else:
+        out = np.cumsum(x, axis=axis)
+    if out.dtype.kind == "f":
+        out += out.dtype.type(0)      # the running sum starts at +0: a zero sum is never -0
+    return out
+
+
+def torch_cumprod(x: np.ndarray, dim: int) -> np.ndarray:
+    """``torch.cumprod`` on CPU: a running product in the accumulation type, as cumsum."""
+    if x.ndim == 0:
+        return x.copy()
+    acc = _CUM_ACC.get(x.dtype)
+    if acc is not None:
+        return np.cumprod(x, axis=dim % x.ndim, dtype=acc).astype(x.dtype)
+    return np.cumprod(x, axis=dim % x.ndim)
+
+
+# acc_type<T, /*is_cuda=*/false> of the cumulative kernels
+_CUM_ACC = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
