@@ -138,6 +138,14 @@ class Tensor:
     def _version(self) -> int:
         return self._version_counter[0]
 
+    def register_hook(self, hook):
+        from .hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from .hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self):
         if self.grad_fn is None:
             if not self._requires_grad:
