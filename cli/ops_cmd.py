@@ -1,6 +1,6 @@
 """``gradexpr ops``: the op table — each entry's name, PyTorch node name and differentiable inputs.
 
-The listing reads ``gradexpr.derivatives.TABLE`` itself, so it is always the table the
+The listing reads ``gradexpr.ops.TABLE`` itself, so it is always the table the
 engine runs: what an entry records in the graph (``MulBackward0``), which of its inputs
 receive a gradient, which PyTorch leaves without one (``NotImplemented``: asking fails),
 the domain its gradient check samples, and whether it is checked to second order.
@@ -38,9 +38,9 @@ def _describe(name, entry) -> dict:
 
 
 def _rows(patterns) -> list:
-    from gradexpr import derivatives, functions  # noqa: F401  (functions registers fill_ and copy_)
+    from gradexpr import functions, ops  # noqa: F401  (functions binds the surface)
 
-    rows = [_describe(name, entry) for name, entry in derivatives.TABLE.items()]
+    rows = [_describe(name, entry) for name, entry in ops.TABLE.items()]
     if patterns:
         def matches(row):
             keys = (row["name"], row["node"] or "")

@@ -55,11 +55,11 @@ _TORCH_FUNCTIONS = """
 tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace logspace
 rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
-square abs absolute sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
+square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal sum nansum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+isclose allclose equal sum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
@@ -84,7 +84,8 @@ def build() -> dict:
 
 
 def _build() -> dict:
-    torch_names = {name: getattr(T, name) for name in _TORCH_FUNCTIONS}
+    from . import surface
+    torch_names = surface.namespace("function", {name: getattr(T, name) for name in _TORCH_FUNCTIONS})
     torch_names.update(_dtype_names())
     torch_names.update({
         "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,
@@ -96,14 +97,16 @@ def _build() -> dict:
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
-                        "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled})
-    linalg = Namespace("torch.linalg", {
+                        "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
+                        "inference_mode": graph.inference_mode,
+                        "is_inference_mode_enabled": graph.is_inference_mode_enabled})
+    linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
-        "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+        "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", {n: getattr(NF, n) for n in fn_names})
+    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
     nn = Namespace("torch.nn", {"functional": F})
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})

@@ -38,7 +38,19 @@ def _member(module_maker, member):
     return lambda namespace: getattr(module_maker(namespace), member)
 
 
+def _grad_mode(namespace):
+    from . import graph
+    return namespace("torch.autograd.grad_mode", {
+        "no_grad": graph.no_grad, "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
+        "inference_mode": graph.inference_mode})
+
+
 _MAKERS = {
+    "grad_mode": _grad_mode,
+    "inference_mode": _member(_grad_mode, "inference_mode"),
+    "no_grad": _member(_grad_mode, "no_grad"),
+    "enable_grad": _member(_grad_mode, "enable_grad"),
+    "set_grad_enabled": _member(_grad_mode, "set_grad_enabled"),
     "function": _function,
     "Function": _member(_function, "Function"),
     "graph": _graph,

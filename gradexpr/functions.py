@@ -16,12 +16,13 @@ import numbers
 
 import numpy as np
 
-from . import derivatives as D
+from . import ops as D
 from . import dtypes, errors, limits
 from .dtypes import DType
 from .graph import Node, _grad_enabled
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
+from .ops.common import _reduce_dim
 from .tensor import Size, Tensor, _wrap_dim
 
 _bpy = builtins
@@ -710,7 +711,7 @@ def neg(input, *, out=None):
 
 
 negative = neg
-abs = absolute = _unary(D.abs_)
+abs = _unary(D.abs_)
 sign = _unary(D.sign)
 sgn = _unary(D.sgn)
 sqrt = _unary(D.sqrt)
@@ -857,22 +858,6 @@ def equal(input, other) -> bool:
 
 
 # ================================================================ reductions
-def _reduce_dim(dim, t, empty_means_all=True):
-    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
-    if dim is None:
-        return None
-    n = t._data.ndim
-    if isinstance(dim, (tuple, list)):
-        if not dim:
-            return tuple(range(n)) if empty_means_all else ()
-        dims = tuple(_wrap_dim(d, n) for d in dim)
-        for k, d in enumerate(dims):
-            if d in dims[:k]:
-                raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        return dims
-    return _wrap_dim(dim, n)
-
-
 def _int_dim(dim, name, position=None):
     if isinstance(dim, (tuple, list)):
         where = f" (position {position})" if position else ""
@@ -898,10 +883,6 @@ def sum(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=Fals
         return apply(D.sum_all, (input,), params)
     keepdim = keepdim is not _UNSET and keepdim
     return apply(D.sum_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
-
-
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    return sum(where(isnan(input), 0.0, input), _UNSET if dim is None else dim, keepdim, dtype=dtype)
 
 
 def mean(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
@@ -2357,7 +2338,7 @@ def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
     if _grad_enabled.get() and (self._requires_grad or src._requires_grad):
-        result = apply(D.COPY, (self, src))
+        result = apply(D.copy_inplace, (self, src))
         write_inplace(self, result)
         return self
     check_writeable(self)
@@ -2390,8 +2371,6 @@ def squeeze_(self, dim=None):
     return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _wrap_dim(dim, self._data.ndim)})
 
 
-D.COPY = D.op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype), ("self", "src"),
-              self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real")
 
 
 # ================================================================ Tensor methods and operators
@@ -2529,7 +2508,7 @@ _METHODS = {
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
     "true_divide": true_divide, "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
     "neg": neg, "negative": neg, "pow": pow, "float_power": float_power, "square": square, "abs": abs,
-    "absolute": abs, "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
+    "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
     "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p, "sin": sin, "cos": cos, "tan": tan,
     "asin": asin, "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan, "atan2": atan2,
     "arctan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
@@ -2542,7 +2521,7 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "nansum": nansum, "mean": _mean_method, "prod": prod, "max": _max_method,
+    "sum": _sum_method, "mean": _mean_method, "prod": prod, "max": _max_method,
     "min": _min_method, "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
@@ -2637,11 +2616,12 @@ def _bind():
     g = globals()
     for name in _NUMPY_NAMED:
         g[name] = _numpy_names(g[name], name)
-    for name, fn in _METHODS.items():
-        setattr(Tensor, name, fn)
+    methods = dict(_METHODS)
     for name in _INPLACE:
         if name in _METHODS or name in globals():
-            setattr(Tensor, name + "_", _inplace_of(name))
+            methods[name + "_"] = _inplace_of(name)
+    from . import surface
+    surface.bind_tensor(methods)
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     Tensor.T = property(_T)
@@ -2653,7 +2633,7 @@ def _bind():
 # the torch.X functions with a dim/keepdim parameter (api.py reads them from this module)
 _NUMPY_NAMED = [name for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
                                   "std", "var", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all",
-                                  "any", "count_nonzero", "nansum", "cat", "concat", "concatenate", "stack", "squeeze",
+                                  "any", "count_nonzero", "cat", "concat", "concatenate", "stack", "squeeze",
                                   "unsqueeze", "flatten", "unflatten", "chunk", "tensor_split", "unbind",
                                   "narrow", "select", "index_select", "index_add", "gather", "scatter", "scatter_add",
                                   "roll", "movedim", "vector_norm", "matrix_norm", "linalg_norm")

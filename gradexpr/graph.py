@@ -100,7 +100,40 @@ class set_grad_enabled(_GradMode):
         return False
 
 
-for _cls in (no_grad, enable_grad, set_grad_enabled):     # named where PyTorch defines them
+_inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
+
+
+class inference_mode(_GradMode):
+    """``torch.inference_mode(mode=True)``: no graph is recorded (as no_grad). (PyTorch's inference
+    tensors, which refuse later autograd use and version counting, are not modelled.)"""
+
+    def __init__(self, mode: bool = True):
+        super().__init__()
+        self._mode = not mode
+        self._inference = bool(mode)
+
+    def __enter__(self):
+        self._tokens.append((_grad_enabled.set(self._mode), _inference_mode.set(self._inference)))
+        return None
+
+    def __exit__(self, *exc):
+        grad, inference = self._tokens.pop()
+        _inference_mode.reset(inference)
+        _grad_enabled.reset(grad)
+        return False
+
+    def __call__(self, fn):
+        def wrapped(*args, **kwargs):
+            with self.__class__(self._inference):
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+def is_inference_mode_enabled() -> bool:
+    return _inference_mode.get()
+
+
+for _cls in (no_grad, enable_grad, set_grad_enabled, inference_mode):     # named where PyTorch defines them
     _cls.__module__ = "torch.autograd.grad_mode"
     _cls.__qualname__ = _cls.__name__
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import derivatives as D
+from . import ops as D
 from . import dtypes, errors
 from . import functions as T
 from .op import apply, apply_inplace

@@ -1,6 +1,6 @@
 """The op record and its application: forward on NumPy, then the graph node.
 
-An ``Op`` is one entry of the table in ``derivatives.py``: PyTorch's node name, a
+An ``Op`` is one entry of the op table (``ops/``): PyTorch's node name, a
 NumPy forward, and one backward formula per differentiable input written with
 Tensor operations. A formula's parameter names say what it needs — ``grad``, an
 input's name (the input tensor, saved with its version), ``result`` (the output),
@@ -19,147 +19,13 @@ import numpy as np
 from . import dtypes, errors, limits
 from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTensor, SavedTensors, _grad_enabled,
                     set_output_nr)
+from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
 
-
-class NotDifferentiable:
-    """Marker for an input whose derivative PyTorch does not implement."""
-
-    def __init__(self, why: str = ""):
-        self.why = why
-
-
-NOT_DIFFERENTIABLE = NotDifferentiable()
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
 np.seterr(all="ignore")
 _EMPTY = {}
-
-
-class Op:
-    __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
-                 "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
-                 "_calls", "_plans", "_any_optional", "edges")
-
-    def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
-                 view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None):
-        self.name = name
-        self.node = node
-        self.forward = forward
-        self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
-        self.inputs = tuple(i.lstrip("*") for i in inputs)
-        self.formulas = dict(grads or {})
-        # which inputs are edges of the node (PyTorch's next_functions): those the op differentiates or
-        # declares not implemented; indices, masks and targets are not (all inputs of a variadic op are)
-        self.edges = None if self.variadic else tuple(i in self.formulas for i in self.inputs)
-        self.dtype = dtype
-        self.cast = cast
-        self.view = view
-        self.domain = domain
-        self.differentiable = differentiable and bool(self.formulas)
-        self.doc = doc
-        self.twice = twice
-        # elementwise ops broadcast their inputs (checked with PyTorch's message before computing)
-        self.broadcast = (dtype in ("promote", "float", "compare") and len(inputs) > 1) if broadcast is None \
-            else broadcast  # False where a second derivative is not meaningful to test (kinks, piecewise)
-        self._save_cache = {}
-        self._plans = {}
-
-    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
-
-    def __getattr__(self, name):
-        """The formulas' argument lists and callers, worked out the first time one is read.
-
-        A run uses a handful of the table's entries; preparing all of them when the table is
-        built cost a millisecond of every start-up. (``__getattr__`` runs only while a slot
-        is still unset, so reading them later costs nothing extra.)
-        """
-        if name not in Op._PREPARED:
-            raise AttributeError(name)
-        formulas = {k: f for k, f in self.formulas.items() if callable(f)}
-        self._args = {k: f.__code__.co_varnames[:f.__code__.co_argcount] for k, f in formulas.items()}
-        # names a formula can do without (it has a default for them)
-        self._optional = {k: set(f.__code__.co_varnames[f.__code__.co_argcount - len(f.__defaults__ or ()):
-                                                        f.__code__.co_argcount])
-                          for k, f in formulas.items()}
-        self._any_optional = frozenset().union(*self._optional.values())
-        # per input: a call of its formula reading its arguments from the backward context
-        self._calls = {k: _caller(f, self._optional[k]) for k, f in formulas.items()}
-        return getattr(self, name)
-
-    def __repr__(self):
-        return f"<op {self.name} -> {self.node}>"
-
-    def save_names(self, needs):
-        """The context names read by the formulas of the inputs in ``needs`` (a tuple of bools)."""
-        names = self._save_cache.get(needs)
-        if names is None:
-            s = []
-            for name, need in zip(self.inputs if not self.variadic else self.inputs * len(needs), needs):
-                if need:
-                    for a in self._args.get(name, ()):
-                        if a != "grad" and a not in s:
-                            s.append(a)
-            names = self._save_cache[needs] = tuple(s)
-        return names
-
-    def save_plan(self, needs):
-        """``save_names(needs)`` with how ``apply`` gets each: (name, _RESULT | _INPUTS | input index | _LATE)."""
-        plan = self._plans.get(needs)
-        if plan is None:
-            plan = []
-            for name in self.save_names(needs):
-                if name == "result":
-                    plan.append((name, _RESULT))
-                elif self.variadic and name == self.inputs[0]:
-                    plan.append((name, _INPUTS))
-                elif name in self.inputs:
-                    plan.append((name, self.inputs.index(name)))
-                else:
-                    plan.append((name, _LATE))      # a parameter, an extra, a shape or dtype: see _record
-            plan = self._plans[needs] = tuple(plan)
-        return plan
-
-    def optional(self, name):
-        return name in self._any_optional
-
-    def backward(self, ctx, needed):
-        """Gradients for each input, None where not needed."""
-        if self.variadic:
-            name = self.inputs[0]
-            f = self.formulas[name]
-            grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
-            return [g if n else None for g, n in zip(grads, needed)]
-        out = []
-        for name, need in zip(self.inputs, needed):
-            if not need:
-                out.append(None)
-                continue
-            call = self._calls.get(name)
-            if call is None:
-                f = self.formulas.get(name, NOT_DIFFERENTIABLE)
-                raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
-                                          if not getattr(f, "why", "") else f.why)
-            out.append(call(ctx))
-        return out
-
-
-_RESULT, _INPUTS, _LATE = -1, -2, -3
-
-
-def _caller(f, optional):
-    """``ctx -> f(...)`` with f's arguments taken from ctx by name (optional ones only if present)."""
-    names = f.__code__.co_varnames[:f.__code__.co_argcount]
-    if optional:
-        required = tuple(n for n in names if n not in optional)
-        return lambda ctx: f(*[ctx[a] for a in required], **{a: ctx[a] for a in optional if a in ctx})
-    if len(names) == 1:
-        a, = names
-        return lambda ctx: f(ctx[a])
-    if len(names) == 2:
-        a, b = names
-        return lambda ctx: f(ctx[a], ctx[b])
-    return lambda ctx: f(*[ctx[a] for a in names])
 
 
 # ---------------------------------------------------------------- inputs
@@ -613,8 +479,8 @@ def _edge(t: Tensor):
 
 
 def _D():
-    from . import derivatives
-    return derivatives
+    from . import ops
+    return ops
 
 
 class ViewGeometry:

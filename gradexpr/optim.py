@@ -6,7 +6,7 @@ import collections
 import numpy as np
 
 from . import dtypes, errors
-from .derivatives import _lerp, fma
+from .ops.common import _lerp, fma
 from .graph import no_grad
 from .op import bump_version
 from .tensor import Tensor

@@ -5,7 +5,7 @@ tests/programs/engine/."""
 import numpy as np
 import pytest
 
-from gradexpr import derivatives as D
+from gradexpr import ops as D
 from gradexpr import errors, testing
 from gradexpr.api import build
 from gradexpr.graph import CopySlices, InvalidGradFn

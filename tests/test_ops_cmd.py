@@ -6,7 +6,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from gradexpr import derivatives as D
+from gradexpr import ops as D
 from gradexpr import functions  # noqa: F401  (registers the in-place fill_/copy_ entries)
 from gradexpr.cli.main import cli
 

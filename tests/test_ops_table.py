@@ -1,6 +1,7 @@
 """Every entry of the op table, checked against central differences.
 
-``CASES`` gives each differentiable entry one or more sample calls through the public
+``CASES`` (and each entry's own ``samples``, called through the names the table binds for it) give
+each differentiable entry one or more sample calls through the public
 functions (``torch.X``, ``F.X``, tensor methods): a function of float64 tensors drawn
 from the entry's ``domain`` (``gradexpr.testing.DOMAINS``) with the given shapes. The
 non-differentiable arguments a call needs (conditions, masks, indices, targets) are
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from gradexpr import api, derivatives as D, functions as T, testing
+from gradexpr import api, functions as T, ops as D, testing
 from gradexpr.errors import GxError
 
 G = api.build()
@@ -282,6 +283,30 @@ CASES: dict[str, list[Case]] = {
     "copy": [case(_copy, (2, 3), (3,))],
 }
 
+
+
+def _sample_cases(entry):
+    """The entry's own samples, called through every public name the table binds for it."""
+    names = {line.partition("(")[0].split(".")[0] for line in entry.schema}
+    calls = []
+    for public in sorted(names):
+        if "function" in entry.variants:
+            calls.append(lambda *xs, f=getattr(torch, public): f(*xs))
+        if "method" in entry.variants:
+            calls.append(lambda x, *xs, m=public: getattr(x, m)(*xs))
+        if "inplace" in entry.variants:
+            calls.append(lambda x, *xs, m=public + "_": getattr(x * 1, m)(*xs))
+        if "F" in entry.variants:
+            calls.append(lambda *xs, f=getattr(F, public): f(*xs))
+        if "linalg" in entry.variants:
+            calls.append(lambda *xs, f=getattr(torch.linalg, public): f(*xs))
+    return [case(call, *shapes) for shapes in entry.samples for call in calls]
+
+
+for _name, _entry in D.TABLE.items():
+    if _entry.samples:
+        CASES.setdefault(_name, []).extend(_sample_cases(_entry))
+
 # entries whose gradient PyTorch does not implement: asking for it must fail, never give zeros
 NOT_IMPLEMENTED = {
     "floor_divide": lambda x: x // 2.0,
@@ -395,3 +420,14 @@ def test_numerical_jacobian_layout_and_values():
 def test_sample_rejects_an_unknown_domain():
     with pytest.raises(GxError, match="unknown sampling domain"):
         testing.sample("imaginary", (2,))
+
+
+@pytest.mark.parametrize("alias", sorted(D.ALIASES))
+def test_an_alias_is_its_target_wherever_the_target_is_bound(alias):
+    from gradexpr.tensor import Tensor
+    target = D.ALIASES[alias]
+    places = [(space, getattr(space, target)) for space in (torch, F, torch.linalg, Tensor)
+              if target in dir(space)]
+    assert places, f"{alias}: its target {target} is bound nowhere"
+    for space, bound in places:
+        assert getattr(space, alias) is bound

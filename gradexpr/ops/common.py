@@ -1,0 +1,143 @@
+"""NumPy helpers and dtype rules shared by the op families."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes, errors
+from ..tensor import _wrap_dim
+
+
+def _F():
+    from .. import functions
+    return functions
+
+
+def _NN():
+    from .. import nn_functional
+    return nn_functional
+
+
+def _apply(entry, args, params=None):
+    from ..op import apply
+    return apply(entry, args, params or {})
+
+
+# ============================================================ numpy helpers
+def _ew(fn):
+    """An elementwise forward (floating-point warnings are off engine-wide, see op.py)."""
+    return fn
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once: the fused multiply-add of PyTorch's CPU kernels (``add`` with ``alpha``,
+    ``lerp``, ``addcmul``), so results agree to the last bit, not merely to rounding."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    dt = np.result_type(a, b, c)
+    if dt.kind != "f":
+        return a * b + c
+    if dt.itemsize < 8:         # the product is exact in float64: one rounding there, one to the dtype
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(dt)
+    # float64: Dekker's exact product and Knuth's exact sum, then a single rounding
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl          # a * b == p + e exactly
+    s = p + c
+    v = s - p
+    t = (p - (s - v)) + (c - v)                                 # p + c == s + t exactly
+    out = s + (t + e)
+    return np.where(np.isfinite(out), out, p + c)
+
+
+def _np_mean(a, axis=None, keepdims=False, dtype=None):
+    """NumPy's mean in the input's precision; an empty reduction is nan (without NumPy's warning)."""
+    n = a.size if axis is None else int(np.prod([a.shape[d] for d in axis], dtype=np.int64))
+    if n == 0:
+        return np.full(np.sum(a, axis=axis, keepdims=keepdims).shape, np.nan, a.dtype)
+    return np.mean(a, axis=axis, keepdims=keepdims, dtype=a.dtype)
+
+
+def _split(x):
+    big = x * 134217729.0                                       # 2**27 + 1
+    hi = big - (big - x)
+    return hi, x - hi
+
+
+def _scalar_like(value, a):
+    return np.asarray(value, a.dtype) if a.dtype.kind == "f" else value
+
+
+def _lerp(a, b, weight):
+    """PyTorch's lerp: start + w (end - start) for |w| < 0.5, else end - (1 - w)(end - start), fused."""
+    w = np.asarray(weight, a.dtype)
+    small = np.abs(w) < 0.5
+    return fma(np.where(small, w, w - 1), b - a, np.where(small, a, b)).astype(a.dtype)
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % max(ndim, 1) for d in dim) if ndim else ()
+    return (dim % max(ndim, 1),) if ndim else ()
+
+
+def _restore(grad, shape, dim, keepdim):
+    """Re-insert the reduced dimensions of ``grad`` so it broadcasts against an input of ``shape``."""
+    if keepdim or dim is None or len(shape) == 0:
+        return grad if dim is not None or grad.dim() == len(shape) else grad.reshape((1,) * len(shape))
+    for d in sorted(_dims(dim, len(shape))):
+        grad = grad.unsqueeze(d)
+    return grad
+
+
+_CAP = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+        "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+def _kernel(kernel, base="first", refuse="b", on="first"):
+    """A dtype rule for an op PyTorch has no CPU kernel for on some input dtypes (``refuse``: "b" bool,
+    "iu" integers): PyTorch's ``NotImplementedError: "<kernel>" not implemented for 'Bool'``, else
+    the ``base`` rule ("first": the input's dtype; "float": promoted, integers to the default float).
+    ``on``: the dtype the kernel is chosen by, the "first" input's or the "promoted" one of all."""
+    def rule(ts, params):
+        d = ts[0]._dtype if on == "first" else dtypes.result_type(ts)
+        if np.dtype(d.np).kind in refuse:
+            name = kernel(ts, params) if callable(kernel) else kernel
+            raise errors.NotImplementedError(f'"{name}" not implemented for \'{_CAP[d.name]}\'')
+        if base == "first":
+            return None, d
+        out = dtypes.result_type(ts)
+        if base == "float" and out.category != 2:
+            out = dtypes.default_float
+        return out, out
+    return rule
+
+
+def _floating_only(message):
+    """A dtype rule for ops defined on floating tensors only: PyTorch's RuntimeError otherwise."""
+    def rule(ts, params):
+        d = ts[0]._dtype
+        if d.category != 2:
+            raise errors.RuntimeError(message.format(_CAP[d.name]))
+        return d, d
+    return rule
+
+
+_NOT_FLOAT = "biu"
+
+
+def _reduce_dim(dim, t, empty_means_all=True):
+    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
+    if dim is None:
+        return None
+    n = t._data.ndim
+    if isinstance(dim, (tuple, list)):
+        if not dim:
+            return tuple(range(n)) if empty_means_all else ()
+        dims = tuple(_wrap_dim(d, n) for d in dim)
+        for k, d in enumerate(dims):
+            if d in dims[:k]:
+                raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return dims
+    return _wrap_dim(dim, n)

@@ -1,0 +1,264 @@
+"""Indexing: index_select, gather/scatter, getitem/index_put, views changed in place."""
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import TABLE, Op, op
+
+
+index_select = op("index_select", "IndexSelectBackward0", lambda a, index, dim: np.take(a, index, axis=dim),
+                  ("self", "index"),
+                  self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).index_add(dim, index, grad),
+                  dtype="first", domain="index")
+index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alpha=1: _index_add(a, index, src, dim,
+                                                                                                  alpha),
+               ("self", "index", "source"),
+               self=lambda grad: grad,
+               source=lambda grad, index, dim, alpha=1: grad.index_select(dim, index) * alpha,
+               dtype="first", domain="index")
+
+
+def _index_add(a, index, src, dim, alpha):
+    out = a.copy()
+    moved = np.moveaxis(out, dim, 0)
+    np.add.at(moved, index, np.moveaxis(src * alpha if alpha != 1 else src, dim, 0).astype(a.dtype))
+    return out
+
+
+def _gather(a, index, dim):
+    if a.ndim == 0:
+        return a.copy() if index.ndim == 0 else np.full(index.shape, a[()], a.dtype)
+    # the index may be smaller than the input in the other dimensions: gather from that corner
+    corner = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    return np.take_along_axis(a[corner], index, axis=dim)
+
+
+gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
+            self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).scatter_add(dim, index, grad),
+            dtype="first", domain="index")
+
+
+def _scatter(a, index, src, dim):
+    out = a.copy()
+    np.put_along_axis(out, index, src, axis=dim)
+    return out
+
+
+def _scatter_add(a, index, src, dim):
+    out = a.copy()
+    moved = np.moveaxis(out, dim, -1)
+    idx = np.moveaxis(index, dim, -1)
+    s = np.moveaxis(src[tuple(slice(0, n) for n in index.shape)], dim, -1)
+    grids = np.indices(idx.shape[:-1])
+    for k in range(idx.shape[-1]):
+        sel = tuple(g for g in grids) + (idx[..., k],)
+        np.add.at(moved, sel, s[..., k])
+    return out
+
+
+scatter = op("scatter", "ScatterBackward0", _scatter, ("self", "index", "src"),
+             self=lambda grad, index, dim: grad.scatter(dim, index, 0.0),
+             src=lambda grad, index, dim: grad.gather(dim, index),
+             dtype="first", domain="index")
+scatter_value = op("scatter_value", "ScatterBackward1",
+                   lambda a, index, dim, value: _scatter(a, index, np.asarray(value, a.dtype), dim),
+                   ("self", "index"),
+                   self=lambda grad, index, dim: grad.scatter(dim, index, 0.0), dtype="first", domain="index")
+scatter_add = op("scatter_add", "ScatterAddBackward0", _scatter_add, ("self", "index", "src"),
+                 self=lambda grad: grad,
+                 src=lambda grad, index, dim: grad.gather(dim, index),
+                 dtype="first", domain="index")
+# ------------------------------------------------------------ indexing
+def _getitem(a, index):
+    out = a[index]
+    if type(out) is not np.ndarray:      # NumPy gives a scalar for a full integer index: take a 0-d view
+        out = a[index + (Ellipsis,)]
+    return out
+
+
+def _index_forward(a, index):
+    """``a[index]`` for tensor (advanced) indices, laid out in memory as PyTorch's index kernel lays
+    out its result, so ``is_contiguous()``, ``stride()`` and ``view`` answer as there."""
+    out = a[index]
+    order = _index_memory_order(a, index, out.shape)
+    if order is None:
+        out = np.ascontiguousarray(out)
+        row_major = _row_major_strides(out)
+        # NumPy calls an array contiguous whatever the strides of its size-1 dimensions; PyTorch
+        # gives them the row-major value, which stride() shows
+        return out if out.strides == row_major else np.lib.stride_tricks.as_strided(out, strides=row_major)
+    buf = np.empty([out.shape[d] for d in order], out.dtype)
+    laid = buf.transpose([order.index(d) for d in range(out.ndim)])
+    laid[...] = out
+    return laid
+
+
+def _row_major_strides(a):
+    strides, step = [], a.itemsize
+    for n in reversed(a.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def _index_memory_order(a, index, shape):
+    """The result's dimensions from slowest to fastest in memory, None for row-major order.
+
+    ATen's index runs a TensorIterator over the source restrided to the result's shape (stride 0
+    along the indexed dimensions) and the broadcast index tensors; the result, allocated by the
+    iterator, takes the order its ``reorder_dimensions`` finds: an insertion sort of the
+    dimensions by the operands' strides, an operand skipped where either stride is 0, equal
+    strides broken by the smaller size first.
+    """
+    if len(shape) < 2:
+        return None
+    indexed, indices, d = [], [], 0
+    for i in index:
+        if isinstance(i, np.ndarray):
+            if i.dtype.kind == "b":
+                indexed.extend(range(d, d + i.ndim))
+                indices.extend(i.nonzero())
+                d += i.ndim
+            else:
+                indexed.append(d)
+                indices.append(i)
+                d += 1
+        elif i is not None:
+            d += 1
+    if not indexed:
+        return None
+    bshape = np.broadcast_shapes(*(i.shape for i in indices))
+    if indexed == list(range(indexed[0], indexed[0] + len(indexed))):
+        before, after = list(range(indexed[0])), list(range(indexed[-1] + 1, a.ndim))
+    else:                                       # apart: the index dimensions come first
+        before, after = [], [k for k in range(a.ndim) if k not in indexed]
+    width = len(bshape)
+    source = ([a.strides[k] for k in before] + [0] * width + [a.strides[k] for k in after])
+    operands = [source]
+    for i in indices:
+        # each index viewed as (1, ..., *bshape, ..., 1); a dimension it broadcasts along has stride 0
+        st = np.broadcast_to(i, bshape).reshape((1,) * len(before) + bshape + (1,) * len(after)).strides
+        operands.append([s if n == 1 or k in range(len(before), len(before) + width) else 0
+                         for k, (s, n) in enumerate(zip(st, shape))])
+
+    def should_swap(d0, d1):
+        for st in operands:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))        # fastest first
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    order = perm[::-1]
+    return None if order == list(range(ndim)) else order
+
+
+def _index_backward(grad, self_shape, index):
+    return grad.new_zeros(self_shape)._index_put(index, grad, accumulate=True)
+
+
+getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
+                   self=_index_backward, dtype="first", view=True, domain="real")
+
+
+def _named(base, node, view, forward=None):
+    return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, base.formulas, dtype=base.dtype,
+              view=view, domain=base.domain)
+
+
+GETITEM = {name: _named(getitem_basic, name, True)
+           for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
+GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False, _index_forward)
+TABLE["index"] = GETITEM["IndexBackward0"]
+
+
+def _index_put(a, values, index, accumulate=False):
+    out = a.copy()
+    if accumulate:
+        np.add.at(out, index, values)
+    else:
+        out[index] = values
+    return out
+
+
+index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
+               self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
+               values=lambda grad, index: grad[index],
+               dtype="first", domain="index")
+# ------------------------------------------------------------ views changed in place
+# What a view becomes after its memory was changed in place (see op.py): the view taken afresh
+# from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat
+# position in the base of each element of the view.
+def _as_strided(a, geometry):
+    return a.reshape(-1)[geometry.index()]
+
+
+def _as_strided_grad(grad, self_shape, geometry):
+    size = int(np.prod(self_shape, dtype=np.int64))
+    return grad.new_zeros(size)._index_put((geometry.index(),), grad, accumulate=True).view(self_shape)
+
+
+as_strided = op("as_strided", "AsStridedBackward0", _as_strided, self=_as_strided_grad, dtype="first",
+                domain="real")
+
+
+def _copy_slices_self(grad, geometry, view_grad=None):
+    """The base's gradient: ``grad`` with the view's part replaced by the gradient of the view's old
+    value (zero when the in-place op made the new value without reading the old one)."""
+    flat = grad.reshape(-1)
+    return flat._index_put((geometry.index(),), 0.0 if view_grad is None else view_grad).view(grad.shape)
+
+
+def _copy_slices_values(grad, geometry):
+    """The part of the base's gradient that falls on the view."""
+    return grad.reshape(-1)[geometry.index()]
+
+
+def _copy_slices_put(a, values, geometry):
+    out = a.copy()
+    out.reshape(-1)[geometry.index()] = values
+    return out
+
+
+class CopySlicesOp(Op):
+    """PyTorch's ``CopySlices``: the base's node after an in-place op on one of its views.
+
+    Its inputs are the base's old value and the in-place op's other inputs; ``fn`` (in the
+    node's saved context) is the op's own node, whose input 0 was the view. Backward hands ``fn``
+    the view's part of the gradient, puts ``fn``'s gradient for the view back into that part
+    (the rest of the base passes through), and gives the other inputs what ``fn`` gives them.
+    When the op was recorded as several nodes, ``fn`` is None and the node's second input is the
+    view's new value (whose history reaches the view's old one)."""
+
+    __slots__ = ()
+
+    def backward(self, ctx, needed):
+        grad, geometry, fn = ctx["grad"], ctx["geometry"], ctx["fn"]
+        values_grad = _copy_slices_values(grad, geometry)
+        if fn is None:
+            view_grad, rest = None, [values_grad if needed[1] else None]
+        else:
+            view_grad, *rest = fn._input_grads(values_grad, needed)
+        base_grad = _copy_slices_self(grad, geometry, view_grad) if needed[0] else None
+        return [base_grad, *rest]
+
+
+copy_slices = CopySlicesOp("copy_slices", "torch::autograd::CopySlices", _copy_slices_put, ("self", "values"),
+                           {"self": _copy_slices_self, "values": _copy_slices_values}, dtype="first",
+                           domain="index")
+TABLE["copy_slices"] = copy_slices
+

@@ -1,0 +1,132 @@
+"""Matrix products and linear algebra."""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import errors
+from ..graph import NOT_IMPLEMENTED_NODE
+from .registry import NotDifferentiable, op
+from .common import _F, _apply, _floating_only, _kernel
+from .pointwise import _F_
+from .reductions import _sum_dtype
+
+
+# ============================================================ linear algebra
+mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
+        self=lambda grad, mat2: grad.mm(mat2.t()),
+        mat2=lambda grad, self: self.t().mm(grad),
+        dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False)
+bmm = op("bmm", "BmmBackward0", np.matmul, ("self", "mat2"),
+         self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
+         mat2=lambda grad, self: self.transpose(1, 2).bmm(grad),
+         dtype=_kernel("bmm", "promote"), domain="batched", broadcast=False)
+mv = op("mv", "MvBackward0", np.matmul, ("self", "vec"),
+        self=lambda grad, vec: _F().outer(grad, vec),
+        vec=lambda grad, self: self.t().mv(grad),
+        dtype=_kernel("addmv_impl_cpu", "promote"), domain="matvec", broadcast=False)
+dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", "tensor"),
+         self=lambda grad, tensor: grad * tensor,
+         tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False)
+addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta + (a @ b) * alpha,
+           ("self", "mat1", "mat2"),
+           self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
+           mat1=lambda grad, mat2, alpha=1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha,
+           mat2=lambda grad, mat1, alpha=1: mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha,
+           domain="addmm", broadcast=False)
+
+
+def _det(a):
+    """PyTorch's linalg.det: an LU factorisation with partial pivoting (LAPACK getrf: the first
+    largest |pivot|, the column scaled by the pivot's reciprocal), then the sign of the row swaps
+    times the product of U's diagonal. (np.linalg.det goes through exp(log|det|), which is not
+    exact where PyTorch is: det([[2., 1.], [1., 3.]]) in float64 is 5.000000000000001.) This
+    reproduces MKL's result bit for bit on most inputs, not all (its small-matrix kernels)."""
+    n = a.shape[-1]
+    batch = a.shape[:-2]
+    with np.errstate(all="ignore"):
+        # ATen hands LAPACK the row-major A as a column-major matrix: it factors A^T (same det)
+        A = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype).reshape((int(np.prod(batch, dtype=np.int64)), n, n))
+        sign = np.ones(A.shape[0], a.dtype)
+        rows = np.arange(A.shape[0])
+        for k in range(n):
+            p = np.argmax(np.abs(A[:, k:, k]), axis=1) + k
+            swap = p != k
+            if swap.any():
+                top = A[rows, k].copy()
+                A[rows, k] = A[rows, p]
+                A[rows, p] = top
+                sign[swap] = -sign[swap]
+            piv = A[:, k, k]
+            inv = np.where(piv != 0, a.dtype.type(1) / np.where(piv != 0, piv, 1), 0).astype(a.dtype)
+            A[:, k + 1:, k] *= inv[:, None]
+            A[:, k + 1:, k + 1:] -= A[:, k + 1:, k, None] * A[:, k, None, k + 1:]
+        d = sign
+        for k in range(n):
+            d = d * A[:, k, k]
+        return np.asarray(d.reshape(batch), a.dtype)
+
+
+det = op("det", "LinalgDetBackward0", _det, ("A",),
+         A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT,
+         dtype=_floating_only("linalg.det: Expected a floating point or complex tensor as input. Got {}"),
+         domain="square")
+
+
+# PyTorch raises torch.linalg.LinAlgError (a RuntimeError), printed under its qualified name
+LinAlgError = errors._kind("torch._C._LinAlgError", builtins.RuntimeError)
+
+
+def _zero_pivot(m):
+    """The 1-based index of the first zero pivot of LU with partial pivoting (as LAPACK's getrf), or 0."""
+    u = np.array(m, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return 0
+
+
+def _inv(a):
+    try:
+        return np.linalg.inv(a).astype(a.dtype)
+    except np.linalg.LinAlgError:
+        batch = a.reshape((-1,) + a.shape[-2:])
+        for b, m in enumerate(batch):
+            k = _zero_pivot(m)
+            if k:
+                where = f"(Batch element {b}): " if a.ndim > 2 else ""
+                raise LinAlgError(f"linalg.inv: {where}The diagonal element {k} is zero, the inversion could not be "
+                                  "completed because the input matrix is singular.") from None
+        raise
+
+
+inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
+             A=lambda grad, result: -(result.mT @ grad @ result.mT), domain="square",
+             dtype=_floating_only("linalg.inv: Expected a floating point or complex tensor as input. Got {}"))
+
+
+def _svdvals(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s.astype(a.dtype), {"U": u.astype(a.dtype), "Vh": vh.astype(a.dtype)}
+
+
+# The backward U diag(grad) Vh treats the singular vectors as constants, which is exact for the
+# first derivative only; it runs through an op that refuses to be differentiated again.
+# A is an input of that op (though only U and Vh are used) so that its node is recorded whenever A
+# requires grad: a second derivative then fails loudly instead of coming out as zero.
+svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, lambda g, a, U, Vh: (U * g[..., None, :]) @ Vh,
+                  ("g", "A"), domain="real",
+                  g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
+                  A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
+svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
+             A=lambda grad, A, U, Vh: _apply(svd_backward, (grad, A), {"U": U._data, "Vh": Vh._data}),
+             dtype=_F_, domain="matrix", twice=False)
+trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
+           self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
+           dtype=_sum_dtype, domain="matrix")
+

@@ -1,0 +1,302 @@
+"""Neural-network functions: activations, softmax, losses, dropout."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import errors
+from ..tensor import Tensor
+from .registry import op
+from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
+from .pointwise import _erf, _sigmoid
+
+
+# ============================================================ neural-network functions
+def _softmax_kernel(name):
+    def kernel(ts, params):
+        last = params["dim"] == ts[0]._data.ndim - 1
+        return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
+    return kernel
+
+
+def _softmax(a, dim):
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
+        e = np.exp(a - m)
+        return (e / np.sum(e, axis=dim, keepdims=True)).astype(a.dtype)
+
+
+def _log_softmax(a, dim):
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
+        s = a - m
+        return (s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))).astype(a.dtype)
+
+
+softmax = op("softmax", "SoftmaxBackward0", _softmax,
+             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
+             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real")
+log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
+                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
+                 dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real")
+leaky_relu = op("leaky_relu", "LeakyReluBackward0",
+                lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
+                self=lambda grad, self, negative_slope=0.01: _F().where(self > 0, grad, grad * negative_slope),
+                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+# the in-place forms save the result (the input is overwritten), hence other node names
+leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.forward,
+                        self=lambda grad, result, negative_slope=0.01:
+                        _F().where(result > 0, grad, grad * negative_slope),
+                        dtype=leaky_relu.dtype, domain="nonzero")
+
+
+def _elu(a, alpha=1.0):
+    with np.errstate(all="ignore"):
+        return np.where(a > 0, a, a.dtype.type(alpha) * np.expm1(a)).astype(a.dtype)
+
+
+elu = op("elu", "EluBackward0", _elu,
+         self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
+         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+elu_inplace = op("elu_inplace", "EluBackward1", _elu,
+                 self=lambda grad, result, alpha=1.0: grad * _F().where(result > 0, 1.0, result + alpha),
+                 dtype=elu.dtype, domain="nonzero")
+
+
+def _gelu(a, approximate="none"):
+    # PyTorch's kernel, step by step in the input's precision (erf itself correctly rounded)
+    c = a.dtype.type
+    if approximate == "tanh":
+        inner = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5) * (a + c(0.044715) * (a * a * a))
+        return (c(0.5) * a * (c(1) + np.tanh(inner))).astype(a.dtype)
+    return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
+
+
+def _gelu_grad(grad, self, approximate="none"):
+    if approximate == "tanh":
+        # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
+        beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
+        x_sq = self * self
+        tanh_inner = (beta * (self + kappa * (x_sq * self))).tanh()
+        left_derivative = 0.5 * (1 + tanh_inner)
+        right_derivative = (0.5 * self) * (1 - tanh_inner * tanh_inner) * (beta * (1 + 3 * kappa * x_sq))
+        return grad * (left_derivative + right_derivative)
+    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
+    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
+    return grad * (cdf + self * pdf)
+
+
+gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
+          domain="real")
+
+
+def _softplus(a, beta=1.0, threshold=20.0):
+    with np.errstate(all="ignore"):
+        bx = a * a.dtype.type(beta)
+        return np.where(bx > threshold, a, np.log1p(np.exp(-np.abs(bx))) / a.dtype.type(beta)
+                        + np.maximum(bx, 0) / a.dtype.type(beta)).astype(a.dtype)
+
+
+softplus = op("softplus", "SoftplusBackward0", _softplus,
+              self=lambda grad, self, beta=1.0, threshold=20.0:
+              grad * _F().where(self * beta > threshold, 1.0, (self * beta).sigmoid()),
+              dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real")
+silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
+          self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
+          dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real")
+
+
+def _reduce(x, reduction):
+    if reduction == "mean":
+        return np.asarray(_np_mean(x))
+    if reduction == "sum":
+        return np.asarray(np.sum(x))
+    return x
+
+
+def _reduce_grad(g, reduction, n):
+    return g / n if reduction == "mean" else g
+
+
+def _check_reduction(reduction):
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+
+
+mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction),
+              ("self", "target"),
+              self=lambda grad, self, target, reduction="mean":
+              _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
+              target=lambda grad, self, target, reduction="mean":
+              _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
+              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real")
+
+
+def _smooth_l1(a, b, reduction="mean", beta=1.0):
+    d = np.abs(a - b)
+    with np.errstate(all="ignore"):
+        x = np.where(d < beta, 0.5 * d * d / (beta if beta else 1), d - 0.5 * beta) if beta else d
+    return _reduce(x.astype(a.dtype), reduction)
+
+
+def _smooth_l1_grad(grad, self, target, reduction="mean", beta=1.0):
+    F = _F()
+    d = self - target
+    g = F.where(d.abs() < beta, d / beta, d.sign()) if beta else d.sign()
+    return _reduce_grad(g * grad, reduction, self.numel())
+
+
+smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("self", "target"),
+                    self=_smooth_l1_grad,
+                    target=lambda grad, self, target, reduction="mean", beta=1.0:
+                    -_smooth_l1_grad(grad, self, target, reduction, beta),
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real")
+
+
+def _bce(p, y, weight=None, reduction="mean"):
+    if np.any((p < 0) | (p > 1)):
+        raise errors.RuntimeError("all elements of input should be between 0 and 1")
+    with np.errstate(all="ignore"):
+        lp = np.maximum(np.log(p), -100)
+        l1p = np.maximum(np.log1p(-p), -100)
+    loss = -(y * lp + (1 - y) * l1p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.astype(p.dtype), reduction)
+
+
+def _const(array, like):
+    """A loss's weight (kept as an array parameter: PyTorch sends it no gradient) as a tensor."""
+    return None if array is None else Tensor._make(np.asarray(array, like.dtype.np))
+
+
+def _bce_grad(grad, self, target, weight=None, reduction="mean"):
+    g = grad * (self - target) / (self * (1 - self)).clamp(min=1e-12)
+    if weight is not None:
+        g = g * _const(weight, self)
+    return _reduce_grad(g, reduction, self.numel())
+
+
+def _bce_target_grad(grad, self, weight=None, reduction="mean"):
+    g = -(self / (1 - self)).log() * grad                    # -logit(self)
+    if weight is not None:
+        g = g * _const(weight, self)
+    return _reduce_grad(g, reduction, self.numel())
+
+
+binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
+                          self=_bce_grad, target=_bce_target_grad,
+                          dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability")
+
+
+def _log_sigmoid(x):
+    """min(x, 0) - log1p(exp(-|x|)): finite for any x (PyTorch's kernel)."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
+
+
+def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
+    # (1 - y) x - w log(sigmoid(x)) with w = (pos_weight - 1) y + 1, in the input's precision
+    log_sig = _log_sigmoid(x)
+    if pos_weight is not None:
+        log_sig = log_sig * ((np.asarray(pos_weight, x.dtype) - 1) * y + 1)
+    loss = (1 - y) * x - log_sig
+    if weight is not None:
+        loss = loss * np.asarray(weight, x.dtype)
+    return _reduce(loss.astype(x.dtype), reduction)
+
+
+def _bce_logits_grad(grad, self, target, weight=None, pos_weight=None, reduction="mean"):
+    s = self.sigmoid()
+    if pos_weight is not None:
+        pw = _const(pos_weight, self) * target
+        g = (pw + 1 - target) * s - pw
+    else:
+        g = s - target
+    g = g * grad
+    if weight is not None:
+        g = g * _const(weight, self)
+    return _reduce_grad(g, reduction, self.numel())
+
+
+def _bce_logits_target_grad(grad, self, weight=None, pos_weight=None, reduction="mean"):
+    if pos_weight is not None:
+        # log_sigmoid(-x) - pos_weight * log_sigmoid(x), with log_sigmoid(x) = -softplus(-x)
+        g = _const(pos_weight, self) * _NN().softplus(-self) - _NN().softplus(self)
+    else:
+        g = -self
+    g = g * grad
+    if weight is not None:
+        g = g * _const(weight, self)
+    return _reduce_grad(g, reduction, self.numel())
+
+
+binary_cross_entropy_with_logits = op(
+    "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", _bce_logits, ("self", "target"),
+    self=_bce_logits_grad, target=_bce_logits_target_grad, dtype=_kernel("log_sigmoid_cpu", "promote", _NOT_FLOAT),
+    domain="real")
+
+
+def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
+    if logp.ndim == 1:
+        logp2, tgt = logp[None, :], target.reshape(1)
+    else:
+        logp2 = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
+        tgt = target.reshape(-1)
+    n_classes = logp2.shape[1]
+    valid = tgt != ignore_index
+    if np.any(valid & ((tgt < 0) | (tgt >= n_classes))):
+        bad = int(tgt[valid & ((tgt < 0) | (tgt >= n_classes))][0])
+        raise errors.IndexError(f"Target {bad} is out of bounds.")
+    safe = np.where(valid, tgt, 0)
+    picked = -logp2[np.arange(len(safe)), safe]
+    w = np.ones(n_classes, logp.dtype) if weight is None else weight
+    wt = np.where(valid, w[safe], 0).astype(logp.dtype)
+    losses = picked * wt
+    if reduction == "none":
+        return losses.reshape(target.shape).astype(logp.dtype)
+    if reduction == "sum":
+        return np.asarray(np.sum(losses), logp.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
+
+
+def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
+    F = _F()
+    x = self if self.dim() > 1 else self.unsqueeze(0)
+    tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
+    C = x.shape[1]
+    w = F.ones(C, dtype=self.dtype) if weight is None else _const(weight, self)
+    valid = tgt != ignore_index
+    safe = F.where(valid, tgt, 0)
+    wt = F.where(valid, w[safe], 0.0)                  # weight of each sample's target class
+    if reduction == "mean":
+        g = -(wt * (grad / wt.sum()))
+    elif reduction == "sum":
+        g = -(wt * grad)
+    else:
+        g = -(wt * grad.reshape(tgt.shape))
+    # only each sample's target class receives a gradient (+0. elsewhere, ignored samples included)
+    g = F.where(valid, g, 0.0)
+    out = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), g.unsqueeze(1))
+    return out if self.dim() > 1 else out.squeeze(0)
+
+
+nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+              domain="logprob")
+nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+                domain="logprob")
+
+
+def _mul_mask(a, mask):
+    return a * mask
+
+
+dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
+             self=lambda grad, mask: grad * mask, dtype="first", domain="real")
+
+# ------------------------------------------------------------ not differentiable at all
+NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+                                "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
+                                "logical_xor")

@@ -1,0 +1,433 @@
+"""Elementwise ops: arithmetic, comparisons, unary math."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes, errors
+from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
+from .registry import NotDifferentiable, op
+from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
+
+
+# ============================================================ elementwise arithmetic
+add = op("add", "AddBackward0",
+         _ew(lambda a, b, alpha=1: a + b if alpha == 1 else fma(b, _scalar_like(alpha, a), a)),
+         ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, alpha=1: grad if alpha == 1 else grad * alpha,
+         domain="real")
+sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else fma(b, _scalar_like(-alpha, a), a)),
+         ("self", "other"),
+         self=lambda grad: grad,
+         other=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+         domain="real")
+rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
+          ("self", "other"),
+          self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+          domain="real")
+rsub_tensor = op("rsub_tensor", "RsubBackward0",
+                 _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
+                 ("self", "other"),
+                 self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
+                 other=lambda grad: grad, domain="real")
+mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
+         self=lambda grad, other: grad * other,
+         other=lambda grad, self: grad * self,
+         domain="real")
+div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
+         self=lambda grad, other: grad / other,
+         other=lambda grad, self, other: -grad * ((self / other) / other),
+         dtype="float", domain="nonzero_other")
+# Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
+mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(other, a.dtype),
+                self=lambda grad, other: grad * other, dtype="first", domain="real")
+div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
+                self=lambda grad, other: grad / other, dtype="first", domain="real")
+
+
+def _check_int_divisor(a, b):
+    """Integer division by zero is an error in PyTorch (floats give inf/nan)."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub" and not np.all(b):
+        raise errors.RuntimeError("ZeroDivisionError")
+
+
+def _not_implemented(name):
+    """An input PyTorch records a ``NotImplemented`` node for: asking its gradient fails."""
+    return NotDifferentiable(f"derivative for aten::{name} is not implemented")
+
+
+def _div_mode(a, b, rounding_mode):
+    _check_int_divisor(a, b)
+    with np.errstate(all="ignore"):
+        if rounding_mode == "floor":
+            return np.floor_divide(a, b) if a.dtype.kind != "f" else np.floor(a / b)
+        if a.dtype.kind != "f":
+            q = np.abs(a) // np.abs(b)
+            return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
+        return np.trunc(a / b)
+
+
+div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
+              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real")
+floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
+                  self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
+                  dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
+
+
+def _remainder(a, b):
+    """Python's modulus with C's signed zero: fmod, moved into the divisor's sign (as PyTorch)."""
+    _check_int_divisor(a, b)
+    if a.dtype.kind != "f":
+        return np.mod(a, b)
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
+
+
+def _fmod(a, b):
+    _check_int_divisor(a, b)
+    return np.fmod(a, b)
+
+
+remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
+               self=lambda grad: grad,
+               dtype=_kernel("remainder_cpu", "promote"), domain="real", broadcast=True)
+remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("self", "other"),
+                      self=lambda grad: grad,
+                      other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
+                      dtype=remainder.dtype, domain="positive", broadcast=True)
+remainder_scalar_self = op("remainder_scalar_self", NOT_IMPLEMENTED_NODE, _remainder, ("self", "other"),
+                           other=_not_implemented("remainder"), domain="positive")
+fmod = op("fmod", "FmodBackward0", _fmod, ("self", "other"), self=lambda grad: grad, domain="real",
+          dtype=_kernel("fmod_cpu", "promote"), broadcast=True)
+fmod_tensor = op("fmod_tensor", "FmodBackward1", _fmod, ("self", "other"),
+                 self=lambda grad: grad,
+                 other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
+                 dtype=fmod.dtype, domain="positive", broadcast=True)
+neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real")
+
+
+def _pow_forward(a, b):
+    if a.dtype.kind == "b" and b.dtype.kind == "b":
+        raise errors.NotImplementedError('"pow" not implemented for \'Bool\'')
+    with np.errstate(all="ignore"):
+        if a.dtype.kind in "iu" and b.dtype.kind in "iu" and np.any(b < 0):
+            # integer powers with negative exponents as PyTorch's powi: 1 and -1 keep a value, others give 0
+            safe = np.where(b < 0, 0, b)
+            r = np.power(a, safe)
+            inv = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0)).astype(r.dtype)
+            return np.where(b < 0, inv, r)
+        return np.power(a, b)
+
+
+def _pow_self(grad, self, exponent):
+    if isinstance(exponent, (int, float)) and exponent == 0:
+        return grad * 0
+    if exponent == 2 and not is_grad_enabled():
+        return _square_grad(grad, self)
+    return grad * (exponent * self.pow(exponent - 1))
+
+
+def _square_grad(grad, self):
+    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded, with fewer
+    passes over memory: 2·x is exact, so ``grad * (self * 2)`` has the same value, and a uniform grad
+    (a mean's or sum's, expanded) of the same shape is doubled first, ``self * (2·g)``, one pass."""
+    data = grad._data
+    if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
+        g2 = grad[(0,) * data.ndim] * 2
+        if np.isfinite(g2._data):
+            return self * g2
+    return grad * (self * 2)
+
+
+def _pow_scalar_forward(a, exponent):
+    if exponent == 2 and a.dtype.kind == "f":
+        return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    return _pow_forward(a, np.asarray(exponent, a.dtype))
+
+
+pow_scalar = op("pow_scalar", "PowBackward0", _pow_scalar_forward,
+                self=_pow_self, domain="positive")
+
+
+def _pow_exponent(grad, self, exponent, result):
+    F = _F()
+    return grad * F.where((self == 0) & (exponent >= 0), 0.0, result * self.log())
+
+
+pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
+                self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
+                                                                     exponent * self.pow(exponent - 1)),
+                exponent=_pow_exponent, domain="positive")
+
+
+def _rpow_exponent(grad, self, exponent, result):
+    # self is the scalar base (a wrapped number), exponent the tensor
+    base = self.item()
+    if base == 0:
+        return grad * _F().where(exponent >= 0, 0.0, result * math.log(base) if base > 0 else result * 0)
+    return grad * (result * math.log(base)) if base > 0 else grad * (result * float("nan"))
+
+
+pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
+                 exponent=_rpow_exponent, domain="real")
+
+# ============================================================ unary math
+_F_ = "float"
+abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
+          dtype=_kernel("abs_cpu"))
+def _sign(a):
+    """(0 < a) - (a < 0): nan has sign 0, as in PyTorch; bool is its own sign."""
+    if a.dtype.kind == "b":
+        return a.copy()
+    return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
+
+
+sign = op("sign", "SignBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
+          dtype=_F_, domain="positive")
+rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
+           self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive")
+exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real")
+exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
+          dtype=_F_, domain="real")
+expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
+           dtype=_F_, domain="real")
+log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive")
+log2 = op("log2", "Log2Backward0", _ew(np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
+          dtype=_F_, domain="positive")
+log10 = op("log10", "Log10Backward0", _ew(np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
+           dtype=_F_, domain="positive")
+log1p = op("log1p", "Log1PBackward0", _ew(np.log1p), self=lambda grad, self: grad / (self + 1),
+           dtype=_F_, domain="positive")
+sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real")
+cos = op("cos", "CosBackward0", _ew(np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
+         domain="real")
+tan = op("tan", "TanBackward0", _ew(np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
+         domain="unit")
+asin = op("asin", "AsinBackward0", _ew(np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
+          dtype=_F_, domain="unit")
+acos = op("acos", "AcosBackward0", _ew(np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
+          dtype=_F_, domain="unit")
+atan = op("atan", "AtanBackward0", _ew(np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
+          domain="real")
+sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
+          domain="real")
+cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
+          domain="real")
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=lambda grad, result: grad * (1 - result * result),
+          dtype=_F_, domain="real")
+
+
+def _sigmoid(a):
+    # PyTorch's kernel is 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0)
+    one = a.dtype.type(1)
+    return (one / (one + np.exp(-a))).astype(a.dtype)
+
+
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: grad * (result * (1 - result)),
+             dtype=_F_, domain="real")
+def _relu(a):
+    if a.dtype.kind == "b":
+        raise errors.RuntimeError("Boolean inputs not supported for relu")
+    # PyTorch's x < 0 ? 0 : x (so relu(-0.) is -0., nan stays nan), as maximum and a copy of the zeros:
+    # ten times faster than np.where
+    if a.ndim == 0:
+        return np.where(a < 0, a.dtype.type(0), a)
+    r = np.maximum(a, a.dtype.type(0))
+    np.copyto(r, a, where=(a == 0))
+    return r
+
+
+relu = op("relu", "ReluBackward0", _relu,
+          self=lambda grad, result: grad * (result > 0), dtype="first", domain="nonzero")
+reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
+                self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
+
+
+def _erf(a):
+    # Abramowitz–Stegun is not accurate enough; use the vectorised math.erf over float64.
+    flat = np.fromiter((math.erf(v) for v in a.astype(np.float64).ravel()), np.float64, a.size)
+    return flat.reshape(a.shape).astype(a.dtype)
+
+
+erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
+         dtype=_F_, domain="real")
+floor = op("floor", "FloorBackward0", np.floor, self=lambda grad: grad * 0, dtype=_kernel("floor_vml_cpu"),
+           domain="real")
+ceil = op("ceil", "CeilBackward0", np.ceil, self=lambda grad: grad * 0, dtype=_kernel("ceil_vml_cpu"),
+          domain="real")
+trunc = op("trunc", "TruncBackward0", np.trunc, self=lambda grad: grad * 0, dtype=_kernel("trunc_vml_cpu"),
+           domain="real")
+frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
+           dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
+          domain="real")
+
+
+def _round(a, decimals=0):
+    if a.dtype.kind != "f":
+        return a
+    if decimals == 0:
+        return np.round(a)
+    with np.errstate(all="ignore"):
+        s = a.dtype.type(10.0 ** decimals)
+        return np.round(a * s) / s
+
+
+round_ = op("round", "RoundBackward0", _round, self=lambda grad: grad * 0, dtype=_kernel("round_vml_cpu"),
+             domain="real")
+atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
+           self=lambda grad, self, other: grad * (other / (self * self + other * other)),
+           other=lambda grad, self, other: grad * (-self / (self * self + other * other)),
+           dtype=_F_, domain="real")
+logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
+               self=lambda grad, self, other: grad / (1 + (other - self).exp()),
+               other=lambda grad, self, other: grad / (1 + (self - other).exp()),
+               schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+               variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True)
+
+
+def _pick_grad(grad, mine, theirs, greater):
+    F = _F()
+    win = (mine > theirs) if greater else (mine < theirs)
+    return F.where(mine == theirs, grad / 2, F.where(win, grad, 0.0))
+
+
+maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
+             self=lambda grad, self, other: _pick_grad(grad, self, other, True),
+             other=lambda grad, self, other: _pick_grad(grad, other, self, True),
+             domain="real")
+minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
+             self=lambda grad, self, other: _pick_grad(grad, self, other, False),
+             other=lambda grad, self, other: _pick_grad(grad, other, self, False),
+             domain="real")
+
+
+def _lo(a, lo):
+    """max(a, lo) as ATen's clamp kernels take it: comparisons rather than np.maximum, so -0. stays
+    -0.; a nan in ``a`` stays nan, and a nan bound makes the result nan."""
+    return np.asarray(np.where((a < lo) | (lo != lo), lo, a), a.dtype)
+
+
+def _hi(a, hi):
+    return np.asarray(np.where((a > hi) | (hi != hi), hi, a), a.dtype)
+
+
+def _clamp(a, min=None, max=None):
+    out = a
+    if min is not None:
+        out = _lo(out, a.dtype.type(min))
+    if max is not None:
+        out = _hi(out, a.dtype.type(max))
+    return out
+
+
+def _clamp_grad(grad, self, min=None, max=None):
+    mask = None
+    if min is not None:
+        mask = self >= min
+    if max is not None:
+        m = self <= max
+        mask = m if mask is None else mask & m
+    return _F().where(mask, grad, 0.0)
+
+
+clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real")
+
+
+def _clamp_t(a, lo, hi):
+    a, lo, hi = np.broadcast_arrays(a, lo, hi)
+    return _hi(_lo(a, lo), hi)
+
+
+# clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
+# bound, ...Backward1 for a tensor one); a nan bound gives nan and no gradient (self >= nan is false)
+def _above_min(grad, self, min):
+    return _F().where(self >= min, grad, 0.0)
+
+
+def _below_max(grad, self, max):
+    return _F().where(self <= max, grad, 0.0)
+
+
+clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.type(min)),
+               self=_above_min, dtype="first", domain="real")
+clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
+               self=_below_max, dtype="first", domain="real")
+clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _lo(*np.broadcast_arrays(a, lo)),
+                      ("self", "min"), self=_above_min,
+                      min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real")
+clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi(*np.broadcast_arrays(a, hi)),
+                      ("self", "max"), self=_below_max,
+                      max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real")
+
+
+clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
+                  self=lambda grad, self, min, max: _F().where((self >= min) & (self <= max), grad, 0.0),
+                  # where the bounds cross, the result is max: only max receives the gradient
+                  min=lambda grad, self, min, max: _F().where((self < min) & (min < max), grad, 0.0),
+                  max=lambda grad, self, min, max: _F().where((self > max) | (max < min), grad, 0.0),
+                  domain="real")
+
+
+def _where_dtypes(ts, params):
+    d = dtypes.result_type(ts[1:])
+    return d, d
+
+
+where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condition", "self", "other"),
+           self=lambda grad, condition: _F().where(condition, grad, 0.0),
+           other=lambda grad, condition: _F().where(condition, 0.0, grad),
+           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True)
+lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
+          self=lambda grad, weight: grad * (1 - weight),
+          end=lambda grad, weight: grad * weight, domain="real")
+lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
+                 self=lambda grad, weight: grad * (1 - weight),
+                 end=lambda grad, weight: grad * weight,
+                 weight=lambda grad, self, end: grad * (end - self), domain="real")
+masked_fill = op("masked_fill", "MaskedFillBackward0",
+                 lambda a, mask, value: np.where(mask, np.asarray(value, a.dtype), a), ("self", "mask"),
+                 self=lambda grad, mask: grad.masked_fill(mask, 0.0),
+                 dtype="first", domain="mask")
+masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
+                        lambda a, mask, v: np.where(mask, v.astype(a.dtype), a), ("self", "mask", "value"),
+                        self=lambda grad, mask: grad.masked_fill(mask, 0.0),
+                        value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
+                        dtype="first", domain="mask")
+
+# ------------------------------------------------------------ comparison and logic (not differentiable)
+eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare")
+ne = op("ne", "NeBackward0", np.not_equal, ("self", "other"), dtype="compare")
+lt = op("lt", "LtBackward0", np.less, ("self", "other"), dtype="compare")
+le = op("le", "LeBackward0", np.less_equal, ("self", "other"), dtype="compare")
+gt = op("gt", "GtBackward0", np.greater, ("self", "other"), dtype="compare")
+ge = op("ge", "GeBackward0", np.greater_equal, ("self", "other"), dtype="compare")
+isnan = op("isnan", "", np.isnan, dtype="compare")
+isinf = op("isinf", "", np.isinf, dtype="compare")
+isfinite = op("isfinite", "", np.isfinite, dtype="compare")
+logical_not = op("logical_not", "", np.logical_not, dtype="compare")
+logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare")
+logical_or = op("logical_or", "", np.logical_or, ("self", "other"), dtype="compare")
+logical_xor = op("logical_xor", "", np.logical_xor, ("self", "other"), dtype="compare")
+
+
+def _bitwise(name, fn):
+    def forward(a, b=None):
+        if a.dtype.kind == "f":
+            kind = {"float32": "Float", "float64": "Double", "float16": "Half"}[a.dtype.name]
+            raise errors.NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'',
+                                             hint="`^` is xor in Python and PyTorch; for a power write `**`"
+                                             if name == "bitwise_xor" else None)
+        return fn(a) if b is None else fn(a, b)
+    return forward
+
+
+bitwise_and = op("bitwise_and", "", _bitwise("bitwise_and", np.bitwise_and), ("self", "other"))
+bitwise_or = op("bitwise_or", "", _bitwise("bitwise_or", np.bitwise_or), ("self", "other"))
+bitwise_xor = op("bitwise_xor", "", _bitwise("bitwise_xor", np.bitwise_xor), ("self", "other"))
+bitwise_not = op("bitwise_not", "", _bitwise("bitwise_not", np.invert))
+

@@ -1,0 +1,370 @@
+"""Reductions: sum, mean, prod, max/min, var/std, norms, cumulative ops."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes, errors
+from ..graph import may_expand_lazily
+from .registry import op
+from .common import _CAP, _F, _apply, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .pointwise import _F_
+
+
+# ============================================================ reductions
+def _sum_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        d = dtypes.int64
+    return d, d
+
+
+def _sum(a, dim=None, keepdim=False, dtype=None):
+    return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
+
+
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real")
+sum_dim = op("sum_dim", "SumBackward1", _sum,
+             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
+             dtype=_sum_dtype, domain="real")
+
+
+def _dims_call(entry, values):
+    """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
+    self = values["self"]
+    params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
+    params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
+    return _apply(entry, (self,), params)
+
+
+nansum = op("nansum", "NansumBackward0",
+            lambda a, dim, keepdim=False, dtype=None: np.nansum(a, axis=dim, keepdims=keepdim),
+            self=lambda grad, self, self_shape, dim, keepdim:
+            _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
+            schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+                   "Tensor(a!)? out=None) -> Tensor",
+            variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)])
+
+
+def _mean_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        raise errors.RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
+                                  f"point or complex dtype. Got: {_cap_name(d)}")
+    return d, d
+
+
+def _cap_name(d):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
+            "uint8": "Byte"}.get(d.name, d.name)
+
+
+def _numel(shape, dim=None):
+    n = 1
+    for i in (range(len(shape)) if dim is None else _dims(dim, len(shape))):
+        n *= shape[i]
+    return n
+
+
+# (In a plain backward pass the mean's gradient is divided before it is expanded, a view instead
+# of a full copy: the same values; see graph.may_expand_lazily.)
+mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
+              self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
+              else grad.expand(self_shape) / _numel(self_shape),
+              dtype=_mean_dtype, domain="real")
+mean_dim = op("mean_dim", "MeanBackward1",
+              lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
+                                                                     dtype=a.dtype),
+              self=lambda grad, self_shape, dim, keepdim:
+              _restore(grad / _numel(self_shape, dim), self_shape, dim, keepdim).expand(self_shape)
+              if may_expand_lazily() else
+              _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
+              dtype=_mean_dtype, domain="real")
+
+
+def _prod_grad(grad, self, result, dim=None, keepdim=False):
+    # grad * prod(others): result / self where self != 0; with exactly one zero the zero's
+    # gradient is the product of the others; with two or more zeros everything is zero.
+    F = _F()
+    shape = self.shape
+    g = _restore(grad, shape, dim, keepdim) if dim is not None else grad
+    r = _restore(result, shape, dim, keepdim) if dim is not None else result
+    zero = self == 0
+    nzeros = zero.sum() if dim is None else zero.sum(dim, keepdim=True)
+    if not bool((nzeros > 0).any()):
+        return g * (r / self)
+    others = F.where(zero, 1.0, self)
+    prod_others = others.prod() if dim is None else others.prod(dim, keepdim=True)
+    at_zero = F.where(nzeros == 1, prod_others, 0.0)
+    return g * F.where(zero, at_zero, F.where(nzeros > 0, 0.0, r / F.where(zero, 1.0, self)))
+
+
+def _prod_dtype(ts, params):
+    d = params.get("dtype") or ts[0]._dtype
+    if d.category != 2:
+        d = dtypes.int64
+    return d, d
+
+
+prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
+              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_prod_dtype, domain="real")
+prod_dim = op("prod_dim", "ProdBackward1",
+              lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
+              self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
+              dtype=_prod_dtype, domain="real")
+
+
+def _evenly(grad, self, result):
+    mask = (self == result)
+    return grad * mask / mask.sum()
+
+
+def _check_nonempty(a, name):
+    if a.size == 0:
+        raise errors.RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                                  "Specify the reduction dim with the 'dim' argument.")
+
+
+def _max_all(a):
+    _check_nonempty(a, "max")
+    return np.max(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+
+
+def _min_all(a):
+    _check_nonempty(a, "min")
+    return np.min(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+
+
+max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct")
+min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct")
+
+
+def _check_dims_nonempty(a, dim, name):
+    """A reduction along a dim of size 0 has no value to pick: PyTorch's IndexError."""
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if a.ndim and a.shape[d] == 0:
+            raise errors.IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def _index_reduce(fn, name):
+    def forward(a, dim, keepdim=False):
+        _check_dims_nonempty(a, dim, name)
+        if a.ndim == 0:
+            idx = np.zeros((), np.int64)
+            return a.copy(), {"indices": idx}
+        idx = fn(a, axis=dim, keepdims=True)
+        vals = np.take_along_axis(a, idx, axis=dim)
+        if not keepdim:
+            idx = np.squeeze(idx, axis=dim)
+            vals = np.squeeze(vals, axis=dim)
+        return vals, {"indices": idx.astype(np.int64)}
+    return forward
+
+
+def _value_selecting_grad(grad, self_shape, dim, keepdim, indices):
+    F = _F()
+    if len(self_shape) == 0:
+        return grad
+    g = grad if keepdim else grad.unsqueeze(dim)
+    idx = indices if keepdim else indices.unsqueeze(dim)
+    return F.zeros(self_shape, dtype=grad.dtype).scatter(dim, idx, g)
+
+
+max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax, "max"),
+             self=lambda grad, self_shape, dim, keepdim, indices:
+             _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+             dtype="first", domain="distinct")
+min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin, "min"),
+             self=lambda grad, self_shape, dim, keepdim, indices:
+             _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+             dtype="first", domain="distinct")
+
+
+def _amax_grad(grad, self, result, dim, keepdim):
+    r = _restore(result, self.shape, dim, keepdim)
+    g = _restore(grad, self.shape, dim, keepdim)
+    mask = self == r
+    return g * mask / mask.sum(dim, keepdim=True)
+
+
+def _amax(fn, name):
+    def forward(a, dim=(), keepdim=False):
+        if a.size == 0 and dim == ():
+            _check_nonempty(a, name)
+        _check_dims_nonempty(a, dim, name)
+        return fn(a, axis=_dims(None if dim == () else dim, a.ndim), keepdims=keepdim)
+    return forward
+
+
+amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
+          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+          dtype="first", domain="distinct")
+amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
+          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+          dtype="first", domain="distinct")
+
+
+def _arg(fn, name):
+    def forward(a, dim=None, keepdim=False):
+        if a.dtype.kind == "b":
+            raise errors.RuntimeError(f"{name}(): does not support bool input")
+        if dim is None:
+            if a.size == 0:
+                raise errors.IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            r = fn(a)
+            return np.asarray(r, np.int64).reshape((1,) * a.ndim if keepdim else ())
+        _check_dims_nonempty(a, dim, name)
+        return np.asarray(fn(a, axis=dim, keepdims=keepdim), np.int64)
+    return forward
+
+
+argmax = op("argmax", "", _arg(np.argmax, "argmax"), dtype="keep")
+argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
+
+
+def _var(a, dim=None, correction=1, keepdim=False):
+    axis = _dims(dim, a.ndim)
+    n = _numel(a.shape, dim)
+    with np.errstate(all="ignore"):
+        m = _np_mean(a, axis=axis, keepdims=True)
+        s = np.sum((a - m) ** 2, axis=axis, keepdims=keepdim)
+        # ATen divides by max(0, n - correction): inf where the sum of squares is positive, nan where 0
+        return np.asarray(s / max(n - correction, 0), a.dtype)
+
+
+def _var_grad(grad, self, dim, correction, keepdim):
+    n = _numel(self.shape, dim)
+    g = _restore(grad, self.shape, dim, keepdim)
+    mean = self.mean(dim, keepdim=True) if dim is not None else self.mean()
+    scale = 2.0 / (n - correction) if n != correction else math.inf      # inf * 0 = nan, as PyTorch
+    return scale * g * (self - mean)
+
+
+var = op("var", "VarBackward0", _var, self=_var_grad,
+         dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real")
+
+
+def _std(a, dim=None, correction=1, keepdim=False):
+    with np.errstate(all="ignore"):
+        return np.sqrt(_var(a, dim, correction, keepdim))
+
+
+def _std_grad(grad, self, result, dim, correction, keepdim):
+    F = _F()
+    g = F.where(result == 0, 0.0, grad / (result * 2))
+    return _var_grad(g, self, dim, correction, keepdim)
+
+
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real")
+
+
+def _mean_part(a, dim=None, correction=1, keepdim=False):
+    return np.asarray(_np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim))
+
+
+def _mean_grad(grad, self_shape, dim=None, keepdim=False):
+    return _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim)
+
+
+# var_mean / std_mean: PyTorch records one node with two outputs; here each output has its own
+# node of the same name (the gradients are the same).
+var_mean_var = op("var_mean_var", "VarMeanBackward0", _var, self=_var_grad, domain="real",
+                  dtype=_floating_only("var_mean only support floating point and complex dtypes"))
+var_mean_mean = op("var_mean_mean", "VarMeanBackward0", _mean_part, self=_mean_grad, dtype=var_mean_var.dtype,
+                   domain="real")
+std_mean_std = op("std_mean_std", "StdMeanBackward0", _std, self=_std_grad, domain="real",
+                  dtype=_floating_only("std_mean only support floating point and complex dtypes"))
+std_mean_mean = op("std_mean_mean", "StdMeanBackward0", _mean_part, self=_mean_grad, dtype=std_mean_std.dtype,
+                   domain="real")
+
+
+def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
+    axis = _dims(dim, a.ndim)
+    with np.errstate(all="ignore"):
+        x = np.abs(a)
+        if ord == 2:
+            r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
+        elif ord == 1:
+            r = np.sum(x, axis=axis, keepdims=keepdim)
+        elif ord == math.inf:
+            r = np.amax(x, axis=axis, keepdims=keepdim) if x.size else np.zeros(())
+        elif ord == -math.inf:
+            r = np.amin(x, axis=axis, keepdims=keepdim)
+        elif ord == 0:
+            r = np.sum(x != 0, axis=axis, keepdims=keepdim)
+        else:
+            r = np.sum(x ** ord, axis=axis, keepdims=keepdim) ** (1.0 / ord)
+    return np.asarray(r, a.dtype)
+
+
+def _norm_grad(grad, self, result, ord, dim, keepdim):
+    F = _F()
+    g = _restore(grad, self.shape, dim, keepdim)
+    r = _restore(result, self.shape, dim, keepdim)
+    if ord == 0:
+        return None         # PyTorch leaves the gradient of the 0-"norm" undefined
+    if ord == 1:
+        return g * self.sign()
+    if ord == 2:
+        return g * F.where(r == 0, 0.0, self / r)
+    if ord in (math.inf, -math.inf):
+        mask = self.abs() == r
+        return g * self.sign() * mask / mask.sum(dim, keepdim=True) if dim is not None else \
+            g * self.sign() * mask / mask.sum()
+    return g * self * self.abs().pow(ord - 2) / F.where(r == 0, 1.0, r.pow(ord - 1)) * (r != 0)
+
+
+def _norm_dtype(ts, params, _check=_floating_only(
+        "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}")):
+    """A floating input, computed in ``dtype`` when one is given (``x.norm(dtype=torch.float64)``)."""
+    d, _ = _check(ts, params)
+    want = params.get("dtype")
+    if want is not None and want is not d:
+        if want.category != 2:
+            raise errors.RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
+                                      f"{_CAP[want.name]}")
+        if want.itemsize < d.itemsize:
+            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({_CAP[d.name]}) should be "
+                                      f"convertible without narrowing to the specified dtype ({_CAP[want.name]})")
+        d = want
+    return d, d
+
+
+norm = op("norm", "LinalgVectorNormBackward0", _norm,
+          self=lambda grad, self, result, ord, dim, keepdim, dtype=None: _norm_grad(grad, self, result, ord, dim, keepdim),
+          domain="nonzero", dtype=_norm_dtype)
+
+
+def _logsumexp(a, dim, keepdim=False):
+    axis = _dims(dim, a.ndim)
+    with np.errstate(all="ignore"):
+        m = np.amax(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
+        m = np.where(np.isfinite(m), m, 0)
+        r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    if not keepdim:
+        r = np.squeeze(r, axis=axis)
+    return np.asarray(r, a.dtype)
+
+
+logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
+               self=lambda grad, self, result, dim, keepdim:
+               _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
+               dtype=_F_, domain="real")
+cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: np.cumsum(a, axis=dim % max(a.ndim, 1))
+            .reshape(a.shape) if a.ndim else a.copy(),
+            self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
+            dtype=_sum_dtype, domain="real")
+
+
+def _cumprod_grad(grad, self, result, dim):
+    # valid where no zeros: sum_{j>=i} grad_j * result_j / self_i
+    return (grad * result).flip(dim).cumsum(dim).flip(dim) / self
+
+
+cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: np.cumprod(a, axis=dim % max(a.ndim, 1))
+             .reshape(a.shape), self=_cumprod_grad, dtype=_sum_dtype, domain="positive")
+all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
+any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
+

@@ -1,0 +1,218 @@
+"""The entry record of the op table and the table itself.
+
+gradexpr's counterpart of PyTorch's ``native_functions.yaml`` and
+``tools/autograd/derivatives.yaml`` together: one entry per op (per overload that
+records its own node), added by one ``op(...)`` call in the family file it belongs
+to (``pointwise``, ``reductions``, ``linalg``, ``shape``, ``indexing``, ``nn``), or
+one ``alias(...)`` line in ``aliases.py``. ``surface.py`` binds the public names
+from the entries; nothing else registers an op.
+
+The entry format (keywords of ``op``)::
+
+    op("logaddexp", "LogaddexpBackward0",              # table key, PyTorch's node name ("" = no node)
+       forward,                                        # NumPy: f(*input arrays, **params) -> array
+       ("self", "other"),                              # tensor inputs, in schema order ("*tensors": a list)
+       self=lambda grad, self, other: ...,             # one backward formula per differentiable input,
+       other=lambda grad, self, other: ...,            #   written with Tensor ops (differentiable again);
+                                                       #   NOT_DIFFERENTIABLE / NotDifferentiable(why):
+                                                       #   PyTorch has no derivative (asking fails)
+       schema="logaddexp(Tensor self, Tensor other) -> Tensor",   # the native_functions.yaml line;
+                                                       #   overloads of one name: a tuple of lines
+       variants="function method",                     # any of: function (torch.X), method (Tensor.X),
+                                                       #   inplace (Tensor.X_), F (torch.nn.functional.X),
+                                                       #   linalg (torch.linalg.X)
+       dtype="promote",                                # dtype rule: "promote" | "float" | "first" | "compare"
+                                                       #   | "keep" | rule(tensors, params) -> (compute, out)
+       domain="real",                                  # where tests sample inputs (gradexpr.testing.DOMAINS)
+       samples=((2, 3), (3,)),                         # input shapes for the op-table tests; several
+                                                       #   samples: a list of such tuples
+       pointwise=True,                                 # elementwise: batching maps it over a leading dim
+       call=None,                                      # (entry, values by schema name) -> result, for a
+                                                       #   bound call that must prepare its params (dims)
+       view=False, twice=True, broadcast=None, doc="")
+
+A formula's parameter names say what it reads: ``grad``, an input's name (the saved
+input), ``result``, ``<input>_shape``, a schema parameter, or an extra the forward
+returned; ``apply`` (``op.py``) saves exactly those. Entries with a ``schema`` and
+``variants`` are bound by ``surface.py`` through one argument parser
+(``signatures.py``) that words PyTorch's ``TypeError``s; the schema's ``Tensor``
+parameters named in ``inputs`` are the inputs, the others are passed as params.
+Ops without variants are reached through a composite (``functions.py``,
+``nn_functional.py``) that chooses the entry, as ATen's composites do.
+"""
+from __future__ import annotations
+
+from .. import errors
+
+
+class NotDifferentiable:
+    """Marker for an input whose derivative PyTorch does not implement."""
+
+    def __init__(self, why: str = ""):
+        self.why = why
+
+
+NOT_DIFFERENTIABLE = NotDifferentiable()
+
+VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
+
+TABLE: dict = {}
+ALIASES: dict = {}          # public alias name -> the public name it stands for (aliases.py)
+
+
+def op(name, node, forward, inputs=("self",), **kw):
+    """Add one entry to the table (and return it for the functions that dispatch to it)."""
+    grads = {k: kw.pop(k) for k in list(kw) if k in inputs or "*" + k in inputs}
+    entry = Op(name, node, forward, inputs, grads, **kw)
+    if name in TABLE:
+        raise ValueError(f"op {name!r} is already in the table")
+    TABLE[name] = entry
+    return entry
+
+
+def alias(name, target):
+    """``name`` is another public name of ``target`` (``absolute`` of ``abs``, ``moveaxis`` of
+    ``movedim``, ``absolute_`` of ``abs_``), bound wherever ``target`` is."""
+    if name in ALIASES:
+        raise ValueError(f"alias {name!r} is already declared")
+    ALIASES[name] = target
+
+
+class Op:
+    __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
+                 "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
+                 "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
+                 "call")
+
+    def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
+                 view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
+                 schema=(), variants="", samples=(), pointwise=False, batch=None, call=None):
+        self.name = name
+        self.node = node
+        self.forward = forward
+        self.variadic = len(inputs) == 1 and inputs[0].startswith("*")
+        self.inputs = tuple(i.lstrip("*") for i in inputs)
+        self.formulas = dict(grads or {})
+        # which inputs are edges of the node (PyTorch's next_functions): those the op differentiates or
+        # declares not implemented; indices, masks and targets are not (all inputs of a variadic op are)
+        self.edges = None if self.variadic else tuple(i in self.formulas for i in self.inputs)
+        self.dtype = dtype
+        self.cast = cast
+        self.view = view
+        self.domain = domain
+        self.differentiable = differentiable and bool(self.formulas)
+        self.doc = doc
+        self.twice = twice
+        # elementwise ops broadcast their inputs (checked with PyTorch's message before computing)
+        self.broadcast = (dtype in ("promote", "float", "compare") and len(inputs) > 1) if broadcast is None \
+            else broadcast  # False where a second derivative is not meaningful to test (kinks, piecewise)
+        self._save_cache = {}
+        self._plans = {}
+        self.schema = (schema,) if isinstance(schema, str) else tuple(schema)
+        self.variants = frozenset(variants.split())
+        if not self.variants <= VARIANTS:
+            raise ValueError(f"op {name!r}: unknown variants {sorted(self.variants - VARIANTS)}")
+        if self.variants and not self.schema:
+            raise ValueError(f"op {name!r}: variants need a schema")
+        # test samples: input shapes, one tuple per sample (a single tuple of shapes is one sample)
+        self.samples = [samples] if samples and isinstance(samples[0], tuple) and (
+            not samples[0] or isinstance(samples[0][0], int)) else list(samples)
+        self.pointwise = pointwise
+        self.call = call          # (entry, values) -> result when the bound call needs more than apply()
+        self.batch = batch        # how functional.py batches the op over a leading dimension (None: by default)
+
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
+
+    def __getattr__(self, name):
+        """The formulas' argument lists and callers, worked out the first time one is read.
+
+        A run uses a handful of the table's entries; preparing all of them when the table is
+        built cost a millisecond of every start-up. (``__getattr__`` runs only while a slot
+        is still unset, so reading them later costs nothing extra.)
+        """
+        if name not in Op._PREPARED:
+            raise AttributeError(name)
+        formulas = {k: f for k, f in self.formulas.items() if callable(f)}
+        self._args = {k: f.__code__.co_varnames[:f.__code__.co_argcount] for k, f in formulas.items()}
+        # names a formula can do without (it has a default for them)
+        self._optional = {k: set(f.__code__.co_varnames[f.__code__.co_argcount - len(f.__defaults__ or ()):
+                                                        f.__code__.co_argcount])
+                          for k, f in formulas.items()}
+        self._any_optional = frozenset().union(*self._optional.values())
+        # per input: a call of its formula reading its arguments from the backward context
+        self._calls = {k: _caller(f, self._optional[k]) for k, f in formulas.items()}
+        return getattr(self, name)
+
+    def __repr__(self):
+        return f"<op {self.name} -> {self.node}>"
+
+    def save_names(self, needs):
+        """The context names read by the formulas of the inputs in ``needs`` (a tuple of bools)."""
+        names = self._save_cache.get(needs)
+        if names is None:
+            s = []
+            for name, need in zip(self.inputs if not self.variadic else self.inputs * len(needs), needs):
+                if need:
+                    for a in self._args.get(name, ()):
+                        if a != "grad" and a not in s:
+                            s.append(a)
+            names = self._save_cache[needs] = tuple(s)
+        return names
+
+    def save_plan(self, needs):
+        """``save_names(needs)`` with how ``apply`` gets each: (name, _RESULT | _INPUTS | input index | _LATE)."""
+        plan = self._plans.get(needs)
+        if plan is None:
+            plan = []
+            for name in self.save_names(needs):
+                if name == "result":
+                    plan.append((name, _RESULT))
+                elif self.variadic and name == self.inputs[0]:
+                    plan.append((name, _INPUTS))
+                elif name in self.inputs:
+                    plan.append((name, self.inputs.index(name)))
+                else:
+                    plan.append((name, _LATE))      # a parameter, an extra, a shape or dtype: see _record
+            plan = self._plans[needs] = tuple(plan)
+        return plan
+
+    def optional(self, name):
+        return name in self._any_optional
+
+    def backward(self, ctx, needed):
+        """Gradients for each input, None where not needed."""
+        if self.variadic:
+            name = self.inputs[0]
+            f = self.formulas[name]
+            grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
+            return [g if n else None for g, n in zip(grads, needed)]
+        out = []
+        for name, need in zip(self.inputs, needed):
+            if not need:
+                out.append(None)
+                continue
+            call = self._calls.get(name)
+            if call is None:
+                f = self.formulas.get(name, NOT_DIFFERENTIABLE)
+                raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
+                                          if not getattr(f, "why", "") else f.why)
+            out.append(call(ctx))
+        return out
+
+
+_RESULT, _INPUTS, _LATE = -1, -2, -3
+
+
+def _caller(f, optional):
+    """``ctx -> f(...)`` with f's arguments taken from ctx by name (optional ones only if present)."""
+    names = f.__code__.co_varnames[:f.__code__.co_argcount]
+    if optional:
+        required = tuple(n for n in names if n not in optional)
+        return lambda ctx: f(*[ctx[a] for a in required], **{a: ctx[a] for a in optional if a in ctx})
+    if len(names) == 1:
+        a, = names
+        return lambda ctx: f(ctx[a])
+    if len(names) == 2:
+        a, b = names
+        return lambda ctx: f(ctx[a], ctx[b])
+    return lambda ctx: f(*[ctx[a] for a in names])

@@ -1,0 +1,332 @@
+"""PyTorch's Python argument parser, driven by the op table's schema lines.
+
+A schema line is ``native_functions.yaml``'s (``"nansum(Tensor self, int[1]? dim=None, bool
+keepdim=False, *, ScalarType? dtype=None) -> Tensor"``), written as PyTorch's Python binding
+sees it: an op with an ``.out`` overload ends its keyword-only part with ``Tensor(a!)? out=None``,
+factories carry the ``layout``/``device``/``pin_memory``/``requires_grad`` keywords the binding
+adds. ``Signature.parse`` chooses among the overloads of one name and words the failures as
+``torch/csrc/utils/python_arg_parser.cpp`` and ``invalid_arguments.cpp`` do (``missing 1
+required positional arguments``, ``got an unexpected keyword argument``, ``received an invalid
+combination of arguments`` with the list of signatures). Lines are parsed lazily, on the first
+call of a name, so start-up only stores strings.
+"""
+from __future__ import annotations
+
+import numbers
+import re
+
+from . import dtypes, errors
+
+_PARAM = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\d*\])?\??) (?P<name>\w+)(?:=(?P<default>.+))?$")
+
+# the Python binding's words for each schema type (FunctionParameter::type_name)
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "SymInt", "float": "float",
+               "bool": "bool", "str": "str", "ScalarType": "torch.dtype", "Layout": "torch.layout",
+               "Device": "torch.device", "Generator": "torch.Generator", "MemoryFormat": "torch.memory_format",
+               "int[]": "tuple of ints", "SymInt[]": "tuple of ints", "Tensor[]": "tuple of Tensors",
+               "float[]": "tuple of floats"}
+
+
+def _check_device(device):
+    """The one check of a ``device=`` argument: None, 'cpu' or a device whose type is 'cpu'."""
+    if device is None:
+        return None
+    kind = device if isinstance(device, str) else getattr(device, "type", None)
+    if isinstance(kind, str) and kind.split(":")[0] == "cpu":
+        return device
+    raise errors.RuntimeError(f"Expected one of cpu device type at start of device string: {device}")
+
+
+def _is_tensor(x):
+    from .tensor import Tensor
+    return isinstance(x, Tensor)
+
+
+def _int_like(x):
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, numbers.Integral):
+        return True
+    return _is_tensor(x) and x._dtype.category < 2 and x._dtype is not dtypes.bool_ and x._data.ndim == 0
+
+
+def _as_int(x):
+    return int(x.item()) if _is_tensor(x) else int(x)
+
+
+class Param:
+    __slots__ = ("name", "base", "size", "optional", "default", "has_default", "kwonly", "is_out")
+
+    def __init__(self, text, kwonly):
+        m = _PARAM.match(text.strip())
+        if m is None:
+            raise ValueError(f"bad schema parameter {text!r}")
+        t = re.sub(r"\([a-z]!?\)", "", m.group("type"))
+        self.optional = t.endswith("?")
+        t = t.rstrip("?")
+        size = re.search(r"\[(\d*)\]$", t)
+        self.size = int(size.group(1)) if size and size.group(1) else None
+        self.base = re.sub(r"\[\d*\]$", "[]", t)
+        self.name = m.group("name")
+        self.has_default = m.group("default") is not None
+        self.default = _literal(m.group("default")) if self.has_default else None
+        self.kwonly = kwonly
+        self.is_out = self.name == "out" and "!" in m.group("type")
+
+    def display(self, function):
+        """The parameter as PyTorch's signature list shows it (``tuple of ints dim = None``)."""
+        name = "input" if function and self.name == "self" else self.name
+        text = f"{_TYPE_NAMES.get(self.base, self.base)} {name}"
+        if self.has_default:
+            text += " = " + _show(self.default, self.base)
+        return text
+
+    def accepts(self, value):
+        """``value`` converted for this parameter, or ``_NO`` when PyTorch's parser refuses it."""
+        if value is None:
+            return None if (self.optional or (self.has_default and self.default is None)) else _NO
+        b = self.base
+        if b == "Tensor":
+            return value if _is_tensor(value) else _NO
+        if b in ("int", "SymInt"):
+            return _as_int(value) if _int_like(value) else _NO
+        if b in ("int[]", "SymInt[]"):
+            if self.size is not None and _int_like(value):
+                return (_as_int(value),)
+            if isinstance(value, (tuple, list)) and all(_int_like(v) for v in value):
+                return tuple(_as_int(v) for v in value)
+            return _NO
+        if b == "bool":
+            return bool(value) if type(value).__name__ in ("bool", "bool_") else _NO
+        if b == "float":
+            return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else _NO
+        if b == "Scalar":
+            if isinstance(value, numbers.Number):
+                return value
+            return value.item() if _is_tensor(value) and value._data.ndim == 0 else _NO
+        if b == "str":
+            return value if isinstance(value, str) else _NO
+        if b == "ScalarType":
+            if isinstance(value, dtypes.DType):
+                return value
+            return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
+        if b == "Device":
+            return value if isinstance(value, str) or hasattr(value, "type") else _NO
+        if b == "Tensor[]":
+            return tuple(value) if isinstance(value, (tuple, list)) and all(map(_is_tensor, value)) else _NO
+        return value
+
+
+_NO = object()
+
+
+def _literal(text):
+    return {"None": None, "True": True, "False": False, "[]": (), "()": ()}.get(text, None) \
+        if text in ("None", "True", "False", "[]", "()") else (text.strip("\"'") if text[0] in "\"'" else
+                                                               (float(text) if "." in text or "e" in text
+                                                                else int(text)))
+
+
+def _show(value, base):
+    if value is None:
+        return "None"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(str, value)) + ("," if len(value) == 1 else "") + ")"
+    return str(value)
+
+
+def _typename(value):
+    if isinstance(value, (tuple, list)):
+        inner = ", ".join(_typename(v) for v in value)
+        if isinstance(value, tuple):
+            return f"tuple of ({inner}{',' if len(value) == 1 else ''})"
+        return f"list of [{inner}]"
+    return "Tensor" if _is_tensor(value) else type(value).__name__
+
+
+def _short_typename(value):
+    return "Tensor" if _is_tensor(value) else type(value).__name__
+
+
+class Signature:
+    """One schema line: its name, parameters (``self`` first for ops on a tensor) and entry."""
+
+    __slots__ = ("line", "name", "params", "entry", "_min", "_max")
+
+    def __init__(self, line, entry=None):
+        self.line = line
+        self.entry = entry
+        head, _, _ = line.partition(") ->")
+        name, _, params = head.partition("(")
+        self.name = name.split(".")[0].strip()
+        self.params = []
+        kwonly = False
+        for text in filter(None, (p.strip() for p in params.split(","))):
+            if text == "*":
+                kwonly = True
+                continue
+            self.params.append(Param(text, kwonly))
+        self._min = sum(1 for p in self.params if not p.has_default and not p.optional and not p.kwonly)
+        self._max = len(self.params)
+
+    def display(self, method):
+        """PyTorch's text of this signature in its list of overloads."""
+        parts, star = [], False
+        for p in self.params:
+            if method and p.name == "self":
+                continue
+            if method and p.is_out:
+                continue
+            if p.kwonly and not star:
+                parts.append("*")
+                star = True
+            parts.append(p.display(not method))
+        return "(" + ", ".join(parts) + ")"
+
+    def bind(self, args, kwargs, method, raise_=False, label=None):
+        """The parameters' values by name, or None (or PyTorch's TypeError when ``raise_``)."""
+        label = label or self.name
+        params = [p for p in self.params if not (method and p.is_out)]
+        positional = [p for p in params if not p.kwonly]
+        values = {}
+        if len(args) > len(positional):
+            if not raise_:
+                return None
+            lo = sum(1 for p in positional if not p.has_default and not p.optional) - (1 if method else 0)
+            hi = len(positional) - (1 if method else 0)
+            if method and hi == 0:
+                raise errors.TypeError(f"TensorBase.{label}() takes no arguments ({len(args) - 1} given)")
+            takes = f"{hi} positional argument{'s' if hi != 1 else ''}" if lo == hi else \
+                f"from {lo} to {hi} positional arguments"
+            n = len(args) - (1 if method else 0)
+            raise errors.TypeError(f"{label}() takes {takes} but {n} {'was' if n == 1 else 'were'} given")
+        for i, (p, value) in enumerate(zip(positional, args)):
+            got = p.accepts(value)
+            if got is _NO:
+                if not raise_:
+                    return None
+                where = i + (0 if method else 1)
+                raise errors.TypeError(f"{label}(): argument '{_pname(p, method)}' (position {where}) must be "
+                                       f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(value)}")
+            values[p.name] = got
+        by_name = {("input" if p.name == "self" and not method else p.name): p for p in params}
+        for key, value in kwargs.items():
+            p = by_name.get(key)
+            if p is None or (method and p.name == "self"):
+                continue
+            if p.name in values:
+                if not raise_:
+                    return None
+                raise errors.TypeError(f"{label}() got multiple values for argument '{key}'")
+        for p in params:
+            if p.name in values:
+                continue
+            key = "input" if p.name == "self" and not method else p.name
+            if key in kwargs:
+                got = p.accepts(kwargs[key])
+                if got is _NO:
+                    if not raise_:
+                        return None
+                    raise errors.TypeError(f"{label}(): argument '{key}' must be "
+                                           f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(kwargs[key])}")
+                values[p.name] = got
+            elif p.has_default or p.optional:
+                values[p.name] = p.default
+            else:
+                if not raise_:
+                    return None
+                raise errors.TypeError(f'{label}() missing 1 required positional arguments: "{key}"')
+        for key in kwargs:
+            p = by_name.get(key)
+            if p is None or (method and p.name == "self"):
+                if not raise_:
+                    return None
+                raise errors.TypeError(f"{label}() got an unexpected keyword argument '{key}'")
+        return values
+
+    def arg_count_matches(self, args, kwargs, method):
+        """``_argcountMatch`` of PyTorch's error text: the signature's items ('*' counted, as its
+        text is split) against the arguments given."""
+        text = self.display(method)[1:-1]
+        items = text.split(", ") if text else []
+        n = len(items)
+        return len(args) + len(kwargs) == n, items
+
+
+def _pname(p, method):
+    return "input" if p.name == "self" and not method else p.name
+
+
+def _typename_short(value):
+    return _short_typename(value)
+
+
+class Overloads:
+    """The schema lines of one public name; ``parse`` returns (signature, values)."""
+
+    __slots__ = ("name", "lines", "_sigs")
+
+    def __init__(self, name, lines):
+        self.name = name
+        self.lines = lines          # (line, entry) pairs, parsed on first use
+        self._sigs = None
+
+    @property
+    def signatures(self):
+        if self._sigs is None:
+            self._sigs = [Signature(line, entry) for line, entry in self.lines]
+        return self._sigs
+
+    def parse(self, args, kwargs, method=False, label=None):
+        """Choose the overload taking ``args``/``kwargs`` (``args[0]`` is the tensor for a method)."""
+        sigs = self.signatures
+        label = label or self.name
+        if len(sigs) == 1:
+            return sigs[0], sigs[0].bind(args, kwargs, method, True, label)
+        for s in sigs:
+            values = s.bind(args, kwargs, method)
+            if values is not None:
+                return s, values
+        given = len(args) - (1 if method else 0) + len(kwargs)
+        plausible = [s for s in sigs if s._min - (1 if method else 0) <= given <= s._max - (1 if method else 0)]
+        if len(plausible) == 1:
+            plausible[0].bind(args, kwargs, method, True, label)
+        raise errors.TypeError(self.invalid_combination(args[1:] if method else args, kwargs, method, label))
+
+    def invalid_combination(self, args, kwargs, method, label):
+        """``invalid_arguments.cpp``'s text for a call no overload takes."""
+        got = ", ".join([_short_typename(a) for a in args] +
+                        [f"{k}={_short_typename(v)}" for k, v in reversed(list(kwargs.items()))])
+        if kwargs and not args:
+            got += ", "         # (PyTorch trims the last separator only after a positional argument)
+        lines = [f"{label}() received an invalid combination of arguments - got ({got}), but expected one of:"]
+        for s in self.signatures:
+            text = s.display(method)
+            lines.append(f" * {text}")
+            matches, items = s.arg_count_matches(args, kwargs, method)
+            if matches:
+                names = [item.rsplit(" ", 1)[-1] for item in items]
+                start = max(len(items) - len(kwargs), 0)
+                unmatched = [k for k in reversed(list(kwargs)) if k not in names[start:]]
+                if unmatched:
+                    lines.append("      didn't match because some of the keywords were incorrect: "
+                                 + ", ".join(unmatched))
+                else:
+                    lines.append("      didn't match because some of the arguments have invalid types: "
+                                 + _marked(s, items, args, kwargs, method))
+        return "\n".join(lines) + "\n"
+
+
+def _marked(sig, items, args, kwargs, method):
+    """The arguments with the ones the signature refuses between '!' (as PyTorch prints off a terminal)."""
+    params = [p for p in sig.params if not (method and (p.name == "self" or p.is_out))]
+    out = []
+    for i, a in enumerate(args):
+        p = params[i] if i < len(params) else None
+        ok = p is not None and p.accepts(a) is not _NO
+        out.append(_typename(a) if ok else f"!{_typename(a)}!")
+    for k, v in kwargs.items():
+        out.append(f"{k}={_typename(v)}")
+    return "(" + ", ".join(out) + ")"

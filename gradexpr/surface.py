@@ -1,0 +1,148 @@
+"""The public names bound from the op table: ``torch.X``, ``Tensor.X``, ``Tensor.X_``, ``F.X``,
+``torch.linalg.X`` of every entry that declares ``variants``, and the alias lines of ``ops/aliases.py``.
+
+Each bound name is one small function: PyTorch's argument parser (``signatures.py``) picks the
+overload and its entry, then ``apply`` runs it (an in-place variant writes back through
+``apply_inplace``). Names also bound by hand (composites in ``functions.py``/``nn_functional.py``)
+must not be declared here too: ``bind`` refuses a name bound twice.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import errors, ops
+from .op import _can_cast, _cap, apply, apply_inplace, bump_version
+from .signatures import Overloads
+from .tensor import Tensor
+
+_NAMESPACES = ("function", "method", "inplace", "F", "linalg")
+
+
+def _values_to_call(entry, values):
+    """(inputs, params) of ``apply`` from the parsed values: the entry's tensor inputs in order, the
+    other parameters given (None means absent, as ATen's optionals)."""
+    inputs = tuple(values[name] for name in entry.inputs)
+    params = {k: v for k, v in values.items() if k not in entry.inputs and k != "out" and v is not None}
+    return inputs, params
+
+
+def run(entry, values, name):
+    """The result of one parsed call of ``entry`` (written into ``out=`` when given)."""
+    out = values.get("out")
+    if out is not None:
+        return _into(out, entry, values, name)
+    if entry.call is not None:
+        return entry.call(entry, values)
+    inputs, params = _values_to_call(entry, values)
+    return apply(entry, inputs, params)
+
+
+def _into(out, entry, values, name):
+    """``torch.X(..., out=t)``: computed without a graph, then stored in ``t`` (resized when its shape
+    differs), as ATen's ``.out`` overloads do; they are not differentiable."""
+    from .graph import _grad_enabled, no_grad
+    if _grad_enabled.get() and any(isinstance(v, Tensor) and v._requires_grad for v in values.values()):
+        raise errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                                  "differentiation, but one of the arguments requires grad.")
+    with no_grad():
+        result = run(entry, {**values, "out": None}, name)
+    if not _can_cast(result._dtype, out._dtype):
+        raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
+                                  f"{_cap(out._dtype)}")
+    if out._data.shape != result._data.shape:
+        out._data = np.empty(result._data.shape, out._dtype.np)
+    np.copyto(out._data, result._data, casting="unsafe")
+    bump_version(out)
+    return out
+
+
+def _function(overloads):
+    def function(*args, **kwargs):
+        sig, values = overloads.parse(args, kwargs)
+        return run(sig.entry, values, overloads.name)
+    function.__name__ = function.__qualname__ = overloads.name
+    return function
+
+
+def _method(overloads):
+    def method(self, *args, **kwargs):
+        sig, values = overloads.parse((self,) + args, kwargs, method=True)
+        return run(sig.entry, values, overloads.name)
+    method.__name__ = method.__qualname__ = overloads.name
+    return method
+
+
+def _inplace(overloads):
+    name = overloads.name + "_"
+
+    def inplace(self, *args, **kwargs):
+        sig, values = overloads.parse((self,) + args, kwargs, method=True, label=name)
+        inputs, params = _values_to_call(sig.entry, values)
+        return apply_inplace(sig.entry, self, inputs[1:], params)
+    inplace.__name__ = inplace.__qualname__ = name
+    return inplace
+
+
+_bound = None
+
+
+def bound() -> dict:
+    """{namespace: {public name: function}} for every entry with variants, aliases included."""
+    global _bound
+    if _bound is None:
+        _bound = _bind_table()
+    return _bound
+
+
+def _bind_table() -> dict:
+    lines = {}
+    for entry in ops.TABLE.values():
+        if entry.variants:
+            for line in entry.schema:
+                name = line.partition("(")[0].split(".")[0]
+                lines.setdefault(name, ([], set()))
+                lines[name][0].append((line, entry))
+                lines[name][1].update(entry.variants)
+    out = {ns: {} for ns in _NAMESPACES}
+    for name, (pairs, variants) in lines.items():
+        overloads = Overloads(name, pairs)
+        for ns in variants:
+            if ns == "method":
+                out[ns][name] = _method(overloads)
+            elif ns == "inplace":
+                out[ns][name + "_"] = _inplace(overloads)
+            else:
+                out[ns][name] = _function(overloads)
+    return out
+
+
+def with_aliases(names: dict) -> dict:
+    """``names`` (one namespace, table and hand-written together) plus the aliases of its names."""
+    for alias, target in ops.ALIASES.items():
+        if target in names:
+            if alias in names:
+                raise ValueError(f"{alias!r} is bound twice (an alias line and a name)")
+            names[alias] = names[target]
+    return names
+
+
+def bind_tensor(hand_written: dict):
+    """Put the table's methods and in-place methods on ``Tensor`` (refusing a name also bound by hand)."""
+    table = bound()
+    names = dict(hand_written)
+    for ns in ("method", "inplace"):
+        for name, fn in table[ns].items():
+            if name in names:
+                raise ValueError(f"Tensor.{name} is bound twice (from the op table and by hand)")
+            names[name] = fn
+    for name, fn in with_aliases(names).items():
+        setattr(Tensor, name, fn)
+
+
+def namespace(ns: str, hand_written: dict) -> dict:
+    """The table's names for ``torch`` ("function"), ``F`` or ``linalg``, checked against the hand-written ones."""
+    names = bound()[ns]
+    twice = set(names) & set(hand_written)
+    if twice:
+        raise ValueError(f"bound twice (from the op table and by hand): {sorted(twice)}")
+    return with_aliases({**hand_written, **names})
