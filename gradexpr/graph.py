@@ -156,7 +156,16 @@ def _check_nan(node, grads):
     from numpy import isnan
     for i, g in enumerate(grads):
         if g is not None and g._dtype.is_floating_point and isnan(g._data).any():
-            raise errors.RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+            raise with_origin(errors.RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                                                  "output."), node)
+
+
+def with_origin(err, node):
+    """``err`` with a note naming where the forward recorded ``node`` (see gradexpr/origin.py)."""
+    if getattr(node, "_origin", None) is not None:
+        from .origin import note_for
+        err.origin = note_for(node)
+    return err
 
 
 # ---------------------------------------------------------------- saved tensors
@@ -199,8 +208,9 @@ class SavedTensor:
             msg += (f" is at version {t._version_counter[0]}; expected version {self.version} instead. Hint: "
                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True, check_nan=False).")
-            raise errors.RuntimeError(msg, hint="a tensor saved for backward was changed in place; "
-                                                "use an out-of-place op (y = y * 3 instead of y.mul_(3))")
+            raise with_origin(errors.RuntimeError(msg, hint="a tensor saved for backward was changed in place; "
+                                                            "use an out-of-place op (y = y * 3 instead of y.mul_(3))"),
+                              node)
         if self.is_output and _grad_enabled.get():
             return t._with_grad_fn(node)
         return t
@@ -280,13 +290,19 @@ def _derived_saved(saved, key):
     return tuple(int(st) // data.itemsize for st in data.strides)
 
 
+# Where the program's forward is: (filename, statement) of the statement running, published by the
+# interpreter; a node keeps it as its origin, which errors of backward name in a note.
+forward_site = [None]
+
+
 class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
     _gx_exposed = True
-    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "__weakref__")
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "__weakref__")
 
     def __init__(self, op, next_nodes, saved, meta, frees=None):
+        self._origin = forward_site[0]
         self._op = op
         self._next = next_nodes
         self._saved = saved
