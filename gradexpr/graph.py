@@ -255,41 +255,6 @@ _sequence = itertools.count()
 NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
 
 
-_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
-_SCALAR_SAVED = frozenset({("PowBackward2", "self")})
-# nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim)
-_DIM_LIST_NODES = frozenset(("SumBackward1", "MeanBackward1", "LogsumexpBackward0", "AmaxBackward0",
-                             "AminBackward0", "NansumBackward0"))
-
-
-def _derived_saved(saved, key):
-    """``X_sym_sizes`` / ``X_sym_strides`` / ``X_sym_numel`` of what the node saved of input X."""
-    for suffix in ("_sym_sizes", "_sym_strides", "_sym_numel"):
-        if key.endswith(suffix):
-            base = key[:-len(suffix)]
-            break
-    else:
-        return None
-    shape = saved.get(base + "_shape")
-    v = saved.get(base)
-    if shape is None and type(v) is SavedTensor:
-        shape = v.tensor._data.shape
-    if shape is None:
-        return None
-    shape = tuple(int(s) for s in shape)
-    if suffix == "_sym_sizes":
-        return shape
-    if suffix == "_sym_numel":
-        n = 1
-        for d in shape:
-            n *= d
-        return n
-    if type(v) is not SavedTensor:
-        return None
-    data = v.tensor._data
-    return tuple(int(st) // data.itemsize for st in data.strides)
-
-
 # Where the program's forward is: (filename, statement) of the statement running, published by the
 # interpreter; a node keeps it as its origin, which errors of backward name in a note.
 forward_site = [None]
@@ -351,74 +316,21 @@ class Node:
 
     def __getattr__(self, name):
         if name.startswith("_saved_"):
-            return self._saved_value(name[7:], name)
+            from .saved_attributes import saved_value
+            return saved_value(self, name[7:], name)
         if name.startswith("_raw_saved_"):
-            return self._raw_saved_value(name[11:], name)
+            from .saved_attributes import raw_saved_value
+            return raw_saved_value(self, name[11:], name)
         raise AttributeError(name)
-
-    def _saved_entry(self, key, attribute):
-        saved = self._saved
-        if saved is _RELEASED:
-            raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
-        derived = _derived_saved(saved, key)
-        if derived is not None:
-            return derived
-        if key in saved:
-            return saved[key]
-        params = self._formula_parameters()
-        if key in params:
-            # a parameter left at its default (add's alpha), or a tensor this call did not need (None)
-            return params[key]
-        raise errors.AttributeError(f"'{self.type_name()}' object has no attribute '{attribute}'")
-
-    def _formula_parameters(self):
-        """The names the op's formulas read, with their defaults (None where there is none)."""
-        out = {}
-        for f in getattr(self._op, "formulas", {}).values():
-            code = getattr(f, "__code__", None)
-            if code is None:
-                continue
-            names = code.co_varnames[:code.co_argcount]
-            defaults = f.__defaults__ or ()
-            first_default = len(names) - len(defaults)
-            for i, a in enumerate(names):
-                if a != "grad" and a not in out:
-                    out[a] = defaults[i - first_default] if i >= first_default else None
-        return out
-
-    def _saved_value(self, key, attribute):
-        v = self._saved_entry(key, attribute)
-        tv = type(v)
-        if tv is SavedTensor:
-            t = v.unpack(self)
-            if t._wrapped and (self._op.node, key) in _SCALAR_SAVED:
-                return t._data.item()       # a Python number PyTorch's overload takes as a Scalar
-            return t
-        if tv is SavedTensors:
-            return tuple(x.unpack(self) for x in v)
-        if tv is tuple and key.endswith(("_sym_sizes", "_sym_strides")):
-            return tuple(int(s) for s in v)
-        if key == "reduction" and tv is str:
-            return _REDUCTION_ENUM.get(v, v)        # PyTorch saves the enum's value
-        if key == "dim" and type(v) is int and self._op.node in _DIM_LIST_NODES:
-            return (v,)                             # these ops take a list of dims
-        return v
-
-    def _raw_saved_value(self, key, attribute):
-        v = self._saved_entry(key, attribute)
-        from .saved_hooks import RawSavedTensor
-        if type(v) is SavedTensor:
-            return RawSavedTensor(v)
-        if type(v) is SavedTensors:
-            return tuple(RawSavedTensor(x) for x in v)
-        raise errors.AttributeError(f"'{self.type_name()}' object has no attribute '{attribute}'")
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` after the node runs; a tuple it returns replaces grad_inputs."""
+        from .hooks import node_hooks
         return node_hooks(self).add("post", fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the node runs; a tuple it returns replaces grad_outputs."""
+        from .hooks import node_hooks
         return node_hooks(self).add("pre", fn)
 
     def __repr__(self):
@@ -563,82 +475,6 @@ class AccumulateGrad:
 
     def _accumulate(self, grad, create_graph: bool, owned: bool = False):
         accumulate_into(self.variable, grad, create_graph, owned)
-
-
-# ---------------------------------------------------------------- hooks
-class NodeHooks(list):
-    """A node's ``_retains`` once a hook is registered on it: the retain_grad references (the list
-    itself) and the hooks, in registration order. Always true, so the engine's fast path, which
-    only looks at ``_retains``, leaves such a node to ``_run_node`` (a backward without hooks
-    pays nothing for them)."""
-
-    __slots__ = ("tensor_pre", "pre", "post", "post_accumulate")
-    _ids = itertools.count()
-
-    def __init__(self, retains=()):
-        super().__init__(retains)
-        self.tensor_pre, self.pre, self.post, self.post_accumulate = {}, {}, {}, {}
-
-    def __bool__(self):
-        return True
-
-    def add(self, kind, fn):
-        from .hooks import RemovableHandle
-        key = next(NodeHooks._ids)
-        getattr(self, kind)[key] = fn
-        return RemovableHandle(getattr(self, kind), key)
-
-    def run_tensor_pre(self, grad):
-        """The tensor's hooks (``register_hook``): each sees the gradient the previous one left."""
-        for fn in list(self.tensor_pre.values()):
-            new = fn(grad)
-            if new is not None:
-                grad = _checked_hook_result(fn, new, grad)
-        return grad
-
-    def run_pre(self, grad):
-        for fn in list(self.pre.values()):
-            new = fn((grad,))
-            if new is not None:
-                new = _checked_hook_tuple(fn, new, 1)
-                grad = new[0] if new[0] is None else _checked_hook_result(fn, new[0], grad)
-        return grad
-
-    def run_post(self, grad_inputs, grad):
-        for fn in list(self.post.values()):
-            new = fn(tuple(grad_inputs), (grad,))
-            if new is not None:
-                grad_inputs = list(_checked_hook_tuple(fn, new, len(grad_inputs)))
-        return grad_inputs
-
-
-def node_hooks(node) -> NodeHooks:
-    """The hooks of ``node``, made on first use (taking over its retain_grad references)."""
-    hooks = node._retains
-    if type(hooks) is not NodeHooks:
-        hooks = node._retains = NodeHooks(hooks or ())
-    return hooks
-
-
-def _hook_name(fn):
-    return getattr(fn, "__name__", type(fn).__name__)
-
-
-def _checked_hook_result(fn, new, old):
-    from .tensor import Tensor
-    if not isinstance(new, Tensor):
-        raise errors.TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
-    if old is not None and new._data.shape != old._data.shape:
-        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
-    return new
-
-
-def _checked_hook_tuple(fn, new, n):
-    if not isinstance(new, (tuple, list)) or len(new) != n:
-        got = len(new) if isinstance(new, (tuple, list)) else 1
-        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
-                                  f"(got {got}, but expected {n})")
-    return tuple(new)
 
 
 class _Copy:
@@ -916,9 +752,10 @@ def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_
     """Run one ready node; returns the gradients for its ``_next`` edges (``owned``: see accumulate_into)."""
     hooks = node._retains
     if hooks:
-        if type(hooks) is NodeHooks:
-            return _run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate,
-                                    create_graph, retain_graph, node_apply, owned)
+        if type(hooks) is not list:                 # hooks.NodeHooks: a hook was registered on the node
+            from .hooks import run_hooked_node
+            return run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate,
+                                   create_graph, retain_graph, node_apply, owned)
         if node_apply is None:
             _retain(node, grad)
     is_target = targets is not None and node in targets
@@ -940,32 +777,6 @@ def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_
         grads = (None,) * len(node._next)
     if not retain_graph:
         node._release()
-    return grads
-
-
-def _run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate, create_graph,
-                     retain_graph, node_apply, owned):
-    """``_run_node`` with PyTorch's hook order: the tensor's hooks, retain_grad, the node's pre-hooks,
-    the node, its post hooks (a leaf: its post-accumulate-grad hooks)."""
-    if grad is not None:
-        grad = hooks.run_tensor_pre(grad)
-        if len(hooks) and node_apply is None:
-            _retain(node, grad)
-        if hooks.pre:
-            grad = hooks.run_pre(grad)
-    node._retains = None
-    try:
-        grads = _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph,
-                          retain_graph, node_apply, owned and not hooks.tensor_pre)
-    finally:
-        node._retains = hooks
-    if type(node) is AccumulateGrad:
-        if hooks.post_accumulate and accumulate and (targets is None or node in targets):
-            for fn in list(hooks.post_accumulate.values()):
-                fn(node.variable)
-        return grads
-    if hooks.post:
-        grads = hooks.run_post(grads, grad)
     return grads
 
 

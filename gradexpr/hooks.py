@@ -1,14 +1,17 @@
 """Hooks a program registers on tensors and graph nodes, and their removable handles.
 
-The hooks themselves live on the graph's nodes (``graph.NodeHooks``), where the engine runs them
-in PyTorch's order; this module is the program-facing side: ``Tensor.register_hook``,
+The hooks live on the graph's nodes, in their ``_retains`` slot (``NodeHooks``): a node that has
+them leaves the engine's fast path, and ``_run_node`` hands it to ``run_hooked_node``, which runs
+them in PyTorch's order. The program-facing side: ``Tensor.register_hook``,
 ``register_post_accumulate_grad_hook``, ``torch.autograd.graph.register_multi_grad_hook`` and
 the ``RemovableHandle`` each returns.
 """
 from __future__ import annotations
 
+import itertools
+
 from . import errors
-from .graph import node_hooks, queue_callback
+from .graph import AccumulateGrad, _retain, _run_node, queue_callback
 
 
 class RemovableHandle:
@@ -33,6 +36,107 @@ class RemovableHandle:
 
     def __repr__(self):
         return f"<torch.utils.hooks.RemovableHandle object at {hex(id(self))}>"
+
+
+class NodeHooks(list):
+    """A node's ``_retains`` once a hook is registered on it: the retain_grad references (the list
+    itself) and the hooks, in registration order. Always true, so the engine's fast path, which
+    only looks at ``_retains``, leaves such a node to ``_run_node`` (a backward without hooks
+    pays nothing for them)."""
+
+    __slots__ = ("tensor_pre", "pre", "post", "post_accumulate")
+    _ids = itertools.count()
+
+    def __init__(self, retains=()):
+        super().__init__(retains)
+        self.tensor_pre, self.pre, self.post, self.post_accumulate = {}, {}, {}, {}
+
+    def __bool__(self):
+        return True
+
+    def add(self, kind, fn):
+        key = next(NodeHooks._ids)
+        getattr(self, kind)[key] = fn
+        return RemovableHandle(getattr(self, kind), key)
+
+    def run_tensor_pre(self, grad):
+        """The tensor's hooks (``register_hook``): each sees the gradient the previous one left."""
+        for fn in list(self.tensor_pre.values()):
+            new = fn(grad)
+            if new is not None:
+                grad = _checked_hook_result(fn, new, grad)
+        return grad
+
+    def run_pre(self, grad):
+        for fn in list(self.pre.values()):
+            new = fn((grad,))
+            if new is not None:
+                new = _checked_hook_tuple(fn, new, 1)
+                grad = new[0] if new[0] is None else _checked_hook_result(fn, new[0], grad)
+        return grad
+
+    def run_post(self, grad_inputs, grad):
+        for fn in list(self.post.values()):
+            new = fn(tuple(grad_inputs), (grad,))
+            if new is not None:
+                grad_inputs = list(_checked_hook_tuple(fn, new, len(grad_inputs)))
+        return grad_inputs
+
+
+def node_hooks(node) -> NodeHooks:
+    """The hooks of ``node``, made on first use (taking over its retain_grad references)."""
+    hooks = node._retains
+    if type(hooks) is not NodeHooks:
+        hooks = node._retains = NodeHooks(hooks or ())
+    return hooks
+
+
+def _hook_name(fn):
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _checked_hook_result(fn, new, old):
+    from .tensor import Tensor
+    if not isinstance(new, Tensor):
+        raise errors.TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is not None and new._data.shape != old._data.shape:
+        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    return new
+
+
+def _checked_hook_tuple(fn, new, n):
+    if not isinstance(new, (tuple, list)) or len(new) != n:
+        got = len(new) if isinstance(new, (tuple, list)) else 1
+        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
+                                  f"(got {got}, but expected {n})")
+    return tuple(new)
+
+
+def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate, create_graph,
+                     retain_graph, node_apply, owned):
+    """``_run_node`` with PyTorch's hook order: the tensor's hooks, retain_grad, the node's pre-hooks,
+    the node, its post hooks (a leaf: its post-accumulate-grad hooks)."""
+    if grad is not None:
+        grad = hooks.run_tensor_pre(grad)
+        if len(hooks) and node_apply is None:
+            _retain(node, grad)
+        if hooks.pre:
+            grad = hooks.run_pre(grad)
+    node._retains = None
+    try:
+        grads = _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph,
+                          retain_graph, node_apply, owned and not hooks.tensor_pre)
+    finally:
+        node._retains = hooks
+    if type(node) is AccumulateGrad:
+        if hooks.post_accumulate and accumulate and (targets is None or node in targets):
+            for fn in list(hooks.post_accumulate.values()):
+                fn(node.variable)
+        return grads
+    if hooks.post:
+        grads = hooks.run_post(grads, grad)
+    return grads
+
 
 
 def _hook_node(t):
