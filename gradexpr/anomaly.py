@@ -5,9 +5,8 @@ context managers, with PyTorch's warning when a ``detect_anomaly`` block is ente
 """
 from __future__ import annotations
 
-import warnings
-
 from .graph import _anomaly
+from .warn import warn
 
 _ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                     "enabled for debugging.")
@@ -21,7 +20,7 @@ class detect_anomaly:
     def __init__(self, check_nan: bool = True):
         self.check_nan = bool(check_nan)
         self._prev = None
-        warnings.warn(_ENABLED_WARNING, UserWarning, stacklevel=2)
+        warn(_ENABLED_WARNING, UserWarning)
 
     def __enter__(self):
         self._prev = _anomaly.get()

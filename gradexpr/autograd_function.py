@@ -15,13 +15,13 @@ gradient per node) and that print, and read, as the node itself.
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
 from . import errors
 from .graph import _RELEASED, SECOND_BACKWARD, Node, SavedTensor, _grad_enabled, set_output_nr
 from .tensor import Tensor
+from .warn import warn
 
 _NOT_IMPLEMENTED_BACKWARD = ("You must implement either the backward or vjp method for your custom "
                              "autograd.Function to use it with backward mode AD.")
@@ -248,9 +248,9 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
     _gx_exposed = True
 
     def __init__(self, *args, **kwargs):
-        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, "
-                      "so you should invoke them on the class itself. Instantiating an autograd function will "
-                      "raise an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+        warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so you "
+             "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+             "future version of PyTorch.", DeprecationWarning)
 
     def __call__(self, *args, **kwargs):
         raise errors.RuntimeError(_LEGACY)
