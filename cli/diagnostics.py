@@ -28,6 +28,16 @@ def render(exc: BaseException, source: str | None, filename: str) -> str:
     hint = better_hint(exc)
     if hint:
         lines.append(f"hint: {hint}")
+    origin = getattr(exc, "origin", None)         # where backward's failing node was recorded (gradexpr/origin.py)
+    if origin is not None:
+        lines.append(f"note: {origin.text}")
+        text = _source_line(source, origin.line) if origin.filename == name else None
+        if text is not None:
+            expanded = text.expandtabs(1).rstrip("\n")
+            width = max(1, (origin.end_col or origin.col + 1) - origin.col)
+            expanded, col, width = _window(expanded, origin.col, width)
+            lines.append("    " + expanded)
+            lines.append("    " + " " * (col - 1) + "^" * width)
     return "\n".join(lines) + "\n"
 
 

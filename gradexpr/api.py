@@ -17,15 +17,20 @@ class Namespace:
 
     _gx_exposed = True
 
-    def __init__(self, name, names):
+    def __init__(self, name, names, lazy=None):
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_names", dict(names))
+        object.__setattr__(self, "_lazy", lazy)     # name -> value or None, for names loaded on first use
 
     def __getattr__(self, item):
         try:
             return self._names[item]
         except KeyError:
-            raise AttributeError(f"module '{self._name}' has no attribute '{item}'") from None
+            value = None if self._lazy is None or item.startswith("__") else self._lazy(item)
+            if value is None:
+                raise AttributeError(f"module '{self._name}' has no attribute '{item}'") from None
+            self._names[item] = value
+            return value
 
     def __setattr__(self, key, value):
         raise AttributeError(f"cannot set attributes of module '{self._name}'")
@@ -114,6 +119,10 @@ def _build() -> dict:
         "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
+    torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
+                        "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
+                        "inference_mode": graph.inference_mode,
+                        "is_inference_mode_enabled": graph.is_inference_mode_enabled})
     linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
         "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
@@ -132,7 +141,8 @@ def _build() -> dict:
     from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
-                                               "gradgradcheck": testing.gradgradcheck})
+                                               "gradgradcheck": testing.gradgradcheck},
+                            lazy=_autograd_extension_points)
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {})})
     prelude = dict(torch_names)
@@ -142,6 +152,13 @@ def _build() -> dict:
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
     return prelude
+
+
+# ---- torch.autograd's extension points (custom Functions, hooks, anomaly mode: issue 16), imported
+# when a program first reads one of them
+def _autograd_extension_points(name):
+    from . import autograd_extras
+    return autograd_extras.autograd_name(name, Namespace)
 
 
 def _nn_names():

@@ -100,9 +100,72 @@ class set_grad_enabled(_GradMode):
         return False
 
 
-for _cls in (no_grad, enable_grad, set_grad_enabled):     # named where PyTorch defines them
+_inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
+
+
+class inference_mode(_GradMode):
+    """``torch.inference_mode(mode=True)``: no graph is recorded (as no_grad). (PyTorch's inference
+    tensors, which refuse later autograd use and version counting, are not modelled.)"""
+
+    def __init__(self, mode: bool = True):
+        super().__init__()
+        self._mode = not mode
+        self._inference = bool(mode)
+
+    def __enter__(self):
+        self._tokens.append((_grad_enabled.set(self._mode), _inference_mode.set(self._inference)))
+        return None
+
+    def __exit__(self, *exc):
+        grad, inference = self._tokens.pop()
+        _inference_mode.reset(inference)
+        _grad_enabled.reset(grad)
+        return False
+
+    def __call__(self, fn):
+        def wrapped(*args, **kwargs):
+            with self.__class__(self._inference):
+                return fn(*args, **kwargs)
+        return wrapped
+
+
+def is_inference_mode_enabled() -> bool:
+    return _inference_mode.get()
+
+
+for _cls in (no_grad, enable_grad, set_grad_enabled, inference_mode):     # named where PyTorch defines them
     _cls.__module__ = "torch.autograd.grad_mode"
     _cls.__qualname__ = _cls.__name__
+
+
+# ---------------------------------------------------------------- anomaly mode
+# (enabled, check_nan): set by torch.autograd.detect_anomaly / set_detect_anomaly (gradexpr/anomaly.py).
+# While enabled, backward leaves its fast path and checks every node's gradients for NaN.
+_anomaly: contextvars.ContextVar[tuple] = contextvars.ContextVar("anomaly_mode", default=(False, True))
+
+
+def is_anomaly_enabled() -> bool:
+    return _anomaly.get()[0]
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _anomaly.get()[1]
+
+
+def _check_nan(node, grads):
+    from numpy import isnan
+    for i, g in enumerate(grads):
+        if g is not None and g._dtype.is_floating_point and isnan(g._data).any():
+            raise with_origin(errors.RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                                                  "output."), node)
+
+
+def with_origin(err, node):
+    """``err`` with a note naming where the forward recorded ``node`` (see gradexpr/origin.py)."""
+    if getattr(node, "_origin", None) is not None:
+        from .origin import note_for
+        err.origin = note_for(node)
+    return err
 
 
 # ---------------------------------------------------------------- saved tensors
@@ -120,7 +183,7 @@ SECOND_BACKWARD = (
 class SavedTensor:
     """A tensor kept for backward, with the version it had, as PyTorch's SavedVariable."""
 
-    __slots__ = ("tensor", "version", "producer", "is_output")
+    __slots__ = ("tensor", "version", "producer", "is_output", "hooks")
 
     def __init__(self, tensor, is_output: bool = False, producer=None):
         # An output is stored without its grad_fn (no reference cycle); it is re-attached on unpack.
@@ -145,8 +208,9 @@ class SavedTensor:
             msg += (f" is at version {t._version_counter[0]}; expected version {self.version} instead. Hint: "
                     "enable anomaly detection to find the operation that failed to compute its gradient, with "
                     "torch.autograd.set_detect_anomaly(True, check_nan=False).")
-            raise errors.RuntimeError(msg, hint="a tensor saved for backward was changed in place; "
-                                                "use an out-of-place op (y = y * 3 instead of y.mul_(3))")
+            raise with_origin(errors.RuntimeError(msg, hint="a tensor saved for backward was changed in place; "
+                                                            "use an out-of-place op (y = y * 3 instead of y.mul_(3))"),
+                              node)
         if self.is_output and _grad_enabled.get():
             return t._with_grad_fn(node)
         return t
@@ -171,7 +235,7 @@ class InplaceViewResult:
         return self.node_name if fn is None else fn.name()
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward(\d+)$")
+_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
 
 
 def short_node_name(name: str) -> str:
@@ -180,7 +244,7 @@ def short_node_name(name: str) -> str:
     m = _BACKWARD_SUFFIX.search(name)
     if m is None:
         return name
-    return name[:m.start()] + ("" if m.group(1) == "0" else m.group(1))
+    return name[:m.start()] + ("" if m.group(1) in ("0", "") else m.group(1))
 
 
 _RELEASED = object()
@@ -191,13 +255,19 @@ _sequence = itertools.count()
 NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
 
 
+# Where the program's forward is: (filename, statement) of the statement running, published by the
+# interpreter; a node keeps it as its origin, which errors of backward name in a note.
+forward_site = [None]
+
+
 class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
     _gx_exposed = True
-    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "__weakref__")
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "__weakref__")
 
     def __init__(self, op, next_nodes, saved, meta, frees=None):
+        self._origin = forward_site[0]
         self._op = op
         self._next = next_nodes
         self._saved = saved
@@ -239,6 +309,29 @@ class Node:
     @property
     def metadata(self):
         return {}
+
+    # ``_saved_<name>`` / ``_raw_saved_<name>``: what the node saved, under the names of its formulas'
+    # parameters (the interpreter lets programs read these underscored names on nodes)
+    _gx_saved_attributes = True
+
+    def __getattr__(self, name):
+        if name.startswith("_saved_"):
+            from .saved_attributes import saved_value
+            return saved_value(self, name[7:], name)
+        if name.startswith("_raw_saved_"):
+            from .saved_attributes import raw_saved_value
+            return raw_saved_value(self, name[11:], name)
+        raise AttributeError(name)
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the node runs; a tuple it returns replaces grad_inputs."""
+        from .hooks import node_hooks
+        return node_hooks(self).add("post", fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before the node runs; a tuple it returns replaces grad_outputs."""
+        from .hooks import node_hooks
+        return node_hooks(self).add("pre", fn)
 
     def __repr__(self):
         return f"<{self.type_name()} object at {hex(id(self))}>"
@@ -352,13 +445,16 @@ class AccumulateGrad:
     """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``."""
 
     _gx_exposed = True
-    __slots__ = ("variable", "_seq", "__weakref__")
+    __slots__ = ("variable", "_seq", "_retains", "__weakref__")
     _next = ()
-    _retains = None
 
     def __init__(self, variable):
         self.variable = variable
         self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
+        self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway)
+
+    register_hook = Node.register_hook
+    register_prehook = Node.register_prehook
 
     def name(self) -> str:
         return "torch::autograd::AccumulateGrad"
@@ -563,7 +659,9 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
         buffers[r] = buffers[r] + g if r in buffers else g
 
     # the common case (no inputs=, no node_apply, no retain_grad) runs op nodes inline
-    plain = targets is None and node_apply is None
+    anomaly, check_nan = _anomaly.get()
+    check_nan = anomaly and check_nan
+    plain = targets is None and node_apply is None and not anomaly
     heappush, heappop = heapq.heappush, heapq.heappop
     grad_mode = _grad_enabled.set(bool(create_graph))
     lazily = _expand_lazily.set(plain and not create_graph)
@@ -577,8 +675,9 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                     break
                 node = heappop(ready)[2]
             grad = buffers.pop(node, None)
-            if grad is None:
-                node_grads = (None,) * len(node._next)     # nothing arrived: only release dependents
+            if grad is None and getattr(node, "_pending", None) is None:
+                # nothing arrived (a custom Function's node may have gradients of its other outputs)
+                node_grads = (None,) * len(node._next)     # only release dependents
             elif plain and type(node) is Node and not node._retains:
                 node_grads = node._input_grads(grad, node._next)      # node._apply(grad), one call less
                 if not retain_graph and node._frees:
@@ -590,6 +689,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                          and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)
+                if check_nan:
+                    _check_nan(node, node_grads)
             grad = following = None
             for nxt, g in zip(node._next, node_grads):
                 if nxt is None:
@@ -616,6 +717,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     finally:
         _expand_lazily.reset(lazily)
         _grad_enabled.reset(grad_mode)
+    if _final_callbacks:
+        _run_final_callbacks()
 
     if captured is not None:
         for k, g in enumerate(captured):
@@ -629,11 +732,32 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     return None
 
 
+# Callbacks queued during a backward pass (register_multi_grad_hook's), run when the pass ends.
+_final_callbacks: list = []
+
+
+def queue_callback(fn):
+    _final_callbacks.append(fn)
+
+
+def _run_final_callbacks():
+    callbacks = list(_final_callbacks)
+    _final_callbacks.clear()
+    for fn in callbacks:
+        fn()
+
+
 def _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph, retain_graph,
               node_apply=None, owned=False):
     """Run one ready node; returns the gradients for its ``_next`` edges (``owned``: see accumulate_into)."""
-    if node._retains and node_apply is None:
-        _retain(node, grad)
+    hooks = node._retains
+    if hooks:
+        if type(hooks) is not list:                 # hooks.NodeHooks: a hook was registered on the node
+            from .hooks import run_hooked_node
+            return run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate,
+                                   create_graph, retain_graph, node_apply, owned)
+        if node_apply is None:
+            _retain(node, grad)
     is_target = targets is not None and node in targets
     if is_target and captured is not None:
         for k in targets[node]:

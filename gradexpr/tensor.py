@@ -143,6 +143,14 @@ class Tensor:
     def _version(self) -> int:
         return self._version_counter[0]
 
+    def register_hook(self, hook):
+        from .hooks import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        from .hooks import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def retain_grad(self):
         if self.grad_fn is None:
             if not self._requires_grad:
@@ -263,7 +271,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _grad_enabled.get():     # (allowed under no_grad, as PyTorch)
             raise errors.RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                       "instead.")
         return self._data

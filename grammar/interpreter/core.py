@@ -33,6 +33,7 @@ import time
 
 from gradexpr import errors
 from gradexpr import limits as _limits
+from gradexpr.graph import forward_site as _forward_site
 
 from .. import ast
 from .. import builtins as _b
@@ -217,13 +218,17 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, Definit
                 fns.append(f)
                 nodes.append(s)
         rt = self.rt
-        pairs = tuple(zip(fns, nodes))
+        filename = self.filename
+        pairs = tuple((f, node, (filename, node)) for f, node in zip(fns, nodes))
+        site = _forward_site
 
         def run_module():
-            for f, node in pairs:
+            for f, node, where in pairs:
+                site[0] = where         # see block()
                 f(None)
                 if rt.deadline is not None:
                     rt.check_time(node)
+            site[0] = None
         return run_module
 
     def _top_expr(self, s):
@@ -240,6 +245,7 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, Definit
     # ------------------------------------------------------------------ statements
     def block(self, stmts, scope):
         fns = []
+        sites = []
         for s in stmts:
             if type(s) is ast.ExprStmt and type(s.value) is ast.Constant and type(s.value.value) is str:
                 continue
@@ -248,26 +254,35 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, Definit
             f = self._top_expr(s) if (scope is None and type(s) is ast.ExprStmt) else self.stmt(s, scope)
             if f is not None:
                 fns.append(f)
+                sites.append((self.filename, s))
         if not fns:
             return _noop
+        # Each statement publishes where it is (graph.forward_site) before it runs, so the nodes it
+        # records know their origin (named in a note under an error of backward); a block puts back
+        # the site of the statement that runs it when it ends.
+        site = _forward_site
         if len(fns) == 1:
-            return fns[0]
-        if len(fns) == 2:
-            a, b = fns
+            a, = fns
+            sa, = sites
 
-            def block2(fr):
+            def block1(fr):
+                prev = site[0]
+                site[0] = sa
                 r = a(fr)
-                if r is not None:
-                    return r
-                return b(fr)
-            return block2
-        fns = tuple(fns)
+                site[0] = prev
+                return r
+            return block1
+        pairs = tuple(zip(sites, fns))
 
         def block_n(fr):
-            for f in fns:
+            prev = site[0]
+            for where, f in pairs:
+                site[0] = where
                 r = f(fr)
                 if r is not None:
+                    site[0] = prev
                     return r
+            site[0] = prev
             return None
         return block_n
 

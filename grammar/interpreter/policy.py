@@ -96,6 +96,9 @@ def _decide_library(t, name):
     if name in _PUBLIC_UNDERSCORED and getattr(t, "_gx_exposed", False) is True \
             and isinstance(getattr(t, name, None), property):
         return operator.attrgetter(name)
+    # what a graph node saved for backward (``y.grad_fn._saved_self``), as PyTorch shows it
+    if name.startswith(("_saved_", "_raw_saved_")) and getattr(t, "_gx_saved_attributes", False) is True:
+        return operator.attrgetter(name)
     if name.startswith("_"):
         return _raiser(lambda obj: errors.AttributeError(f"access to '{name}' is not allowed in gradexpr"))
     if getattr(t, "_gx_exposed", False) is True:

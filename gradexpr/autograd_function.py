@@ -1,0 +1,422 @@
+"""``torch.autograd.Function``: operations whose forward and backward a program writes itself.
+
+``Fn.apply(*args)`` runs ``Fn.forward`` with grad mode off and records ONE graph node, an
+instance of ``FnBackward`` (made once per Function class, named as PyTorch names it). As in
+PyTorch the node is also the ``ctx`` the forward and backward receive, so what the forward
+stores on it (``ctx.k = 3``, ``save_for_backward``) is what backward and the program read on
+``y.grad_fn``. The engine runs the node like any other (``Node._apply``): the gradients of its
+outputs go in, the user's ``backward`` runs, and its results are checked (number, type, shape)
+with PyTorch's words before they flow on.
+
+A Function with several outputs is still one node; the outputs after the first reach it
+through ``_OutputEdge`` nodes that hand their gradient to it (so the engine keeps its one
+gradient per node) and that print, and read, as the node itself.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import errors
+from .graph import _RELEASED, SECOND_BACKWARD, Node, SavedTensor, _grad_enabled, set_output_nr
+from .tensor import Tensor
+from .warn import warn
+
+_NOT_IMPLEMENTED_BACKWARD = ("You must implement either the backward or vjp method for your custom "
+                             "autograd.Function to use it with backward mode AD.")
+_LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+           "autograd function with static forward method. (Example: "
+           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+_LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
+
+
+class _AnyPublicName:
+    """``_gx_settable`` of a ctx: a program may store any public attribute on it (``ctx.k = k``)."""
+
+    def __contains__(self, name):
+        return not name.startswith("_")
+
+
+class _FunctionOp:
+    """The ``_op`` record of a custom node: its name, and no formulas (batched Jacobians fall back
+    to running the node row by row)."""
+
+    __slots__ = ("name", "node")
+    inputs = ()
+
+    def __init__(self, name):
+        self.name = self.node = name
+
+    def backward(self, ctx, needed):
+        raise TypeError("a custom Function's backward runs only through its node")
+
+
+class FunctionCtx:
+    """What ``forward``/``setup_context`` may tell the node (PyTorch's FunctionCtx)."""
+
+    _gx_exposed = True
+    _gx_settable = _AnyPublicName()
+
+    def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise errors.TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                       f"{type(t).__name__}")
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *args):
+        self.dirty_tensors = args
+
+    def mark_non_differentiable(self, *args):
+        self.non_differentiable = args
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = bool(value)
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node of one ``Fn.apply`` call (PyTorch's class of the same name); ``FnBackward`` derives
+    from it. No ``__slots__``: a ctx takes any attribute."""
+
+    _gx_exposed = True
+    _forward_cls = None
+    materialize_grads = True
+    to_save = None
+    dirty_tensors = None
+    non_differentiable = None
+
+    def __init__(self):
+        Node.__init__(self, type(self)._record, [], {}, [], False)
+        self._saved_list = None     # [SavedTensor or None], what save_for_backward kept
+        self._inputs = ()           # per argument: its position among the edges, or None (not a tensor)
+        self._outputs = ()          # per output: (shape, dtype), None for one that is not a tensor
+        self._pending = None        # gradients of outputs 1.. handed over by _OutputEdge nodes
+        self.needs_input_grad = ()
+
+    def name(self) -> str:
+        return type(self)._record.node
+
+    def type_name(self) -> str:
+        return type(self)._record.node
+
+    def __repr__(self):
+        return f"<torch.autograd.function.{self.type_name()} object at {hex(id(self))}>"
+
+    # ------------------------------------------------------------ saved tensors
+    @property
+    def saved_tensors(self):
+        saved = self._saved_list
+        if self._saved is _RELEASED:
+            raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+        if saved is None:
+            return ()
+        return tuple(None if s is None else s.unpack(self) for s in saved)
+
+    saved_variables = saved_tensors
+
+    def _save(self, outputs):
+        tensors = self.to_save
+        self.to_save = None
+        if not tensors:
+            return
+        producer = self.name()
+        saved = []
+        for t in tensors:
+            if t is None:
+                saved.append(None)
+            elif any(t is o for o in outputs):
+                saved.append(SavedTensor(t, is_output=True, producer=producer))
+            else:
+                saved.append(SavedTensor(t))
+        self._saved_list = saved
+        self._saved = {f"saved_tensors[{i}]": s for i, s in enumerate(saved) if s is not None}
+        self._frees = True
+
+    # ------------------------------------------------------------ backward
+    def _apply(self, grad):
+        grads = [grad] + ([None] * (len(self._outputs) - 1))
+        if self._pending:
+            for k, g in self._pending.items():
+                grads[k] = g
+            self._pending = None
+        return self._run_backward(grads)
+
+    def _run_backward(self, grads):
+        for k, meta in enumerate(self._outputs):
+            if grads[k] is None and self.materialize_grads and meta is not None:
+                shape, dtype = meta
+                grads[k] = Tensor._make(np.zeros(shape, dtype.np), dtype)
+        cls = self._forward_cls
+        backward = cls.backward
+        if backward is Function.backward and cls.vjp is Function.vjp:
+            raise errors.NotImplementedError(_NOT_IMPLEMENTED_BACKWARD)
+        result = (backward if backward is not Function.backward else cls.vjp)(self, *grads)
+        if type(result) is not tuple:
+            result = (result,)
+        n = len(self._inputs)
+        if len(result) != n:
+            if len(result) > n and all(g is None for g in result[n:]):
+                result = result[:n]
+            else:
+                raise errors.RuntimeError(f"function {self.name()} returned an incorrect number of gradients "
+                                          f"(expected {n}, got {len(result)})")
+        out = [None] * len(self._next)
+        for i, (g, edge) in enumerate(zip(result, self._inputs)):
+            if g is None or edge is None:
+                continue
+            if not isinstance(g, Tensor):
+                raise errors.RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+            if self._next[edge] is None:
+                continue
+            shape, dtype = self._meta[edge]
+            if g._data.shape != shape:
+                if not _expandable(shape, g._data.shape):
+                    raise errors.RuntimeError(
+                        f"Function {self.name()} returned an invalid gradient at index {i} - got "
+                        f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
+                g = g.sum_to_size(shape)
+            if g._dtype is not dtype:
+                g = g.to(dtype)
+            out[edge] = g
+        return out
+
+
+def _expandable(shape, desired) -> bool:
+    """Whether a tensor of ``shape`` broadcasts to ``desired`` (PyTorch's is_expandable_to)."""
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+class _OutputEdge(Node):
+    """The grad_fn of output k >= 1 of a multi-output Function: hands its gradient to the Function's
+    node (which must run once, with all of them), and reads and prints as that node."""
+
+    __slots__ = ("_fn", "_k")
+
+    def __init__(self, fn, k, meta):
+        Node.__init__(self, fn._op, [fn], {}, [meta], False)
+        self._fn = fn
+        self._k = k
+
+    def name(self):
+        return self._fn.name()
+
+    def type_name(self):
+        return self._fn.type_name()
+
+    def __repr__(self):
+        return repr(self._fn)
+
+    @property
+    def next_functions(self):
+        return self._fn.next_functions
+
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+    def _apply(self, grad):
+        fn = self._fn
+        if fn._pending is None:
+            fn._pending = {}
+        old = fn._pending.get(self._k)
+        fn._pending[self._k] = grad if old is None else old + grad
+        return [None]
+
+
+class _FunctionMeta(type):
+    """Gives each Function class its node class, ``<Name>Backward`` (as PyTorch's FunctionMeta)."""
+
+    def __init__(cls, name, bases, namespace):
+        record = _FunctionOp(f"{name}Backward")
+        cls._backward_cls = type(f"{name}Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls, "_record": record,
+                                  "__module__": "torch.autograd.function"})
+        super().__init__(name, bases, namespace)
+
+
+class Function(FunctionCtx, metaclass=_FunctionMeta):
+    """Base of a program's custom autograd operation: static ``forward`` and ``backward``."""
+
+    _gx_exposed = True
+
+    def __init__(self, *args, **kwargs):
+        warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so you "
+             "should invoke them on the class itself. Instantiating an autograd function will raise an error in a "
+             "future version of PyTorch.", DeprecationWarning)
+
+    def __call__(self, *args, **kwargs):
+        raise errors.RuntimeError(_LEGACY)
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        raise errors.NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise errors.NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise errors.NotImplementedError(_NOT_IMPLEMENTED_BACKWARD)
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise errors.NotImplementedError("You must implement the jvp function for custom autograd.Function "
+                                         "to use it with forward mode AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply(cls, args, kwargs)
+
+
+Function.__module__ = "torch.autograd.function"
+FunctionCtx.__module__ = "torch.autograd.function"
+BackwardCFunction.__module__ = "torch.autograd.function"
+
+
+def _apply(cls, args, kwargs):
+    if cls.forward is Function.forward:
+        raise errors.NotImplementedError("You must implement the forward function for custom autograd.Function.")
+    ctx = cls._backward_cls()
+    needs, inputs, next_nodes, meta = [], [], [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            inputs.append(len(next_nodes))
+            if a._requires_grad or a.requires_grad:
+                fn = a._grad_fn
+                if fn is not None and not isinstance(fn, Node):
+                    fn.fail()          # an invalid view's history
+                next_nodes.append(fn if fn is not None else a._accumulator())
+                needs.append(next_nodes[-1] is not None)
+            else:
+                next_nodes.append(None)
+                needs.append(False)
+            meta.append((a._data.shape, a._dtype))
+        else:
+            inputs.append(None)
+            needs.append(False)
+    recording = _grad_enabled.get() and any(needs)
+    ctx.needs_input_grad = tuple(needs) if recording else (False,) * len(needs)
+    ctx._inputs = tuple(inputs)
+    token = _grad_enabled.set(False)
+    try:
+        if cls.setup_context is Function.setup_context:
+            output = cls.forward(ctx, *args, **kwargs)
+        else:
+            output = cls.forward(*args, **kwargs)
+    finally:
+        _grad_enabled.reset(token)
+    if cls.setup_context is not Function.setup_context:
+        cls.setup_context(ctx, args, output)
+    outputs = output if type(output) is tuple else (output,)
+    if not recording:
+        ctx.to_save = None
+        return output
+    ctx._next = next_nodes
+    ctx._meta = meta
+    wrapped = _attach_outputs(ctx, args, outputs)
+    ctx._save(wrapped)
+    return tuple(wrapped) if type(output) is tuple else wrapped[0]
+
+
+def _attach_outputs(ctx, args, outputs):
+    """Give the outputs the node as history (PyTorch's _wrap_outputs): dirty inputs are changed
+    in place, non-differentiable outputs stay without history, an input returned as it is comes
+    back as a new alias."""
+    dirty = ctx.dirty_tensors or ()
+    non_diff = ctx.non_differentiable or ()
+    wrapped = []
+    metas = []
+    for k, o in enumerate(outputs):
+        if not isinstance(o, Tensor):
+            wrapped.append(o)
+            metas.append(None)
+            continue
+        is_input = any(o is a for a in args)
+        if any(o is d for d in dirty):
+            if o._grad_fn is None and o._requires_grad:
+                raise errors.RuntimeError(_LEAF_DIRTY)
+            o._version_counter[0] += 1
+        elif is_input:
+            o = o._detached_alias()
+        out_meta = (o._data.shape, o._dtype)
+        metas.append(out_meta)      # (a non-differentiable output's gradient is materialized too)
+        if any(o is n for n in non_diff) or any(outputs[k] is n for n in non_diff) \
+                or not o._dtype.is_floating_point:
+            o._requires_grad = o._requires_grad and o._grad_fn is not None
+            wrapped.append(o)
+            continue
+        if k == 0:
+            o._grad_fn = ctx
+        else:
+            edge = _OutputEdge(ctx, k, out_meta)
+            set_output_nr(edge, k)
+            o._grad_fn = edge
+        o._requires_grad = True
+        wrapped.append(o)
+    ctx._outputs = tuple(metas)
+    return wrapped
+
+
+# ---------------------------------------------------------------- once_differentiable
+_TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _DelayedError:
+    """Op record of PyTorch's ``Error`` node: a gradient made by a once-differentiable backward
+    under create_graph, whose own backward refuses to run."""
+
+    name = node = "torch::autograd::Error"
+    inputs = ()
+
+    @staticmethod
+    def backward(ctx, needed):
+        raise errors.RuntimeError(_TWICE)
+
+
+def once_differentiable(fn):
+    """Run ``backward`` without recording; its results, when a graph was asked for, fail if
+    differentiated (PyTorch's decorator of the same name)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        token = _grad_enabled.set(False)
+        try:
+            outputs = fn(ctx, *args)
+        finally:
+            _grad_enabled.reset(token)
+        if not _grad_enabled.get():
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        outs = (outputs,) if single else outputs
+        # as PyTorch: each output is detached, made to require grad, and passed through the Error node
+        leaves = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                leaf = o._detached_alias()
+                leaf._requires_grad = True
+                leaves.append(leaf)
+        node = Node(_DelayedError, [leaf._accumulator() for leaf in leaves], {},
+                    [(leaf._data.shape, leaf._dtype) for leaf in leaves], False)
+        results = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                o = o._detached_alias()
+                o._requires_grad = True
+                o._grad_fn = node
+            results.append(o)
+        return results[0] if single else tuple(results)
+    return wrapper
+

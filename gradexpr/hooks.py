@@ -1,0 +1,218 @@
+"""Hooks a program registers on tensors and graph nodes, and their removable handles.
+
+The hooks live on the graph's nodes, in their ``_retains`` slot (``NodeHooks``): a node that has
+them leaves the engine's fast path, and ``_run_node`` hands it to ``run_hooked_node``, which runs
+them in PyTorch's order. The program-facing side: ``Tensor.register_hook``,
+``register_post_accumulate_grad_hook``, ``torch.autograd.graph.register_multi_grad_hook`` and
+the ``RemovableHandle`` each returns.
+"""
+from __future__ import annotations
+
+import itertools
+
+from . import errors
+from .graph import AccumulateGrad, _retain, _run_node, queue_callback
+
+
+class RemovableHandle:
+    """``handle.remove()`` unregisters the hook (PyTorch's torch.utils.hooks.RemovableHandle)."""
+
+    _gx_exposed = True
+    __slots__ = ("_hooks", "id")
+
+    def __init__(self, hooks: dict, key: int):
+        self._hooks = hooks
+        self.id = key
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+    def __repr__(self):
+        return f"<torch.utils.hooks.RemovableHandle object at {hex(id(self))}>"
+
+
+class NodeHooks(list):
+    """A node's ``_retains`` once a hook is registered on it: the retain_grad references (the list
+    itself) and the hooks, in registration order. Always true, so the engine's fast path, which
+    only looks at ``_retains``, leaves such a node to ``_run_node`` (a backward without hooks
+    pays nothing for them)."""
+
+    __slots__ = ("tensor_pre", "pre", "post", "post_accumulate")
+    _ids = itertools.count()
+
+    def __init__(self, retains=()):
+        super().__init__(retains)
+        self.tensor_pre, self.pre, self.post, self.post_accumulate = {}, {}, {}, {}
+
+    def __bool__(self):
+        return True
+
+    def add(self, kind, fn):
+        key = next(NodeHooks._ids)
+        getattr(self, kind)[key] = fn
+        return RemovableHandle(getattr(self, kind), key)
+
+    def run_tensor_pre(self, grad):
+        """The tensor's hooks (``register_hook``): each sees the gradient the previous one left."""
+        for fn in list(self.tensor_pre.values()):
+            new = fn(grad)
+            if new is not None:
+                grad = _checked_hook_result(fn, new, grad)
+        return grad
+
+    def run_pre(self, grad):
+        for fn in list(self.pre.values()):
+            new = fn((grad,))
+            if new is not None:
+                new = _checked_hook_tuple(fn, new, 1)
+                grad = new[0] if new[0] is None else _checked_hook_result(fn, new[0], grad)
+        return grad
+
+    def run_post(self, grad_inputs, grad):
+        for fn in list(self.post.values()):
+            new = fn(tuple(grad_inputs), (grad,))
+            if new is not None:
+                grad_inputs = list(_checked_hook_tuple(fn, new, len(grad_inputs)))
+        return grad_inputs
+
+
+def node_hooks(node) -> NodeHooks:
+    """The hooks of ``node``, made on first use (taking over its retain_grad references)."""
+    hooks = node._retains
+    if type(hooks) is not NodeHooks:
+        hooks = node._retains = NodeHooks(hooks or ())
+    return hooks
+
+
+def _hook_name(fn):
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _checked_hook_result(fn, new, old):
+    from .tensor import Tensor
+    if not isinstance(new, Tensor):
+        raise errors.TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is not None and new._data.shape != old._data.shape:
+        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    return new
+
+
+def _checked_hook_tuple(fn, new, n):
+    if not isinstance(new, (tuple, list)) or len(new) != n:
+        got = len(new) if isinstance(new, (tuple, list)) else 1
+        raise errors.RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
+                                  f"(got {got}, but expected {n})")
+    return tuple(new)
+
+
+def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumulate, create_graph,
+                     retain_graph, node_apply, owned):
+    """``_run_node`` with PyTorch's hook order: the tensor's hooks, retain_grad, the node's pre-hooks,
+    the node, its post hooks (a leaf: its post-accumulate-grad hooks)."""
+    if grad is not None:
+        grad = hooks.run_tensor_pre(grad)
+        if len(hooks) and node_apply is None:
+            _retain(node, grad)
+        if hooks.pre:
+            grad = hooks.run_pre(grad)
+    node._retains = None
+    try:
+        grads = _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph,
+                          retain_graph, node_apply, owned and not hooks.tensor_pre)
+    finally:
+        node._retains = hooks
+    if type(node) is AccumulateGrad:
+        if hooks.post_accumulate and accumulate and (targets is None or node in targets):
+            for fn in list(hooks.post_accumulate.values()):
+                fn(node.variable)
+        return grads
+    if hooks.post:
+        grads = hooks.run_post(grads, grad)
+    return grads
+
+
+
+def _hook_node(t):
+    """The node a tensor hook of ``t`` sits on: its grad_fn, or a leaf's AccumulateGrad."""
+    if not t.requires_grad:
+        raise errors.RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    fn = t.grad_fn
+    return fn if fn is not None else t._accumulator()
+
+
+def register_tensor_hook(t, hook):
+    """``t.register_hook(hook)``: ``hook(grad)`` sees the gradient of ``t``; a tensor it returns replaces it."""
+    node = _hook_node(t)
+    if node is None:            # a view made under no_grad: gradients reaching it go nowhere
+        raise errors.RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return node_hooks(node).add("tensor_pre", hook)
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """``hook(t)`` after a leaf's ``.grad`` was updated."""
+    if t.grad_fn is not None:
+        raise errors.RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not t.requires_grad:
+        raise errors.RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    return node_hooks(t._accumulator()).add("post_accumulate", hook)
+
+
+class _MultiHandle:
+    """The handle of a multi-grad hook: removes the hook of every tensor."""
+
+    _gx_exposed = True
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __repr__(self):
+        return f"<torch.autograd.graph._MultiHandle object at {hex(id(self))}>"
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """``fn`` once per backward pass with the gradients of ``tensors`` (None for those that got none),
+    or, with ``mode="any"``, with the first of them to be computed."""
+    if mode not in ("all", "any"):
+        raise errors.ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    if mode == "any":
+        state = {"fired": False}
+
+        def any_hook(grad):
+            if not state["fired"]:
+                state["fired"] = True
+                queue_callback(lambda: state.update(fired=False))
+                fn(grad)
+        return _MultiHandle([register_tensor_hook(t, any_hook) for t in tensors if t.requires_grad])
+
+    pending = {}
+
+    def make_hook(i):
+        def hook(grad):
+            if not pending:
+                queue_callback(flush)
+            pending[i] = grad
+        return hook
+
+    def flush():
+        grads = [pending.get(i) for i in range(len(tensors))]
+        pending.clear()
+        fn(grads)
+
+    return _MultiHandle([register_tensor_hook(t, make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+RemovableHandle.__module__ = "torch.utils.hooks"
+_MultiHandle.__module__ = "torch.autograd.graph"
