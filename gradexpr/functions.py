@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from . import ops as D
+from . import device as _device
 from . import dtypes, errors, limits
 from .dtypes import DType
 from .graph import Node, _grad_enabled
@@ -186,6 +187,7 @@ def _python_dtype(k):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    _device.check(device)
     if _is_tensor(data):
         arr = np.array(data._data, copy=True)
         d = _dtype_arg(dtype, data._dtype)
@@ -231,6 +233,7 @@ def _check_nested_size(data):
 
 
 def as_tensor(data, dtype=None, device=None):
+    _device.check(device)
     if _is_tensor(data) and (dtype is None or dtypes.resolve(dtype) is data._dtype):
         return data
     return tensor(data, dtype=dtype)
@@ -243,6 +246,7 @@ def from_numpy(array):
 def _factory(fill, name):
     def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
              memory_format=None):
+        _device.check(device)
         if not size:
             raise _missing(name, "size")
         shape = _shape_args(size, name)
@@ -261,6 +265,7 @@ empty = _factory(np.zeros, "empty")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
+    _device.check(device)
     if not isinstance(size, (tuple, list)):
         raise errors.TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                                f"{type(size).__name__}")
@@ -276,6 +281,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
 
 def _like(fill):
     def make(input, dtype=None, *, device=None, requires_grad=False, memory_format=None, layout=None):
+        _device.check(device)
         _need_tensor(input, "input", "zeros_like")
         d = _dtype_arg(dtype, input._dtype)
         return _finish(Tensor._make(fill(input._data.shape, d.np), d), requires_grad)
@@ -288,11 +294,13 @@ empty_like = _like(np.zeros)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     d = _dtype_arg(dtype, input._dtype)
     return _finish(Tensor._make(np.full(input._data.shape, _scalar(fill_value), d.np), d), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    _device.check(device)
     if _not_int(n) or (m is not None and _not_int(m)):
         types = ", ".join(type(v).__name__ for v in (n, m) if v is not None)
         raise _no_overload("eye", types)
@@ -306,6 +314,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    _device.check(device)
     if start is _UNSET:
         if end is None:
             raise _no_overload("arange")
@@ -332,6 +341,7 @@ def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_
 
 
 def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    _device.check(device)
     if steps is None or _not_int(steps):
         types = ", ".join(type(v).__name__ for v in (start, end, steps) if v is not None)
         raise _no_overload("linspace", types)
@@ -379,6 +389,7 @@ def initial_seed():
 def _random_factory(kind):
     def make(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
              pin_memory=False):
+        _device.check(device)
         if not size:
             raise _no_overload(kind)
         shape = _shape_args(size, kind)
@@ -403,6 +414,7 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _device.check(device)
     args = list(args)
     if size is None:
         if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
@@ -429,6 +441,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _device.check(device)
     _check_new_shape((n,))
     d = _dtype_arg(dtype, dtypes.int64)
     return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
@@ -2180,9 +2193,10 @@ def to(self, *args, **kwargs):
             dtype = dtypes.resolve(a)
         elif _is_tensor(a):
             dtype = a._dtype
-        elif isinstance(a, str):
-            if a not in ("cpu",) and not a.startswith("cpu"):
-                raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {a!r} is not available")
+        elif isinstance(a, (str, _device.device)) or (isinstance(a, int) and not isinstance(a, bool)):
+            _device.check_to(a)
+    if kwargs.get("device") is not None:
+        _device.check_to(kwargs["device"])
     copy = kwargs.get("copy", False)
     if dtype is None or dtype is self._dtype:
         return clone(self) if copy else self
@@ -2202,7 +2216,8 @@ def type_(self, dtype=None, **_):
     if isinstance(dtype, str):
         names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
         return to(self, dtypes.by_name(names[dtype]))
-    return to(self, dtype)
+    from .legacy import typed_class_dtype
+    return to(self, typed_class_dtype(dtype) or dtype)
 
 
 def type_as(self, other):
@@ -2376,7 +2391,7 @@ def squeeze_(self, dim=None):
 # ================================================================ Tensor methods and operators
 def _rev(fn):
     def r(self, other):
-        return fn(wrap(other), self)
+        return fn(self, other)     # as PyTorch: t.__rmul__(n) is t.mul(n) (the tensor stays the first input)
     return r
 
 
@@ -2544,7 +2559,7 @@ _METHODS = {
     "to": to, "type": type_, "type_as": type_as, "float": _converter(dtypes.float32),
     "double": _converter(dtypes.float64), "half": _converter(dtypes.float16), "long": _converter(dtypes.int64),
     "int": _converter(dtypes.int32), "short": _converter(dtypes.int16), "bool": _converter(dtypes.bool_),
-    "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8), "cpu": lambda self, *a, **k: self,
+    "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8), "cpu": lambda self, *a, **k: self, "cuda": lambda self, device=None, *a, **k: _device.check_to("cuda"),
     "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_tensor": new_tensor,
     "new_empty": new_empty, "size": _size_method,
     # random, in place

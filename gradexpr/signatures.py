@@ -28,13 +28,12 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "
 
 
 def _check_device(device):
-    """The one check of a ``device=`` argument: None, 'cpu' or a device whose type is 'cpu'."""
+    """The one check of a ``device=`` argument (gradexpr/device.py): None, 'cpu' or a CPU device;
+    CUDA and MPS fail with PyTorch's errors for a CPU-only build."""
     if device is None:
         return None
-    kind = device if isinstance(device, str) else getattr(device, "type", None)
-    if isinstance(kind, str) and kind.split(":")[0] == "cpu":
-        return device
-    raise errors.RuntimeError(f"Expected one of cpu device type at start of device string: {device}")
+    from .device import check
+    return check(device)
 
 
 def _is_tensor(x):
