@@ -45,8 +45,8 @@ def execute(source: str, filename: str, *, out=None, limits: _limits.Limits | No
                              limits=limits or _limits.current())
         alarm = _WallClock(interp.limits.max_seconds)
         try:
-            from gradexpr.grammar.modules.program_warnings import running
-            with alarm, running(filename, source):     # warnings shown as Python shows them
+            from gradexpr.grammar.modules.run_context import running
+            with alarm, running(filename, source):     # its warnings, settings given back at the end
                 interp.run(module)
         except KeyboardInterrupt:
             raise

@@ -17,7 +17,7 @@ from gradexpr import warn as _engine
 
 from .namespace import ModuleNamespace
 
-__all__ = ["ProgramWarnings", "build_warnings", "running"]
+__all__ = ["ProgramWarnings", "build_warnings", "handling_for"]
 
 _ACTIONS = ("default", "error", "ignore", "always", "module", "once")
 _MAIN = "__main__"
@@ -115,8 +115,8 @@ class ProgramWarnings:
         return 0
 
 
-def running(filename: str, source: str, stream=None):
-    """The context a program runs in: its warnings handled by a fresh ``ProgramWarnings``."""
+def handling_for(filename: str, source: str, stream=None):
+    """The warnings of a program run, handled by a fresh ``ProgramWarnings``."""
     return _engine.handling(ProgramWarnings(filename, source, stream))
 
 
