@@ -141,32 +141,6 @@ def plain_tree(nodes, edges, saved: bool = False) -> str:
     return "\n".join(lines)
 
 
-def rich_tree(nodes, edges, title="grad_fn", saved: bool = False):
-    from rich.text import Text
-    from rich.tree import Tree
-    root = Tree(Text(title, style="bold"))
-    rows, left_out = tree_rows(nodes, edges)
-    parents = [root]
-    for depth, node, again, _ in rows:
-        del parents[depth + 1:]
-        if again and node.kind == "op":
-            label = Text(f"{node.name} (see above)", style="dim")
-        elif node.kind == "leaf":
-            label = Text.assemble((node.variable or "?", "bold green"), f" {shape_text(node.shape)} {node.dtype} ",
-                                  ("AccumulateGrad", "dim"))
-        else:
-            label = Text.assemble((node.name, "bold cyan"), f" {shape_text(node.shape)} {node.dtype}")
-            if node.is_target and node.variable:
-                label.append(f" = {node.variable}", style="bold")
-            if saved and node.saved:
-                label.append(" saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved), style="dim")
-        branch = parents[-1].add(label)
-        parents.append(branch)
-    if left_out:
-        root.add(Text(f"… {left_out} more nodes (gradexpr graph or --json shows them all)", style="dim"))
-    return root
-
-
 # ================================================================ plain text
 def _title_of(ev) -> str:
     return ev.target_name or "target"
@@ -257,93 +231,6 @@ def plain(ev) -> str:
     if ev.notes:
         parts.append("\n".join(f"note: {n}" for n in ev.notes))
     return "\n\n".join(parts) + "\n"
-
-
-# ================================================================ rich
-def rich(ev, console=None):
-    """The same sections for a terminal: panels, a tree, tables."""
-    from rich.console import Console, Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-    from gradexpr.tensor import Tensor
-    # Titles and cells go in as Text, not markup strings: nothing here is markup or emoji codes
-    # (and rich's emoji table, 4 ms to load, stays unloaded)
-    console = console or Console(highlight=False, emoji=False)
-    if ev.output:
-        console.print(Panel(Text(ev.output.rstrip("\n")), title=Text("printed"), title_align="left", border_style="dim"))
-    if ev.error is not None:
-        return
-    title = "value" + (f" of {ev.target_name}" if ev.target_name else "")
-    console.print(Panel(Text(value_text(ev.value)), title=Text(title), title_align="left", border_style="blue",
-                        expand=False))
-    if isinstance(ev.value, Tensor):
-        nodes, edges = ev.graph
-        console.print(rich_tree(nodes, edges) if nodes else Text("grad_fn: None", style="dim"))
-    leaves = {leaf.name: leaf for leaf in ev.leaves}
-    if ev.grads is not None:
-        head = "gradients" if ev.grad_output is None else "vector–Jacobian products (--grad-output)"
-        table = Table()
-        for col in ("leaf", "shape", "dtype"):
-            table.add_column(col, style="green" if col == "leaf" else None, no_wrap=True)
-        table.add_column("gradient")
-        for name, g in ev.grads.items():
-            leaf = leaves[name].tensor
-            table.add_row(name, shape_text(leaf._data.shape), leaf._dtype.name,
-                          Text("None (the target does not depend on it)", style="dim") if g is None
-                          else Text(value_text(g)))
-        console.print(_titled(head, table))
-    for m in _matrices(ev, unicode=True):
-        console.print(_rich_matrix(*m))
-    if ev.trace is not None:
-        table = Table()
-        table.add_column("#", justify="right")
-        table.add_column("node", style="cyan", no_wrap=True)
-        table.add_column("gradient in")
-        table.add_column("sent to inputs")
-        for k, step in enumerate(ev.trace, 1):
-            sent = [Text.assemble((f"{i}: {label}", "green" if dest is None or label != dest else "cyan"),
-                                  "\n" + value_text(g)) for dest, label, i, g in step.sent]
-            table.add_row(str(k), f"{step.name}\n({step.node})", value_text(step.grad_in),
-                          Group(*sent) if sent else Text("—", style="dim"))
-        console.print(_titled("backward pass, in the order the engine ran it", table))
-    if ev.check is not None:
-        c = ev.check
-        table = Table()
-        for col in ("leaf", "elements", "max abs error", "max rel error", "result"):
-            table.add_column(col, justify="right" if "error" in col or col == "elements" else "left")
-        for r in c.leaves:
-            if r.skipped:
-                table.add_row(r.leaf, "—", "—", "—", Text(f"not checked: {r.skipped}", style="yellow"))
-            else:
-                table.add_row(r.leaf, f"{r.checked} of {r.total}", f"{r.max_abs:.3g}", f"{r.max_rel:.3g}",
-                              Text("ok", style="bold green") if r.ok else Text("FAILED", style="bold red"))
-        console.print(_titled("gradient check", table, f"float64 central differences, eps={c.eps:g}; "
-                                                        f"ok when |error| <= {c.atol:g} + {c.rtol:g} * |numeric|"))
-    for n in ev.notes:
-        console.print(Text(f"note: {n}", style="yellow"))
-
-
-def _rich_matrix(title, caption, block, out_shape, in_shape):
-    from rich.table import Table
-    header, body, note = matrix_cells(block, out_shape, in_shape)
-    table = Table()
-    table.add_column("", style="dim", justify="right", no_wrap=True)
-    for h in header:
-        table.add_column(h, justify="right", no_wrap=True, header_style="dim")
-    for label, cells in body:
-        table.add_row(label, *cells)
-    return _titled(title, table, caption, note)
-
-
-def _titled(title, table, *captions):
-    """A table with its title above and captions below, as lines of their own (never squeezed
-    to the table's width)."""
-    from rich.console import Group
-    from rich.text import Text
-    lines = [Text(title, style="bold"), table]
-    lines += [Text(c, style="dim") for c in captions if c]
-    return Group(*lines)
 
 
 # ================================================================ JSON

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, optim, printing
+from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, printing
 from .tensor import Size, Tensor
 
 
@@ -35,6 +35,29 @@ class Namespace:
 
     def __repr__(self):
         return f"<module '{self._name}'>"
+
+
+class LazyNamespace(Namespace):
+    """A namespace whose names come from ``loader()`` when a program first reads one: the packages
+    behind ``torch.nn``, ``torch.optim`` and ``torch.utils.data`` load only in programs that use them."""
+
+    def __init__(self, name, names, loader):
+        super().__init__(name, names)
+        object.__setattr__(self, "_loader", loader)
+
+    def _load(self):
+        loader = self._loader
+        if loader is not None:
+            object.__setattr__(self, "_loader", None)
+            self._names.update(loader())
+
+    def __getattr__(self, item):
+        self._load()
+        return super().__getattr__(item)
+
+    def __dir__(self):
+        self._load()
+        return super().__dir__()
 
 
 def _dtype_names():
@@ -98,14 +121,17 @@ def _build() -> dict:
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
     F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
-    nn = Namespace("torch.nn", {"functional": F})
+    # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
+    nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
+    optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
+    utils = Namespace("torch.utils", {"data": LazyNamespace("torch.utils.data", {}, _data_names)})
+    # ----
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
     from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
                                                "gradgradcheck": testing.gradgradcheck})
-    optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     # ---- devices (torch.device, torch.cuda, torch.backends, torch.accelerator) and the legacy
     # constructors (torch.FloatTensor …, torch.autograd.Variable): gradexpr/device.py, gradexpr/legacy.py
     from . import device as _device, legacy as _legacy
@@ -114,7 +140,7 @@ def _build() -> dict:
     autograd_ns._names["Variable"] = _legacy.Variable
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
-                                "linalg": linalg, "functional": Namespace("torch.functional", {})})
+                                "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {})})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled", "cuda", "backends", "accelerator"):
@@ -122,6 +148,23 @@ def _build() -> dict:
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
     return prelude
+
+
+def _nn_names():
+    from . import nn
+    modules, init, utils = nn.names()
+    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _optim_names():
+    from . import optim
+    names, schedulers = optim.names()
+    return {**names, "lr_scheduler": Namespace("torch.optim.lr_scheduler", schedulers)}
+
+
+def _data_names():
+    from . import data
+    return data.names()
 
 
 def _generator_class():

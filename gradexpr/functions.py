@@ -2568,7 +2568,7 @@ _METHODS = {
     "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "_slice_scatter": _slice_scatter, "_select_scatter": _select_scatter, "_diagonal_scatter": _diagonal_scatter,
-    "_index_put": _index_put_, "narrow_step": _narrow_step,
+    "_index_put": _index_put_, "_narrow_step": _narrow_step,
 }
 
 _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh",

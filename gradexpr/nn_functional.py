@@ -169,7 +169,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    return smooth_l1_loss(input, target, reduction=reduction, beta=delta) * delta
+    D._check_reduction(reduction)
+    input, target = _broadcast_pair(input, target)
+    params = {"reduction": reduction} if reduction != "mean" else {}
+    if delta != 1.0:
+        params["delta"] = delta
+    return apply(D.huber_loss, (input, target), params)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):

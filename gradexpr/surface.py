@@ -84,14 +84,21 @@ def _inplace(overloads):
 
 
 _bound = None
+_overloads: dict = {}
 
 
 def bound() -> dict:
-    """{namespace: {public name: function}} for every entry with variants, aliases included."""
+    """{namespace: {public name: function}} for every entry with variants."""
     global _bound
     if _bound is None:
         _bound = _bind_table()
     return _bound
+
+
+def overloads(name: str) -> Overloads:
+    """The schema lines bound under the public ``name`` (``nansum``, not ``nansum_``)."""
+    bound()
+    return _overloads[name]
 
 
 def _bind_table() -> dict:
@@ -105,7 +112,7 @@ def _bind_table() -> dict:
                 lines[name][1].update(entry.variants)
     out = {ns: {} for ns in _NAMESPACES}
     for name, (pairs, variants) in lines.items():
-        overloads = Overloads(name, pairs)
+        overloads = _overloads[name] = Overloads(name, pairs)
         for ns in variants:
             if ns == "method":
                 out[ns][name] = _method(overloads)

@@ -38,6 +38,13 @@ from gradexpr import limits as _limits
 
 from . import ast
 from . import builtins as _b
+from . import scopes as _scopes
+from .scopes import Scope as _Scope
+from .compile_defs import DefinitionCompiler, mentions_super
+from .compile_flow import FlowCompiler
+from .compile_generators import GeneratorCompiler
+from .policy import SAFE_ATTRIBUTES, attribute_getter, attribute_hint as _attribute_hint, \
+    set_attribute as _set_attribute
 
 __all__ = ["Interpreter", "located", "attribute_getter", "SAFE_ATTRIBUTES"]
 
@@ -99,7 +106,8 @@ def _error_class(exc_type):
             except Exception:
                 cls = None
         if cls is None:
-            cls = type(f"Gx{name}", (errors.GxError,), {"kind": name, "__module__": __name__})
+            kind = f"__main__.{exc_type.__qualname__}" if exc_type.__module__ == "__main__" else name
+            cls = type(f"Gx{name}", (errors.GxError,), {"kind": kind, "__module__": __name__})
         _dynamic_classes[exc_type] = cls
     return cls
 
@@ -115,6 +123,7 @@ def _convert(exc: BaseException) -> errors.GxError:
         if msg.startswith("'Size' object"):     # Python names the class; PyTorch's is torch.Size
             msg = "'torch.Size'" + msg[6:]
         new = _error_class(type(exc))(msg)
+        new._gx_original = exc      # what the program sees when it catches it
     new.__cause__ = exc
     return new
 
@@ -138,119 +147,6 @@ def _loc(exc, filename, node):
 
 def _kind_error(kind: str, message: str, base=Exception) -> errors.GxError:
     return _error_class(getattr(_py, kind, None) or type(kind, (base,), {}))(message)
-
-
-# ============================================================================ attribute policy
-
-SAFE_ATTRIBUTES: dict = {
-    list: frozenset("append extend insert pop remove index count reverse sort copy clear".split()),
-    dict: frozenset("keys values items get pop update setdefault copy clear".split()),
-    str: frozenset(("join split rsplit strip lstrip rstrip upper lower replace startswith endswith find "
-                    "count title capitalize zfill center ljust rjust splitlines isdigit isalpha "
-                    "isspace format index rfind rindex partition rpartition removeprefix removesuffix "
-                    "isupper islower isalnum isnumeric isdecimal istitle swapcase casefold").split()),
-    tuple: frozenset(("index", "count")),
-    int: frozenset("real imag conjugate bit_length as_integer_ratio".split()),
-    float: frozenset("real imag conjugate is_integer as_integer_ratio".split()),
-}
-# What ``tensor.numpy()`` gives: reading it, reducing it, reshaping it -- never its memory
-# (data, ctypes, view) or files (tofile, dump).
-_NUMPY_READ = ("shape dtype ndim size itemsize nbytes T real imag tolist item sum mean std var prod min max "
-               "argmin argmax any all cumsum cumprod round clip reshape ravel flatten transpose squeeze "
-               "astype copy nonzero conjugate")
-SAFE_ATTRIBUTES[_np.ndarray] = frozenset(_NUMPY_READ.split())
-SAFE_ATTRIBUTES[_np.generic] = frozenset((_NUMPY_READ + " is_integer as_integer_ratio").split())
-"""Methods and attributes allowed on builtin and NumPy types (and their subclasses that are
-not ``_gx_exposed``)."""
-
-_policy_cache: dict = {}
-
-
-def _raiser(exc_factory):
-    def refuse(obj):
-        raise exc_factory(obj)
-    return refuse
-
-
-def attribute_getter(t: type, name: str):
-    """A function ``get(obj)`` reading attribute ``name`` of objects of type ``t`` under the
-    safety policy (or raising the AttributeError that refuses it). Cached per (type, name)."""
-    key = (t, name)
-    g = _policy_cache.get(key)
-    if g is None:
-        g = _policy_cache[key] = _decide(t, name)
-    return g
-
-
-# Underscored attributes PyTorch documents for programs to read (the in-place tutorials print
-# ``x._version``): read-only properties of the engine's classes.
-_PUBLIC_UNDERSCORED = frozenset({"_version"})
-
-
-def _decide(t, name):
-    if name in _PUBLIC_UNDERSCORED and getattr(t, "_gx_exposed", False) is True \
-            and isinstance(getattr(t, name, None), property):
-        return operator.attrgetter(name)
-    if name.startswith("_"):
-        return _raiser(lambda obj: errors.AttributeError(f"access to '{name}' is not allowed in gradexpr"))
-    if getattr(t, "_gx_exposed", False) is True:
-        return operator.attrgetter(name)
-    for base in t.__mro__:
-        allowed = SAFE_ATTRIBUTES.get(base)
-        if allowed is not None:
-            if name in allowed:
-                guard = _b.METHOD_GUARDS.get((base, name))
-                if guard is None:
-                    return operator.attrgetter(name)
-                get = operator.attrgetter(name)
-                return lambda obj: guard(get(obj))
-            break
-    if issubclass(t, type):         # a class: Python names the class itself
-        def refuse_class_attribute(obj):
-            if hasattr(obj, name):
-                return errors.AttributeError(f"access to '{obj.__name__}.{name}' is not allowed in gradexpr")
-            return errors.AttributeError(f"type object '{obj.__name__}' has no attribute '{name}'")
-        return _raiser(refuse_class_attribute)
-    tname = t.__name__
-    if hasattr(t, name):
-        return _raiser(lambda obj: errors.AttributeError(
-            f"access to '{tname}.{name}' is not allowed in gradexpr"))
-    return _raiser(lambda obj: errors.AttributeError(f"'{tname}' object has no attribute '{name}'"))
-
-
-def _attribute_hint(obj, name):
-    """``did you mean 'sum'?`` for a misspelt attribute: the closest name the policy allows."""
-    import difflib
-    t = type(obj)
-    if getattr(t, "_gx_exposed", False) is True:
-        names = [n for n in dir(obj) if not n.startswith("_")]
-    else:
-        names = next((list(SAFE_ATTRIBUTES[b]) for b in t.__mro__ if b in SAFE_ATTRIBUTES), [])
-    m = difflib.get_close_matches(name, names, n=1, cutoff=0.7)
-    return f"did you mean '{m[0]}'?" if m else None
-
-
-def _set_attribute(obj, name, value):
-    t = type(obj)
-    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED:
-        raise errors.AttributeError(f"access to '{name}' is not allowed in gradexpr")
-    if getattr(t, "_gx_exposed", False) is True:
-        if name in getattr(t, "_gx_settable", ()):
-            setattr(obj, name, value)
-            return
-        tname = t.__name__
-        if hasattr(obj, "next_functions"):      # a graph node: PyTorch's class is named for the node
-            tname = obj.type_name() if hasattr(obj, "type_name") else tname
-            if not hasattr(type(getattr(t, name, None)), "__set__"):     # not a property or slot
-                if hasattr(obj, name):
-                    raise errors.AttributeError(f"'{tname}' object attribute '{name}' is read-only")
-                raise errors.AttributeError(f"'{tname}' object has no attribute '{name}'")
-        elif t.__module__ == "torch" and tname == "Tensor" and isinstance(getattr(t, name, None), property):
-            tname = "torch._C.TensorBase"       # where PyTorch defines a tensor's attributes
-        raise errors.AttributeError(f"attribute '{name}' of '{tname}' objects is not writable")
-    if hasattr(t, name):
-        raise errors.AttributeError(f"'{t.__name__}' object attribute '{name}' is read-only")
-    raise errors.AttributeError(f"'{t.__name__}' object has no attribute '{name}'")
 
 
 # ============================================================================ operators
@@ -317,7 +213,7 @@ class _Runtime:
     down in windows of at most 1024 between checkpoints), call depth, wall time."""
 
     __slots__ = ("interp", "out", "loop", "calls", "depth", "max_depth", "max_iters", "used",
-                 "window", "deadline", "max_seconds", "active")
+                 "window", "deadline", "max_seconds", "active", "handling")
 
     def __init__(self, interp):
         self.interp = interp
@@ -332,10 +228,11 @@ class _Runtime:
         self.deadline = None
         self.max_seconds = 0
         self.active = 0
+        self.handling = []      # the exceptions being handled (innermost last), for a bare 'raise'
 
     def start(self, lim, out):
         self.out = out
-        self.max_depth = lim.max_depth
+        self.max_depth = lim.max_recursion
         self.max_iters = lim.max_loop_iterations
         self.max_seconds = lim.max_seconds
         self.used = 0
@@ -456,7 +353,8 @@ class Interpreter:
         if rt.active:       # re-entered (engine code calling back): already set up
             return (self._compile(how, node) if thunk is None else thunk)()
         old = sys.getrecursionlimit()
-        need = 4000 + 60 * lim.max_depth if lim.max_depth else 30000
+        need = 4000 + 60 * lim.max_depth + 40 * lim.max_recursion if lim.max_depth and lim.max_recursion \
+            else 100000
         if old < need:
             sys.setrecursionlimit(need)
         gc_was_enabled = gc.isenabled()
@@ -499,66 +397,6 @@ class Interpreter:
 
 # ============================================================================ scopes
 
-class _Scope:
-    """The compile-time view of a function: its local names and their frame slots."""
-
-    __slots__ = ("parent", "slots", "params", "qualname")
-
-    def __init__(self, parent, names, params, qualname):
-        self.parent = parent
-        self.slots = {}
-        for n in names:
-            if n not in self.slots:
-                self.slots[n] = 2 + len(self.slots)
-        self.params = frozenset(params)
-        self.qualname = qualname
-
-
-def _target_names(t, out):
-    tt = type(t)
-    if tt is ast.Name:
-        out.append(t.id)
-    elif tt is ast.Tuple or tt is ast.List:
-        for e in t.elts:
-            _target_names(e, out)
-
-
-def _bound_names(body):
-    """Names bound by the statements of a function body (not inside nested defs)."""
-    out = []
-    todo = [body]
-    while todo:
-        for s in todo.pop():
-            t = type(s)
-            if t is ast.Assign:
-                for tg in s.targets:
-                    _target_names(tg, out)
-            elif t is ast.AugAssign:
-                _target_names(s.target, out)
-            elif t is ast.For:
-                _target_names(s.target, out)
-                todo.append(s.body)
-                todo.append(s.orelse)
-            elif t is ast.While or t is ast.If:
-                todo.append(s.body)
-                todo.append(s.orelse)
-            elif t is ast.With:
-                for it in s.items:
-                    if it.optional_vars is not None:
-                        _target_names(it.optional_vars, out)
-                todo.append(s.body)
-            elif t is ast.FunctionDef:
-                out.append(s.name)
-            elif t is ast.Import:
-                for a in s.names:
-                    out.append(a.asname or a.name.split(".")[0])
-            elif t is ast.ImportFrom:
-                for a in s.names:
-                    if a.name != "*":
-                        out.append(a.asname or a.name)
-    return out
-
-
 def _const(v):
     def const(fr):
         return v
@@ -571,9 +409,12 @@ def _noop(fr):
 
 # ============================================================================ the compiler
 
-class _Compiler:
+class _Compiler(DefinitionCompiler, FlowCompiler, GeneratorCompiler):
     """Turns AST nodes into closures. Expressions: ``fn(frame) -> value``. Statements:
     ``fn(frame) -> None | BREAK | CONTINUE | RETURN``. ``frame`` is None at top level."""
+
+    unbound_marker = UNBOUND
+    signals = (BREAK, CONTINUE)
 
     def __init__(self, interp: Interpreter):
         self.interp = interp
@@ -714,15 +555,16 @@ class _Compiler:
         vf = self.expr(s.value, scope)
         if len(s.targets) == 1:
             t = s.targets[0]
-            if type(t) is ast.Name:
+            where = _scopes.home(scope, t.id) if type(t) is ast.Name else None
+            if where is not None and where[0] == "global":
                 name = t.id
-                if scope is None or name not in scope.slots:
-                    g = self.g
+                g = self.g
 
-                    def assign_global(fr):
-                        g[name] = vf(fr)
-                    return assign_global
-                i = scope.slots[name]
+                def assign_global(fr):
+                    g[name] = vf(fr)
+                return assign_global
+            if where is not None and where[0] == "slot" and where[1] == 0:
+                i = where[2]
 
                 def assign_local(fr):
                     fr[i] = vf(fr)
@@ -871,10 +713,11 @@ class _Compiler:
         t = s.target
         simple = None
         if type(t) is ast.Name:
-            if scope is None or t.id not in scope.slots:
+            where = _scopes.home(scope, t.id)
+            if where[0] == "global":
                 simple = ("g", t.id)
-            else:
-                simple = ("l", scope.slots[t.id])
+            elif where[0] == "slot" and where[1] == 0:
+                simple = ("l", where[2])
         st = self.store(t, scope)
         g = self.g
 
@@ -953,13 +796,14 @@ class _Compiler:
             inner = self._with_item(item, inner, scope)
         return inner
 
-    def _with_item(self, item, inner, scope):
+    def with_enter(self, item, scope):
+        """``enter(frame) -> (manager, its __exit__)``: the manager entered, its value stored."""
         cf = self.expr(item.context_expr, scope)
         st = self.store(item.optional_vars, scope) if item.optional_vars is not None else None
         loc = self.loc
         node = item.context_expr
 
-        def with_stmt(fr):
+        def enter(fr):
             mgr = cf(fr)
             try:
                 t = type(mgr)
@@ -972,13 +816,27 @@ class _Compiler:
                 value = enter(mgr)
             except Exception as e:
                 raise loc(e, node)
-            try:
-                if st is not None:
+            if st is not None:
+                try:
                     st(fr, value)
+                except BaseException:
+                    exit_(mgr, None, None, None)
+                    raise
+            return mgr, exit_
+        return enter
+
+    def _with_item(self, item, inner, scope):
+        enter = self.with_enter(item, scope)
+        loc = self.loc
+        node = item.context_expr
+
+        def with_stmt(fr):
+            mgr, exit_ = enter(fr)
+            try:
                 r = inner(fr)
             except BaseException as e:
                 try:
-                    suppress = exit_(mgr, type(e), e, e.__traceback__)
+                    suppress = exit_(mgr, type(e), e, None)
                 except Exception as e2:
                     raise loc(e2, node)
                 if not suppress:
@@ -1098,11 +956,29 @@ class _Compiler:
         names += kwonly
         if args.kwarg:
             names.append(args.kwarg)
-        qual = name if scope is None else f"{scope.qualname}.<locals>.{name}"
-        local_names = names + ([] if is_lambda else _bound_names(body))
-        fscope = _Scope(scope, local_names, names, qual)
+        in_class = scope is not None and scope.kind == _scopes.CLASS
+        qual = name if scope is None else f"{scope.qualname}.{name}" if in_class else \
+            f"{scope.qualname}.<locals>.{name}"
+        if is_lambda:
+            walrus = []
+            _scopes._walrus_names(body, walrus)
+            bound, glob, nonloc = walrus, (), ()
+        else:
+            bound, glob, nonloc = _scopes.bound_names(body)
+        uses_super = in_class and not is_lambda and mentions_super(body)
+        fscope = _Scope(scope.parent if in_class else scope, names + bound + (["__class__"] if uses_super else []),
+                        names, qual, globals=glob, nonlocals=nonloc)
+        class_slot = fscope.slots["__class__"] if uses_super else None
+        if in_class:
+            fscope.class_cell = scope.class_cell
+        elif scope is not None:
+            fscope.class_cell = scope.class_cell
+        generator = not is_lambda and _scopes.has_yield(body)
         if is_lambda:
             body_fn = self.expr(body, fscope)
+        elif generator:
+            fscope.generator = True
+            body_fn = self.generator_body(body, fscope)
         else:
             body_fn = self.block(body, fscope)
         nslots = len(fscope.slots)
@@ -1113,7 +989,8 @@ class _Compiler:
         kwonly_slots = [(n, fscope.slots[n]) for n in kwonly]
         default_fns = [self.expr(p.default, scope) if p.default is not None else None for p in args.params]
         kwdefault_fns = [self.expr(p.default, scope) if p.default is not None else None for p in args.kwonly]
-        simple = not args.vararg and not args.kwarg and not kwonly and all(d is None for d in default_fns)
+        simple = not args.vararg and not args.kwarg and not kwonly and all(d is None for d in default_fns) \
+            and class_slot is None
         n_required = sum(1 for d in default_fns if d is None)
         tail = (UNBOUND,) * (nslots - npos)
         rt = self.rt
@@ -1124,18 +1001,22 @@ class _Compiler:
             lim = rt.max_depth
             return errors.RecursionError(
                 "maximum recursion depth exceeded",
-                hint=f"gradexpr allows {lim} nested calls (raise it with --max-depth or GRADEXPR_MAX_DEPTH)")
+                hint=f"gradexpr allows {lim} nested calls (raise it with --max-recursion or "
+                     f"GRADEXPR_MAX_RECURSION)")
 
         def make(fr):
             defaults = []
             for i, df in enumerate(default_fns):
                 defaults.append(df(fr) if df is not None else _NO_DEFAULT)
             kwdefaults = [df(fr) if df is not None else _NO_DEFAULT for df in kwdefault_fns]
-            parent = fr
+            parent = fr[0] if in_class else fr
+            cell = fr[1] if in_class else None
 
             def bind(args, kw):
                 frame = [parent, None]
                 frame.extend((UNBOUND,) * nslots)
+                if class_slot is not None:
+                    frame[class_slot] = cell
                 n = len(args)
                 if n > npos:
                     if vararg_slot is None:
@@ -1186,7 +1067,20 @@ class _Compiler:
                                            f"argument{'s' if len(missing) != 1 else ''}: {_name_list(missing)}")
                 return frame
 
-            if is_lambda:
+            if generator:
+                def run(frame):
+                    r = yield from body_fn(frame)
+                    return frame[1] if r is RETURN else None
+
+                def fn(*args, **kw):
+                    if kw or len(args) != npos or not simple:
+                        frame = bind(args, kw)
+                    else:
+                        frame = [parent, None, *args, *tail]
+                    gen = run(frame)
+                    gen.__name__, gen.__qualname__ = display, qual
+                    return gen
+            elif is_lambda:
                 def fn(*args, **kw):
                     if kw or len(args) != npos or not simple:
                         frame = bind(args, kw)
@@ -1236,17 +1130,31 @@ class _Compiler:
         loc = self.loc
         if tt is ast.Name:
             name = t.id
-            if scope is None or name not in scope.slots:
+            where = _scopes.home(scope, name)
+            if where[0] == "global":
                 g = self.g
 
                 def store_global(fr, v):
                     g[name] = v
                 return store_global
-            i = scope.slots[name]
+            if where[0] == "class":
+                def store_class(fr, v):
+                    fr[2][name] = v
+                return store_class
+            _, depth, i = where
+            if depth == 0:
+                def store_local(fr, v):
+                    fr[i] = v
+                return store_local
 
-            def store_local(fr, v):
+            def store_free(fr, v):
+                for _ in range(depth):
+                    fr = fr[0]
                 fr[i] = v
-            return store_local
+            return store_free
+        if tt is ast.Starred:       # pragma: no cover - the parser allows it only inside a tuple or list
+            raise located(errors.SyntaxError("starred assignment target must be in a list or tuple"),
+                          self.filename, t.line, t.col)
         if tt is ast.Attribute:
             of = self.expr(t.value, scope)
             name = t.attr
@@ -1271,6 +1179,8 @@ class _Compiler:
                     raise loc(e, t)
             return store_item
         if tt is ast.Tuple or tt is ast.List:
+            if any(type(e) is ast.Starred for e in t.elts):
+                return self.store_starred(t, scope)
             stores = tuple(self.store(e, scope) for e in t.elts)
             n = len(stores)
 
@@ -1296,14 +1206,16 @@ class _Compiler:
 
     def load_name(self, e, scope):
         name = e.id
+        if scope is not None and scope.kind == _scopes.CLASS:
+            return self.load_in_class(e, scope)
         depth = 0
         s = scope
         while s is not None:
-            if name in s.slots:
+            if name in s.slots or name in s.globals:
                 break
             s = s.parent
             depth += 1
-        if s is None:
+        if s is None or name in s.globals:
             g = self.g
             name_error = self._name_error
 
@@ -1528,6 +1440,8 @@ class _Compiler:
                       self.filename, e.line, e.col)
 
     def e_Call(self, e, scope):
+        if type(e.func) is ast.Name and e.func.id == "super" and not e.args and not e.keywords:
+            return self.super_call(e, scope)
         ff = self.expr(e.func, scope)
         loc = self.loc
         guard_types = _GUARD_TYPES
@@ -1700,6 +1614,9 @@ class _Compiler:
         return self.index(e, scope)
 
     def e_Tuple(self, e, scope):
+        if any(type(x) is ast.Starred for x in e.elts):
+            items = self.items(e.elts, scope)
+            return lambda fr: tuple(items(fr))
         if all(type(x) is ast.Constant for x in e.elts):
             return _const(tuple(x.value for x in e.elts))
         fns = tuple(self.expr(x, scope) for x in e.elts)
@@ -1712,6 +1629,8 @@ class _Compiler:
         return make_tuple
 
     def e_List(self, e, scope):
+        if any(type(x) is ast.Starred for x in e.elts):
+            return self.items(e.elts, scope)
         fns = tuple(self.expr(x, scope) for x in e.elts)
 
         def make_list(fr):
@@ -1719,12 +1638,20 @@ class _Compiler:
         return make_list
 
     def e_Dict(self, e, scope):
-        pairs = tuple((self.expr(k, scope), self.expr(v, scope)) for k, v in zip(e.keys, e.values))
+        pairs = tuple((self.expr(k, scope) if k is not None else None, self.expr(v, scope))
+                      for k, v in zip(e.keys, e.values))
         loc = self.loc
 
         def make_dict(fr):
             d = {}
             for kf, vf in pairs:
+                if kf is None:      # {**mapping}
+                    v = vf(fr)
+                    try:
+                        d.update(v.items() if hasattr(type(v), "keys") else v)
+                    except Exception:
+                        raise loc(errors.TypeError(f"'{type(v).__name__}' object is not a mapping"), e) from None
+                    continue
                 k = kf(fr)
                 v = vf(fr)
                 try:

@@ -1144,8 +1144,7 @@ _CLOSE = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
 _CLOSE_OF = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 _SPECIAL = frozenset(("_NEWLINE",) + tuple(_OPEN) + tuple(_CLOSE))
 
-_UNSUPPORTED_TERMINALS = ("CLASS", "TRY", "EXCEPT", "FINALLY", "RAISE", "YIELD", "GLOBAL",
-                          "NONLOCAL", "DEL", "ASYNC", "AWAIT", "COLONEQUAL", "ARROW")
+_UNSUPPORTED_TERMINALS = ("ASYNC", "AWAIT")
 
 
 def _indentation(tok, blocks, max_depth):
@@ -1275,28 +1274,19 @@ _EXPR_START = frozenset({"NAME", "NUMBER", "STRING", "LPAR", "LSQB", "LBRACE", "
                          "TILDE", "NOT", "LAMBDA", "NONE", "TRUE", "FALSE", "ELLIPSIS"})
 _KEYWORD_TYPES = frozenset({"IF", "ELIF", "ELSE", "WHILE", "FOR", "DEF", "WITH", "LAMBDA", "RETURN",
                             "ASSERT", "PASS", "BREAK", "CONTINUE", "IMPORT", "FROM", "NOT", "NONE",
-                            "TRUE", "FALSE", "AS", "IN", "IS", "AND", "OR"} | set(_UNSUPPORTED_TERMINALS[:11]))
+                            "TRUE", "FALSE", "AS", "IN", "IS", "AND", "OR", "CLASS", "TRY", "EXCEPT",
+                            "FINALLY", "RAISE", "YIELD", "GLOBAL", "NONLOCAL", "DEL", "ASYNC", "AWAIT"})
 _UNSUPPORTED_MESSAGES = {
-    "CLASS": "class definitions are not supported in gradexpr",
-    "TRY": "'try' statements are not supported in gradexpr",
-    "EXCEPT": "'except' is not supported in gradexpr (there is no 'try')",
-    "FINALLY": "'finally' is not supported in gradexpr (there is no 'try')",
-    "RAISE": "'raise' is not supported in gradexpr (use assert)",
-    "YIELD": "'yield' (generators) is not supported in gradexpr",
-    "GLOBAL": "'global' declarations are not supported in gradexpr",
-    "NONLOCAL": "'nonlocal' declarations are not supported in gradexpr",
-    "DEL": "'del' statements are not supported in gradexpr",
     "ASYNC": "'async' is not supported in gradexpr",
     "AWAIT": "'await' is not supported in gradexpr",
-    "COLONEQUAL": "assignment expressions (':=') are not supported in gradexpr",
-    "ARROW": "annotations ('->') are not supported in gradexpr",
 }
 _ATOM_END = frozenset({"NAME", "NUMBER", "STRING", "RPAR", "RSQB", "RBRACE", "NONE", "TRUE", "FALSE",
                        "ELLIPSIS"})
 _ATOM_START = frozenset({"NAME", "NUMBER", "STRING", "NONE", "TRUE", "FALSE", "ELLIPSIS", "LAMBDA"})
 _HEADER_WORDS = {"IF": "'if' statement", "ELIF": "'elif' statement", "ELSE": "'else' statement",
                  "WHILE": "'while' statement", "FOR": "'for' statement", "DEF": "function definition",
-                 "WITH": "'with' statement"}
+                 "WITH": "'with' statement", "CLASS": "class definition", "TRY": "'try' statement",
+                 "EXCEPT": "'except' statement", "FINALLY": "'finally' statement"}
 
 
 def _term_text(name):
@@ -1361,17 +1351,6 @@ def _unexpected(tok, row, values, brackets, src):
     first = _line_text(src, tok.line).lstrip()
     if re.match(r"match\b(?!\s*[=.\[(,)]).*:\s*(#.*)?$", first):
         return _at(tok, "'match' statements are not supported in gradexpr")
-    if t == "FOR" and brackets:
-        return _at(tok, "comprehensions and generator expressions are not supported in gradexpr")
-    if t == "AT" and "AT" not in expected:
-        return _at(tok, "decorators are not supported in gradexpr")
-    if t == "STAR" and "STAR" not in expected:
-        rest = _line_text(src, tok.line)[tok.col:]
-        if re.search(r"(?<![=!<>])=(?!=)", rest) and not brackets:
-            return _at(tok, "starred assignment targets are not supported in gradexpr")
-        return _at(tok, "starred expressions are only supported as call arguments in gradexpr")
-    if t == "POW" and "POW" not in expected and brackets and brackets[-1].type == "LBRACE":
-        return _at(tok, "dict unpacking ('**') is only supported in call arguments in gradexpr")
     if t == "_INDENT":
         return _at(tok, "unexpected indent")
     if "_INDENT" in expected:
@@ -1383,8 +1362,6 @@ def _unexpected(tok, row, values, brackets, src):
         o = _still_open(src, tok, brackets) if t != "$END" else brackets[-1]
         if o is not None:
             return _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
-    if brackets and brackets[-1].type == "LBRACE" and t in ("COMMA", "RBRACE") and "COLON" in expected:
-        return _at(tok, "set literals are not supported in gradexpr")
     if t == "_NEWLINE" and "COLON" in expected:
         return _at(tok, "expected ':'")
     if t == "EQUAL" and "EQUAL" not in expected:
@@ -1778,6 +1755,7 @@ _MAX_DEPTH = [200]      # set by parse() from limits.current().max_depth (0: unl
 # costs more than the Constant; a value only depends on the text and the limits, which are
 # fixed for the duration of a parse.
 _NUMBERS = [None]
+_SAW_YIELD = [False]    # a yield was built in this parse (else _check_module need not look)
 
 _AUG_OPS = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "//=": "//", "%=": "%", "@=": "@",
             "**=": "**", "<<=": "<<", ">>=": ">>", "&=": "&", "|=": "|", "^=": "^"}
@@ -1798,9 +1776,17 @@ def _check_target(node, aug=False):
     if t is ast.Name or t is ast.Attribute or t is ast.Subscript:
         return
     if (t is ast.Tuple or t is ast.List) and not aug:
+        starred = False
         for e in node.elts:
+            if type(e) is _Starred:
+                if starred:
+                    raise _at(e, "multiple starred expressions in assignment")
+                starred = True
+                e = e.value
             _check_target(e)
         return
+    if t is _Starred and not aug:
+        raise _at(node, "starred assignment target must be in a list or tuple")
     if aug and (t is ast.Tuple or t is ast.List):
         word = "tuple" if t is ast.Tuple else "list"
         raise _at(node, f"invalid assignment target: '{word}' is an illegal expression for augmented assignment")
@@ -1866,6 +1852,8 @@ class _Builder:
 
     def expr_stmt(self, c):
         v = c[0]
+        if v.__class__ is _Starred:
+            raise _at(v, "can't use starred expression here")
         return ast.ExprStmt(v, v.line, v.col, v.end_line, v.end_col)
 
     def assign_stmt(self, c):
@@ -1874,7 +1862,39 @@ class _Builder:
             if t.__class__ is not _Name:        # (a name is fine: the usual target)
                 _check_target(t)
         f = targets[0]
+        if value.__class__ is _Starred:
+            raise _at(value, "can't use starred expression here")
         return ast.Assign(targets, value, f.line, f.col, value.end_line, value.end_col)
+
+    def annassign_stmt(self, c):
+        target, _colon, annotation, value = c
+        if type(target) not in (ast.Name, ast.Attribute, ast.Subscript):
+            word = {ast.Tuple: "tuple", ast.List: "list"}.get(type(target))
+            raise _at(target, f"only single target (not {word}) can be annotated" if word
+                      else "illegal target for annotation")
+        e = value if value is not None else annotation
+        return ast.AnnAssign(target, annotation, value, target.line, target.col, e.end_line, e.end_col)
+
+    def raise_stmt(self, c):
+        k, exc, cause = c
+        e = cause or exc or k
+        return ast.Raise(exc, cause, k.line, k.col, e.end_line, e.end_col)
+
+    def global_stmt(self, c, node=ast.Global):
+        k, names = c[0], c[1:]
+        return node([n.value for n in names], k.line, k.col, names[-1].end_line, names[-1].end_col)
+
+    def nonlocal_stmt(self, c):
+        return self.global_stmt(c, ast.Nonlocal)
+
+    def del_stmt(self, c):
+        k, target = c
+        targets = target.elts if type(target) is ast.Tuple else [target]
+        for t in targets:
+            if type(t) is _Starred:
+                raise _at(t, "cannot delete starred")
+            _check_target(t)
+        return ast.Delete(targets, k.line, k.col, target.end_line, target.end_col)
 
     def augassign_stmt(self, c):
         target, op, value = c
@@ -1983,11 +2003,56 @@ class _Builder:
         return ast.For(target, it, body, orelse, k.line, k.col, end.end_line, end.end_col)
 
     def funcdef(self, c):
-        k, name, params, body = c
+        k, name, params, _returns, body = c
         args = params if params is not None else ast.Arguments([], None, [], None, name.line, name.col,
                                                                name.end_line, name.end_col)
         end = body[-1]
         return ast.FunctionDef(name.value, args, body, k.line, k.col, end.end_line, end.end_col)
+
+    def classdef(self, c):
+        k, name = c[0], c[1]
+        body = c[-1]
+        arglist = next((x for x in c[2:-1] if type(x) is list), None) or []
+        bases = [a for a in arglist if type(a) is not _Keyword]
+        keywords = [a for a in arglist if type(a) is _Keyword]
+        for a in bases:
+            if type(a) is ast.GeneratorExp:
+                raise _at(a, "invalid syntax: a class's bases cannot be a generator expression")
+        end = body[-1]
+        return ast.ClassDef(name.value, bases, keywords, body, k.line, k.col, end.end_line, end.end_col)
+
+    def decorator(self, c):
+        return c[1]
+
+    def decorated(self, c):
+        *decorators, definition = c
+        f = decorators[0]
+        return ast.Decorated(decorators, definition, f.line, f.col - 1, definition.end_line, definition.end_col)
+
+    def except_clause(self, c):
+        k, typ, name, body = c
+        end = body[-1]
+        return ast.ExceptHandler(typ, name.value if name is not None else None, body,
+                                 k.line, k.col, end.end_line, end.end_col)
+
+    def finally_clause(self, c):
+        return ("finally", c[1])
+
+    def try_stmt(self, c):
+        k, body = c[0], c[1]
+        handlers, orelse, finalbody = [], [], []
+        for x in c[2:]:
+            if type(x) is ast.ExceptHandler:
+                if handlers and handlers[-1].type is None:
+                    raise _at(handlers[-1], "default 'except:' must be last")
+                handlers.append(x)
+            elif type(x) is tuple:
+                if x[0] == "else":
+                    orelse = x[1]
+                else:
+                    finalbody = x[1]
+        end = (finalbody or orelse or handlers or body)[-1]
+        return ast.Try(body, handlers, orelse, finalbody, k.line, k.col, end.end_line, end.end_col)
 
     def with_item(self, c):
         ctx, target = c
@@ -2004,18 +2069,27 @@ class _Builder:
         return ast.With(items, body, k.line, k.col, end.end_line, end.end_col)
 
     # ------------------------------------------------------------ parameters
-    def param(self, c):
+    def lparam(self, c):
         name, default = c
         e = default if default is not None else name
         return ast.Param(name.value, default, name.line, name.col, e.end_line, e.end_col)
 
-    def star_param(self, c):
+    def lstar_param(self, c):
         star, name = c
         return ("*", name, star)
 
-    def kw_param(self, c):
+    def lkw_param(self, c):
         star, name = c
         return ("**", name, star)
+
+    def param(self, c):         # annotations are read and ignored, as CPython's run time does
+        return self.lparam((c[0], c[2]))
+
+    def star_param(self, c):
+        return self.lstar_param(c[:2])
+
+    def kw_param(self, c):
+        return self.lkw_param(c[:2])
 
     def parameters(self, c):
         items = [x for x in c if x is not None]
@@ -2062,6 +2136,8 @@ class _Builder:
         l = last[1] if isinstance(last, tuple) else last
         return ast.Arguments(params, vararg, kwonly, kwarg, f.line, f.col, l.end_line, l.end_col)
 
+    lambda_parameters = parameters
+
     # ------------------------------------------------------------ expressions
     def tuple_list(self, c):
         elts = [x for x in c if x is not None]
@@ -2070,6 +2146,82 @@ class _Builder:
         return ast.Tuple(elts, f.line, f.col, l.end_line, l.end_col, d)
 
     expr_tuple = tuple_list
+
+    def star_expr(self, c):
+        k, v = c
+        return ast.Starred(v, k.line, k.col, v.end_line, v.end_col, _depth(v.depth + 1, v))
+
+    def namedexpr(self, c):
+        name, _op, value = c
+        target = ast.Name(name.value, name.line, name.col, name.end_line, name.end_col)
+        d = _depth(value.depth + 1, value)
+        return ast.NamedExpr(target, value, name.line, name.col, value.end_line, value.end_col, d)
+
+    def yield_expr(self, c, node=ast.Yield):
+        k, v = c
+        _SAW_YIELD[0] = True
+        e = v if v is not None else k
+        if v is not None and v.__class__ is _Starred:
+            raise _at(v, "can't use starred expression here")
+        return node(v, k.line, k.col, e.end_line, e.end_col, (v.depth if v is not None else 0) + 1)
+
+    def yield_from(self, c):
+        return self.yield_expr(c, ast.YieldFrom)
+
+    # ------------------------------------------------------------ comprehensions
+    def comp_for(self, c):
+        k, target, it = c
+        _check_target(target)
+        return ast.Comprehension(target, it, [], k.line, k.col, it.end_line, it.end_col)
+
+    def comp_if(self, c):
+        return c[0]
+
+    def comprehension(self, c):
+        clauses = []
+        for x in c:
+            if type(x) is ast.Comprehension:
+                clauses.append(x)
+            else:
+                clauses[-1].ifs.append(x)
+        return clauses
+
+    @staticmethod
+    def _comp_depth(nodes, clauses):
+        d = _deepest(nodes)
+        for g in clauses:
+            d = max(d, g.target.depth, g.iter.depth, _deepest(g.ifs))
+        return d + 1
+
+    def _comp(self, node, c):
+        lb, elt, gens, rb = c
+        d = self._comp_depth([elt], gens)
+        n = node(elt, gens, lb.line, lb.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
+
+    def listcomp(self, c):
+        return self._comp(ast.ListComp, c)
+
+    def setcomp(self, c):
+        return self._comp(ast.SetComp, c)
+
+    def genexp(self, c):
+        return self._comp(ast.GeneratorExp, c)
+
+    def genexp_arg(self, c):
+        elt, gens = c
+        last = gens[-1]
+        e = last.ifs[-1] if last.ifs else last.iter
+        d = self._comp_depth([elt], gens)
+        return ast.GeneratorExp(elt, gens, elt.line, elt.col, e.end_line, e.end_col, d)
+
+    def dictcomp(self, c):
+        lb, key, value, gens, rb = c
+        d = self._comp_depth([key, value], gens)
+        n = ast.DictComp(key, value, gens, lb.line, lb.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
 
     def ifexp(self, c):
         body, test, orelse = c
@@ -2103,11 +2255,9 @@ class _Builder:
     def and_test(self, c):
         return self._boolop("and", c)
 
-    def not_op(self, c):
+    def not_op(self, c):        # a chain of unary operators is not nesting (SPEC 3)
         k, v = c
-        n = ast.UnaryOp("not", v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
-        _depth(n.depth, n)
-        return n
+        return ast.UnaryOp("not", v, k.line, k.col, v.end_line, v.end_col, v.depth)
 
     def comp_op(self, c):
         if len(c) == 1:
@@ -2164,9 +2314,7 @@ class _Builder:
 
     def unary(self, c):
         k, v = c
-        n = ast.UnaryOp(k.value, v, k.line, k.col, v.end_line, v.end_col, v.depth + 1)
-        _depth(n.depth, n)
-        return n
+        return ast.UnaryOp(k.value, v, k.line, k.col, v.end_line, v.end_col, v.depth)
 
     def power_op(self, c):
         base, _k, exp = c
@@ -2179,7 +2327,7 @@ class _Builder:
     def call(self, c):
         func, _lp, arglist, rp = c
         args, keywords = [], []
-        d = func.depth
+        d = 0       # a method chain x.f().g() is not nesting (SPEC 3): only the arguments nest
         if arglist:
             seen_kw = seen_kwargs = False
             names = ()
@@ -2209,13 +2357,21 @@ class _Builder:
                     vd = a.depth
                 if vd > d:
                     d = vd
-        n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d + 1)
-        if d >= _MAX_DEPTH[0] and _MAX_DEPTH[0]:        # (_depth, inline: calls are many)
-            _depth(d + 1, n)
+        d += 1
+        if func.depth > d:
+            d = func.depth
+        n = ast.Call(func, args, keywords, func.line, func.col, rp.end_line, rp.end_col, d)
+        if d > _MAX_DEPTH[0] and _MAX_DEPTH[0]:        # (_depth, inline: calls are many)
+            _depth(d, n)
         return n
 
     def arguments(self, c):
-        return [x for x in c if x is not None]
+        args = [x for x in c if x is not None]
+        if len(args) > 1:
+            for a in args:
+                if type(a) is ast.GeneratorExp and a.line == a.elt.line and a.col == a.elt.col:
+                    raise _at(a, "Generator expression must be parenthesized")
+        return args
 
     def kwarg(self, c):
         name, value = c
@@ -2231,15 +2387,11 @@ class _Builder:
 
     def getattr(self, c):
         v, name = c
-        d = v.depth + 1
-        n = ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, d)
-        if d > _MAX_DEPTH[0] and _MAX_DEPTH[0]:
-            _depth(d, n)
-        return n
+        return ast.Attribute(v, name.value, v.line, v.col, name.end_line, name.end_col, v.depth)
 
     def getitem(self, c):
         v, _lb, sl, rb = c
-        d = max(v.depth, sl.depth) + 1
+        d = max(v.depth, sl.depth + 1)
         n = ast.Subscript(v, sl, v.line, v.col, rb.end_line, rb.end_col, d)
         _depth(d, n)
         return n
@@ -2285,11 +2437,23 @@ class _Builder:
     def list_items(self, c):
         return [x for x in c if x is not None]
 
+    def set(self, c):
+        lb, items, rb = c
+        d = _deepest(items) + 1
+        n = ast.Set(items, lb.line, lb.col, rb.end_line, rb.end_col, d)
+        _depth(d, n)
+        return n
+
+    set_items = list_items
+
+    def dict_unpack(self, c):
+        return (None, c[1])
+
     def dict(self, c):
         lb, items, rb = c
         keys = [k for k, _ in items or ()]
         values = [v for _, v in items or ()]
-        d = max(_deepest(keys), _deepest(values)) + 1
+        d = max(_deepest([k for k in keys if k is not None]), _deepest(values)) + 1
         n = ast.Dict(keys, values, lb.line, lb.col, rb.end_line, rb.end_col, d)
         _depth(d, n)
         return n
@@ -2398,18 +2562,23 @@ def _lark_builder():
 
 # ============================================================================ checks after parsing
 
-_SIMPLE_STATEMENTS = frozenset((ast.ExprStmt, ast.Assign, ast.AugAssign, ast.Pass, ast.Assert, ast.Import))
+_SIMPLE_STATEMENTS = frozenset((ast.ExprStmt, ast.Assign, ast.AugAssign, ast.Pass, ast.Assert, ast.Import,
+                                ast.AnnAssign, ast.Raise, ast.Global, ast.Delete))
 
 
 def _check_module(body, filename):
-    """Python's compile-time checks the grammar cannot make: 'return' outside a function,
-    'break'/'continue' outside a loop, 'import *' inside a function."""
-    todo = [(body, False, False)]
+    """Python's compile-time checks the grammar cannot make: 'return' and 'yield' outside a
+    function, 'break'/'continue' outside a loop, 'import *' and 'nonlocal' where not allowed."""
+    todo = [(body, False, False, False)]
     simple = _SIMPLE_STATEMENTS
     while todo:
-        stmts, in_func, in_loop = todo.pop()
+        stmts, in_func, in_loop, in_class = todo.pop()
         for s in stmts:
             t = type(s)
+            if t is ast.ExprStmt or t is ast.Assign or t is ast.AnnAssign:
+                if not in_func and _SAW_YIELD[0]:
+                    _no_yield(s)
+                continue
             if t in simple:
                 continue
             if t is ast.Return and not in_func:
@@ -2418,18 +2587,35 @@ def _check_module(body, filename):
                 raise _at(s, "'break' outside loop")
             if t is ast.Continue and not in_loop:
                 raise _at(s, "'continue' not properly in loop")
-            if t is ast.ImportFrom and in_func and s.names[0].name == "*":
+            if t is ast.ImportFrom and (in_func or in_class) and s.names[0].name == "*":
                 raise _at(s, "import * only allowed at module level")
+            if t is ast.Nonlocal and not in_func:
+                raise _at(s, "nonlocal declaration not allowed at module level")
+            if t is ast.Decorated:
+                s = s.definition
+                t = type(s)
             if t is ast.FunctionDef:
-                todo.append((s.body, True, False))
+                todo.append((s.body, True, False, False))
+            elif t is ast.ClassDef:
+                todo.append((s.body, False, False, True))
             elif t is ast.For or t is ast.While:
-                todo.append((s.body, in_func, True))
-                todo.append((s.orelse, in_func, in_loop))
+                todo.append((s.body, in_func, True, in_class))
+                todo.append((s.orelse, in_func, in_loop, in_class))
             elif t is ast.If:
-                todo.append((s.body, in_func, in_loop))
-                todo.append((s.orelse, in_func, in_loop))
+                todo.append((s.body, in_func, in_loop, in_class))
+                todo.append((s.orelse, in_func, in_loop, in_class))
             elif t is ast.With:
-                todo.append((s.body, in_func, in_loop))
+                todo.append((s.body, in_func, in_loop, in_class))
+            elif t is ast.Try:
+                for part in (s.body, s.orelse, s.finalbody, *(h.body for h in s.handlers)):
+                    todo.append((part, in_func, in_loop, in_class))
+
+
+def _no_yield(stmt):
+    """'yield' outside a function (a lambda or comprehension does not count as one)."""
+    for n in ast.walk(stmt):
+        if type(n) is ast.Yield or type(n) is ast.YieldFrom:
+            raise _at(n, "'yield' outside function")
 
 
 # ============================================================================ API
@@ -2483,6 +2669,7 @@ def _run(source, start, filename):
 
 def parse(source: str, filename: str = "<string>") -> ast.Module:
     """Parse a whole program. Raises ``gradexpr.errors.SyntaxError`` (or ``LimitError``)."""
+    _SAW_YIELD[0] = False
     module, _src = _run(source, "file_input", filename)
     try:
         _check_module(module.body, filename)

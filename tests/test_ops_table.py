@@ -264,6 +264,8 @@ CASES: dict[str, list[Case]] = {
                  case(lambda a, b: F.mse_loss(a, b, reduction="none"), (2, 3), (3,))],
     "smooth_l1_loss": [case(lambda a, b: F.smooth_l1_loss(a, b), (2, 3), (2, 3)),
                        case(lambda a, b: F.smooth_l1_loss(a, b, beta=0.5, reduction="sum"), (2, 3), (2, 3))],
+    "huber_loss": [case(lambda a, b: F.huber_loss(a, b), (2, 3), (2, 3)),
+                   case(lambda a, b: F.huber_loss(a, b, delta=0.5, reduction="sum"), (2, 3), (2, 3))],
     "binary_cross_entropy": [case(lambda p, y: F.binary_cross_entropy(p, y), (2, 3), (2, 3)),
                              case(lambda p, y: F.binary_cross_entropy(p, y, weight=tensor([1., 2., 3.]),
                                                                       reduction="sum"), (2, 3), (2, 3))],
