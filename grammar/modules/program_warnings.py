@@ -15,7 +15,6 @@ import sys
 
 from gradexpr import warn as _engine
 
-from .namespace import ModuleNamespace
 
 __all__ = ["ProgramWarnings", "build_warnings", "handling_for"]
 
@@ -163,6 +162,7 @@ catch_warnings.__module__ = "warnings"
 def build_warnings():
     import warnings
     from . import guards
+    from .namespace import ModuleNamespace
     guards.allow_attributes(warnings.WarningMessage, "message category filename lineno file line source")
 
     def warn(message, category=None, stacklevel=1, source=None):
