@@ -351,11 +351,11 @@ def report_plain(results, seconds: float, update: bool, echo=click.echo) -> None
 
 
 def report_rich(results, seconds: float, update: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from .terminal import console as terminal_console
+    console = terminal_console()
     table = Table()
     table.add_column("file", overflow="fold")
     table.add_column("result")

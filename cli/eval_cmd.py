@@ -37,7 +37,10 @@ def _read_lines(path):
 @click.option("--wrt", multiple=True, metavar="NAME", help="differentiate only with respect to these leaves")
 @click.option("--jacobian", is_flag=True, help="show the Jacobian (the default for a non-scalar target)")
 @click.option("--grad-output", metavar="VALUE", help="a vector–Jacobian product with VALUE instead of the Jacobian")
-@click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target")
+@click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target (f'' of an elementwise one)")
+@click.option("--pointwise", is_flag=True,
+              help="the target is elementwise in its leaves: show x | f(x) | f'(x) without the Jacobian "
+                   "(detected by itself when the Jacobian is diagonal)")
 @click.option("--trace", is_flag=True, help="show the backward pass step by step")
 @click.option("--check", is_flag=True, help="compare with float64 central differences; exit 1 beyond tolerance")
 @click.option("--atol", type=float, default=1e-5, show_default=True, help="--check absolute tolerance")
@@ -46,8 +49,8 @@ def _read_lines(path):
 @format_options
 @limit_options
 @click.option("--debug", is_flag=True, help="show a Python traceback for errors (for gradexpr developers)")
-def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, trace, check, atol, rtol,
-          batch, fmt, debug, **kwargs):
+def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, pointwise, trace, check, atol,
+          rtol, batch, fmt, debug, **kwargs):
     """Evaluate a program, differentiate its target and show it all.
 
     \b
@@ -67,7 +70,7 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         raise click.UsageError("give exactly one program: EXPR, - (stdin), -f FILE or --batch FILE")
     if batch is not None and fmt not in (None, "json"):
         raise click.UsageError("--batch writes one JSON object per line (--format json)")
-    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol)
+    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise)
     try:
         bindings = Bindings.parse(variables, constants, limits)
     except RequestError as e:
@@ -104,7 +107,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
 def _report_error(ev: Evaluation, prefix: str = ""):
     if ev.error is not None:
         from .diagnostics import render
-        sys.stderr.write(prefix + render(ev.error, ev.source, ev.filename))
+        from .terminal import write_error
+        write_error(prefix + render(ev.error, ev.source, ev.filename))
     elif ev.check is not None and not ev.check.ok:
         bad = ", ".join(c.leaf for c in ev.check.leaves if not c.ok)
         sys.stderr.write(f"{prefix}{ev.filename}: gradient check failed for {bad}\n")

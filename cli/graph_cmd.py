@@ -41,7 +41,8 @@ def _run(source, filename, variables, constants, of, limits, debug):
         raise click.UsageError(request_error_text(e)) from None
     except ProgramError as e:
         sys.stderr.write(e.output)
-        sys.stderr.write(render(e.error, source, filename))
+        from .terminal import write_error
+        write_error(render(e.error, source, filename))
         sys.exit(int(e.code))
     sys.stderr.write(run.output)          # the program's prints: stdout carries only the graph
     if run.target is None:
@@ -140,7 +141,6 @@ def _cut_note(hidden: int) -> str:
 
 def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
     """The tree for a terminal: op names bold, leaves blue with their variable, the target green."""
-    from rich.console import Console
     from rich.text import Text
     from rich.tree import Tree
 
@@ -167,7 +167,8 @@ def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
             branch = parents[depth - 1].add(label)
         del parents[depth:]
         parents.append(branch)
-    console = Console()
+    from .terminal import console as terminal_console
+    console = terminal_console()
     console.print(root)
     if len(shown) < len(nodes):
         console.print(Text(_cut_note(len(nodes) - len(shown)), style="dim"))

@@ -48,6 +48,9 @@ import importlib.util  # noqa: E402  (used by LazyGroup)
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, "--version", prog_name="gradexpr")
+@click.option("--color", "--colour", type=click.Choice(("auto", "always", "never")), default="auto", is_eager=True,
+              expose_value=False, callback=lambda ctx, param, value: _set_colour(value),
+              help="colour the output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always, never")
 @click.pass_context
 def cli(ctx):
     """gradexpr — PyTorch's autograd for expressions typed in a shell.
@@ -66,6 +69,11 @@ def cli(ctx):
             ctx.invoke(ctx.command.get_command(ctx, "repl"))
         else:
             click.echo(ctx.get_help())
+
+
+def _set_colour(choice):
+    from .terminal import set_colour
+    set_colour(choice)
 
 
 def configure_process():

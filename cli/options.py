@@ -58,11 +58,13 @@ def format_options(fn, formats=("rich", "plain", "json"), default_help="rich on 
 
 
 def resolve_format(fmt, stream=None) -> str:
+    """The format asked for, else rich on a terminal (or when colour is forced), plain in a pipe."""
     if fmt:
         return fmt
     import sys
+    from .terminal import forced
     s = stream or sys.stdout
-    return "rich" if s.isatty() else "plain"
+    return "rich" if s.isatty() or forced() else "plain"
 
 
 class ExpressionCommand(click.Command):

@@ -159,6 +159,8 @@ def _matrices(ev, unicode: bool):
     if ev.jacobian is not None:
         out_shape = tuple(ev.value._data.shape)
         for name, block in ev.jacobian.items():
+            if ev.pointwise and name in ev.pointwise:      # shown as a column: pointwise_table
+                continue
             in_shape = tuple(leaves[name].tensor._data.shape)
             yield (f"Jacobian {d}{target}/{d}{name}", caption(target, out_shape, name, in_shape), block,
                    out_shape, in_shape)
@@ -169,14 +171,49 @@ def _matrices(ev, unicode: bool):
                 yield (f"Hessian {d2}{target}/{d}{a}{d}{b}", caption(a, sa, b, sb), block, sa, sb)
 
 
-def _plain_matrix(title, caption, block, out_shape, in_shape) -> str:
-    header, body, note = matrix_cells(block, out_shape, in_shape, ellipsis="...")
+def pointwise_table(ev, name, pw, ellipsis="…"):
+    """``x | f(x) | f'(x) [| f''(x)]`` per element: (column titles, rows of (label, cells), note)."""
+    from gradexpr import printing
+    f = ev.target_name or "f"
+    columns = [pw.leaf, ev.value, pw.first] + ([pw.second] if pw.second is not None else [])
+    titles = [name, f"{f}({name})", f"{f}'({name})", f"{f}''({name})"][:len(columns)]
+    shape = tuple(pw.leaf._data.shape)
+    n = _count(shape)
+    rows = _shown(n, MAX_ROWS)
+    keep = [r for r in rows if r is not None]
+    opts = printing.get_printoptions()
+    texts = []
+    for t in columns:
+        flat = np.asarray(t._data).reshape(-1)
+        kind = "f" if flat.dtype.kind == "f" else "b" if flat.dtype.kind == "b" else "i"
+        fmt = printing._Formatter(kind, flat[keep], opts["precision"], opts["sci_mode"]).element_fn()
+        texts.append({r: fmt(flat[r].item()).strip() for r in keep})
+    body = [(ellipsis, [ellipsis] * len(columns)) if r is None else (index_label(r, shape), [c[r] for c in texts])
+            for r in rows]
+    note = f"showing {len(keep)} of {n} elements; --json has them all" if len(keep) < n else None
+    return titles, body, note
+
+
+def _pointwise_sections(ev):
+    """(title, caption, titles, rows, note) of each leaf the target is elementwise in."""
+    for name, pw in (ev.pointwise or {}).items():
+        caption = f"the target is elementwise in {name}: its Jacobian is diagonal, shown as a column"
+        yield (f"pointwise in {name}", caption, *pointwise_table(ev, name, pw, ellipsis="..."))
+
+
+def _plain_columns(titles, body):
     labels = [label for label, _ in body]
     lw = max([len(label) for label in labels] + [1])
-    widths = [max([len(h)] + [len(cells[i]) for _, cells in body]) for i, h in enumerate(header)]
-    lines = [f"{title} ({caption})", " " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
+    widths = [max([len(h)] + [len(cells[i]) for _, cells in body]) for i, h in enumerate(titles)]
+    lines = [" " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(titles, widths))]
     for label, cells in body:
         lines.append(label.rjust(lw) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)))
+    return lines
+
+
+def _plain_matrix(title, caption, block, out_shape, in_shape) -> str:
+    header, body, note = matrix_cells(block, out_shape, in_shape, ellipsis="...")
+    lines = [f"{title} ({caption})"] + _plain_columns(header, body)
     if note:
         lines.append(f"({note})")
     return "\n".join(lines)
@@ -208,6 +245,8 @@ def plain(ev) -> str:
             lines.append("  " + ("None (the target does not depend on it)" if g is None
                                  else value_text(g).replace("\n", "\n  ")))
         parts.append("\n".join(lines))
+    for title, caption, titles, body, note in _pointwise_sections(ev):
+        parts.append("\n".join([f"{title} ({caption}):"] + _plain_columns(titles, body) + ([f"({note})"] if note else [])))
     parts.extend(_plain_matrix(*m) for m in _matrices(ev, unicode=False))
     if ev.trace is not None:
         lines = ["trace (the backward pass in the order the engine ran it):"]
@@ -360,6 +399,10 @@ def to_json(ev) -> dict:
         "jacobian": None if ev.jacobian is None else {
             name: {**_tensor_json(b), "rows": _count(value._data.shape),
                    "columns": _count(leaves[name].tensor._data.shape)} for name, b in ev.jacobian.items()},
+        **({} if not ev.pointwise else {"pointwise": {
+            name: {"x": _tensor_json(pw.leaf), "derivative": _tensor_json(pw.first),
+                   "second_derivative": None if pw.second is None else _tensor_json(pw.second)}
+            for name, pw in ev.pointwise.items()}}),
         "hessian": None if ev.hessian is None else {
             a: {b: _tensor_json(block) for b, block in row.items()} for a, row in ev.hessian.items()},
         "trace": None if ev.trace is None else [

@@ -77,7 +77,7 @@ class Repl:
         self.out.flush()
         if outcome.error is not None:
             self.failed = True
-            self.err.write(render(outcome.error, source, FILENAME))
+            self.error(render(outcome.error, source, FILENAME))
             return
         body = outcome.module.body if outcome.module is not None else []
         last = getattr(body[-1], "value", None) if body else None
@@ -102,6 +102,10 @@ class Repl:
         except Exception as e:
             from gradexpr.errors import describe
             return f"<unprintable value: {describe(e)}>"
+
+    def error(self, text: str):
+        from .terminal import paint_error, colour
+        self.err.write(paint_error(text) if colour(self.err) else text)
 
     # ------------------------------------------------------------------ :commands
     def command(self, text: str):
@@ -132,7 +136,7 @@ class Repl:
             self.err.write(f"{name}: {e}\n")
             self.failed = True
             return
-        if name == ":grad" and ev.grads is None and ev.jacobian is not None:
+        if name == ":grad" and ev.grads is None and ev.jacobian is not None and not ev.pointwise:
             ev.notes.append("the value is not a scalar: this is its Jacobian (:jacobian)")
         if name == ":graph":
             ev.grads = ev.jacobian = None
@@ -140,15 +144,15 @@ class Repl:
 
     def render(self, ev):
         if self.rich:
-            from rich.console import Console
             from .rich_view import show
-            show(ev, Console(file=self.out, highlight=False, emoji=False))
+            from .terminal import console
+            show(ev, console(self.out))
         else:
             from .render import plain
             self.out.write(plain(ev))
         if ev.error is not None:
             from .diagnostics import render
-            self.err.write(render(ev.error, ev.source, ev.filename))
+            self.error(render(ev.error, ev.source, ev.filename))
 
 
 # ================================================================ terminal and stdin loops

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .render import MAX_ROWS, _matrices, _shown, index_label, shape_text, value_text
+from .render import MAX_ROWS, _matrices, _pointwise_sections, _shown, index_label, shape_text, value_text
 
 MIN_WIDTH = 20      # below this, tensors are laid out for 20 columns and the terminal wraps them
 
@@ -24,12 +24,12 @@ def tensor_text(value, width: int) -> str:
 
 def show(ev, console=None):
     """Every section of ``render.plain``, for a terminal."""
-    from rich.console import Console
     from rich.text import Text
     from gradexpr.tensor import Tensor
+    from .terminal import console as terminal_console
     # Text, not markup strings: nothing here is markup or emoji codes (and rich's emoji table,
     # 4 ms to load, stays unloaded)
-    console = console or Console(highlight=False, emoji=False)
+    console = console or terminal_console()
     width = console.width
 
     def heading(text, note=None):
@@ -59,6 +59,12 @@ def show(ev, console=None):
                 block("None (the target does not depend on it)", 2, "dim")
             else:
                 block(tensor_text(g, width - 2), 2)
+    for title, caption, titles, body, note in _pointwise_sections(ev):
+        heading(title)
+        console.print(_columns_table(titles, body))
+        console.print(Text(caption, style="dim"))
+        if note:
+            console.print(Text(note, style="dim"))
     for title, caption, matrix, out_shape, in_shape in _matrices(ev, unicode=True):
         table, note = matrix_table(console, matrix, out_shape, in_shape)
         heading(title)
@@ -99,6 +105,18 @@ def _show_check(console, c):
     console.print(table)
     console.print(Text(f"float64 central differences, eps={c.eps:g}; "
                        f"ok when |error| <= {c.atol:g} + {c.rtol:g} * |numeric|", style="dim"))
+
+
+def _columns_table(titles, body):
+    from rich.table import Table
+    from rich.text import Text
+    table = Table()
+    table.add_column("", style="dim", justify="right", no_wrap=True)
+    for i, t in enumerate(titles):
+        table.add_column(Text(t), justify="right", no_wrap=True, style="green" if i == 0 else None)
+    for label, cells in body:
+        table.add_row(label.replace("...", "…"), *(c.replace("...", "…") for c in cells))
+    return table
 
 
 # ================================================================ Jacobian and Hessian tables

@@ -77,7 +77,7 @@ square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan a
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal sum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+isclose allclose equal prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
@@ -120,7 +120,8 @@ def _build() -> dict:
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
+    F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
+                      _nn_functional_names)
     # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
     nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
     optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
@@ -154,6 +155,11 @@ def _nn_names():
     from . import nn
     modules, init, utils = nn.names()
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _nn_functional_names():
+    from . import nn
+    return nn.functional_names()
 
 
 def _optim_names():

@@ -399,7 +399,7 @@ class Check:
 
 class Evaluation:
     __slots__ = ("source", "filename", "target_name", "value", "output", "graph", "leaves", "grads",
-                 "grad_output", "jacobian", "hessian", "trace", "check", "notes", "error", "error_code")
+                 "grad_output", "jacobian", "hessian", "pointwise", "trace", "check", "notes", "error", "error_code")
 
     def __init__(self, source: str, filename: str, target_name: str | None = None):
         self.source = source
@@ -413,6 +413,7 @@ class Evaluation:
         self.grad_output = None
         self.jacobian = None        # leaf name -> Tensor shaped output.shape + leaf.shape
         self.hessian = None         # leaf name -> {leaf name -> Tensor}
+        self.pointwise = None       # leaf name -> Pointwise, where the target is elementwise in the leaf
         self.trace = None
         self.check = None           # Check
         self.notes = []
@@ -427,11 +428,11 @@ class Evaluation:
 class Request:
     """What to compute beyond the value and graph (the command's options)."""
 
-    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol")
+    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol", "pointwise")
 
     def __init__(self, of: str | None = None, wrt: tuple = (), jacobian: bool = False, grad_output: str | None = None,
                  hessian: bool = False, trace: bool = False, check: bool = False, atol: float = 1e-5,
-                 rtol: float = 1e-3):
+                 rtol: float = 1e-3, pointwise: bool = False):
         self.of = of
         self.wrt = wrt
         self.jacobian = jacobian
@@ -441,6 +442,7 @@ class Request:
         self.check = check
         self.atol = atol
         self.rtol = rtol
+        self.pointwise = pointwise  # True: the target is elementwise in its leaves (no Jacobian); else detected
 
 
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
@@ -536,17 +538,18 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
     from .tensor import Tensor
     target = run.target
     scalar = target._data.size == 1
+    not_scalar = None
     if request.hessian and not scalar:
-        raise RequestError(f"--hessian needs a scalar target; the target has shape {list(target._data.shape)}")
+        not_scalar = RequestError(f"--hessian needs a scalar target; the target has shape "
+                                  f"{list(target._data.shape)} (or one elementwise in its leaves: --pointwise)")
     if request.trace and not scalar and request.grad_output is None:
         raise RequestError("--trace follows one backward pass: it needs a scalar target or --grad-output")
-    if not target._requires_grad:
-        ev.notes.append("the target does not require grad: no leaf that requires grad reaches it")
-        return
-    if not target._dtype.is_floating_point:
-        return
     tensors = tuple(leaf.tensor for leaf in ev.leaves)
-    if not tensors:
+    if not target._requires_grad or not target._dtype.is_floating_point or not tensors:
+        if not_scalar is not None and not request.pointwise:
+            raise not_scalar
+        if not target._requires_grad:
+            ev.notes.append("the target does not require grad: no leaf that requires grad reaches it")
         return
     names = [leaf.name for leaf in ev.leaves]
     if scalar or request.grad_output is not None:
@@ -559,11 +562,16 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         ev.grads = dict(zip(names, grads))
         if tracer is not None:
             ev.trace = tracer.steps
-    if (not scalar and request.grad_output is None) or request.jacobian:
+    if (not scalar and request.grad_output is None and not request.pointwise) or request.jacobian:
         blocks = jacobian_blocks(target, tensors)
         ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
                        for name, b, x in zip(names, blocks, tensors)}
-    if request.hessian:
+    if not scalar and (request.pointwise or (ev.jacobian is not None and not request.jacobian)):
+        ev.pointwise = _pointwise(target, ev, names, tensors, request)
+    if not_scalar is not None:
+        if not ev.pointwise:
+            raise not_scalar
+    elif request.hessian:
         seed = Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
         firsts = run_backward((target,), (seed,), retain_graph=True, create_graph=True, inputs=tensors,
                               accumulate=False, allow_unused=True)
@@ -572,6 +580,66 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
             blocks = jacobian_blocks(g, tensors) if g is not None else [None] * len(tensors)
             ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
                                 for other, b, y in zip(names, blocks, tensors)}
+
+
+class Pointwise:
+    """The target is elementwise in ``leaf`` (its Jacobian is diagonal): f'(x) (and f''(x)) per element."""
+
+    __slots__ = ("leaf", "first", "second")
+
+    def __init__(self, leaf, first, second=None):
+        self.leaf = leaf          # the leaf's values (x)
+        self.first = first        # d target_i / d x_i
+        self.second = second      # d2 target_i / d x_i2 (with --hessian)
+
+
+def _pointwise(target, ev: Evaluation, names, tensors, request: Request):
+    """The leaves the target is elementwise in: read off a diagonal Jacobian, or (``--pointwise``,
+    no Jacobian) from one backward pass of ones, checked by a second with other weights."""
+    import numpy as np
+    from .graph import run_backward
+    from .tensor import Tensor
+    shape, n = target._data.shape, target._data.size
+    found = {}
+    for name, x in zip(names, tensors):
+        if x._data.shape != shape:
+            continue
+        ones = Tensor._make(np.ones(shape, target._dtype.np), target._dtype)
+        if ev.jacobian is not None:
+            square = ev.jacobian[name]._data.reshape(n, n)
+            diagonal = square.diagonal().copy()
+            off = square.copy()
+            np.fill_diagonal(off, 0)
+            if np.any(off != 0):       # nan off the diagonal counts too
+                continue
+            first = Tensor._make(diagonal.reshape(shape), ev.jacobian[name]._dtype)
+        else:
+            (first,) = run_backward((target,), (ones,), retain_graph=True, create_graph=False, inputs=(x,),
+                                    accumulate=False, allow_unused=True)
+            first = first if first is not None else _zeros(shape, x)
+            weights = (1.0 + np.arange(n) % 3).reshape(shape).astype(target._dtype.np)
+            (weighted,) = run_backward((target,), (Tensor._make(weights, target._dtype),), retain_graph=True,
+                                       create_graph=False, inputs=(x,), accumulate=False, allow_unused=True)
+            expected = weights * first._data
+            got = weighted._data if weighted is not None else np.zeros_like(expected)
+            with np.errstate(all="ignore"):
+                if not np.allclose(got, expected, rtol=1e-4, atol=1e-6 * float(np.nanmax(np.abs(expected), initial=0)),
+                                   equal_nan=True):
+                    continue
+        second = None
+        if request.hessian:
+            (g,) = run_backward((target,), (ones,), retain_graph=True, create_graph=True, inputs=(x,),
+                                accumulate=False, allow_unused=True)
+            second = None
+            if g is not None and g._requires_grad:
+                (second,) = run_backward((g,), (ones,), retain_graph=True, create_graph=False, inputs=(x,),
+                                         accumulate=False, allow_unused=True)
+            second = second if second is not None else _zeros(shape, x)
+        found[name] = Pointwise(x, first, second)
+    if request.pointwise and not found:
+        raise RequestError("--pointwise: the target is not elementwise in any leaf (no leaf has the target's shape "
+                           f"{list(shape)} and a diagonal Jacobian); use --jacobian or --grad-output")
+    return found or None
 
 
 def _zeros(shape, like):

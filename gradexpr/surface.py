@@ -31,9 +31,7 @@ def run(entry, values, name):
     out = values.get("out")
     if out is not None:
         return _into(out, entry, values, name)
-    if entry.call is not None:
-        return entry.call(entry, values)
-    inputs, params = _values_to_call(entry, values)
+    inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
     return apply(entry, inputs, params)
 
 
@@ -77,8 +75,9 @@ def _inplace(overloads):
 
     def inplace(self, *args, **kwargs):
         sig, values = overloads.parse((self,) + args, kwargs, method=True, label=name)
-        inputs, params = _values_to_call(sig.entry, values)
-        return apply_inplace(sig.entry, self, inputs[1:], params)
+        entry = sig.entry
+        inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
+        return apply_inplace(entry, self, inputs[1:], params)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
 

@@ -536,7 +536,7 @@ def g_format(value, spec="", /):
 # ---------------------------------------------------------------- getattr & co, under the policy
 
 def _policy():
-    from . import policy
+    from .interpreter import policy
     return policy
 
 
@@ -713,7 +713,7 @@ def _format_guard(method):
     global _FORMATTER
     if _FORMATTER is None:
         import string
-        from .interpreter import attribute_getter
+        from .interpreter.policy import attribute_getter
 
         class Formatter(string.Formatter):
             def get_field(self, field_name, args, kwargs):

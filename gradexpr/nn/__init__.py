@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
@@ -14,10 +15,13 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Lo
                    SmoothL1Loss)
 from .module import Module
 from .parameter import Parameter
+from .sparse import Embedding, LayerNorm
+from . import functional
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
-SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss""".split()
+SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
+LayerNorm AvgPool2d AdaptiveAvgPool2d""".split()
 
 
 def names():
@@ -25,3 +29,8 @@ def names():
     g = globals()
     return ({n: g[n] for n in MODULE_NAMES}, {n: getattr(init, n) for n in init.NAMES},
             {n: getattr(utils, n) for n in utils.NAMES})
+
+
+def functional_names():
+    """The ``F.`` functions this package adds (convolution, pooling, normalisation, embedding)."""
+    return {n: getattr(functional, n) for n in functional.NAMES}

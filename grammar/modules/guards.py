@@ -68,11 +68,9 @@ def check_size(n: int, what: str = "a list") -> None:
 def _safe_attributes():
     """The policy's whitelist; its per-(type, name) decisions are forgotten, since what a
     program may read of a type changes once a module has been imported."""
-    from .. import interpreter
-    policy = getattr(interpreter, "_policy_cache", None)
-    if policy is not None:
-        policy.clear()
-    return interpreter.SAFE_ATTRIBUTES
+    from ..interpreter import policy
+    policy._policy_cache.clear()
+    return policy.SAFE_ATTRIBUTES
 
 
 def allow_attributes(cls, names: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
 from .classes import make_class
 from .scopes import Scope
@@ -49,6 +49,7 @@ class DefinitionCompiler:
             f"{scope.qualname}.<locals>.{s.name}"
         _bound, glob, nonloc = _scopes.bound_names(s.body, walrus=False)
         cscope = Scope(scope, (), (), qual, kind=_scopes.CLASS, globals=glob, nonlocals=nonloc)
+        cscope.class_name = s.name
         body = self.block(s.body, cscope)
         loc = self.loc
         name = s.name
@@ -90,7 +91,7 @@ class DefinitionCompiler:
 
     def load_in_class(self, e, scope):
         """A name read in a class body: the namespace so far, then the enclosing scopes."""
-        name = e.id
+        name = _scopes.mangle(scope, e.id)
         outer = self.load_name(e, scope.parent)
 
         def load_class(fr):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
-from .builtins import bounded_star_args
+from ..builtins import bounded_star_args
 from .classes import check_exception_types
 from .policy import delete_attribute
 
@@ -176,7 +176,7 @@ class FlowCompiler:
             return del_each
         if tt is ast.Attribute:
             of = self.expr(t.value, scope)
-            name = t.attr
+            name = _scopes.mangle(scope, t.attr)
 
             def del_attr(fr):
                 obj = of(fr)

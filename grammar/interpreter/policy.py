@@ -23,7 +23,7 @@ import numpy as _np
 
 from gradexpr import errors
 
-from . import builtins as _b
+from .. import builtins as _b
 
 __all__ = ["SAFE_ATTRIBUTES", "attribute_getter", "attribute_hint", "set_attribute", "register_program_class",
            "SPECIAL_METHODS"]

@@ -9,9 +9,9 @@ a comprehension has its own scope, but ``:=`` inside it binds in the enclosing f
 """
 from __future__ import annotations
 
-from . import ast
+from .. import ast
 
-__all__ = ["Scope", "bound_names", "home"]
+__all__ = ["Scope", "bound_names", "home", "mangle"]
 
 FUNCTION, CLASS, COMPREHENSION = "function", "class", "comprehension"
 
@@ -19,7 +19,7 @@ FUNCTION, CLASS, COMPREHENSION = "function", "class", "comprehension"
 class Scope:
     """The compile-time view of a function, class body or comprehension."""
 
-    __slots__ = ("parent", "slots", "params", "qualname", "kind", "globals", "nonlocals", "class_cell",
+    __slots__ = ("parent", "slots", "params", "qualname", "kind", "globals", "nonlocals", "class_name",
                  "generator")
 
     def __init__(self, parent, names, params, qualname, kind=FUNCTION, globals=(), nonlocals=()):
@@ -33,7 +33,7 @@ class Scope:
         self.params = frozenset(params)
         self.qualname = qualname
         self.kind = kind
-        self.class_cell = None      # a method's [class], for super()
+        self.class_name = None      # the enclosing class, whose name mangles private names
         self.generator = False
 
 
@@ -52,6 +52,14 @@ def home(scope, name):
         s = s.parent
         depth += 1
     return ("global",)
+
+
+def mangle(scope, name):
+    """Python's private names: ``self.__x`` in a method of class ``C`` is ``self._C__x``."""
+    if scope is None or scope.class_name is None or not name.startswith("__") or name.endswith("__"):
+        return name
+    owner = scope.class_name.lstrip("_")
+    return f"_{owner}{name}" if owner else name
 
 
 def _target_names(t, out):

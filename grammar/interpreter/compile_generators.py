@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from gradexpr import errors
 
-from . import ast
+from .. import ast
 from . import scopes as _scopes
-from .builtins import bounded_star_args
+from ..builtins import bounded_star_args
 from .compile_flow import catchable
 from .scopes import Scope
 
@@ -204,25 +204,17 @@ class GeneratorCompiler:
 
     def _gen_with_item(self, item, inner, scope):
         enter = self.with_enter(item, scope)
-        loc = self.loc
-        node = item.context_expr
+        leave = self.with_exit(item)
 
         def gen_with(fr):
             mgr, exit_ = enter(fr)
             try:
                 r = yield from inner(fr)
             except BaseException as e:
-                try:
-                    suppress = exit_(mgr, type(e), e, None)
-                except Exception as e2:
-                    raise loc(e2, node)
-                if not suppress:
+                if not leave(mgr, exit_, e):
                     raise
                 return None
-            try:
-                exit_(mgr, None, None, None)
-            except Exception as e:
-                raise loc(e, node)
+            leave(mgr, exit_, None)
             return r
         return gen_with
 
@@ -274,6 +266,7 @@ class GeneratorCompiler:
             _scopes._target_names(g.target, names)
         qual = "<genexpr>" if outer is None else f"{outer.qualname}.<locals>.<genexpr>"
         cscope = Scope(outer, names, (), qual, kind=_scopes.COMPREHENSION)
+        cscope.class_name = scope.class_name if scope is not None else None
         first = self.expr(e.generators[0].iter, scope)
         clauses = []
         for k, g in enumerate(e.generators):
