@@ -143,11 +143,18 @@ def _build() -> dict:
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
                                                "gradgradcheck": testing.gradgradcheck},
                             lazy=_autograd_extension_points)
+    # ---- devices (torch.device, torch.cuda, torch.backends, torch.accelerator) and the legacy
+    # constructors (torch.FloatTensor …, torch.autograd.Variable): gradexpr/device.py, gradexpr/legacy.py
+    from . import device as _device, legacy as _legacy
+    torch_names.update(_device.namespaces())
+    torch_names.update(_legacy.TYPED_CLASSES)
+    autograd_ns._names["Variable"] = _legacy.Variable
+    # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {})})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
-    for name in ("set_grad_enabled",):
+    for name in ("set_grad_enabled", "cuda", "backends", "accelerator"):
         prelude.pop(name, None)
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})

@@ -17,6 +17,7 @@ import numbers
 import numpy as np
 
 from . import ops as D
+from . import device as _device
 from . import dtypes, errors, limits, range_factories
 from .dtypes import DType
 from .graph import Node, _grad_enabled
@@ -2199,8 +2200,10 @@ def to(self, *args, **kwargs):
             dtype = dtypes.resolve(a)
         elif _is_tensor(a):
             dtype = a._dtype
-        elif isinstance(a, str) or hasattr(a, "type"):
-            _check_device(a)
+        elif isinstance(a, (str, _device.device)) or (isinstance(a, int) and not isinstance(a, bool)):
+            _device.check_to(a)     # moving a tensor: PyTorch's errors of .to, not of a factory
+    if kwargs.get("device") is not None:
+        _device.check_to(kwargs["device"])
     copy = kwargs.get("copy", False)
     if dtype is None or dtype is self._dtype:
         return clone(self) if copy else self
@@ -2220,7 +2223,8 @@ def type_(self, dtype=None, **_):
     if isinstance(dtype, str):
         names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
         return to(self, dtypes.by_name(names[dtype]))
-    return to(self, dtype)
+    from .legacy import typed_class_dtype
+    return to(self, typed_class_dtype(dtype) or dtype)
 
 
 def type_as(self, other):
@@ -2556,7 +2560,7 @@ _METHODS = {
     "to": to, "type": type_, "type_as": type_as, "float": _converter(dtypes.float32),
     "double": _converter(dtypes.float64), "half": _converter(dtypes.float16), "long": _converter(dtypes.int64),
     "int": _converter(dtypes.int32), "short": _converter(dtypes.int16), "bool": _converter(dtypes.bool_),
-    "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8), "cpu": lambda self, *a, **k: self,
+    "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8), "cpu": lambda self, *a, **k: self, "cuda": lambda self, device=None, *a, **k: _device.check_to("cuda"),
     "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_tensor": new_tensor,
     "new_empty": new_empty, "size": _size_method,
     # random, in place

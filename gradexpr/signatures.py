@@ -28,24 +28,12 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "
                "float[]": "tuple of floats"}
 
 
-_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, "
-                 "meta, hpu, mtia, privateuseone")
-
-
 def _check_device(device):
-    """The one check of every ``device=`` argument: None, 'cpu' ('cpu:0') or an object whose ``type``
-    is 'cpu' pass; a CUDA device gives the error of PyTorch's CPU build, an unknown name its parser's."""
-    if device is None:
-        return None
-    kind = device if isinstance(device, str) else getattr(device, "type", None)
-    kind = kind.split(":")[0] if isinstance(kind, str) else kind
-    if kind == "cpu":
-        return device
-    if kind == "cuda":
-        raise errors.AssertionError("Torch not compiled with CUDA enabled")
-    if isinstance(kind, str) and kind not in _DEVICE_TYPES.split(", "):
-        raise errors.RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device string: {kind}")
-    raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {device!r} is not available")
+    """The one check of a ``device=`` argument (gradexpr/device.py): None, 'cpu' or a CPU device;
+    CUDA and MPS fail with PyTorch's errors for a CPU-only build."""
+    from .device import check
+    checked = check(device)         # None: the default device (torch.set_default_device), checked too
+    return None if device is None else checked
 
 
 def _is_tensor(x):

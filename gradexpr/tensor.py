@@ -45,8 +45,12 @@ class Tensor:
             t._base = base
         return t
 
-    def __init__(self, *args, **kwargs):  # torch.Tensor(data) behaves like torch.tensor(data, dtype=float32)
-        raise errors.TypeError("use torch.tensor(data) to create a tensor")
+    def __new__(cls, *args, **kwargs):     # the legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2])
+        from .legacy import construct
+        return construct(dtypes.float32, args, kwargs)
+
+    def __init__(self, *args, **kwargs):
+        pass
 
     def _detached_alias(self):
         """Same data and version counter, no autograd history (what ``detach()`` returns)."""
@@ -226,7 +230,8 @@ class Tensor:
 
     @property
     def device(self):
-        return Device()
+        from .device import CPU
+        return CPU
 
     @property
     def is_cuda(self):
@@ -396,25 +401,7 @@ class Size(tuple):
     __rmul__ = __mul__
 
 
-class Device:
-    _gx_exposed = True
-    type = "cpu"
-    index = None
-
-    def __repr__(self):
-        return "device(type='cpu')"
-
-    def __str__(self):
-        return "cpu"
-
-    def __eq__(self, other):
-        return isinstance(other, Device) or other == "cpu"
-
-    def __hash__(self):
-        return hash("cpu")
-
-
-for _cls, _name in ((Tensor, "Tensor"), (Size, "Size"), (Device, "device")):
+for _cls, _name in ((Tensor, "Tensor"), (Size, "Size")):
     _cls.__module__ = "torch"
     _cls.__qualname__ = _name
     _cls.__name__ = _name

@@ -67,8 +67,8 @@ def _parsed_and_run(source, filename, limits, debug, interpreter) -> Outcome:
         interp = interpreter()
         alarm = _WallClock(interp.limits.max_seconds)
         try:
-            from .modules.program_warnings import running
-            with alarm, running(filename, source):     # warnings shown as Python shows them
+            from .modules.run_context import running
+            with alarm, running(filename, source):     # its warnings, settings given back at the end
                 interp.run(module)
         except KeyboardInterrupt:
             raise

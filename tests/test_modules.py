@@ -195,3 +195,15 @@ def test_no_module_namespace_is_built_before_a_program_imports_it():
     before, after = p.stdout.splitlines()
     assert "stdlib" not in before and "numpy_module" not in before and "pyrandom" not in before
     assert "gradexpr.grammar.modules.stdlib" in after and "numpy_module" not in after
+
+
+def test_settings_a_program_changes_are_given_back_when_it_ends():
+    import io
+    from gradexpr.cli.runner import execute
+    out = io.StringIO()
+    first = execute("import numpy as np\nnp.set_printoptions(precision=2)\nprint(np.array([1.23456]))\n"
+                    "torch.set_default_device('cuda')\nx = torch.ones(2)\n", "one.gx", out=out)
+    assert first.code == 1 and str(first.error) == "Torch not compiled with CUDA enabled"
+    second = execute("import numpy as np\nprint(np.array([1.23456]), torch.ones(1), torch.get_default_device())\n",
+                     "two.gx", out=out)
+    assert second.code == 0 and out.getvalue() == "[1.23]\n[1.23456] tensor([1.]) cpu\n"

@@ -12,8 +12,8 @@ from .parameter import Parameter
 
 
 def _factory(device, dtype):
-    from .module import _check_device
-    _check_device(device)
+    from ..device import check
+    check(device)
     return {"dtype": dtype} if dtype is not None else {}
 
 

@@ -549,14 +549,7 @@ class Module:
 
 
 def _check_device(device):
-    if device is None:
-        return
-    name = str(device).split(":")[0]
-    if name == "cpu":
-        return
-    if name in ("cuda", "mps"):
-        raise errors.AssertionError("Torch not compiled with CUDA enabled" if name == "cuda" else
-                                    "MPS backend is not available")
-    raise errors.RuntimeError(f"Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
-                              f"maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of "
-                              f"device string: {device}")
+    """``module.to(device)``, ``.cuda()``: PyTorch's errors for a CPU-only build (gradexpr/device.py)."""
+    if device is not None:
+        from ..device import check_to
+        check_to(device)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 
-from .namespace import NO_ACCESS, ModuleNamespace
 
 __all__ = ["resolve", "module", "star_names", "MODULES"]
 
@@ -56,6 +55,7 @@ def module(name: str):
 
 
 def _refused(root: str) -> Exception:
+    from .namespace import NO_ACCESS
     if root in sys.stdlib_module_names or root in sys.modules:
         err = ImportError(f"import of '{root}' is not allowed: {NO_ACCESS}")
         err.name = root
@@ -100,6 +100,7 @@ def resolve(initial: dict, parts: list):
 def star_names(mod) -> dict:
     """What ``from M import *`` binds: a module's ``__all__`` (or public names), a torch
     namespace's public names."""
+    from .namespace import ModuleNamespace
     if isinstance(mod, ModuleNamespace):
         return mod.star_names()
     return {n: getattr(mod, n) for n in dir(mod) if not n.startswith("_")}

@@ -15,9 +15,8 @@ import sys
 
 from gradexpr import warn as _engine
 
-from .namespace import ModuleNamespace
 
-__all__ = ["ProgramWarnings", "build_warnings", "running"]
+__all__ = ["ProgramWarnings", "build_warnings", "handling_for"]
 
 _ACTIONS = ("default", "error", "ignore", "always", "module", "once")
 _MAIN = "__main__"
@@ -115,8 +114,8 @@ class ProgramWarnings:
         return 0
 
 
-def running(filename: str, source: str, stream=None):
-    """The context a program runs in: its warnings handled by a fresh ``ProgramWarnings``."""
+def handling_for(filename: str, source: str, stream=None):
+    """The warnings of a program run, handled by a fresh ``ProgramWarnings``."""
     return _engine.handling(ProgramWarnings(filename, source, stream))
 
 
@@ -163,6 +162,7 @@ catch_warnings.__module__ = "warnings"
 def build_warnings():
     import warnings
     from . import guards
+    from .namespace import ModuleNamespace
     guards.allow_attributes(warnings.WarningMessage, "message category filename lineno file line source")
 
     def warn(message, category=None, stacklevel=1, source=None):
