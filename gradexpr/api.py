@@ -104,7 +104,8 @@ def _build() -> dict:
     from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
-                                               "gradgradcheck": testing.gradgradcheck})
+                                               "gradgradcheck": testing.gradgradcheck,
+                                               "forward_ad": _forward_ad_namespace()})
     optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "linalg": linalg, "functional": Namespace("torch.functional", {})})
@@ -115,6 +116,15 @@ def _build() -> dict:
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
     return prelude
+
+
+# ---- forward-mode AD (torch.autograd.forward_ad): its state lives beside the engine, so nothing loads here
+def _forward_ad_namespace():
+    from . import forward_ad as fw
+    return Namespace("torch.autograd.forward_ad", {
+        "dual_level": fw.dual_level, "make_dual": fw.make_dual, "unpack_dual": fw.unpack_dual,
+        "enter_dual_level": fw.enter_dual_level, "exit_dual_level": fw.exit_dual_level,
+        "UnpackedDualTensor": fw.UnpackedDualTensor})
 
 
 def _generator_class():

@@ -29,6 +29,9 @@ The entry format (keywords of ``op``)::
        pointwise=True,                                 # elementwise: batching maps it over a leading dim
        call=None,                                      # (entry, values by schema name) -> result, for a
                                                        #   bound call that must prepare its params (dims)
+       forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
+                                                       #   forward_ad.py: "element_wise" | "linear" |
+                                                       #   "transpose" | lambda self_t, ...: ... | None
        view=False, twice=True, broadcast=None, doc="")
 
 A formula's parameter names say what it reads: ``grad``, an input's name (the saved
@@ -82,11 +85,11 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "call")
+                 "call", "tangent")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
-                 schema=(), variants="", samples=(), pointwise=False, batch=None, call=None):
+                 schema=(), variants="", samples=(), pointwise=False, batch=None, call=None, forward_ad=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -120,6 +123,9 @@ class Op:
         self.pointwise = pointwise
         self.call = call          # (entry, values) -> result when the bound call needs more than apply()
         self.batch = batch        # how functional.py batches the op over a leading dimension (None: by default)
+        # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
+        # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative
+        self.tangent = forward_ad
 
     _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
 
