@@ -108,7 +108,8 @@ def _build() -> dict:
                                                "forward_ad": _forward_ad_namespace()})
     optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
-                                "linalg": linalg, "functional": Namespace("torch.functional", {})})
+                                "linalg": linalg, "functional": Namespace("torch.functional", {}),
+                                "func": _LazyNamespace("torch.func", _func_names)})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled",):
@@ -125,6 +126,33 @@ def _forward_ad_namespace():
         "dual_level": fw.dual_level, "make_dual": fw.make_dual, "unpack_dual": fw.unpack_dual,
         "enter_dual_level": fw.enter_dual_level, "exit_dual_level": fw.exit_dual_level,
         "UnpackedDualTensor": fw.UnpackedDualTensor})
+
+
+# ---- torch.func: its module is loaded when a program first reads one of its names
+class _LazyNamespace(Namespace):
+    """A namespace whose names are loaded the first time one is read (start-up stays lean)."""
+
+    def __init__(self, name, loader):
+        super().__init__(name, {})
+        object.__setattr__(self, "_loader", loader)
+
+    def __getattr__(self, item):
+        self._load()
+        return super().__getattr__(item)
+
+    def __dir__(self):
+        self._load()
+        return super().__dir__()
+
+    def _load(self):
+        if self._loader is not None:
+            self._names.update(self._loader())
+            object.__setattr__(self, "_loader", None)
+
+
+def _func_names():
+    from . import func
+    return func.NAMES
 
 
 def _generator_class():
