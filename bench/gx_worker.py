@@ -181,6 +181,36 @@ def mlp_numpy(size):
     return {"fwd+bwd": seconds}
 
 
+def _train_data(size):
+    import numpy as np
+    rng = np.random.default_rng(4)
+    return _arrays(("train", size["batch"]), lambda: (_normal(rng, (size["batch"], 64)),
+                                                      rng.integers(0, 10, size["batch"])))
+
+
+def train_gradexpr(size):
+    """One training step of a small MLP as the tutorials write it: ``zero_grad``, forward through
+    ``nn.Sequential(Linear(64, 128), ReLU(), Linear(128, 10))``, ``CrossEntropyLoss``, backward,
+    ``Adam.step``."""
+    torch = _torch()
+    nn = torch.nn
+    Xa, ya = _train_data(size)
+    X, y = torch.from_numpy(Xa), torch.from_numpy(ya)
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    loss_fn = nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        opt.step()
+        return loss
+    seconds, _ = timed(step)
+    return {"step": seconds}
+
+
 # ------------------------------------------------------------------ Jacobian, Hessian
 def _square_data(n, seed):
     import numpy as np
@@ -247,6 +277,7 @@ WORKLOADS = {
     "perop": {"gradexpr": perop_engine, "language": perop_language, "default gc": perop_engine_default_gc},
     "elementwise": {"gradexpr": elementwise_gradexpr, "numpy": elementwise_numpy},
     "mlp": {"gradexpr": mlp_gradexpr, "numpy": mlp_numpy},
+    "train": {"gradexpr": train_gradexpr},
     "jacobian": {"gradexpr": jacobian_gradexpr},
     "hessian": {"gradexpr": hessian_gradexpr},
     "parse": {"gradexpr": parse_gradexpr, "python": parse_python},

@@ -43,16 +43,17 @@ TORCH_ONE_SHOT = ("import torch\nx = torch.ones(2, 2, requires_grad=True)\ny = (
 
 FULL = {
     "perop": {"n": 10_000}, "elementwise": {"n": 10_000_000},
-    "mlp": {"batch": 512, "inp": 1024, "hidden": 1024, "out": 256},
+    "mlp": {"batch": 512, "inp": 1024, "hidden": 1024, "out": 256}, "train": {"batch": 32},
     "jacobian": {"n": 1024}, "hessian": {"n": 256}, "parse": {"lines": 1000}, "batch": {"lines": 1000},
     "scale": {"sizes": [10_000, 100_000, 1_000_000]},
 }
 QUICK = {
     "perop": {"n": 200}, "elementwise": {"n": 10_000}, "mlp": {"batch": 8, "inp": 16, "hidden": 16, "out": 4},
+    "train": {"batch": 8},
     "jacobian": {"n": 16}, "hessian": {"n": 8}, "parse": {"lines": 50}, "batch": {"lines": 20},
     "scale": {"sizes": [100, 1000]},
 }
-ORDER = ("startup", "perop", "elementwise", "mlp", "jacobian", "hessian", "parse", "batch", "scale")
+ORDER = ("startup", "perop", "elementwise", "mlp", "train", "jacobian", "hessian", "parse", "batch", "scale")
 
 
 # ====================================================================== measurement helpers
@@ -357,6 +358,12 @@ class Bench:
     def mlp(self):
         s = self.sizes["mlp"]
         self.big("mlp", f"((X@W1).relu()@W2).sum(), {s['batch']}×{s['inp']}×{s['hidden']}×{s['out']} float32,")
+
+    def train(self):
+        get = self.measure("train", [("gradexpr", "gradexpr")], [("torch", "torch")], ("step",), self.reps(9))
+        self.rows.append(_row("train", f"training step: MLP 64-128-10, batch {self.sizes['train']['batch']}, "
+                              "CrossEntropyLoss, Adam (vs torch)", get("gradexpr", "step"), get("torch", "step"),
+                              max_ratio=1.0))
 
     def derivative_matrix(self, workload, title, metric, func_name):
         get = self.measure(workload, [("gradexpr", "gradexpr")],

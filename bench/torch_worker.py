@@ -76,6 +76,26 @@ def mlp(size):
     return {"fwd+bwd": seconds}
 
 
+def train(size):
+    """gx_worker.train_gradexpr's step in PyTorch."""
+    rng = np.random.default_rng(4)
+    X, y = _arrays(("train", size["batch"]), lambda: (_normal(rng, (size["batch"], 64)),
+                                                      torch.from_numpy(rng.integers(0, 10, size["batch"]))))
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    loss_fn = torch.nn.CrossEntropyLoss()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        opt.step()
+        return loss
+    seconds, _ = timed(step)
+    return {"step": seconds}
+
+
 def _square(n, seed):
     rng = np.random.default_rng(seed)
     return _arrays(("square", n, seed), lambda: (_normal(rng, (n, n), n ** -0.5), _normal(rng, (n,))))
@@ -109,6 +129,7 @@ WORKLOADS = {
     "perop": {"torch": perop},
     "elementwise": {"torch": elementwise},
     "mlp": {"torch": mlp},
+    "train": {"torch": train},
     "jacobian": {"torch.func": jacrev, "torch looped": jacobian_looped},
     "hessian": {"torch.func": func_hessian, "torch looped": hessian_looped},
 }

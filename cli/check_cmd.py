@@ -351,11 +351,11 @@ def report_plain(results, seconds: float, update: bool, echo=click.echo) -> None
 
 
 def report_rich(results, seconds: float, update: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from .terminal import console as terminal_console
+    console = terminal_console()
     table = Table()
     table.add_column("file", overflow="fold")
     table.add_column("result")
@@ -425,16 +425,24 @@ def check(paths, update, patterns, jobs, junit_xml, fmt, **kwargs):
     fmt = resolve_format(fmt)
     start = time.perf_counter()
     results = []
-    for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1):
-        results.append(result)
-        if fmt == "json":
-            import json
-            click.echo(json.dumps(result.as_json(), ensure_ascii=False))
+    stopped = False
+    try:
+        for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1):
+            results.append(result)
+            if fmt == "json":
+                import json
+                click.echo(json.dumps(result.as_json(), ensure_ascii=False))
+    except KeyboardInterrupt:       # Ctrl-C: report what finished, then exit 130
+        stopped = True
     seconds = time.perf_counter() - start
-    if fmt == "plain":
+    if results and fmt == "plain":
         report_plain(results, seconds, update)
-    elif fmt == "rich":
+    elif results and fmt == "rich":
         report_rich(results, seconds, update)
-    if junit_xml:
+    if junit_xml and results:
         write_junit(results, junit_xml, seconds)
+    if stopped:
+        sys.stdout.flush()
+        sys.stderr.write(f"\ninterrupted: {len(results)} of {len(programs)} programs checked\n")
+        sys.exit(int(Exit.INTERRUPTED))
     sys.exit(int(Exit.OK if all(r.passed for r in results) else Exit.RUNTIME))

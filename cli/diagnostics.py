@@ -30,6 +30,14 @@ def render(exc: BaseException, source: str | None, filename: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def request_error_text(e) -> str:
+    """A bad option value (``gradexpr.session.RequestError``) as a usage error shows it: when the
+    value's expression failed, that error located in the expression."""
+    if e.error is None:
+        return str(e)
+    return render(e.error, e.source, e.filename).rstrip("\n")
+
+
 _WIDTH = 100
 
 

@@ -1,567 +1,22 @@
 """``gradexpr eval``: a program's target with its value, grad_fn graph, gradients, Jacobian, Hessian.
 
-The steps, each a function here so ``gradexpr graph`` can reuse the first three:
-
-1. ``Bindings.parse`` evaluates the ``-v``/``-c`` values (expressions of the language,
-   or ``@file.npy|csv|json``) once;
-2. ``run_program`` runs the program with them as extra globals — every floating ``-v``
-   value becomes a fresh leaf that requires grad — and takes its target (the last
-   expression statement, or ``--of NAME``);
-3. ``find_leaves`` walks the graph to the leaves (``AccumulateGrad.variable``) and names
-   them by the global that holds them;
-4. ``analyse`` differentiates without touching any ``.grad``: leaf gradients (or a
-   vector–Jacobian product), Jacobians and Hessians through ``gradexpr.functional``'s
-   batched products, the backward pass step by step (``--trace``), float64 central
-   differences (``--check``).
-
-``render.py`` shows the resulting ``Evaluation`` as rich, plain text or JSON.
-
-The records here are plain slotted classes, not dataclasses: defining a dataclass costs
-about a millisecond, paid at every start of the command.
+The command parses its options into ``gradexpr.session``'s ``Bindings`` and ``Request``,
+calls ``session.evaluate`` and renders the ``Evaluation`` it returns (``render.py``: rich,
+plain text or JSON). It computes nothing itself.
 """
 from __future__ import annotations
 
-import io
 import sys
 
 import click
 
+from gradexpr.session import Bindings, Evaluation, Request, RequestError, evaluate
+
+from .diagnostics import request_error_text
 from .exitcodes import Exit
-from .options import format_options, limit_options, limits_from, resolve_format
+from .options import ExpressionCommand, format_options, limit_options, limits_from, resolve_format
 
-CHECK_EPS = 1e-6              # central-difference step (float64), as torch.autograd.gradcheck
-CHECK_MAX_ELEMENTS = 128      # perturbed elements per leaf: two program runs each
 
-
-class OptionError(Exception):
-    """A bad option value (``-v``, ``-c``, ``--of``, ``--wrt``, ``--grad-output``): exit status 2."""
-
-
-class ProgramError(Exception):
-    """The program (or the differentiation of its target) failed; carries the outcome's error."""
-
-    def __init__(self, error, code=Exit.RUNTIME, output=""):
-        super().__init__(str(error))
-        self.error = error
-        self.code = code
-        self.output = output
-
-
-# ================================================================ -v / -c values
-def split_assignment(text: str, option: str) -> tuple[str, str]:
-    name, eq, value = text.partition("=")
-    name = name.strip()
-    if not eq or not (name.isascii() and name.isidentifier()):
-        raise OptionError(f"{option} {text!r}: expected NAME=VALUE (e.g. {option} x=\"ones(2, 2)\")")
-    if not value.strip():
-        raise OptionError(f"{option} {name}=: the value is empty")
-    return name, value
-
-
-def evaluate_value(text: str, label: str, scope: dict, limits):
-    """A value given on the command line: ``@file`` or an expression of the language."""
-    text = text.strip()
-    if text.startswith("@"):
-        return load_file(text[1:])
-    from .diagnostics import render
-    from .runner import execute
-    outcome = execute(text, label, out=io.StringIO(), limits=limits, extra_globals=scope)
-    if outcome.error is not None:
-        raise OptionError(render(outcome.error, text, label).rstrip("\n"))
-    if outcome.interpreter.last_node is None:
-        raise OptionError(f"{label}: {text!r} is not an expression")
-    return as_tensor_if_numeric(outcome.interpreter.last_value, label)
-
-
-def as_tensor_if_numeric(value, label):
-    """Python floats and (nested) lists of numbers become tensors, as ``tensor(value)`` would."""
-    from gradexpr import functions
-    from gradexpr.tensor import Tensor
-    if isinstance(value, float) or (isinstance(value, (list, tuple)) and value):
-        try:
-            return functions.tensor(value)
-        except Exception as e:   # a ragged or non-numeric list
-            from gradexpr.errors import describe
-            raise OptionError(f"{label}: cannot make a tensor of this value ({describe(e)})") from None
-    if isinstance(value, (Tensor, int, bool, str)) or value is None:
-        return value
-    raise OptionError(f"{label}: a value must be a tensor or a number, not {type(value).__name__}")
-
-
-_NPY_DTYPES = ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool")
-
-
-def load_file(path: str):
-    """A tensor read from ``.npy`` (no pickle), ``.csv`` (numbers, comma-separated) or ``.json``."""
-    import numpy as np
-    from gradexpr import functions, limits as _limits
-    lower = path.lower()
-    try:
-        if lower.endswith(".npy"):
-            with open(path, "rb") as f:
-                if f.read(6) != b"\x93NUMPY":
-                    raise ValueError("not a .npy file (no NumPy header)")
-            array = np.load(path, allow_pickle=False)
-            if array.dtype.name not in _NPY_DTYPES:
-                raise ValueError(f"unsupported dtype {array.dtype} (use one of {', '.join(_NPY_DTYPES)})")
-            _limits.check_elements(array.shape)
-            return functions.from_numpy(np.ascontiguousarray(array))
-        if lower.endswith(".csv"):
-            array = np.loadtxt(path, delimiter=",", dtype=np.float64, ndmin=1, comments="#")
-            _limits.check_elements(array.shape)
-            return functions.tensor(array.astype(np.float32))
-        if lower.endswith(".json"):
-            import json
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-            if isinstance(data, (dict, str)) or data is None:
-                raise ValueError("expected a number or nested lists of numbers")
-            return functions.tensor(data)
-    except FileNotFoundError:
-        raise OptionError(f"cannot read {path}: no such file") from None
-    except OSError as e:
-        raise OptionError(f"cannot read {path}: {e.strerror or e}") from None
-    except Exception as e:   # malformed content: bad numbers, ragged rows, a pickled array …
-        reason = str(e).strip().splitlines()
-        raise OptionError(f"cannot read {path}: {reason[0] if reason else type(e).__name__}") from None
-    raise OptionError(f"cannot read {path}: unsupported file type (use .npy, .csv or .json)")
-
-
-def fresh_copy(value, requires_grad: bool):
-    """A new tensor with ``value``'s data and no history (a new leaf for each program run)."""
-    from gradexpr import functions
-    from gradexpr.tensor import Tensor
-    if not isinstance(value, Tensor):
-        return value
-    return functions.tensor(value, requires_grad=requires_grad)
-
-
-class Bindings:
-    """The ``-v`` variables and ``-c`` constants, each evaluated once, in command-line order."""
-
-    __slots__ = ("values", "variables")
-
-    def __init__(self, values=None, variables=None):
-        self.values = {} if values is None else values              # name -> value
-        self.variables = [] if variables is None else variables     # names bound with -v to floating tensors
-
-    @classmethod
-    def parse(cls, variables=(), constants=(), limits=None):
-        b = cls()
-        for option, items in (("-v", variables), ("-c", constants)):
-            for text in items:
-                name, source = split_assignment(text, option)
-                if name in b.values:
-                    raise OptionError(f"{option} {name}: {name} is bound twice")
-                value = evaluate_value(source, f"{option} {name}", b.for_run(), limits)
-                b.values[name] = value
-                if option == "-v" and _is_floating_tensor(value):
-                    b.variables.append(name)
-        return b
-
-    def for_run(self, substitutes=None):
-        """Globals for one run: fresh leaves for the variables, copies of the constants."""
-        substitutes = substitutes or {}
-        out = {}
-        for name, value in self.values.items():
-            if name in substitutes:
-                out[name] = substitutes[name]
-            else:
-                out[name] = fresh_copy(value, requires_grad=name in self.variables)
-        return out
-
-
-def _is_floating_tensor(value) -> bool:
-    from gradexpr.tensor import Tensor
-    return isinstance(value, Tensor) and value._dtype.is_floating_point
-
-
-# ================================================================ running the program
-class Run:
-    """One run of the program: its target, what it printed, and the names of its tensors."""
-
-    __slots__ = ("target", "target_name", "output", "bound", "names")
-
-    def __init__(self, target, target_name: str | None, output: str, bound: dict, names: dict):
-        self.target = target
-        self.target_name = target_name
-        self.output = output
-        self.bound = bound      # name -> the tensor bound to it for this run (-v leaves, -c constants)
-        self.names = names      # id(tensor) -> name: bound names first, then the program's globals
-
-
-def run_program(source: str, filename: str, bindings: Bindings, *, of=None, limits=None, debug=False,
-                substitutes=None) -> Run:
-    from gradexpr.tensor import Tensor
-    from .runner import execute
-    bound = bindings.for_run(substitutes)
-    out = io.StringIO()
-    outcome = execute(source, filename, out=out, limits=limits, extra_globals=dict(bound), debug=debug)
-    if outcome.error is not None:
-        raise ProgramError(outcome.error, outcome.code, out.getvalue())
-    interp = outcome.interpreter
-    if of is not None:
-        if of not in interp.globals:
-            raise OptionError(f"--of {of}: the program binds no name {of!r}")
-        target = interp.globals[of]
-    else:
-        if interp.last_node is None:
-            raise OptionError("nothing to evaluate: the program has no expression statement at its end "
-                              "(end it with an expression, or name the target with --of NAME)")
-        target = interp.last_value
-    names = {}
-    for name, value in bound.items():
-        if isinstance(value, Tensor):
-            names.setdefault(id(value), name)
-    # the prelude binds no tensors: these are the program's (Tensor has no subclasses; the exact type
-    # test keeps this scan of the prelude's few hundred names cheap for each line of --batch)
-    for name, value in interp.globals.items():
-        if type(value) is Tensor:
-            names.setdefault(id(value), name)
-    if of is not None:
-        names.setdefault(id(target), of)
-    return Run(target, of, out.getvalue(), bound, names)
-
-
-# ================================================================ leaves
-class Leaf:
-    __slots__ = ("name", "tensor", "bound")
-
-    def __init__(self, name: str, tensor, bound: bool):
-        self.name = name
-        self.tensor = tensor
-        self.bound = bound    # bound with -v, so --check can re-run the program with a perturbed value
-
-
-def graph_nodes(target):
-    """The target's graph nodes in ``graphview.describe`` order (n0, n1, …: breadth first)."""
-    from collections import deque
-    root = target._grad_fn
-    if root is None:
-        return [target._accumulator()] if target._requires_grad else []
-    order, seen, queue = [root], {root}, deque([root])
-    while queue:
-        for nxt in queue.popleft()._next:
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                order.append(nxt)
-                queue.append(nxt)
-    return order
-
-
-def find_leaves(run: Run, bindings: Bindings):
-    """The leaves that require grad: the ``-v`` variables first, then those the program made."""
-    from gradexpr.graph import AccumulateGrad
-    from gradexpr.tensor import Tensor
-    leaves = [Leaf(name, run.bound[name], True) for name in bindings.variables]
-    known = {id(leaf.tensor) for leaf in leaves}
-    labels = {leaf.name for leaf in leaves}
-    if isinstance(run.target, Tensor):
-        unnamed = 0
-        for node in graph_nodes(run.target):
-            if type(node) is AccumulateGrad and id(node.variable) not in known:
-                known.add(id(node.variable))
-                name = run.names.get(id(node.variable))
-                if name is None or name in labels:   # unnamed, or a -v name the program rebound
-                    unnamed += 1
-                    name = f"<leaf {unnamed}>" if name is None else f"{name}<{unnamed}>"
-                labels.add(name)
-                leaves.append(Leaf(name, node.variable, False))
-    return leaves
-
-
-def only(leaves, wrt):
-    """The leaves named by ``--wrt``, in its order."""
-    by_name = {leaf.name: leaf for leaf in leaves}
-    missing = [w for w in wrt if w not in by_name]
-    if missing:
-        have = ", ".join(by_name) or "none"
-        raise OptionError(f"--wrt {missing[0]}: not a leaf of the target (leaves: {have})")
-    return [by_name[w] for w in dict.fromkeys(wrt)]
-
-
-# ================================================================ the evaluation
-class TraceStep:
-    __slots__ = ("node", "name", "grad_in", "sent")
-
-    def __init__(self, node: str, name: str, grad_in, sent: list):
-        self.node = node          # graph id (n0 …) of the node that ran
-        self.name = name
-        self.grad_in = grad_in
-        self.sent = sent          # (destination id or None, destination label, input index, gradient)
-
-
-class LeafCheck:
-    __slots__ = ("leaf", "max_abs", "max_rel", "ok", "checked", "total", "skipped")
-
-    def __init__(self, leaf: str, max_abs: float | None = None, max_rel: float | None = None, ok: bool = True,
-                 checked: int = 0, total: int = 0, skipped: str | None = None):
-        self.leaf = leaf
-        self.max_abs = max_abs
-        self.max_rel = max_rel
-        self.ok = ok
-        self.checked = checked
-        self.total = total
-        self.skipped = skipped
-
-
-class Check:
-    __slots__ = ("leaves", "eps", "atol", "rtol")
-
-    def __init__(self, leaves: list, eps: float, atol: float, rtol: float):
-        self.leaves = leaves
-        self.eps = eps
-        self.atol = atol
-        self.rtol = rtol
-
-    @property
-    def ok(self):
-        return all(c.ok for c in self.leaves)
-
-
-class Evaluation:
-    __slots__ = ("source", "filename", "target_name", "value", "output", "graph", "leaves", "grads",
-                 "grad_output", "jacobian", "hessian", "trace", "check", "notes", "error", "error_code")
-
-    def __init__(self, source: str, filename: str, target_name: str | None = None):
-        self.source = source
-        self.filename = filename
-        self.target_name = target_name
-        self.value = None
-        self.output = ""
-        self.graph = ((), ())       # graphview.describe(target, names)
-        self.leaves = []
-        self.grads = None           # leaf name -> Tensor | None (unused)
-        self.grad_output = None
-        self.jacobian = None        # leaf name -> Tensor shaped output.shape + leaf.shape
-        self.hessian = None         # leaf name -> {leaf name -> Tensor}
-        self.trace = None
-        self.check = None           # Check
-        self.notes = []
-        self.error = None
-        self.error_code = Exit.OK
-
-    @property
-    def ok(self):
-        return self.error is None and (self.check is None or self.check.ok)
-
-
-class Request:
-    """What to compute beyond the value and graph (the command's options)."""
-
-    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol")
-
-    def __init__(self, of: str | None = None, wrt: tuple = (), jacobian: bool = False, grad_output: str | None = None,
-                 hessian: bool = False, trace: bool = False, check: bool = False, atol: float = 1e-5,
-                 rtol: float = 1e-3):
-        self.of = of
-        self.wrt = wrt
-        self.jacobian = jacobian
-        self.grad_output = grad_output
-        self.hessian = hessian
-        self.trace = trace
-        self.check = check
-        self.atol = atol
-        self.rtol = rtol
-
-
-def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
-    """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
-    from gradexpr import random as _random
-    from gradexpr.graphview import describe
-    ev = Evaluation(source, filename, request.of)
-    # --check re-runs the program from the random state it started with
-    rng_state = _random.get_rng_state() if request.check else None
-    try:
-        run = run_program(source, filename, bindings, of=request.of, limits=limits, debug=debug)
-    except ProgramError as e:
-        ev.error, ev.error_code, ev.output = e.error, e.code, e.output
-        return ev
-    ev.value, ev.output = run.target, run.output
-    from gradexpr.tensor import Tensor
-    if not isinstance(run.target, Tensor):
-        ev.notes.append(f"the target is a {type(run.target).__name__}, not a tensor: nothing to differentiate")
-        return ev
-    ev.leaves = find_leaves(run, bindings)
-    ev.graph = describe(run.target, {**run.names, **{id(leaf.tensor): leaf.name for leaf in ev.leaves}})
-    if request.wrt:
-        ev.leaves = only(ev.leaves, request.wrt)
-    try:
-        _differentiate(ev, run, bindings, request, limits)
-        if request.check and ev.leaves and run.target._requires_grad:
-            ev.check = _check(ev, run, bindings, request, source, filename, limits, rng_state)
-    except OptionError:
-        raise
-    except Exception as e:
-        if debug:
-            raise
-        from gradexpr import errors
-        if isinstance(e, RecursionError) and not isinstance(e, errors.GxError):
-            e = errors.RecursionError("maximum recursion depth exceeded")
-        ev.error = e
-        ev.error_code = Exit.RUNTIME
-    return ev
-
-
-def _seed(target, request: Request, bindings: Bindings, limits):
-    """The gradient the backward pass starts from: ones for a scalar, or ``--grad-output``."""
-    import numpy as np
-    from gradexpr.tensor import Size, Tensor
-    if request.grad_output is None:
-        return Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
-    v = evaluate_value(request.grad_output, "--grad-output", bindings.for_run(), limits)
-    if not isinstance(v, Tensor):
-        from gradexpr import functions
-        v = functions.tensor(v)
-    if v._data.shape != target._data.shape:
-        raise OptionError(f"--grad-output: Mismatch in shape: grad_output[0] has a shape of {Size(v._data.shape)} "
-                          f"and output[0] has a shape of {Size(target._data.shape)}.")
-    return v.detach().to(target._dtype)
-
-
-def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Request, limits):
-    import numpy as np
-    from gradexpr.functional import jacobian_blocks
-    from gradexpr.graph import run_backward
-    from gradexpr.tensor import Tensor
-    target = run.target
-    scalar = target._data.size == 1
-    if request.hessian and not scalar:
-        raise OptionError(f"--hessian needs a scalar target; the target has shape {list(target._data.shape)}")
-    if request.trace and not scalar and request.grad_output is None:
-        raise OptionError("--trace follows one backward pass: it needs a scalar target or --grad-output")
-    if not target._requires_grad:
-        ev.notes.append("the target does not require grad: no leaf that requires grad reaches it")
-        return
-    if not target._dtype.is_floating_point:
-        return
-    tensors = tuple(leaf.tensor for leaf in ev.leaves)
-    if not tensors:
-        return
-    names = [leaf.name for leaf in ev.leaves]
-    if scalar or request.grad_output is not None:
-        seed = _seed(target, request, bindings, limits)
-        if request.grad_output is not None:
-            ev.grad_output = seed
-        tracer = _Tracer(target, ev) if request.trace else None
-        grads = run_backward((target,), (seed,), retain_graph=True, create_graph=False, inputs=tensors,
-                             accumulate=False, allow_unused=True, node_apply=tracer)
-        ev.grads = dict(zip(names, grads))
-        if tracer is not None:
-            ev.trace = tracer.steps
-    if (not scalar and request.grad_output is None) or request.jacobian:
-        blocks = jacobian_blocks(target, tensors)
-        ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
-                       for name, b, x in zip(names, blocks, tensors)}
-    if request.hessian:
-        seed = Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
-        firsts = run_backward((target,), (seed,), retain_graph=True, create_graph=True, inputs=tensors,
-                              accumulate=False, allow_unused=True)
-        ev.hessian = {}
-        for name, g, x in zip(names, firsts, tensors):
-            blocks = jacobian_blocks(g, tensors) if g is not None else [None] * len(tensors)
-            ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
-                                for other, b, y in zip(names, blocks, tensors)}
-
-
-def _zeros(shape, like):
-    import numpy as np
-    from gradexpr.tensor import Tensor
-    return Tensor._make(np.zeros(shape, like._dtype.np), like._dtype)
-
-
-class _Tracer:
-    """``run_backward``'s ``node_apply``: runs each node as usual and records what went in and out."""
-
-    def __init__(self, target, ev: Evaluation):
-        from gradexpr.graph import AccumulateGrad
-        nodes = graph_nodes(target)
-        self.ids = {node: f"n{i}" for i, node in enumerate(nodes)}
-        by_id = {n.id: n for n in ev.graph[0]}
-        leaf_names = {id(leaf.tensor): leaf.name for leaf in ev.leaves}
-        self.labels = {}
-        for node, node_id in self.ids.items():
-            if type(node) is AccumulateGrad:
-                self.labels[node] = leaf_names.get(id(node.variable)) or by_id[node_id].variable or node_id
-            else:
-                self.labels[node] = node.name()
-        self.steps = []
-
-    def __call__(self, node, grad):
-        grads = node._apply(grad)
-        sent = [(self.ids.get(nxt), self.labels.get(nxt, nxt.name()), i, g)
-                for i, (nxt, g) in enumerate(zip(node._next, grads)) if nxt is not None and g is not None]
-        self.steps.append(TraceStep(self.ids.get(node, "?"), node.name(), grad, sent))
-        return grads
-
-
-# ================================================================ --check
-def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, source, filename, limits, rng_state):
-    """Float64 central differences of the target, re-running the program with perturbed leaves."""
-    import numpy as np
-    from gradexpr import functions, random as _random
-    after = _random.get_rng_state()
-    target = run.target
-    weights = None
-    if ev.grads is not None:   # compare the gradient (or VJP): d(v . target)/dx
-        weights = (np.ones(1) if ev.grad_output is None else ev.grad_output._data.astype(np.float64)).reshape(-1)
-    results = []
-    try:
-        for leaf in ev.leaves:
-            total = leaf.tensor._data.size
-            result = LeafCheck(leaf.name, total=total)
-            results.append(result)
-            if not leaf.bound:
-                result.skipped = "created by the program: bind it with -v to check it"
-                continue
-            if weights is not None:
-                g = ev.grads[leaf.name]
-                analytic = np.zeros((1, total)) if g is None else g._data.astype(np.float64).reshape(1, total)
-            else:
-                analytic = ev.jacobian[leaf.name]._data.astype(np.float64).reshape(-1, total)
-            base = leaf.tensor._data.astype(np.float64)
-            picks = np.unique(np.linspace(0, total - 1, min(total, CHECK_MAX_ELEMENTS)).round().astype(int)) \
-                if total else np.zeros(0, int)
-            worst_abs = worst_rel = 0.0
-            ok = True
-            for k in picks:
-                columns = []
-                for sign in (1.0, -1.0):
-                    moved = base.copy()
-                    moved.reshape(-1)[k] += sign * CHECK_EPS
-                    leaf_value = functions.from_numpy(moved).requires_grad_(True)
-                    _random.set_rng_state(rng_state)
-                    again = run_program(source, filename, bindings, of=request.of, limits=limits,
-                                        substitutes={leaf.name: leaf_value})
-                    y = np.asarray(again.target._data, np.float64).reshape(-1)
-                    if y.size != target._data.size:
-                        raise OptionError("--check: the target's shape changed when a leaf was perturbed")
-                    columns.append(y)
-                numeric = (columns[0] - columns[1]) / (2 * CHECK_EPS)
-                if weights is not None:
-                    numeric = np.array([weights @ numeric])
-                got = analytic[:, k]
-                err = np.abs(got - numeric)
-                with np.errstate(all="ignore"):
-                    rel = np.where(err == 0, 0.0, err / np.maximum(np.abs(got), np.abs(numeric)))
-                worst_abs = max(worst_abs, _worst(err))
-                worst_rel = max(worst_rel, _worst(rel))
-                ok = ok and bool(np.all(err <= request.atol + request.rtol * np.abs(numeric)))
-            result.max_abs, result.max_rel, result.ok, result.checked = worst_abs, worst_rel, ok, len(picks)
-    except ProgramError as e:
-        raise e.error from None
-    finally:
-        _random.set_rng_state(after)
-    return Check(results, CHECK_EPS, request.atol, request.rtol)
-
-
-def _worst(errors) -> float:
-    """The largest error; nan (a gradient or difference that is not a number) counts as infinite."""
-    import numpy as np
-    return float("inf") if np.isnan(errors).any() else float(errors.max(initial=0.0))
-
-
-# ================================================================ the command
 def _read_lines(path):
     if path == "-":
         return sys.stdin.read().splitlines(), "<stdin>"
@@ -570,7 +25,7 @@ def _read_lines(path):
     return text.splitlines(), name
 
 
-@click.command("eval")
+@click.command("eval", cls=ExpressionCommand)
 @click.argument("expr", required=False, metavar="[EXPR | -]")
 @click.option("-f", "--file", "file", metavar="FILE", help="read the program from FILE")
 @click.option("-v", "--var", "variables", multiple=True, metavar="NAME=VALUE",
@@ -582,7 +37,10 @@ def _read_lines(path):
 @click.option("--wrt", multiple=True, metavar="NAME", help="differentiate only with respect to these leaves")
 @click.option("--jacobian", is_flag=True, help="show the Jacobian (the default for a non-scalar target)")
 @click.option("--grad-output", metavar="VALUE", help="a vector–Jacobian product with VALUE instead of the Jacobian")
-@click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target")
+@click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target (f'' of an elementwise one)")
+@click.option("--pointwise", is_flag=True,
+              help="the target is elementwise in its leaves: show x | f(x) | f'(x) without the Jacobian "
+                   "(detected by itself when the Jacobian is diagonal)")
 @click.option("--trace", is_flag=True, help="show the backward pass step by step")
 @click.option("--check", is_flag=True, help="compare with float64 central differences; exit 1 beyond tolerance")
 @click.option("--atol", type=float, default=1e-5, show_default=True, help="--check absolute tolerance")
@@ -591,8 +49,8 @@ def _read_lines(path):
 @format_options
 @limit_options
 @click.option("--debug", is_flag=True, help="show a Python traceback for errors (for gradexpr developers)")
-def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, trace, check, atol, rtol,
-          batch, fmt, debug, **kwargs):
+def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, pointwise, trace, check, atol,
+          rtol, batch, fmt, debug, **kwargs):
     """Evaluate a program, differentiate its target and show it all.
 
     \b
@@ -612,11 +70,11 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         raise click.UsageError("give exactly one program: EXPR, - (stdin), -f FILE or --batch FILE")
     if batch is not None and fmt not in (None, "json"):
         raise click.UsageError("--batch writes one JSON object per line (--format json)")
-    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol)
+    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise)
     try:
         bindings = Bindings.parse(variables, constants, limits)
-    except OptionError as e:
-        raise click.UsageError(str(e)) from None
+    except RequestError as e:
+        raise click.UsageError(request_error_text(e)) from None
     if batch is not None:
         sys.exit(_run_batch(batch, bindings, request, limits, debug))
     if file is not None:
@@ -628,8 +86,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         source, filename = expr, "<expr>"
     try:
         ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
-    except OptionError as e:
-        raise click.UsageError(str(e)) from None
+    except RequestError as e:
+        raise click.UsageError(request_error_text(e)) from None
     fmt = resolve_format(fmt)
     from . import render
     if fmt == "json":
@@ -637,7 +95,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     elif fmt == "plain":
         sys.stdout.write(render.plain(ev))
     else:
-        render.rich(ev)
+        from .rich_view import show
+        show(ev)
     sys.stdout.flush()
     _report_error(ev)
     if ev.error is not None:
@@ -648,7 +107,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
 def _report_error(ev: Evaluation, prefix: str = ""):
     if ev.error is not None:
         from .diagnostics import render
-        sys.stderr.write(prefix + render(ev.error, ev.source, ev.filename))
+        from .terminal import write_error
+        write_error(prefix + render(ev.error, ev.source, ev.filename))
     elif ev.check is not None and not ev.check.ok:
         bad = ", ".join(c.leaf for c in ev.check.leaves if not c.ok)
         sys.stderr.write(f"{prefix}{ev.filename}: gradient check failed for {bad}\n")
@@ -668,9 +128,9 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
         source = "\n" * (number - 1) + text
         try:
             ev = evaluate(source, name, bindings, request, limits=limits, debug=debug)
-        except OptionError as e:
+        except RequestError as e:
             ev = Evaluation(source, name)
-            ev.error, ev.error_code = e, Exit.USAGE
+            ev.error, ev.error_code = RequestError(request_error_text(e)), Exit.USAGE
         if ev.error is not None:
             failed = True
             obj = {"line": number, "expression": text, "error": render.error_json(ev)}
@@ -679,8 +139,8 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
             obj = {"line": number, "expression": text, **render.to_json(ev)}
         sys.stdout.write(render.dumps(obj) + "\n")
         sys.stdout.flush()
-        if ev.error is not None and not isinstance(ev.error, OptionError):
+        if ev.error is not None and not isinstance(ev.error, RequestError):
             _report_error(ev)
-        elif isinstance(ev.error, OptionError):
+        elif isinstance(ev.error, RequestError):
             sys.stderr.write(f"{label}: {ev.error}\n")
     return int(Exit.RUNTIME if failed else Exit.OK)

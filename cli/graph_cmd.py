@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from .options import format_options, limit_options, limits_from
+from .options import ExpressionCommand, format_options, limit_options, limits_from
 
 FORMATS = ("tree", "dot", "svg", "png", "json", "mermaid")
 RENDERED = ("svg", "png")           # formats that need Graphviz's ``dot`` program
@@ -30,17 +30,19 @@ def _run(source, filename, variables, constants, of, limits, debug):
     """Bind -v/-c and run the program as ``gradexpr eval`` does; returns (target, names)."""
     from gradexpr.tensor import Tensor
 
-    from .diagnostics import render
-    from .eval_cmd import Bindings, OptionError, ProgramError, run_program
+    from gradexpr.session import Bindings, ProgramError, RequestError, run_program
+
+    from .diagnostics import render, request_error_text
 
     try:
         bindings = Bindings.parse(variables, constants, limits)
         run = run_program(source, filename, bindings, of=of, limits=limits, debug=debug)
-    except OptionError as e:
-        raise click.UsageError(str(e)) from None
+    except RequestError as e:
+        raise click.UsageError(request_error_text(e)) from None
     except ProgramError as e:
         sys.stderr.write(e.output)
-        sys.stderr.write(render(e.error, source, filename))
+        from .terminal import write_error
+        write_error(render(e.error, source, filename))
         sys.exit(int(e.code))
     sys.stderr.write(run.output)          # the program's prints: stdout carries only the graph
     if run.target is None:
@@ -139,7 +141,6 @@ def _cut_note(hidden: int) -> str:
 
 def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
     """The tree for a terminal: op names bold, leaves blue with their variable, the target green."""
-    from rich.console import Console
     from rich.text import Text
     from rich.tree import Tree
 
@@ -166,7 +167,8 @@ def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
             branch = parents[depth - 1].add(label)
         del parents[depth:]
         parents.append(branch)
-    console = Console()
+    from .terminal import console as terminal_console
+    console = terminal_console()
     console.print(root)
     if len(shown) < len(nodes):
         console.print(Text(_cut_note(len(nodes) - len(shown)), style="dim"))
@@ -259,7 +261,7 @@ def _read_program(expr, file):
     return expr, "<expr>"
 
 
-@click.command("graph")
+@click.command("graph", cls=ExpressionCommand)
 @click.argument("expr", required=False, metavar="EXPR | -")
 @click.option("-f", "--file", "file", metavar="FILE", help="read the program from FILE (- for stdin)")
 @click.option("-v", "--var", "variables", multiple=True, metavar="NAME=VALUE",

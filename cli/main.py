@@ -18,6 +18,7 @@ _COMMANDS = {
     "check": ("gradexpr.cli.check_cmd", "check", "Regression-test programs against recorded output."),
     "graph": ("gradexpr.cli.graph_cmd", "graph", "Draw the autograd graph of an expression."),
     "ops": ("gradexpr.cli.ops_cmd", "ops", "List the operations: name, node name, differentiable inputs."),
+    "repl": ("gradexpr.cli.repl_cmd", "repl", "An interactive session (also plain gradexpr on a terminal)."),
 }
 
 
@@ -45,9 +46,13 @@ class LazyGroup(click.Group):
 import importlib.util  # noqa: E402  (used by LazyGroup)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, "--version", prog_name="gradexpr")
-def cli():
+@click.option("--color", "--colour", type=click.Choice(("auto", "always", "never")), default="auto", is_eager=True,
+              expose_value=False, callback=lambda ctx, param, value: _set_colour(value),
+              help="colour the output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), always, never")
+@click.pass_context
+def cli(ctx):
     """gradexpr — PyTorch's autograd for expressions typed in a shell.
 
     \b
@@ -55,8 +60,20 @@ def cli():
     gradexpr eval "EXPR" -v x=...   value, grad_fn chain, gradients, Jacobian
     gradexpr check tests/           compare programs with their recorded output
 
+    gradexpr repl                   an interactive session (plain gradexpr on a terminal)
+
     Exit status: 0 success, 1 runtime error or failed check, 2 usage or syntax error.
     """
+    if ctx.invoked_subcommand is None:
+        if sys.stdin.isatty() and sys.stdout.isatty():
+            ctx.invoke(ctx.command.get_command(ctx, "repl"))
+        else:
+            click.echo(ctx.get_help())
+
+
+def _set_colour(choice):
+    from .terminal import set_colour
+    set_colour(choice)
 
 
 def configure_process():
@@ -106,12 +123,24 @@ def main(argv=None):
     """The ``gradexpr`` command. It ends the process (Click's standalone mode exits)."""
     configure_process()
     try:
-        return cli.main(args=argv, prog_name="gradexpr", standalone_mode=True)
+        # not Click's standalone mode: it turns Ctrl-C into "Aborted!" and exit status 1
+        code = cli.main(args=argv, prog_name="gradexpr", standalone_mode=False)
+    except click.exceptions.Abort:           # Ctrl-C (or end of input) inside Click's own prompts
+        code = interrupted()
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        code = interrupted()
+    except click.ClickException as e:
+        e.show()
+        code = e.exit_code
     finally:
         set_aside_for_exit()
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def interrupted() -> int:
+    """Ctrl-C: a new line on stderr (the terminal showed ``^C``), exit status 130, no traceback."""
+    sys.stderr.write("\n")
+    return 130
 
 
 if __name__ == "__main__":

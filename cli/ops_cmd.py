@@ -1,4 +1,5 @@
-"""``gradexpr ops``: the op table — each entry's name, PyTorch node name and differentiable inputs.
+"""``gradexpr ops``: the op table — each entry's name, PyTorch node name and differentiable inputs
+(with PATTERNs, also its signatures, variants and backward formulas; ``--json`` has them all).
 
 The listing reads ``gradexpr.ops.TABLE`` itself, so it is always the table the
 engine runs: what an entry records in the graph (``MulBackward0``), which of its inputs
@@ -18,29 +19,11 @@ from .options import format_options, resolve_format
 JSON_VERSION = 1
 
 
-def _describe(name, entry) -> dict:
-    from gradexpr.op import NotDifferentiable
-
-    inputs = ["*" + entry.inputs[0]] if entry.variadic else list(entry.inputs)
-    formulas = entry.formulas
-    differentiable = [i for i, raw in zip(inputs, entry.inputs) if callable(formulas.get(raw))]
-    not_implemented = [i for i, raw in zip(inputs, entry.inputs) if isinstance(formulas.get(raw), NotDifferentiable)]
-    recorded = entry.differentiable
-    return {
-        "name": name,
-        "node": entry.node if recorded else None,
-        "inputs": inputs,
-        "differentiable": differentiable,
-        "not_implemented": not_implemented,
-        "domain": entry.domain if recorded else None,
-        "second_order": bool(recorded and entry.twice and differentiable),
-    }
-
-
 def _rows(patterns) -> list:
     from gradexpr import functions, ops  # noqa: F401  (functions binds the surface)
+    from gradexpr.ops.listing import describe
 
-    rows = [_describe(name, entry) for name, entry in ops.TABLE.items()]
+    rows = [describe(name, entry) for name, entry in ops.TABLE.items()]
     if patterns:
         def matches(row):
             keys = (row["name"], row["node"] or "")
@@ -62,6 +45,20 @@ def _plain(rows, out):
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         out.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] + "\n")
+
+
+def _details(rows, out):
+    """Below a filtered listing: each entry's signatures, variants and backward formulas."""
+    for r in rows:
+        out.write(f"\n{r['name']}  {r['node'] or '(no node)'}\n")
+        for line in r["signatures"]:
+            out.write(f"  {line}\n")
+        if r["variants"]:
+            out.write(f"  variants: {', '.join(r['variants'])}\n")
+        width = max((len(i) for i in r["formulas"]), default=0)
+        for name, source in r["formulas"].items():
+            body = source.replace("\n", "\n" + " " * (width + 5))
+            out.write(f"  {(name + ':').ljust(width + 1)}  {body}\n")
 
 
 def _rich(rows, out):
@@ -87,7 +84,8 @@ def ops(patterns, fmt):
     """List the operations: name, PyTorch node name, differentiable inputs.
 
     \b
-    PATTERN filters by entry or node name: a substring or a glob (`gradexpr ops 'max*' Softmax`).
+    PATTERN filters by entry or node name: a substring or a glob (`gradexpr ops 'max*' Softmax`);
+    the entries it selects are followed by their signatures, variants and backward formulas.
     Entries without a node (comparisons, argmax …) never record one: their results have no
     grad_fn. An input marked "not implemented" records PyTorch's NotImplemented node, and
     asking for its gradient fails, as in PyTorch.
@@ -102,5 +100,9 @@ def ops(patterns, fmt):
         sys.stdout.write("\n")
     elif fmt == "rich":
         _rich(rows, sys.stdout)
+        if patterns:
+            _details(rows, sys.stdout)
     else:
         _plain(rows, sys.stdout)
+        if patterns:
+            _details(rows, sys.stdout)

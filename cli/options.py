@@ -9,9 +9,10 @@ _LIMIT_HELP = {
     "max_elements": "elements of any one tensor (default 10^8)",
     "max_loop_iterations": "loop iterations of a program, all loops together (default 10^6)",
     "max_seconds": "wall time of a program in seconds (default 30)",
-    "max_depth": "nesting depth of expressions, blocks and calls (default 200)",
+    "max_depth": "nesting depth of brackets, expressions and blocks (default 200)",
     "max_int_digits": "digits of an integer literal or result (default 10000)",
     "max_str_len": "length of a string (default 10^7)",
+    "max_recursion": "depth of calls of the program's own functions and methods (default 1000)",
 }
 
 
@@ -57,8 +58,55 @@ def format_options(fn, formats=("rich", "plain", "json"), default_help="rich on 
 
 
 def resolve_format(fmt, stream=None) -> str:
+    """The format asked for, else rich on a terminal (or when colour is forced), plain in a pipe."""
     if fmt:
         return fmt
     import sys
+    from .terminal import forced
     s = stream or sys.stdout
-    return "rich" if s.isatty() else "plain"
+    return "rich" if s.isatty() or forced() else "plain"
+
+
+class ExpressionCommand(click.Command):
+    """A command whose EXPR argument may start with ``-`` (``gradexpr eval "-log(p)" -v p=0.5``).
+
+    Click reads any word starting with ``-`` as options (``-log(p)`` as ``-l -o -g …``). A word
+    that is not an option of this command (``-l`` unknown, or ``-c`` not followed by NAME=) and
+    not the value of the option before it is the expression: it moves behind a ``--`` at the
+    end of the arguments, where Click takes it as the positional argument."""
+
+    def parse_args(self, ctx, args):
+        args = list(args)
+        takes_value, short = set(), {}
+        for p in self.params:
+            if isinstance(p, click.Option):
+                for opt in p.opts + p.secondary_opts:
+                    if not p.is_flag and not p.count:
+                        takes_value.add(opt)
+                    if len(opt) == 2 and opt[0] == "-" and opt[1] != "-":
+                        short[opt] = p
+        for i, word in enumerate(args):
+            if word == "--":
+                break
+            if i and args[i - 1] in takes_value:
+                continue
+            if word.startswith("-") and word != "-" and not word.startswith("--") and \
+                    not _is_short_option(word, short):
+                return super().parse_args(ctx, args[:i] + args[i + 1:] + ["--", word])
+        return super().parse_args(ctx, args)
+
+
+def _is_short_option(word: str, short: dict) -> bool:
+    """``-v``, ``-vx=1``, ``-ffile.gx``: an option; ``-log(p)``, ``-cos(x)``, ``-2*x``: an expression."""
+    param = short.get(word[:2])
+    if param is None:
+        return False
+    rest = word[2:]
+    if not rest:
+        return True
+    if param.is_flag or param.count:
+        return False
+    if (param.metavar or "").startswith("NAME="):
+        import re
+        return re.match(r"\s*[A-Za-z_]\w*\s*=(?!=)", rest) is not None
+    return "(" not in rest and " " not in rest

@@ -141,32 +141,6 @@ def plain_tree(nodes, edges, saved: bool = False) -> str:
     return "\n".join(lines)
 
 
-def rich_tree(nodes, edges, title="grad_fn", saved: bool = False):
-    from rich.text import Text
-    from rich.tree import Tree
-    root = Tree(Text(title, style="bold"))
-    rows, left_out = tree_rows(nodes, edges)
-    parents = [root]
-    for depth, node, again, _ in rows:
-        del parents[depth + 1:]
-        if again and node.kind == "op":
-            label = Text(f"{node.name} (see above)", style="dim")
-        elif node.kind == "leaf":
-            label = Text.assemble((node.variable or "?", "bold green"), f" {shape_text(node.shape)} {node.dtype} ",
-                                  ("AccumulateGrad", "dim"))
-        else:
-            label = Text.assemble((node.name, "bold cyan"), f" {shape_text(node.shape)} {node.dtype}")
-            if node.is_target and node.variable:
-                label.append(f" = {node.variable}", style="bold")
-            if saved and node.saved:
-                label.append(" saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved), style="dim")
-        branch = parents[-1].add(label)
-        parents.append(branch)
-    if left_out:
-        root.add(Text(f"… {left_out} more nodes (gradexpr graph or --json shows them all)", style="dim"))
-    return root
-
-
 # ================================================================ plain text
 def _title_of(ev) -> str:
     return ev.target_name or "target"
@@ -185,6 +159,8 @@ def _matrices(ev, unicode: bool):
     if ev.jacobian is not None:
         out_shape = tuple(ev.value._data.shape)
         for name, block in ev.jacobian.items():
+            if ev.pointwise and name in ev.pointwise:      # shown as a column: pointwise_table
+                continue
             in_shape = tuple(leaves[name].tensor._data.shape)
             yield (f"Jacobian {d}{target}/{d}{name}", caption(target, out_shape, name, in_shape), block,
                    out_shape, in_shape)
@@ -195,14 +171,49 @@ def _matrices(ev, unicode: bool):
                 yield (f"Hessian {d2}{target}/{d}{a}{d}{b}", caption(a, sa, b, sb), block, sa, sb)
 
 
-def _plain_matrix(title, caption, block, out_shape, in_shape) -> str:
-    header, body, note = matrix_cells(block, out_shape, in_shape, ellipsis="...")
+def pointwise_table(ev, name, pw, ellipsis="…"):
+    """``x | f(x) | f'(x) [| f''(x)]`` per element: (column titles, rows of (label, cells), note)."""
+    from gradexpr import printing
+    f = ev.target_name or "f"
+    columns = [pw.leaf, ev.value, pw.first] + ([pw.second] if pw.second is not None else [])
+    titles = [name, f"{f}({name})", f"{f}'({name})", f"{f}''({name})"][:len(columns)]
+    shape = tuple(pw.leaf._data.shape)
+    n = _count(shape)
+    rows = _shown(n, MAX_ROWS)
+    keep = [r for r in rows if r is not None]
+    opts = printing.get_printoptions()
+    texts = []
+    for t in columns:
+        flat = np.asarray(t._data).reshape(-1)
+        kind = "f" if flat.dtype.kind == "f" else "b" if flat.dtype.kind == "b" else "i"
+        fmt = printing._Formatter(kind, flat[keep], opts["precision"], opts["sci_mode"]).element_fn()
+        texts.append({r: fmt(flat[r].item()).strip() for r in keep})
+    body = [(ellipsis, [ellipsis] * len(columns)) if r is None else (index_label(r, shape), [c[r] for c in texts])
+            for r in rows]
+    note = f"showing {len(keep)} of {n} elements; --json has them all" if len(keep) < n else None
+    return titles, body, note
+
+
+def _pointwise_sections(ev):
+    """(title, caption, titles, rows, note) of each leaf the target is elementwise in."""
+    for name, pw in (ev.pointwise or {}).items():
+        caption = f"the target is elementwise in {name}: its Jacobian is diagonal, shown as a column"
+        yield (f"pointwise in {name}", caption, *pointwise_table(ev, name, pw, ellipsis="..."))
+
+
+def _plain_columns(titles, body):
     labels = [label for label, _ in body]
     lw = max([len(label) for label in labels] + [1])
-    widths = [max([len(h)] + [len(cells[i]) for _, cells in body]) for i, h in enumerate(header)]
-    lines = [f"{title} ({caption})", " " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(header, widths))]
+    widths = [max([len(h)] + [len(cells[i]) for _, cells in body]) for i, h in enumerate(titles)]
+    lines = [" " * lw + "  " + "  ".join(h.rjust(w) for h, w in zip(titles, widths))]
     for label, cells in body:
         lines.append(label.rjust(lw) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)))
+    return lines
+
+
+def _plain_matrix(title, caption, block, out_shape, in_shape) -> str:
+    header, body, note = matrix_cells(block, out_shape, in_shape, ellipsis="...")
+    lines = [f"{title} ({caption})"] + _plain_columns(header, body)
     if note:
         lines.append(f"({note})")
     return "\n".join(lines)
@@ -234,6 +245,8 @@ def plain(ev) -> str:
             lines.append("  " + ("None (the target does not depend on it)" if g is None
                                  else value_text(g).replace("\n", "\n  ")))
         parts.append("\n".join(lines))
+    for title, caption, titles, body, note in _pointwise_sections(ev):
+        parts.append("\n".join([f"{title} ({caption}):"] + _plain_columns(titles, body) + ([f"({note})"] if note else [])))
     parts.extend(_plain_matrix(*m) for m in _matrices(ev, unicode=False))
     if ev.trace is not None:
         lines = ["trace (the backward pass in the order the engine ran it):"]
@@ -257,93 +270,6 @@ def plain(ev) -> str:
     if ev.notes:
         parts.append("\n".join(f"note: {n}" for n in ev.notes))
     return "\n\n".join(parts) + "\n"
-
-
-# ================================================================ rich
-def rich(ev, console=None):
-    """The same sections for a terminal: panels, a tree, tables."""
-    from rich.console import Console, Group
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
-    from gradexpr.tensor import Tensor
-    # Titles and cells go in as Text, not markup strings: nothing here is markup or emoji codes
-    # (and rich's emoji table, 4 ms to load, stays unloaded)
-    console = console or Console(highlight=False, emoji=False)
-    if ev.output:
-        console.print(Panel(Text(ev.output.rstrip("\n")), title=Text("printed"), title_align="left", border_style="dim"))
-    if ev.error is not None:
-        return
-    title = "value" + (f" of {ev.target_name}" if ev.target_name else "")
-    console.print(Panel(Text(value_text(ev.value)), title=Text(title), title_align="left", border_style="blue",
-                        expand=False))
-    if isinstance(ev.value, Tensor):
-        nodes, edges = ev.graph
-        console.print(rich_tree(nodes, edges) if nodes else Text("grad_fn: None", style="dim"))
-    leaves = {leaf.name: leaf for leaf in ev.leaves}
-    if ev.grads is not None:
-        head = "gradients" if ev.grad_output is None else "vector–Jacobian products (--grad-output)"
-        table = Table()
-        for col in ("leaf", "shape", "dtype"):
-            table.add_column(col, style="green" if col == "leaf" else None, no_wrap=True)
-        table.add_column("gradient")
-        for name, g in ev.grads.items():
-            leaf = leaves[name].tensor
-            table.add_row(name, shape_text(leaf._data.shape), leaf._dtype.name,
-                          Text("None (the target does not depend on it)", style="dim") if g is None
-                          else Text(value_text(g)))
-        console.print(_titled(head, table))
-    for m in _matrices(ev, unicode=True):
-        console.print(_rich_matrix(*m))
-    if ev.trace is not None:
-        table = Table()
-        table.add_column("#", justify="right")
-        table.add_column("node", style="cyan", no_wrap=True)
-        table.add_column("gradient in")
-        table.add_column("sent to inputs")
-        for k, step in enumerate(ev.trace, 1):
-            sent = [Text.assemble((f"{i}: {label}", "green" if dest is None or label != dest else "cyan"),
-                                  "\n" + value_text(g)) for dest, label, i, g in step.sent]
-            table.add_row(str(k), f"{step.name}\n({step.node})", value_text(step.grad_in),
-                          Group(*sent) if sent else Text("—", style="dim"))
-        console.print(_titled("backward pass, in the order the engine ran it", table))
-    if ev.check is not None:
-        c = ev.check
-        table = Table()
-        for col in ("leaf", "elements", "max abs error", "max rel error", "result"):
-            table.add_column(col, justify="right" if "error" in col or col == "elements" else "left")
-        for r in c.leaves:
-            if r.skipped:
-                table.add_row(r.leaf, "—", "—", "—", Text(f"not checked: {r.skipped}", style="yellow"))
-            else:
-                table.add_row(r.leaf, f"{r.checked} of {r.total}", f"{r.max_abs:.3g}", f"{r.max_rel:.3g}",
-                              Text("ok", style="bold green") if r.ok else Text("FAILED", style="bold red"))
-        console.print(_titled("gradient check", table, f"float64 central differences, eps={c.eps:g}; "
-                                                        f"ok when |error| <= {c.atol:g} + {c.rtol:g} * |numeric|"))
-    for n in ev.notes:
-        console.print(Text(f"note: {n}", style="yellow"))
-
-
-def _rich_matrix(title, caption, block, out_shape, in_shape):
-    from rich.table import Table
-    header, body, note = matrix_cells(block, out_shape, in_shape)
-    table = Table()
-    table.add_column("", style="dim", justify="right", no_wrap=True)
-    for h in header:
-        table.add_column(h, justify="right", no_wrap=True, header_style="dim")
-    for label, cells in body:
-        table.add_row(label, *cells)
-    return _titled(title, table, caption, note)
-
-
-def _titled(title, table, *captions):
-    """A table with its title above and captions below, as lines of their own (never squeezed
-    to the table's width)."""
-    from rich.console import Group
-    from rich.text import Text
-    lines = [Text(title, style="bold"), table]
-    lines += [Text(c, style="dim") for c in captions if c]
-    return Group(*lines)
 
 
 # ================================================================ JSON
@@ -473,6 +399,10 @@ def to_json(ev) -> dict:
         "jacobian": None if ev.jacobian is None else {
             name: {**_tensor_json(b), "rows": _count(value._data.shape),
                    "columns": _count(leaves[name].tensor._data.shape)} for name, b in ev.jacobian.items()},
+        **({} if not ev.pointwise else {"pointwise": {
+            name: {"x": _tensor_json(pw.leaf), "derivative": _tensor_json(pw.first),
+                   "second_derivative": None if pw.second is None else _tensor_json(pw.second)}
+            for name, pw in ev.pointwise.items()}}),
         "hessian": None if ev.hessian is None else {
             a: {b: _tensor_json(block) for b, block in row.items()} for a, row in ev.hessian.items()},
         "trace": None if ev.trace is None else [

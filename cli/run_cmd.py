@@ -35,5 +35,6 @@ def run(file, debug, **kwargs):
     outcome = execute(source, name, limits=limits, debug=debug)
     sys.stdout.flush()
     if outcome.error is not None:
-        sys.stderr.write(render(outcome.error, source, name))
+        from .terminal import write_error
+        write_error(render(outcome.error, source, name))
     sys.exit(int(outcome.code))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, optim, printing
+from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, printing
 from .tensor import Size, Tensor
 
 
@@ -37,6 +37,29 @@ class Namespace:
         return f"<module '{self._name}'>"
 
 
+class LazyNamespace(Namespace):
+    """A namespace whose names come from ``loader()`` when a program first reads one: the packages
+    behind ``torch.nn``, ``torch.optim`` and ``torch.utils.data`` load only in programs that use them."""
+
+    def __init__(self, name, names, loader):
+        super().__init__(name, names)
+        object.__setattr__(self, "_loader", loader)
+
+    def _load(self):
+        loader = self._loader
+        if loader is not None:
+            object.__setattr__(self, "_loader", None)
+            self._names.update(loader())
+
+    def __getattr__(self, item):
+        self._load()
+        return super().__getattr__(item)
+
+    def __dir__(self):
+        self._load()
+        return super().__dir__()
+
+
 def _dtype_names():
     d = {}
     for dt in dtypes.ALL:
@@ -54,7 +77,7 @@ square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan a
 atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
 maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
 bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal sum mean prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+isclose allclose equal prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
@@ -97,8 +120,13 @@ def _build() -> dict:
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
                 "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
-    F = Namespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}))
-    nn = Namespace("torch.nn", {"functional": F})
+    F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
+                      _nn_functional_names)
+    # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
+    nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
+    optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
+    utils = Namespace("torch.utils", {"data": LazyNamespace("torch.utils.data", {}, _data_names)})
+    # ----
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
     from . import testing
@@ -106,10 +134,9 @@ def _build() -> dict:
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
                                                "gradgradcheck": testing.gradgradcheck,
                                                "forward_ad": _forward_ad_namespace()})
-    optim_ns = Namespace("torch.optim", {"SGD": optim.SGD, "Adam": optim.Adam, "Optimizer": optim.Optimizer})
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
-                                "linalg": linalg, "functional": Namespace("torch.functional", {}),
-                                "func": _LazyNamespace("torch.func", _func_names)})
+                                "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
+                                "func": LazyNamespace("torch.func", {}, _func_names)})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled",):
@@ -117,6 +144,28 @@ def _build() -> dict:
     prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
                     **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
     return prelude
+
+
+def _nn_names():
+    from . import nn
+    modules, init, utils = nn.names()
+    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _nn_functional_names():
+    from . import nn
+    return nn.functional_names()
+
+
+def _optim_names():
+    from . import optim
+    names, schedulers = optim.names()
+    return {**names, "lr_scheduler": Namespace("torch.optim.lr_scheduler", schedulers)}
+
+
+def _data_names():
+    from . import data
+    return data.names()
 
 
 # ---- forward-mode AD (torch.autograd.forward_ad): its state lives beside the engine, so nothing loads here
@@ -129,27 +178,6 @@ def _forward_ad_namespace():
 
 
 # ---- torch.func: its module is loaded when a program first reads one of its names
-class _LazyNamespace(Namespace):
-    """A namespace whose names are loaded the first time one is read (start-up stays lean)."""
-
-    def __init__(self, name, loader):
-        super().__init__(name, {})
-        object.__setattr__(self, "_loader", loader)
-
-    def __getattr__(self, item):
-        self._load()
-        return super().__getattr__(item)
-
-    def __dir__(self):
-        self._load()
-        return super().__dir__()
-
-    def _load(self):
-        if self._loader is not None:
-            self._names.update(self._loader())
-            object.__setattr__(self, "_loader", None)
-
-
 def _func_names():
     from . import func
     return func.NAMES

@@ -24,6 +24,7 @@ from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .ops.common import _reduce_dim
+from .signatures import _check_device
 from .tensor import Size, Tensor, _wrap_dim
 
 _bpy = builtins
@@ -45,6 +46,12 @@ def _need_tensor(x, name="input", fn="", position=1):
 def _need_tensors(fn, input, other, other_name="other"):
     _need_tensor(input, "input", fn)
     _need_tensor(other, other_name, fn, 2)
+
+
+def _torch(name):
+    """The ``torch.<name>`` the op table binds (for composites written with torch calls)."""
+    from . import surface
+    return surface.bound()["function"][name]
 
 
 def _not_int(a) -> bool:
@@ -187,6 +194,7 @@ def _python_dtype(k):
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    _check_device(device)
     if _is_tensor(data):
         arr = np.array(data._data, copy=True)
         d = _dtype_arg(dtype, data._dtype)
@@ -232,6 +240,7 @@ def _check_nested_size(data):
 
 
 def as_tensor(data, dtype=None, device=None):
+    _check_device(device)
     if _is_tensor(data) and (dtype is None or dtypes.resolve(dtype) is data._dtype):
         return data
     return tensor(data, dtype=dtype)
@@ -241,12 +250,28 @@ def from_numpy(array):
     return Tensor._make(np.asarray(array))
 
 
+def _size_keyword(name, args, size, overloaded=False):
+    """The shape of a factory called ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``, as PyTorch parses it
+    (``overloaded``: the factory has several signatures, so a size given twice matches none of them)."""
+    if size is _UNSET:
+        return _shape_args(args, name) if args else None
+    if args and overloaded:
+        got = ", ".join([type(a).__name__ for a in args] + [f"size={type(size).__name__}"])
+        raise _no_overload(name, got)
+    if args:
+        raise errors.TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise errors.TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return _shape_args((size,), name)
+
+
 def _factory(fill, name):
-    def make(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-             memory_format=None):
-        if not size:
+    def make(*args, size=_UNSET, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False, memory_format=None):
+        shape = _size_keyword(name, args, size)
+        if shape is None:
             raise _missing(name, "size")
-        shape = _shape_args(size, name)
+        _check_device(device)
         if name == "zeros" and builtins.any(s < 0 for s in shape):
             raise errors.RuntimeError("zeros: Dimension size must be non-negative.")
         _check_new_shape(shape)
@@ -262,6 +287,7 @@ empty = _factory(np.zeros, "empty")
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None, out=None):
+    _check_device(device)
     if not isinstance(size, (tuple, list)):
         raise errors.TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                                f"{type(size).__name__}")
@@ -277,6 +303,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
 
 def _like(fill):
     def make(input, dtype=None, *, device=None, requires_grad=False, memory_format=None, layout=None):
+        _check_device(device)
         _need_tensor(input, "input", "zeros_like")
         d = _dtype_arg(dtype, input._dtype)
         return _finish(Tensor._make(fill(input._data.shape, d.np), d), requires_grad)
@@ -289,11 +316,13 @@ empty_like = _like(np.zeros)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _check_device(device)
     d = _dtype_arg(dtype, input._dtype)
     return _finish(Tensor._make(np.full(input._data.shape, _scalar(fill_value), d.np), d), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    _check_device(device)
     if _not_int(n) or (m is not None and _not_int(m)):
         types = ", ".join(type(v).__name__ for v in (n, m) if v is not None)
         raise _no_overload("eye", types)
@@ -307,6 +336,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
 
 
 def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+    _check_device(device)
     if start is _UNSET:
         if end is None:
             raise _no_overload("arange")
@@ -333,6 +363,7 @@ def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_
 
 
 def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    _check_device(device)
     if steps is None or _not_int(steps):
         types = ", ".join(type(v).__name__ for v in (start, end, steps) if v is not None)
         raise _no_overload("linspace", types)
@@ -378,11 +409,12 @@ def initial_seed():
 
 
 def _random_factory(kind):
-    def make(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
-             pin_memory=False):
-        if not size:
+    def make(*args, size=_UNSET, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None, pin_memory=False):
+        shape = _size_keyword(kind, args, size, overloaded=True)
+        if shape is None:
             raise _no_overload(kind)
-        shape = _shape_args(size, kind)
+        _check_device(device)
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
         arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
@@ -404,6 +436,7 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _check_device(device)
     args = list(args)
     if size is None:
         if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
@@ -430,6 +463,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _check_device(device)
     _check_new_shape((n,))
     d = _dtype_arg(dtype, dtypes.int64)
     return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
@@ -866,35 +900,6 @@ def _int_dim(dim, name, position=None):
     return dim
 
 
-def _full_reduction(name, input, dim, keepdim, method):
-    """``dim`` for the dim overload of sum/mean: ``None`` given means every dimension; not given,
-    ``keepdim`` alone matches no overload (PyTorch's TypeError)."""
-    if dim is _UNSET:
-        if keepdim is not _UNSET:
-            got = "keepdim=bool, " if method else "Tensor, keepdim=bool"
-            raise _no_overload(name, got)
-        return _UNSET
-    return _reduce_dim(() if dim is None else dim, input)
-
-
-def sum(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
-    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    dim = _full_reduction("sum", input, dim, keepdim, _method)
-    if dim is _UNSET:
-        return apply(D.sum_all, (input,), params)
-    keepdim = keepdim is not _UNSET and keepdim
-    return apply(D.sum_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
-
-
-def mean(input, dim=_UNSET, keepdim=_UNSET, *, dtype=None, out=None, _method=False):
-    params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
-    dim = _full_reduction("mean", input, dim, keepdim, _method)
-    if dim is _UNSET:
-        return apply(D.mean_all, (input,), params)
-    keepdim = keepdim is not _UNSET and keepdim
-    return apply(D.mean_dim, (input,), {"dim": dim, "keepdim": keepdim, **params})
-
-
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     params = {"dtype": _dtype_arg(dtype)} if dtype is not None else {}
     if dim is None:
@@ -1057,12 +1062,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             d0, d1 = d1, d0
         if not keepdim and d0 < d1:
             d1 -= 1
-        summed = sum(abs(A), d0, keepdim)
+        summed = _torch("sum")(abs(A), d0, keepdim)
         return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
     if ord in (2, -2, "nuc"):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
         if ord == "nuc":
-            out = sum(s, -1)
+            out = _torch("sum")(s, -1)
         else:
             out = amax(s, -1) if ord == 2 else amin(s, -1)
         if keepdim:
@@ -1111,7 +1116,7 @@ def any(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    return sum(ne(input, 0), dim)
+    return _torch("sum")(ne(input, 0), dim)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -2181,9 +2186,8 @@ def to(self, *args, **kwargs):
             dtype = dtypes.resolve(a)
         elif _is_tensor(a):
             dtype = a._dtype
-        elif isinstance(a, str):
-            if a not in ("cpu",) and not a.startswith("cpu"):
-                raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {a!r} is not available")
+        elif isinstance(a, str) or hasattr(a, "type"):
+            _check_device(a)
     copy = kwargs.get("copy", False)
     if dtype is None or dtype is self._dtype:
         return clone(self) if copy else self
@@ -2250,7 +2254,7 @@ def sum_to_size(self, *size):
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
     out = self
     if dims:
-        out = sum(out, dims, keepdim=True)
+        out = _torch("sum")(out, dims, keepdim=True)
     if lead:
         out = view(out, shape) if out._data.shape != shape else out
     elif out._data.shape != shape:
@@ -2377,9 +2381,11 @@ def squeeze_(self, dim=None):
 
 
 # ================================================================ Tensor methods and operators
-def _rev(fn):
+def _reflected(fn):
+    """``number OP t`` for a commutative OP: PyTorch's ``t.__rOP__(number)`` calls ``OP(t, number)``, so the
+    tensor stays the node's first input (``2 * b`` records ``MulBackward0`` with edges (b, None))."""
     def r(self, other):
-        return fn(wrap(other), self)
+        return fn(self, other)
     return r
 
 
@@ -2490,14 +2496,6 @@ def _view_method(self, *shape):
     return view(self, *shape)
 
 
-def _sum_method(self, dim=_UNSET, keepdim=_UNSET, dtype=None):
-    return sum(self, dim, keepdim, dtype=dtype, _method=True)
-
-
-def _mean_method(self, dim=_UNSET, keepdim=_UNSET, *, dtype=None):
-    return mean(self, dim, keepdim, dtype=dtype, _method=True)
-
-
 def _max_method(self, dim=_UNSET, keepdim=_UNSET, *, other=_UNSET):
     return max(self, dim, keepdim, other=other, _method=True)
 
@@ -2524,7 +2522,7 @@ _METHODS = {
     "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
     "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
-    "sum": _sum_method, "mean": _mean_method, "prod": prod, "max": _max_method,
+    "prod": prod, "max": _max_method,
     "min": _min_method, "amax": amax,
     "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
@@ -2556,7 +2554,7 @@ _METHODS = {
     "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "_slice_scatter": _slice_scatter, "_select_scatter": _select_scatter, "_diagonal_scatter": _diagonal_scatter,
-    "_index_put": _index_put_, "narrow_step": _narrow_step,
+    "_index_put": _index_put_, "_narrow_step": _narrow_step,
 }
 
 _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh",
@@ -2566,12 +2564,12 @@ _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "e
             "frac", "true_divide", "floor_divide")
 
 _OPERATORS = {
-    "__add__": add, "__radd__": _rev(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
-    "__mul__": mul, "__rmul__": _rev(mul), "__truediv__": div, "__rtruediv__": _rtruediv,
+    "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
+    "__mul__": mul, "__rmul__": _reflected(mul), "__truediv__": div, "__rtruediv__": _rtruediv,
     "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv, "__mod__": _mod, "__rmod__": _rmod,
     "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul, "__rmatmul__": _rmatmul, "__neg__": neg,
-    "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor, "__rxor__": _rev(_xor),
-    "__and__": _and, "__rand__": _rev(_and), "__or__": _or, "__ror__": _rev(_or),
+    "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor, "__rxor__": _reflected(_xor),
+    "__and__": _and, "__rand__": _reflected(_and), "__or__": _or, "__ror__": _reflected(_or),
     "__eq__": _eq, "__ne__": _ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
     "__getitem__": getitem, "__setitem__": setitem, "__iter__": _iter,
     "__iadd__": _iop("add"), "__isub__": _iop("sub"), "__imul__": _iop("mul"), "__itruediv__": _iop("div"),
@@ -2634,7 +2632,7 @@ def _bind():
 
 
 # the torch.X functions with a dim/keepdim parameter (api.py reads them from this module)
-_NUMPY_NAMED = [name for name in ("sum", "mean", "prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
+_NUMPY_NAMED = [name for name in ("prod", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
                                   "std", "var", "var_mean", "std_mean", "logsumexp", "cumsum", "cumprod", "all",
                                   "any", "count_nonzero", "cat", "concat", "concatenate", "stack", "squeeze",
                                   "unsqueeze", "flatten", "unflatten", "chunk", "tensor_split", "unbind",

@@ -17,9 +17,10 @@ _FIELDS = {
     "max_elements": (10**8, "int"),            # elements of any one tensor, checked before allocating
     "max_loop_iterations": (10**6, "int"),     # all loops of a program together
     "max_seconds": (30.0, "float"),            # wall time of a program
-    "max_depth": (200, "int"),                 # nesting of expressions and blocks (and user calls)
+    "max_depth": (200, "int"),                 # nesting of brackets, expressions and blocks
     "max_int_digits": (10_000, "int"),         # digits of an integer literal or result
     "max_str_len": (10**7, "int"),             # length of a string (and of a list built by repetition)
+    "max_recursion": (1000, "int"),            # depth of calls of the program's own functions and methods
 }
 _FIELD_TYPES = {name: kind for name, (_, kind) in _FIELDS.items()}
 
@@ -34,8 +35,10 @@ class Limits:
     __slots__ = tuple(_FIELDS)
 
     def __init__(self, max_elements: int = 10**8, max_loop_iterations: int = 10**6, max_seconds: float = 30.0,
-                 max_depth: int = 200, max_int_digits: int = 10_000, max_str_len: int = 10**7):
-        values = (max_elements, max_loop_iterations, max_seconds, max_depth, max_int_digits, max_str_len)
+                 max_depth: int = 200, max_int_digits: int = 10_000, max_str_len: int = 10**7,
+                 max_recursion: int = 1000):
+        values = (max_elements, max_loop_iterations, max_seconds, max_depth, max_int_digits, max_str_len,
+                  max_recursion)
         for name, value in zip(self.__slots__, values):
             self.parse(name, value, name)
             object.__setattr__(self, name, value)

@@ -169,7 +169,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    return smooth_l1_loss(input, target, reduction=reduction, beta=delta) * delta
+    D._check_reduction(reduction)
+    input, target = _broadcast_pair(input, target)
+    params = {"reduction": reduction} if reduction != "mean" else {}
+    if delta != 1.0:
+        params["delta"] = delta
+    return apply(D.huber_loss, (input, target), params)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -224,6 +229,8 @@ def _nll_loss_nd(input, target, weight, r, ignore_index):
     if n != 1 and target.shape[0] != input.shape[0]:
         raise errors.ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
                                 f"({target.shape[0]}).")
+    if n <= 2 and target.dim() > 1:          # nll_loss's shape checks come before its kernel's dtype check
+        raise errors.RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target._dtype not in (dtypes.int64, dtypes.uint8):
         raise errors.RuntimeError(f"expected target dtype to be Long or Byte, but got {T._cap_dtype(target._dtype)}")
     classes = input.shape[0 if n == 1 else 1]
@@ -238,8 +245,6 @@ def _nll_loss_nd(input, target, weight, r, ignore_index):
     if weight is not None:
         params["weight"] = weight._data
     if n <= 2:
-        if target.dim() > 1:
-            raise errors.RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         return apply(D.nll_loss, (input, target), params)
     if n == 4:
         return apply(D.nll_loss2d, (input, target), params)
@@ -340,7 +345,8 @@ def linear(input, weight, bias=None):
 
 
 def bilinear(input1, input2, weight, bias=None):
-    raise errors.NotImplementedError("bilinear is not supported in gradexpr")
+    from .nn import functional
+    return functional.bilinear(input1, input2, weight, bias)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -16,6 +16,7 @@ import numbers
 import re
 
 from . import dtypes, errors
+from .tensor import Tensor
 
 _PARAM = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\d*\])?\??) (?P<name>\w+)(?:=(?P<default>.+))?$")
 
@@ -27,18 +28,27 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "
                "float[]": "tuple of floats"}
 
 
+_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, lazy, vulkan, mps, "
+                 "meta, hpu, mtia, privateuseone")
+
+
 def _check_device(device):
-    """The one check of a ``device=`` argument: None, 'cpu' or a device whose type is 'cpu'."""
+    """The one check of every ``device=`` argument: None, 'cpu' ('cpu:0') or an object whose ``type``
+    is 'cpu' pass; a CUDA device gives the error of PyTorch's CPU build, an unknown name its parser's."""
     if device is None:
         return None
     kind = device if isinstance(device, str) else getattr(device, "type", None)
-    if isinstance(kind, str) and kind.split(":")[0] == "cpu":
+    kind = kind.split(":")[0] if isinstance(kind, str) else kind
+    if kind == "cpu":
         return device
-    raise errors.RuntimeError(f"Expected one of cpu device type at start of device string: {device}")
+    if kind == "cuda":
+        raise errors.AssertionError("Torch not compiled with CUDA enabled")
+    if isinstance(kind, str) and kind not in _DEVICE_TYPES.split(", "):
+        raise errors.RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device string: {kind}")
+    raise errors.RuntimeError(f"gradexpr runs on the CPU only; device {device!r} is not available")
 
 
 def _is_tensor(x):
-    from .tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -85,39 +95,51 @@ class Param:
         """``value`` converted for this parameter, or ``_NO`` when PyTorch's parser refuses it."""
         if value is None:
             return None if (self.optional or (self.has_default and self.default is None)) else _NO
-        b = self.base
-        if b == "Tensor":
-            return value if _is_tensor(value) else _NO
-        if b in ("int", "SymInt"):
-            return _as_int(value) if _int_like(value) else _NO
-        if b in ("int[]", "SymInt[]"):
-            if self.size is not None and _int_like(value):
-                return (_as_int(value),)
-            if isinstance(value, (tuple, list)) and all(_int_like(v) for v in value):
-                return tuple(_as_int(v) for v in value)
-            return _NO
-        if b == "bool":
-            return bool(value) if type(value).__name__ in ("bool", "bool_") else _NO
-        if b == "float":
-            return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else _NO
-        if b == "Scalar":
-            if isinstance(value, numbers.Number):
-                return value
-            return value.item() if _is_tensor(value) and value._data.ndim == 0 else _NO
-        if b == "str":
-            return value if isinstance(value, str) else _NO
-        if b == "ScalarType":
-            if isinstance(value, dtypes.DType):
-                return value
-            return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
-        if b == "Device":
-            return value if isinstance(value, str) or hasattr(value, "type") else _NO
-        if b == "Tensor[]":
-            return tuple(value) if isinstance(value, (tuple, list)) and all(map(_is_tensor, value)) else _NO
-        return value
+        return _CONVERT.get(self.base, _as_is)(self, value)
 
 
 _NO = object()
+
+
+def _as_is(p, value):
+    return value
+
+
+def _to_int_list(p, value):
+    if p.size is not None and _int_like(value):
+        return (_as_int(value),)
+    if isinstance(value, (tuple, list)) and all(_int_like(v) for v in value):
+        return tuple(_as_int(v) for v in value)
+    return _NO
+
+
+def _to_scalar(p, value):
+    if isinstance(value, numbers.Number):
+        return value
+    return value.item() if _is_tensor(value) and value._data.ndim == 0 else _NO
+
+
+def _to_dtype(p, value):
+    if isinstance(value, dtypes.DType):
+        return value
+    return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
+
+
+# each schema type's conversion of a Python value (PyTorch's parser's checks)
+_CONVERT = {
+    "Tensor": lambda p, v: v if isinstance(v, Tensor) else _NO,
+    "int": lambda p, v: _as_int(v) if _int_like(v) else _NO,
+    "SymInt": lambda p, v: _as_int(v) if _int_like(v) else _NO,
+    "int[]": _to_int_list,
+    "SymInt[]": _to_int_list,
+    "bool": lambda p, v: bool(v) if type(v).__name__ in ("bool", "bool_") else _NO,
+    "float": lambda p, v: float(v) if isinstance(v, numbers.Real) and not isinstance(v, bool) else _NO,
+    "Scalar": _to_scalar,
+    "str": lambda p, v: v if isinstance(v, str) else _NO,
+    "ScalarType": _to_dtype,
+    "Device": lambda p, v: v if isinstance(v, str) or hasattr(v, "type") else _NO,
+    "Tensor[]": lambda p, v: tuple(v) if isinstance(v, (tuple, list)) and all(map(_is_tensor, v)) else _NO,
+}
 
 
 def _literal(text):
@@ -153,7 +175,7 @@ def _short_typename(value):
 class Signature:
     """One schema line: its name, parameters (``self`` first for ops on a tensor) and entry."""
 
-    __slots__ = ("line", "name", "params", "entry", "_min", "_max")
+    __slots__ = ("line", "name", "params", "entry", "_min", "_max", "_layouts")
 
     def __init__(self, line, entry=None):
         self.line = line
@@ -168,8 +190,17 @@ class Signature:
                 kwonly = True
                 continue
             self.params.append(Param(text, kwonly))
-        self._min = sum(1 for p in self.params if not p.has_default and not p.optional and not p.kwonly)
+        self._min = sum(1 for p in self.params if not p.has_default and not p.kwonly)
         self._max = len(self.params)
+        self._layouts = {m: self._layout(m) for m in (False, True)}
+
+    def _layout(self, method):
+        """(parameters, positional ones, parameter by keyword, defaults of the ones not required)."""
+        params = [p for p in self.params if not (method and p.is_out)]
+        positional = [p for p in params if not p.kwonly]
+        by_name = {("input" if p.name == "self" and not method else p.name): p for p in params
+                   if not (method and p.name == "self")}
+        return params, positional, by_name
 
     def display(self, method):
         """PyTorch's text of this signature in its list of overloads."""
@@ -188,13 +219,14 @@ class Signature:
     def bind(self, args, kwargs, method, raise_=False, label=None):
         """The parameters' values by name, or None (or PyTorch's TypeError when ``raise_``)."""
         label = label or self.name
-        params = [p for p in self.params if not (method and p.is_out)]
-        positional = [p for p in params if not p.kwonly]
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            kwargs = _numpy_keywords(kwargs, label)
+        params, positional, by_name = self._layouts[method]
         values = {}
         if len(args) > len(positional):
             if not raise_:
                 return None
-            lo = sum(1 for p in positional if not p.has_default and not p.optional) - (1 if method else 0)
+            lo = sum(1 for p in positional if not p.has_default) - (1 if method else 0)
             hi = len(positional) - (1 if method else 0)
             if method and hi == 0:
                 raise errors.TypeError(f"TensorBase.{label}() takes no arguments ({len(args) - 1} given)")
@@ -211,12 +243,9 @@ class Signature:
                 raise errors.TypeError(f"{label}(): argument '{_pname(p, method)}' (position {where}) must be "
                                        f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(value)}")
             values[p.name] = got
-        by_name = {("input" if p.name == "self" and not method else p.name): p for p in params}
-        for key, value in kwargs.items():
+        for key in kwargs:
             p = by_name.get(key)
-            if p is None or (method and p.name == "self"):
-                continue
-            if p.name in values:
+            if p is not None and p.name in values:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got multiple values for argument '{key}'")
@@ -232,15 +261,14 @@ class Signature:
                     raise errors.TypeError(f"{label}(): argument '{key}' must be "
                                            f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(kwargs[key])}")
                 values[p.name] = got
-            elif p.has_default or p.optional:
+            elif p.has_default:
                 values[p.name] = p.default
             else:
                 if not raise_:
                     return None
                 raise errors.TypeError(f'{label}() missing 1 required positional arguments: "{key}"')
         for key in kwargs:
-            p = by_name.get(key)
-            if p is None or (method and p.name == "self"):
+            if key not in by_name:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got an unexpected keyword argument '{key}'")
@@ -253,6 +281,21 @@ class Signature:
         items = text.split(", ") if text else []
         n = len(items)
         return len(args) + len(kwargs) == n, items
+
+
+_NUMPY_KEYWORDS = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def _numpy_keywords(kwargs, label):
+    """NumPy's names for ``dim``/``keepdim`` (``x.sum(axis=0, keepdims=True)``), which PyTorch's parser
+    takes for every op with those parameters; giving both names is an unexpected keyword."""
+    kwargs = dict(kwargs)
+    for alias, param in _NUMPY_KEYWORDS:
+        if alias in kwargs:
+            if param in kwargs:
+                raise errors.TypeError(f"{label}() got an unexpected keyword argument '{alias}'")
+            kwargs[param] = kwargs.pop(alias)
+    return kwargs
 
 
 def _pname(p, method):

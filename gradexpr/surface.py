@@ -31,9 +31,7 @@ def run(entry, values, name):
     out = values.get("out")
     if out is not None:
         return _into(out, entry, values, name)
-    if entry.call is not None:
-        return entry.call(entry, values)
-    inputs, params = _values_to_call(entry, values)
+    inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
     return apply(entry, inputs, params)
 
 
@@ -77,21 +75,29 @@ def _inplace(overloads):
 
     def inplace(self, *args, **kwargs):
         sig, values = overloads.parse((self,) + args, kwargs, method=True, label=name)
-        inputs, params = _values_to_call(sig.entry, values)
-        return apply_inplace(sig.entry, self, inputs[1:], params)
+        entry = sig.entry
+        inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
+        return apply_inplace(entry, self, inputs[1:], params)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
 
 
 _bound = None
+_overloads: dict = {}
 
 
 def bound() -> dict:
-    """{namespace: {public name: function}} for every entry with variants, aliases included."""
+    """{namespace: {public name: function}} for every entry with variants."""
     global _bound
     if _bound is None:
         _bound = _bind_table()
     return _bound
+
+
+def overloads(name: str) -> Overloads:
+    """The schema lines bound under the public ``name`` (``nansum``, not ``nansum_``)."""
+    bound()
+    return _overloads[name]
 
 
 def _bind_table() -> dict:
@@ -105,7 +111,7 @@ def _bind_table() -> dict:
                 lines[name][1].update(entry.variants)
     out = {ns: {} for ns in _NAMESPACES}
     for name, (pairs, variants) in lines.items():
-        overloads = Overloads(name, pairs)
+        overloads = _overloads[name] = Overloads(name, pairs)
         for ns in variants:
             if ns == "method":
                 out[ns][name] = _method(overloads)

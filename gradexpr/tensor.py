@@ -21,6 +21,7 @@ from .graph import AccumulateGrad, InvalidGradFn, _grad_enabled
 class Tensor:
     _gx_exposed = True
     _gx_settable = frozenset({"requires_grad", "data", "grad"})
+    __array_priority__ = 1000      # as PyTorch's: NumPy's operators defer to the tensor's (np.float32(2) * t)
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_base",
                  "_view_meta", "_wrapped", "_acc", "_name", "__weakref__")
 
@@ -108,7 +109,11 @@ class Tensor:
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and self._grad_fn is not None and not self.retains_grad:
+            from .warn import non_leaf_grad
+            non_leaf_grad()
+        return g
 
     @grad.setter
     def grad(self, value):
@@ -307,6 +312,14 @@ class Tensor:
 
     def __reduce__(self):
         raise errors.TypeError("tensors cannot be pickled in gradexpr")
+
+    def __deepcopy__(self, memo):
+        from .tensor_copy import deepcopy_tensor
+        return deepcopy_tensor(self, memo)
+
+    def __copy__(self):
+        from .tensor_copy import copy_tensor
+        return copy_tensor(self)
 
 
 _new_object = object.__new__

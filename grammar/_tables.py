@@ -9,7 +9,7 @@ parser.TABLE_FIELDS). Regenerate after editing the grammar:
 # fmt: off
 FORMAT = 1
 LARK_VERSION = '1.3.1'
-GRAMMAR_CHECKSUM = 'crc32:80a21d01:7210'
+GRAMMAR_CHECKSUM = 'crc32:4dfdb2ff:9310'
 TERMINALS = (
     ('STRING', '(?:[rRuUfFbB]|[rR][fFbB]|[fFbB][rR])?(?:\'\'\'[^\'\\\\]*(?:(?:\\\\[\\s\\S]|\'(?!\'\'))[^\'\\\\]*)*\'\'\'|"""[^"\\\\]*(?:(?:\\\\[\\s\\S]|"(?!""))[^"\\\\]*)*"""|\'[^\'\\\\\n]*(?:\\\\[\\s\\S][^\'\\\\\n]*)*\'|"[^"\\\\\n]*(?:\\\\[\\s\\S][^"\\\\\n]*)*")'),  # 0
     ('NUMBER', '0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|(?:(?:\\d(?:_?\\d)*)?\\.\\d(?:_?\\d)*|\\d(?:_?\\d)*\\.?)(?:[eE][+-]?\\d(?:_?\\d)*)?[jJ]?'),  # 1
@@ -19,16 +19,16 @@ TERMINALS = (
     ('AUGOP', '(?:\\*\\*=|//=|<<=|>>=|\\+=|\\-=|\\*=|/=|%=|@=|\\&=|\\|=|\\^=)'),  # 5
     ('ELLIPSIS', '\\.\\.\\.'),  # 6
     ('__IGNORE_1', '\\\\\n'),  # 7
-    ('ARROW', '\\->'),  # 8
-    ('COLONEQUAL', ':='),  # 9
-    ('DSLASH', '//'),  # 10
-    ('LSHIFT', '<<'),  # 11
-    ('POW', '\\*\\*'),  # 12
-    ('RSHIFT', '>>'),  # 13
-    ('__ANON_0', '=='),  # 14
-    ('__ANON_1', '>='),  # 15
-    ('__ANON_2', '<='),  # 16
-    ('__ANON_3', '!='),  # 17
+    ('COLONEQUAL', ':='),  # 8
+    ('DSLASH', '//'),  # 9
+    ('LSHIFT', '<<'),  # 10
+    ('POW', '\\*\\*'),  # 11
+    ('RSHIFT', '>>'),  # 12
+    ('__ANON_0', '\\->'),  # 13
+    ('__ANON_1', '=='),  # 14
+    ('__ANON_2', '>='),  # 15
+    ('__ANON_3', '<='),  # 16
+    ('__ANON_4', '!='),  # 17
     ('AMPERSAND', '\\&'),  # 18
     ('AT', '@'),  # 19
     ('CIRCUMFLEX', '\\^'),  # 20
@@ -63,10 +63,10 @@ KEYWORDS = {'False': 'FALSE', 'None': 'NONE', 'True': 'TRUE', 'and': 'AND', 'as'
  'while': 'WHILE', 'with': 'WITH', 'yield': 'YIELD'}
 IGNORE = ('COMMENT', '__IGNORE_0', '__IGNORE_1')
 DISPATCH = {'\n': (2,), '!': (17,), '"': (0,), '#': (2, 4), '%': (5, 31), '&': (5, 18), "'": (0,),
- '(': (27,), ')': (34,), '*': (5, 12, 38), '+': (5, 32), ',': (22,), '-': (5, 8, 29),
- '.': (1, 6, 23), '/': (5, 10, 37), '0': (1,), '1': (1,), '2': (1,), '3': (1,), '4': (1,),
- '5': (1,), '6': (1,), '7': (1,), '8': (1,), '9': (1,), ':': (9, 21), ';': (36,),
- '<': (5, 11, 16, 26), '=': (14, 24), '>': (5, 13, 15, 30), '@': (5, 19), 'A': (3,),
+ '(': (27,), ')': (34,), '*': (5, 11, 38), '+': (5, 32), ',': (22,), '-': (5, 13, 29),
+ '.': (1, 6, 23), '/': (5, 9, 37), '0': (1,), '1': (1,), '2': (1,), '3': (1,), '4': (1,),
+ '5': (1,), '6': (1,), '7': (1,), '8': (1,), '9': (1,), ':': (8, 21), ';': (36,),
+ '<': (5, 10, 16, 26), '=': (14, 24), '>': (5, 12, 15, 30), '@': (5, 19), 'A': (3,),
  'B': (0, 3), 'C': (3,), 'D': (3,), 'E': (3,), 'F': (0, 3), 'G': (3,), 'H': (3,), 'I': (3,),
  'J': (3,), 'K': (3,), 'L': (3,), 'M': (3,), 'N': (3,), 'O': (3,), 'P': (3,), 'Q': (3,),
  'R': (0, 3), 'S': (3,), 'T': (3,), 'U': (0, 3), 'V': (3,), 'W': (3,), 'X': (3,), 'Y': (3,),
@@ -75,19 +75,19 @@ DISPATCH = {'\n': (2,), '!': (17,), '"': (0,), '#': (2, 4), '%': (5, 31), '&': (
  'k': (3,), 'l': (3,), 'm': (3,), 'n': (3,), 'o': (3,), 'p': (3,), 'q': (3,), 'r': (0, 3),
  's': (3,), 't': (3,), 'u': (0, 3), 'v': (3,), 'w': (3,), 'x': (3,), 'y': (3,), 'z': (3,),
  '{': (25,), '|': (5, 40), '}': (33,), '~': (39,)}
-TERM_TEXT = {'AMPERSAND': '&', 'AND': 'and', 'ARROW': '->', 'AS': 'as', 'ASSERT': 'assert',
- 'ASYNC': 'async', 'AT': '@', 'AWAIT': 'await', 'BREAK': 'break', 'CIRCUMFLEX': '^',
- 'CLASS': 'class', 'COLON': ':', 'COLONEQUAL': ':=', 'COMMA': ',', 'CONTINUE': 'continue',
- 'DEF': 'def', 'DEL': 'del', 'DOT': '.', 'DSLASH': '//', 'ELIF': 'elif', 'ELLIPSIS': '...',
- 'ELSE': 'else', 'EQUAL': '=', 'EXCEPT': 'except', 'FALSE': 'False', 'FINALLY': 'finally',
- 'FOR': 'for', 'FROM': 'from', 'GLOBAL': 'global', 'IF': 'if', 'IMPORT': 'import', 'IN': 'in',
- 'IS': 'is', 'LAMBDA': 'lambda', 'LBRACE': '{', 'LESSTHAN': '<', 'LPAR': '(', 'LSHIFT': '<<',
- 'LSQB': '[', 'MINUS': '-', 'MORETHAN': '>', 'NONE': 'None', 'NONLOCAL': 'nonlocal',
- 'NOT': 'not', 'OR': 'or', 'PASS': 'pass', 'PERCENT': '%', 'PLUS': '+', 'POW': '**',
- 'RAISE': 'raise', 'RBRACE': '}', 'RETURN': 'return', 'RPAR': ')', 'RSHIFT': '>>', 'RSQB': ']',
- 'SEMICOLON': ';', 'SLASH': '/', 'STAR': '*', 'TILDE': '~', 'TRUE': 'True', 'TRY': 'try',
- 'VBAR': '|', 'WHILE': 'while', 'WITH': 'with', 'YIELD': 'yield', '__ANON_0': '==',
- '__ANON_1': '>=', '__ANON_2': '<=', '__ANON_3': '!='}
+TERM_TEXT = {'AMPERSAND': '&', 'AND': 'and', 'AS': 'as', 'ASSERT': 'assert', 'ASYNC': 'async', 'AT': '@',
+ 'AWAIT': 'await', 'BREAK': 'break', 'CIRCUMFLEX': '^', 'CLASS': 'class', 'COLON': ':',
+ 'COLONEQUAL': ':=', 'COMMA': ',', 'CONTINUE': 'continue', 'DEF': 'def', 'DEL': 'del',
+ 'DOT': '.', 'DSLASH': '//', 'ELIF': 'elif', 'ELLIPSIS': '...', 'ELSE': 'else', 'EQUAL': '=',
+ 'EXCEPT': 'except', 'FALSE': 'False', 'FINALLY': 'finally', 'FOR': 'for', 'FROM': 'from',
+ 'GLOBAL': 'global', 'IF': 'if', 'IMPORT': 'import', 'IN': 'in', 'IS': 'is', 'LAMBDA': 'lambda',
+ 'LBRACE': '{', 'LESSTHAN': '<', 'LPAR': '(', 'LSHIFT': '<<', 'LSQB': '[', 'MINUS': '-',
+ 'MORETHAN': '>', 'NONE': 'None', 'NONLOCAL': 'nonlocal', 'NOT': 'not', 'OR': 'or',
+ 'PASS': 'pass', 'PERCENT': '%', 'PLUS': '+', 'POW': '**', 'RAISE': 'raise', 'RBRACE': '}',
+ 'RETURN': 'return', 'RPAR': ')', 'RSHIFT': '>>', 'RSQB': ']', 'SEMICOLON': ';', 'SLASH': '/',
+ 'STAR': '*', 'TILDE': '~', 'TRUE': 'True', 'TRY': 'try', 'VBAR': '|', 'WHILE': 'while',
+ 'WITH': 'with', 'YIELD': 'yield', '__ANON_0': '->', '__ANON_1': '==', '__ANON_2': '>=',
+ '__ANON_3': '<=', '__ANON_4': '!='}
 TERM_CHOICES = {'AUGOP': ('**=', '//=', '<<=', '>>=', '+=', '-=', '*=', '/=', '%=', '@=', '&=', '|=', '^='),
  '__IGNORE_1': ('\\\n',)}
 RULES = (
@@ -113,1706 +113,2606 @@ RULES = (
     ('small_stmt', 'small_stmt', 1, True, None),  # 19
     ('small_stmt', 'small_stmt', 1, True, None),  # 20
     ('small_stmt', 'small_stmt', 1, True, None),  # 21
-    ('expr_stmt', 'expr_stmt', 1, False, None),  # 22
-    ('assign_stmt', 'assign_stmt', 2, False, (((0, None, 0), (1, '__assign_stmt_plus_3', 0)), 0)),  # 23
-    ('augassign_stmt', 'augassign_stmt', 3, False, None),  # 24
-    ('pass_stmt', 'pass_stmt', 1, False, None),  # 25
-    ('break_stmt', 'break_stmt', 1, False, None),  # 26
-    ('continue_stmt', 'continue_stmt', 1, False, None),  # 27
-    ('return_stmt', 'return_stmt', 2, False, None),  # 28
-    ('return_stmt', 'return_stmt', 1, False, (((0, None, 0),), 1)),  # 29
-    ('assert_stmt', 'assert_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 30
-    ('assert_stmt', 'assert_stmt', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 31
-    ('import_name', 'import_name', 3, False, (((0, None, 0), (1, None, 0), (2, '__import_name_star_4', 0)), 0)),  # 32
-    ('import_name', 'import_name', 2, False, None),  # 33
-    ('dotted_as_name', 'dotted_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 34
-    ('dotted_as_name', 'dotted_as_name', 1, False, (((0, None, 0),), 1)),  # 35
-    ('dotted_name', 'dotted_name', 2, False, (((0, None, 0), (1, '__dotted_name_star_5', 0)), 0)),  # 36
-    ('dotted_name', 'dotted_name', 1, False, None),  # 37
-    ('import_from', 'import_from', 4, False, None),  # 38
-    ('import_from', 'import_from', 4, False, None),  # 39
-    ('import_from', 'import_from', 6, False, (((0, None, 0), (1, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 40
-    ('import_as_names', 'import_as_names', 3, False, (((0, None, 0), (1, '__import_as_names_star_6', 0)), 0)),  # 41
-    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0), (1, '__import_as_names_star_6', 0)), 0)),  # 42
-    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0),), 0)),  # 43
-    ('import_as_names', 'import_as_names', 1, False, None),  # 44
-    ('import_as_name', 'import_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 45
-    ('import_as_name', 'import_as_name', 1, False, (((0, None, 0),), 1)),  # 46
-    ('compound_stmt', 'compound_stmt', 1, True, None),  # 47
-    ('compound_stmt', 'compound_stmt', 1, True, None),  # 48
-    ('compound_stmt', 'compound_stmt', 1, True, None),  # 49
-    ('compound_stmt', 'compound_stmt', 1, True, None),  # 50
-    ('compound_stmt', 'compound_stmt', 1, True, None),  # 51
-    ('if_stmt', 'if_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_7', 0), (5, None, 0)), 0)),  # 52
-    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_7', 0)), 1)),  # 53
-    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 54
-    ('if_stmt', 'if_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 55
-    ('elif_clause', 'elif_clause', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 56
-    ('else_clause', 'else_clause', 3, False, (((2, None, 0),), 0)),  # 57
-    ('while_stmt', 'while_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 58
-    ('while_stmt', 'while_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 59
-    ('for_stmt', 'for_stmt', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0), (6, None, 0)), 0)),  # 60
-    ('for_stmt', 'for_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0)), 1)),  # 61
-    ('funcdef', 'funcdef', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (6, None, 0)), 0)),  # 62
-    ('funcdef', 'funcdef', 6, False, (((0, None, 0), (1, None, 0), (5, None, 1)), 0)),  # 63
-    ('with_stmt', 'with_stmt', 5, False, (((0, None, 0), (1, None, 0), (2, '__with_stmt_star_8', 0), (4, None, 0)), 0)),  # 64
-    ('with_stmt', 'with_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 65
-    ('with_item', 'with_item', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 66
-    ('with_item', 'with_item', 1, False, (((0, None, 0),), 1)),  # 67
-    ('suite', 'suite', 1, False, None),  # 68
-    ('suite', 'suite', 4, False, (((2, '__suite_plus_9', 0),), 0)),  # 69
-    ('parameters', 'parameters', 3, False, (((0, None, 0), (1, '__parameters_star_10', 0)), 0)),  # 70
-    ('parameters', 'parameters', 2, False, (((0, None, 0), (1, '__parameters_star_10', 0)), 0)),  # 71
-    ('parameters', 'parameters', 2, False, (((0, None, 0),), 0)),  # 72
-    ('parameters', 'parameters', 1, False, None),  # 73
-    ('paramitem', 'param', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 74
-    ('paramitem', 'param', 1, False, (((0, None, 0),), 1)),  # 75
-    ('paramitem', 'star_param', 2, False, None),  # 76
-    ('paramitem', 'star_param', 1, False, (((0, None, 0),), 1)),  # 77
-    ('paramitem', 'kw_param', 2, False, None),  # 78
-    ('testlist', 'testlist', 1, True, None),  # 79
-    ('testlist', 'testlist', 1, True, None),  # 80
-    ('tuple_list', 'tuple_list', 3, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 81
-    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 82
-    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0),), 0)),  # 83
-    ('exprlist', 'exprlist', 1, True, None),  # 84
-    ('exprlist', 'exprlist', 1, True, None),  # 85
-    ('expr_tuple', 'expr_tuple', 3, False, (((0, None, 0), (1, '__expr_tuple_plus_12', 0)), 0)),  # 86
-    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0), (1, '__expr_tuple_plus_12', 0)), 0)),  # 87
-    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0),), 0)),  # 88
-    ('test', 'test', 1, True, None),  # 89
-    ('test', 'ifexp', 5, False, (((0, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 90
-    ('test', 'test', 1, True, None),  # 91
-    ('lambdef', 'lambdef', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 92
-    ('lambdef', 'lambdef', 3, False, (((0, None, 0), (2, None, 1)), 0)),  # 93
-    ('or_test', 'or_test', 2, True, (((0, None, 0), (1, '__or_test_star_13', 0)), 0)),  # 94
-    ('or_test', 'or_test', 1, True, None),  # 95
-    ('and_test', 'and_test', 2, True, (((0, None, 0), (1, '__and_test_star_14', 0)), 0)),  # 96
-    ('and_test', 'and_test', 1, True, None),  # 97
-    ('not_test', 'not_op', 2, False, None),  # 98
-    ('not_test', 'not_test', 1, True, None),  # 99
-    ('comparison', 'comparison', 2, True, (((0, None, 0), (1, '__comparison_star_15', 0)), 0)),  # 100
-    ('comparison', 'comparison', 1, True, None),  # 101
-    ('comp_op', 'comp_op', 1, False, None),  # 102
-    ('comp_op', 'comp_op', 1, False, None),  # 103
-    ('comp_op', 'comp_op', 1, False, None),  # 104
-    ('comp_op', 'comp_op', 1, False, None),  # 105
-    ('comp_op', 'comp_op', 1, False, None),  # 106
-    ('comp_op', 'comp_op', 1, False, None),  # 107
-    ('comp_op', 'comp_op', 1, False, None),  # 108
-    ('comp_op', 'comp_op', 2, False, None),  # 109
-    ('comp_op', 'comp_op', 1, False, None),  # 110
-    ('comp_op', 'comp_op', 2, False, None),  # 111
-    ('expr', 'expr', 2, True, (((0, None, 0), (1, '__expr_star_16', 0)), 0)),  # 112
-    ('expr', 'expr', 1, True, None),  # 113
-    ('xor_expr', 'xor_expr', 2, True, (((0, None, 0), (1, '__xor_expr_star_17', 0)), 0)),  # 114
-    ('xor_expr', 'xor_expr', 1, True, None),  # 115
-    ('and_expr', 'and_expr', 2, True, (((0, None, 0), (1, '__and_expr_star_18', 0)), 0)),  # 116
-    ('and_expr', 'and_expr', 1, True, None),  # 117
-    ('shift_expr', 'shift_expr', 2, True, (((0, None, 0), (1, '__shift_expr_star_19', 0)), 0)),  # 118
-    ('shift_expr', 'shift_expr', 1, True, None),  # 119
-    ('arith_expr', 'arith_expr', 2, True, (((0, None, 0), (1, '__arith_expr_star_20', 0)), 0)),  # 120
-    ('arith_expr', 'arith_expr', 1, True, None),  # 121
-    ('term', 'term', 2, True, (((0, None, 0), (1, '__term_star_21', 0)), 0)),  # 122
-    ('term', 'term', 1, True, None),  # 123
-    ('factor', 'unary', 2, False, None),  # 124
-    ('factor', 'unary', 2, False, None),  # 125
-    ('factor', 'unary', 2, False, None),  # 126
-    ('factor', 'factor', 1, True, None),  # 127
-    ('power', 'power', 1, True, None),  # 128
-    ('power', 'power_op', 3, False, None),  # 129
-    ('atom_expr', 'call', 4, False, None),  # 130
-    ('atom_expr', 'call', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 131
-    ('atom_expr', 'getitem', 4, False, None),  # 132
-    ('atom_expr', 'getattr', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 133
-    ('atom_expr', 'atom_expr', 1, True, None),  # 134
-    ('atom', 'empty_tuple', 2, False, None),  # 135
-    ('atom', 'paren', 3, False, None),  # 136
-    ('atom', 'paren', 3, False, None),  # 137
-    ('atom', 'list', 3, False, None),  # 138
-    ('atom', 'list', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 139
-    ('atom', 'dict', 3, False, None),  # 140
-    ('atom', 'dict', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 141
-    ('atom', 'name', 1, False, None),  # 142
-    ('atom', 'number', 1, False, None),  # 143
-    ('atom', 'string', 1, False, (((0, '__atom_plus_22', 0),), 0)),  # 144
-    ('atom', 'ellipsis', 1, False, None),  # 145
-    ('atom', 'const_none', 1, False, None),  # 146
-    ('atom', 'const_true', 1, False, None),  # 147
-    ('atom', 'const_false', 1, False, None),  # 148
-    ('list_items', 'list_items', 3, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 149
-    ('list_items', 'list_items', 2, False, (((0, None, 0), (1, '__tuple_list_plus_11', 0)), 0)),  # 150
-    ('list_items', 'list_items', 2, False, (((0, None, 0),), 0)),  # 151
-    ('list_items', 'list_items', 1, False, None),  # 152
-    ('dict_items', 'dict_items', 3, False, (((0, None, 0), (1, '__dict_items_star_23', 0)), 0)),  # 153
-    ('dict_items', 'dict_items', 2, False, (((0, None, 0), (1, '__dict_items_star_23', 0)), 0)),  # 154
-    ('dict_items', 'dict_items', 2, False, (((0, None, 0),), 0)),  # 155
-    ('dict_items', 'dict_items', 1, False, None),  # 156
-    ('key_value', 'key_value', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 157
-    ('subscriptlist', 'subscriptlist', 1, True, None),  # 158
-    ('subscriptlist', 'subscript_tuple', 3, False, (((0, None, 0), (1, '__subscriptlist_plus_24', 0)), 0)),  # 159
-    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0), (1, '__subscriptlist_plus_24', 0)), 0)),  # 160
-    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0),), 0)),  # 161
-    ('subscript', 'subscript', 1, True, None),  # 162
-    ('subscript', 'slice', 4, False, None),  # 163
-    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 0)), 1)),  # 164
-    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 165
-    ('subscript', 'slice', 2, False, (((0, None, 0), (1, None, 0)), 2)),  # 166
-    ('subscript', 'slice', 3, False, (((0, None, 1), (1, None, 0), (2, None, 0)), 0)),  # 167
-    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 0)), 1)),  # 168
-    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 1)), 0)),  # 169
-    ('subscript', 'slice', 1, False, (((0, None, 1),), 2)),  # 170
-    ('sliceop', 'sliceop', 2, False, None),  # 171
-    ('sliceop', 'sliceop', 1, False, (((0, None, 0),), 1)),  # 172
-    ('arguments', 'arguments', 3, False, (((0, None, 0), (1, '__arguments_star_25', 0)), 0)),  # 173
-    ('arguments', 'arguments', 2, False, (((0, None, 0), (1, '__arguments_star_25', 0)), 0)),  # 174
-    ('arguments', 'arguments', 2, False, (((0, None, 0),), 0)),  # 175
-    ('arguments', 'arguments', 1, False, None),  # 176
-    ('argument', 'argument', 1, True, None),  # 177
-    ('argument', 'kwarg', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 178
-    ('argument', 'star_arg', 2, False, None),  # 179
-    ('argument', 'kwargs_arg', 2, False, None),  # 180
-    ('__file_input_star_0', '__file_input_star_0', 1, False, ((), 0)),  # 181
-    ('__file_input_star_0', '__file_input_star_0', 1, False, None),  # 182
-    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0),), 0)),  # 183
-    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0), (1, None, 0)), 0)),  # 184
-    ('__eval_input_star_1', '__eval_input_star_1', 1, False, ((), 0)),  # 185
-    ('__eval_input_star_1', '__eval_input_star_1', 2, False, (((0, '__eval_input_star_1', 0),), 0)),  # 186
-    ('__simple_stmt_star_2', '__simple_stmt_star_2', 2, False, (((1, None, 0),), 0)),  # 187
-    ('__simple_stmt_star_2', '__simple_stmt_star_2', 3, False, (((0, '__simple_stmt_star_2', 0), (2, None, 0)), 0)),  # 188
-    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 2, False, (((1, None, 0),), 0)),  # 189
-    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 3, False, (((0, '__assign_stmt_plus_3', 0), (2, None, 0)), 0)),  # 190
-    ('__import_name_star_4', '__import_name_star_4', 2, False, (((1, None, 0),), 0)),  # 191
-    ('__import_name_star_4', '__import_name_star_4', 3, False, (((0, '__import_name_star_4', 0), (2, None, 0)), 0)),  # 192
-    ('__dotted_name_star_5', '__dotted_name_star_5', 2, False, (((1, None, 0),), 0)),  # 193
-    ('__dotted_name_star_5', '__dotted_name_star_5', 3, False, (((0, '__dotted_name_star_5', 0), (2, None, 0)), 0)),  # 194
-    ('__import_as_names_star_6', '__import_as_names_star_6', 2, False, (((1, None, 0),), 0)),  # 195
-    ('__import_as_names_star_6', '__import_as_names_star_6', 3, False, (((0, '__import_as_names_star_6', 0), (2, None, 0)), 0)),  # 196
-    ('__if_stmt_star_7', '__if_stmt_star_7', 1, False, None),  # 197
-    ('__if_stmt_star_7', '__if_stmt_star_7', 2, False, (((0, '__if_stmt_star_7', 0), (1, None, 0)), 0)),  # 198
-    ('__with_stmt_star_8', '__with_stmt_star_8', 2, False, (((1, None, 0),), 0)),  # 199
-    ('__with_stmt_star_8', '__with_stmt_star_8', 3, False, (((0, '__with_stmt_star_8', 0), (2, None, 0)), 0)),  # 200
-    ('__suite_plus_9', '__suite_plus_9', 1, False, None),  # 201
-    ('__suite_plus_9', '__suite_plus_9', 2, False, (((0, '__suite_plus_9', 0), (1, None, 0)), 0)),  # 202
-    ('__parameters_star_10', '__parameters_star_10', 2, False, (((1, None, 0),), 0)),  # 203
-    ('__parameters_star_10', '__parameters_star_10', 3, False, (((0, '__parameters_star_10', 0), (2, None, 0)), 0)),  # 204
-    ('__tuple_list_plus_11', '__tuple_list_plus_11', 2, False, (((1, None, 0),), 0)),  # 205
-    ('__tuple_list_plus_11', '__tuple_list_plus_11', 3, False, (((0, '__tuple_list_plus_11', 0), (2, None, 0)), 0)),  # 206
-    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 2, False, (((1, None, 0),), 0)),  # 207
-    ('__expr_tuple_plus_12', '__expr_tuple_plus_12', 3, False, (((0, '__expr_tuple_plus_12', 0), (2, None, 0)), 0)),  # 208
-    ('__or_test_star_13', '__or_test_star_13', 2, False, (((1, None, 0),), 0)),  # 209
-    ('__or_test_star_13', '__or_test_star_13', 3, False, (((0, '__or_test_star_13', 0), (2, None, 0)), 0)),  # 210
-    ('__and_test_star_14', '__and_test_star_14', 2, False, (((1, None, 0),), 0)),  # 211
-    ('__and_test_star_14', '__and_test_star_14', 3, False, (((0, '__and_test_star_14', 0), (2, None, 0)), 0)),  # 212
-    ('__comparison_star_15', '__comparison_star_15', 2, False, None),  # 213
-    ('__comparison_star_15', '__comparison_star_15', 3, False, (((0, '__comparison_star_15', 0), (1, None, 0), (2, None, 0)), 0)),  # 214
-    ('__expr_star_16', '__expr_star_16', 2, False, (((1, None, 0),), 0)),  # 215
-    ('__expr_star_16', '__expr_star_16', 3, False, (((0, '__expr_star_16', 0), (2, None, 0)), 0)),  # 216
-    ('__xor_expr_star_17', '__xor_expr_star_17', 2, False, (((1, None, 0),), 0)),  # 217
-    ('__xor_expr_star_17', '__xor_expr_star_17', 3, False, (((0, '__xor_expr_star_17', 0), (2, None, 0)), 0)),  # 218
-    ('__and_expr_star_18', '__and_expr_star_18', 2, False, (((1, None, 0),), 0)),  # 219
-    ('__and_expr_star_18', '__and_expr_star_18', 3, False, (((0, '__and_expr_star_18', 0), (2, None, 0)), 0)),  # 220
-    ('__shift_expr_star_19', '__shift_expr_star_19', 2, False, None),  # 221
-    ('__shift_expr_star_19', '__shift_expr_star_19', 2, False, None),  # 222
-    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, '__shift_expr_star_19', 0), (1, None, 0), (2, None, 0)), 0)),  # 223
-    ('__shift_expr_star_19', '__shift_expr_star_19', 3, False, (((0, '__shift_expr_star_19', 0), (1, None, 0), (2, None, 0)), 0)),  # 224
-    ('__arith_expr_star_20', '__arith_expr_star_20', 2, False, None),  # 225
-    ('__arith_expr_star_20', '__arith_expr_star_20', 2, False, None),  # 226
-    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, '__arith_expr_star_20', 0), (1, None, 0), (2, None, 0)), 0)),  # 227
-    ('__arith_expr_star_20', '__arith_expr_star_20', 3, False, (((0, '__arith_expr_star_20', 0), (1, None, 0), (2, None, 0)), 0)),  # 228
-    ('__term_star_21', '__term_star_21', 2, False, None),  # 229
-    ('__term_star_21', '__term_star_21', 2, False, None),  # 230
-    ('__term_star_21', '__term_star_21', 2, False, None),  # 231
-    ('__term_star_21', '__term_star_21', 2, False, None),  # 232
-    ('__term_star_21', '__term_star_21', 2, False, None),  # 233
-    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 234
-    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 235
-    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 236
-    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 237
-    ('__term_star_21', '__term_star_21', 3, False, (((0, '__term_star_21', 0), (1, None, 0), (2, None, 0)), 0)),  # 238
-    ('__atom_plus_22', '__atom_plus_22', 1, False, None),  # 239
-    ('__atom_plus_22', '__atom_plus_22', 2, False, (((0, '__atom_plus_22', 0), (1, None, 0)), 0)),  # 240
-    ('__dict_items_star_23', '__dict_items_star_23', 2, False, (((1, None, 0),), 0)),  # 241
-    ('__dict_items_star_23', '__dict_items_star_23', 3, False, (((0, '__dict_items_star_23', 0), (2, None, 0)), 0)),  # 242
-    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 2, False, (((1, None, 0),), 0)),  # 243
-    ('__subscriptlist_plus_24', '__subscriptlist_plus_24', 3, False, (((0, '__subscriptlist_plus_24', 0), (2, None, 0)), 0)),  # 244
-    ('__arguments_star_25', '__arguments_star_25', 2, False, (((1, None, 0),), 0)),  # 245
-    ('__arguments_star_25', '__arguments_star_25', 3, False, (((0, '__arguments_star_25', 0), (2, None, 0)), 0)),  # 246
+    ('small_stmt', 'small_stmt', 1, True, None),  # 22
+    ('small_stmt', 'small_stmt', 1, True, None),  # 23
+    ('small_stmt', 'small_stmt', 1, True, None),  # 24
+    ('small_stmt', 'small_stmt', 1, True, None),  # 25
+    ('small_stmt', 'small_stmt', 1, True, None),  # 26
+    ('expr_stmt', 'expr_stmt', 1, False, None),  # 27
+    ('expr_stmt', 'expr_stmt', 1, False, None),  # 28
+    ('assign_stmt', 'assign_stmt', 2, False, (((0, None, 0), (1, '__assign_stmt_plus_3', 0)), 0)),  # 29
+    ('augassign_stmt', 'augassign_stmt', 3, False, None),  # 30
+    ('augassign_stmt', 'augassign_stmt', 3, False, None),  # 31
+    ('annassign_stmt', 'annassign_stmt', 5, False, (((0, None, 0), (1, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 32
+    ('annassign_stmt', 'annassign_stmt', 5, False, (((0, None, 0), (1, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 33
+    ('annassign_stmt', 'annassign_stmt', 3, False, (((0, None, 0), (1, None, 0), (2, None, 0)), 1)),  # 34
+    ('raise_stmt', 'raise_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 35
+    ('raise_stmt', 'raise_stmt', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 36
+    ('raise_stmt', 'raise_stmt', 1, False, (((0, None, 0),), 2)),  # 37
+    ('global_stmt', 'global_stmt', 3, False, (((0, None, 0), (1, None, 0), (2, '__global_stmt_star_4', 0)), 0)),  # 38
+    ('global_stmt', 'global_stmt', 2, False, None),  # 39
+    ('nonlocal_stmt', 'nonlocal_stmt', 3, False, (((0, None, 0), (1, None, 0), (2, '__global_stmt_star_4', 0)), 0)),  # 40
+    ('nonlocal_stmt', 'nonlocal_stmt', 2, False, None),  # 41
+    ('del_stmt', 'del_stmt', 2, False, None),  # 42
+    ('pass_stmt', 'pass_stmt', 1, False, None),  # 43
+    ('break_stmt', 'break_stmt', 1, False, None),  # 44
+    ('continue_stmt', 'continue_stmt', 1, False, None),  # 45
+    ('return_stmt', 'return_stmt', 2, False, None),  # 46
+    ('return_stmt', 'return_stmt', 1, False, (((0, None, 0),), 1)),  # 47
+    ('assert_stmt', 'assert_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 48
+    ('assert_stmt', 'assert_stmt', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 49
+    ('import_name', 'import_name', 3, False, (((0, None, 0), (1, None, 0), (2, '__import_name_star_5', 0)), 0)),  # 50
+    ('import_name', 'import_name', 2, False, None),  # 51
+    ('dotted_as_name', 'dotted_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 52
+    ('dotted_as_name', 'dotted_as_name', 1, False, (((0, None, 0),), 1)),  # 53
+    ('dotted_name', 'dotted_name', 2, False, (((0, None, 0), (1, '__dotted_name_star_6', 0)), 0)),  # 54
+    ('dotted_name', 'dotted_name', 1, False, None),  # 55
+    ('import_from', 'import_from', 4, False, None),  # 56
+    ('import_from', 'import_from', 4, False, None),  # 57
+    ('import_from', 'import_from', 6, False, (((0, None, 0), (1, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 58
+    ('import_as_names', 'import_as_names', 3, False, (((0, None, 0), (1, '__import_as_names_star_7', 0)), 0)),  # 59
+    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0), (1, '__import_as_names_star_7', 0)), 0)),  # 60
+    ('import_as_names', 'import_as_names', 2, False, (((0, None, 0),), 0)),  # 61
+    ('import_as_names', 'import_as_names', 1, False, None),  # 62
+    ('import_as_name', 'import_as_name', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 63
+    ('import_as_name', 'import_as_name', 1, False, (((0, None, 0),), 1)),  # 64
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 65
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 66
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 67
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 68
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 69
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 70
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 71
+    ('compound_stmt', 'compound_stmt', 1, True, None),  # 72
+    ('if_stmt', 'if_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_8', 0), (5, None, 0)), 0)),  # 73
+    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, '__if_stmt_star_8', 0)), 1)),  # 74
+    ('if_stmt', 'if_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 75
+    ('if_stmt', 'if_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 76
+    ('elif_clause', 'elif_clause', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 77
+    ('else_clause', 'else_clause', 3, False, (((2, None, 0),), 0)),  # 78
+    ('while_stmt', 'while_stmt', 5, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0)), 0)),  # 79
+    ('while_stmt', 'while_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 1)),  # 80
+    ('for_stmt', 'for_stmt', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0), (6, None, 0)), 0)),  # 81
+    ('for_stmt', 'for_stmt', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0)), 1)),  # 82
+    ('funcdef', 'funcdef', 9, False, (((0, None, 0), (1, None, 0), (3, None, 0), (6, None, 0), (8, None, 0)), 0)),  # 83
+    ('funcdef', 'funcdef', 7, False, (((0, None, 0), (1, None, 0), (3, None, 0), (6, None, 1)), 0)),  # 84
+    ('funcdef', 'funcdef', 8, False, (((0, None, 0), (1, None, 0), (5, None, 1), (7, None, 0)), 0)),  # 85
+    ('funcdef', 'funcdef', 6, False, (((0, None, 0), (1, None, 0), (5, None, 2)), 0)),  # 86
+    ('classdef', 'classdef', 7, False, (((0, None, 0), (1, None, 0), (2, None, 0), (3, None, 0), (4, None, 0), (6, None, 0)), 0)),  # 87
+    ('classdef', 'classdef', 6, False, (((0, None, 0), (1, None, 0), (2, None, 0), (3, None, 1), (5, None, 0)), 0)),  # 88
+    ('classdef', 'classdef', 4, False, (((0, None, 0), (1, None, 0), (3, None, 3)), 0)),  # 89
+    ('decorated', 'decorated', 2, False, (((0, '__decorated_plus_9', 0), (1, None, 0)), 0)),  # 90
+    ('decorated', 'decorated', 2, False, (((0, '__decorated_plus_9', 0), (1, None, 0)), 0)),  # 91
+    ('decorator', 'decorator', 3, False, (((0, None, 0), (1, None, 0)), 0)),  # 92
+    ('try_stmt', 'try_stmt', 6, False, (((0, None, 0), (2, None, 0), (3, '__try_stmt_plus_10', 0), (4, None, 0), (5, None, 0)), 0)),  # 93
+    ('try_stmt', 'try_stmt', 5, False, (((0, None, 0), (2, None, 0), (3, '__try_stmt_plus_10', 0), (4, None, 0)), 1)),  # 94
+    ('try_stmt', 'try_stmt', 5, False, (((0, None, 0), (2, None, 0), (3, '__try_stmt_plus_10', 0), (4, None, 1)), 0)),  # 95
+    ('try_stmt', 'try_stmt', 4, False, (((0, None, 0), (2, None, 0), (3, '__try_stmt_plus_10', 0)), 2)),  # 96
+    ('try_stmt', 'try_stmt', 4, False, (((0, None, 0), (2, None, 0), (3, None, 0)), 0)),  # 97
+    ('except_clause', 'except_clause', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (5, None, 0)), 0)),  # 98
+    ('except_clause', 'except_clause', 4, False, (((0, None, 0), (1, None, 0), (3, None, 1)), 0)),  # 99
+    ('except_clause', 'except_clause', 3, False, (((0, None, 0), (2, None, 2)), 0)),  # 100
+    ('finally_clause', 'finally_clause', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 101
+    ('with_stmt', 'with_stmt', 5, False, (((0, None, 0), (1, None, 0), (2, '__with_stmt_star_11', 0), (4, None, 0)), 0)),  # 102
+    ('with_stmt', 'with_stmt', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 103
+    ('with_item', 'with_item', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 104
+    ('with_item', 'with_item', 1, False, (((0, None, 0),), 1)),  # 105
+    ('suite', 'suite', 1, False, None),  # 106
+    ('suite', 'suite', 4, False, (((2, '__suite_plus_12', 0),), 0)),  # 107
+    ('parameters', 'parameters', 3, False, (((0, None, 0), (1, '__parameters_star_13', 0)), 0)),  # 108
+    ('parameters', 'parameters', 2, False, (((0, None, 0), (1, '__parameters_star_13', 0)), 0)),  # 109
+    ('parameters', 'parameters', 2, False, (((0, None, 0),), 0)),  # 110
+    ('parameters', 'parameters', 1, False, None),  # 111
+    ('paramitem', 'param', 5, False, (((0, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 112
+    ('paramitem', 'param', 3, False, (((0, None, 0), (2, None, 0)), 1)),  # 113
+    ('paramitem', 'param', 3, False, (((0, None, 0), (2, None, 1)), 0)),  # 114
+    ('paramitem', 'param', 1, False, (((0, None, 0),), 2)),  # 115
+    ('paramitem', 'star_param', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 116
+    ('paramitem', 'star_param', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 117
+    ('paramitem', 'star_param', 1, False, (((0, None, 0),), 2)),  # 118
+    ('paramitem', 'kw_param', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 119
+    ('paramitem', 'kw_param', 2, False, (((0, None, 0), (1, None, 0)), 1)),  # 120
+    ('lambda_parameters', 'lambda_parameters', 3, False, (((0, None, 0), (1, '__lambda_parameters_star_14', 0)), 0)),  # 121
+    ('lambda_parameters', 'lambda_parameters', 2, False, (((0, None, 0), (1, '__lambda_parameters_star_14', 0)), 0)),  # 122
+    ('lambda_parameters', 'lambda_parameters', 2, False, (((0, None, 0),), 0)),  # 123
+    ('lambda_parameters', 'lambda_parameters', 1, False, None),  # 124
+    ('lparamitem', 'lparam', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 125
+    ('lparamitem', 'lparam', 1, False, (((0, None, 0),), 1)),  # 126
+    ('lparamitem', 'lstar_param', 2, False, None),  # 127
+    ('lparamitem', 'lstar_param', 1, False, (((0, None, 0),), 1)),  # 128
+    ('lparamitem', 'lkw_param', 2, False, None),  # 129
+    ('testlist', 'testlist', 1, True, None),  # 130
+    ('testlist', 'testlist', 1, True, None),  # 131
+    ('testlist', 'testlist', 1, True, None),  # 132
+    ('tuple_list', 'tuple_list', 3, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 133
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 134
+    ('tuple_list', 'tuple_list', 3, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 135
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 136
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0),), 0)),  # 137
+    ('tuple_list', 'tuple_list', 2, False, (((0, None, 0),), 0)),  # 138
+    ('star_expr', 'star_expr', 2, False, None),  # 139
+    ('exprlist', 'exprlist', 1, True, None),  # 140
+    ('exprlist', 'exprlist', 1, True, None),  # 141
+    ('exprlist', 'exprlist', 1, True, None),  # 142
+    ('expr_tuple', 'expr_tuple', 3, False, (((0, None, 0), (1, '__expr_tuple_plus_16', 0)), 0)),  # 143
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0), (1, '__expr_tuple_plus_16', 0)), 0)),  # 144
+    ('expr_tuple', 'expr_tuple', 3, False, (((0, None, 0), (1, '__expr_tuple_plus_16', 0)), 0)),  # 145
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0), (1, '__expr_tuple_plus_16', 0)), 0)),  # 146
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0),), 0)),  # 147
+    ('expr_tuple', 'expr_tuple', 2, False, (((0, None, 0),), 0)),  # 148
+    ('namedexpr_test', 'namedexpr_test', 1, True, None),  # 149
+    ('namedexpr_test', 'namedexpr', 3, False, None),  # 150
+    ('yield_expr', 'yield_expr', 2, False, None),  # 151
+    ('yield_expr', 'yield_expr', 1, False, (((0, None, 0),), 1)),  # 152
+    ('yield_expr', 'yield_from', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 153
+    ('test', 'test', 1, True, None),  # 154
+    ('test', 'ifexp', 5, False, (((0, None, 0), (2, None, 0), (4, None, 0)), 0)),  # 155
+    ('test', 'test', 1, True, None),  # 156
+    ('lambdef', 'lambdef', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 157
+    ('lambdef', 'lambdef', 3, False, (((0, None, 0), (2, None, 1)), 0)),  # 158
+    ('or_test', 'or_test', 2, True, (((0, None, 0), (1, '__or_test_star_17', 0)), 0)),  # 159
+    ('or_test', 'or_test', 1, True, None),  # 160
+    ('and_test', 'and_test', 2, True, (((0, None, 0), (1, '__and_test_star_18', 0)), 0)),  # 161
+    ('and_test', 'and_test', 1, True, None),  # 162
+    ('not_test', 'not_op', 2, False, None),  # 163
+    ('not_test', 'not_test', 1, True, None),  # 164
+    ('comparison', 'comparison', 2, True, (((0, None, 0), (1, '__comparison_star_19', 0)), 0)),  # 165
+    ('comparison', 'comparison', 1, True, None),  # 166
+    ('comp_op', 'comp_op', 1, False, None),  # 167
+    ('comp_op', 'comp_op', 1, False, None),  # 168
+    ('comp_op', 'comp_op', 1, False, None),  # 169
+    ('comp_op', 'comp_op', 1, False, None),  # 170
+    ('comp_op', 'comp_op', 1, False, None),  # 171
+    ('comp_op', 'comp_op', 1, False, None),  # 172
+    ('comp_op', 'comp_op', 1, False, None),  # 173
+    ('comp_op', 'comp_op', 2, False, None),  # 174
+    ('comp_op', 'comp_op', 1, False, None),  # 175
+    ('comp_op', 'comp_op', 2, False, None),  # 176
+    ('expr', 'expr', 2, True, (((0, None, 0), (1, '__expr_star_20', 0)), 0)),  # 177
+    ('expr', 'expr', 1, True, None),  # 178
+    ('xor_expr', 'xor_expr', 2, True, (((0, None, 0), (1, '__xor_expr_star_21', 0)), 0)),  # 179
+    ('xor_expr', 'xor_expr', 1, True, None),  # 180
+    ('and_expr', 'and_expr', 2, True, (((0, None, 0), (1, '__and_expr_star_22', 0)), 0)),  # 181
+    ('and_expr', 'and_expr', 1, True, None),  # 182
+    ('shift_expr', 'shift_expr', 2, True, (((0, None, 0), (1, '__shift_expr_star_23', 0)), 0)),  # 183
+    ('shift_expr', 'shift_expr', 1, True, None),  # 184
+    ('arith_expr', 'arith_expr', 2, True, (((0, None, 0), (1, '__arith_expr_star_24', 0)), 0)),  # 185
+    ('arith_expr', 'arith_expr', 1, True, None),  # 186
+    ('term', 'term', 2, True, (((0, None, 0), (1, '__term_star_25', 0)), 0)),  # 187
+    ('term', 'term', 1, True, None),  # 188
+    ('factor', 'unary', 2, False, None),  # 189
+    ('factor', 'unary', 2, False, None),  # 190
+    ('factor', 'unary', 2, False, None),  # 191
+    ('factor', 'factor', 1, True, None),  # 192
+    ('power', 'power', 1, True, None),  # 193
+    ('power', 'power_op', 3, False, None),  # 194
+    ('atom_expr', 'call', 4, False, None),  # 195
+    ('atom_expr', 'call', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 196
+    ('atom_expr', 'getitem', 4, False, None),  # 197
+    ('atom_expr', 'getattr', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 198
+    ('atom_expr', 'atom_expr', 1, True, None),  # 199
+    ('atom', 'empty_tuple', 2, False, None),  # 200
+    ('atom', 'paren', 3, False, None),  # 201
+    ('atom', 'paren', 3, False, None),  # 202
+    ('atom', 'paren', 3, False, None),  # 203
+    ('atom', 'genexp', 4, False, None),  # 204
+    ('atom', 'list', 3, False, None),  # 205
+    ('atom', 'list', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 206
+    ('atom', 'listcomp', 4, False, None),  # 207
+    ('atom', 'dict', 3, False, None),  # 208
+    ('atom', 'dict', 2, False, (((0, None, 0), (1, None, 1)), 0)),  # 209
+    ('atom', 'set', 3, False, None),  # 210
+    ('atom', 'setcomp', 4, False, None),  # 211
+    ('atom', 'dictcomp', 6, False, (((0, None, 0), (1, None, 0), (3, None, 0), (4, None, 0), (5, None, 0)), 0)),  # 212
+    ('atom', 'name', 1, False, None),  # 213
+    ('atom', 'number', 1, False, None),  # 214
+    ('atom', 'string', 1, False, (((0, '__atom_plus_26', 0),), 0)),  # 215
+    ('atom', 'ellipsis', 1, False, None),  # 216
+    ('atom', 'const_none', 1, False, None),  # 217
+    ('atom', 'const_true', 1, False, None),  # 218
+    ('atom', 'const_false', 1, False, None),  # 219
+    ('list_items', 'list_items', 3, False, (((0, None, 0), (1, '__list_items_star_27', 0)), 0)),  # 220
+    ('list_items', 'list_items', 2, False, (((0, None, 0), (1, '__list_items_star_27', 0)), 0)),  # 221
+    ('list_items', 'list_items', 2, False, (((0, None, 0),), 0)),  # 222
+    ('list_items', 'list_items', 1, False, None),  # 223
+    ('list_items', 'list_items', 3, False, (((0, None, 0), (1, '__list_items_star_27', 0)), 0)),  # 224
+    ('list_items', 'list_items', 2, False, (((0, None, 0), (1, '__list_items_star_27', 0)), 0)),  # 225
+    ('list_items', 'list_items', 2, False, (((0, None, 0),), 0)),  # 226
+    ('list_items', 'list_items', 1, False, None),  # 227
+    ('set_items', 'set_items', 3, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 228
+    ('set_items', 'set_items', 2, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 229
+    ('set_items', 'set_items', 2, False, (((0, None, 0),), 0)),  # 230
+    ('set_items', 'set_items', 1, False, None),  # 231
+    ('set_items', 'set_items', 3, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 232
+    ('set_items', 'set_items', 2, False, (((0, None, 0), (1, '__tuple_list_plus_15', 0)), 0)),  # 233
+    ('set_items', 'set_items', 2, False, (((0, None, 0),), 0)),  # 234
+    ('set_items', 'set_items', 1, False, None),  # 235
+    ('dict_items', 'dict_items', 3, False, (((0, None, 0), (1, '__dict_items_star_28', 0)), 0)),  # 236
+    ('dict_items', 'dict_items', 2, False, (((0, None, 0), (1, '__dict_items_star_28', 0)), 0)),  # 237
+    ('dict_items', 'dict_items', 2, False, (((0, None, 0),), 0)),  # 238
+    ('dict_items', 'dict_items', 1, False, None),  # 239
+    ('key_value', 'key_value', 3, True, (((0, None, 0), (2, None, 0)), 0)),  # 240
+    ('key_value', 'dict_unpack', 2, False, None),  # 241
+    ('comprehension', 'comprehension', 2, False, (((0, None, 0), (1, '__comprehension_star_29', 0)), 0)),  # 242
+    ('comprehension', 'comprehension', 1, False, None),  # 243
+    ('comp_for', 'comp_for', 4, False, (((0, None, 0), (1, None, 0), (3, None, 0)), 0)),  # 244
+    ('comp_if', 'comp_if', 2, False, (((1, None, 0),), 0)),  # 245
+    ('subscriptlist', 'subscriptlist', 1, True, None),  # 246
+    ('subscriptlist', 'subscript_tuple', 3, False, (((0, None, 0), (1, '__subscriptlist_plus_30', 0)), 0)),  # 247
+    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0), (1, '__subscriptlist_plus_30', 0)), 0)),  # 248
+    ('subscriptlist', 'subscript_tuple', 2, False, (((0, None, 0),), 0)),  # 249
+    ('subscript', 'subscript', 1, True, None),  # 250
+    ('subscript', 'slice', 4, False, None),  # 251
+    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 0)), 1)),  # 252
+    ('subscript', 'slice', 3, False, (((0, None, 0), (1, None, 0), (2, None, 1)), 0)),  # 253
+    ('subscript', 'slice', 2, False, (((0, None, 0), (1, None, 0)), 2)),  # 254
+    ('subscript', 'slice', 3, False, (((0, None, 1), (1, None, 0), (2, None, 0)), 0)),  # 255
+    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 0)), 1)),  # 256
+    ('subscript', 'slice', 2, False, (((0, None, 1), (1, None, 1)), 0)),  # 257
+    ('subscript', 'slice', 1, False, (((0, None, 1),), 2)),  # 258
+    ('sliceop', 'sliceop', 2, False, None),  # 259
+    ('sliceop', 'sliceop', 1, False, (((0, None, 0),), 1)),  # 260
+    ('arguments', 'arguments', 3, False, (((0, None, 0), (1, '__arguments_star_31', 0)), 0)),  # 261
+    ('arguments', 'arguments', 2, False, (((0, None, 0), (1, '__arguments_star_31', 0)), 0)),  # 262
+    ('arguments', 'arguments', 2, False, (((0, None, 0),), 0)),  # 263
+    ('arguments', 'arguments', 1, False, None),  # 264
+    ('argument', 'argument', 1, True, None),  # 265
+    ('argument', 'namedexpr', 3, False, None),  # 266
+    ('argument', 'genexp_arg', 2, False, None),  # 267
+    ('argument', 'kwarg', 3, False, (((0, None, 0), (2, None, 0)), 0)),  # 268
+    ('argument', 'star_arg', 2, False, None),  # 269
+    ('argument', 'kwargs_arg', 2, False, None),  # 270
+    ('__file_input_star_0', '__file_input_star_0', 1, False, ((), 0)),  # 271
+    ('__file_input_star_0', '__file_input_star_0', 1, False, None),  # 272
+    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0),), 0)),  # 273
+    ('__file_input_star_0', '__file_input_star_0', 2, False, (((0, '__file_input_star_0', 0), (1, None, 0)), 0)),  # 274
+    ('__eval_input_star_1', '__eval_input_star_1', 1, False, ((), 0)),  # 275
+    ('__eval_input_star_1', '__eval_input_star_1', 2, False, (((0, '__eval_input_star_1', 0),), 0)),  # 276
+    ('__simple_stmt_star_2', '__simple_stmt_star_2', 2, False, (((1, None, 0),), 0)),  # 277
+    ('__simple_stmt_star_2', '__simple_stmt_star_2', 3, False, (((0, '__simple_stmt_star_2', 0), (2, None, 0)), 0)),  # 278
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 2, False, (((1, None, 0),), 0)),  # 279
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 2, False, (((1, None, 0),), 0)),  # 280
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 3, False, (((0, '__assign_stmt_plus_3', 0), (2, None, 0)), 0)),  # 281
+    ('__assign_stmt_plus_3', '__assign_stmt_plus_3', 3, False, (((0, '__assign_stmt_plus_3', 0), (2, None, 0)), 0)),  # 282
+    ('__global_stmt_star_4', '__global_stmt_star_4', 2, False, (((1, None, 0),), 0)),  # 283
+    ('__global_stmt_star_4', '__global_stmt_star_4', 3, False, (((0, '__global_stmt_star_4', 0), (2, None, 0)), 0)),  # 284
+    ('__import_name_star_5', '__import_name_star_5', 2, False, (((1, None, 0),), 0)),  # 285
+    ('__import_name_star_5', '__import_name_star_5', 3, False, (((0, '__import_name_star_5', 0), (2, None, 0)), 0)),  # 286
+    ('__dotted_name_star_6', '__dotted_name_star_6', 2, False, (((1, None, 0),), 0)),  # 287
+    ('__dotted_name_star_6', '__dotted_name_star_6', 3, False, (((0, '__dotted_name_star_6', 0), (2, None, 0)), 0)),  # 288
+    ('__import_as_names_star_7', '__import_as_names_star_7', 2, False, (((1, None, 0),), 0)),  # 289
+    ('__import_as_names_star_7', '__import_as_names_star_7', 3, False, (((0, '__import_as_names_star_7', 0), (2, None, 0)), 0)),  # 290
+    ('__if_stmt_star_8', '__if_stmt_star_8', 1, False, None),  # 291
+    ('__if_stmt_star_8', '__if_stmt_star_8', 2, False, (((0, '__if_stmt_star_8', 0), (1, None, 0)), 0)),  # 292
+    ('__decorated_plus_9', '__decorated_plus_9', 1, False, None),  # 293
+    ('__decorated_plus_9', '__decorated_plus_9', 2, False, (((0, '__decorated_plus_9', 0), (1, None, 0)), 0)),  # 294
+    ('__try_stmt_plus_10', '__try_stmt_plus_10', 1, False, None),  # 295
+    ('__try_stmt_plus_10', '__try_stmt_plus_10', 2, False, (((0, '__try_stmt_plus_10', 0), (1, None, 0)), 0)),  # 296
+    ('__with_stmt_star_11', '__with_stmt_star_11', 2, False, (((1, None, 0),), 0)),  # 297
+    ('__with_stmt_star_11', '__with_stmt_star_11', 3, False, (((0, '__with_stmt_star_11', 0), (2, None, 0)), 0)),  # 298
+    ('__suite_plus_12', '__suite_plus_12', 1, False, None),  # 299
+    ('__suite_plus_12', '__suite_plus_12', 2, False, (((0, '__suite_plus_12', 0), (1, None, 0)), 0)),  # 300
+    ('__parameters_star_13', '__parameters_star_13', 2, False, (((1, None, 0),), 0)),  # 301
+    ('__parameters_star_13', '__parameters_star_13', 3, False, (((0, '__parameters_star_13', 0), (2, None, 0)), 0)),  # 302
+    ('__lambda_parameters_star_14', '__lambda_parameters_star_14', 2, False, (((1, None, 0),), 0)),  # 303
+    ('__lambda_parameters_star_14', '__lambda_parameters_star_14', 3, False, (((0, '__lambda_parameters_star_14', 0), (2, None, 0)), 0)),  # 304
+    ('__tuple_list_plus_15', '__tuple_list_plus_15', 2, False, (((1, None, 0),), 0)),  # 305
+    ('__tuple_list_plus_15', '__tuple_list_plus_15', 2, False, (((1, None, 0),), 0)),  # 306
+    ('__tuple_list_plus_15', '__tuple_list_plus_15', 3, False, (((0, '__tuple_list_plus_15', 0), (2, None, 0)), 0)),  # 307
+    ('__tuple_list_plus_15', '__tuple_list_plus_15', 3, False, (((0, '__tuple_list_plus_15', 0), (2, None, 0)), 0)),  # 308
+    ('__expr_tuple_plus_16', '__expr_tuple_plus_16', 2, False, (((1, None, 0),), 0)),  # 309
+    ('__expr_tuple_plus_16', '__expr_tuple_plus_16', 2, False, (((1, None, 0),), 0)),  # 310
+    ('__expr_tuple_plus_16', '__expr_tuple_plus_16', 3, False, (((0, '__expr_tuple_plus_16', 0), (2, None, 0)), 0)),  # 311
+    ('__expr_tuple_plus_16', '__expr_tuple_plus_16', 3, False, (((0, '__expr_tuple_plus_16', 0), (2, None, 0)), 0)),  # 312
+    ('__or_test_star_17', '__or_test_star_17', 2, False, (((1, None, 0),), 0)),  # 313
+    ('__or_test_star_17', '__or_test_star_17', 3, False, (((0, '__or_test_star_17', 0), (2, None, 0)), 0)),  # 314
+    ('__and_test_star_18', '__and_test_star_18', 2, False, (((1, None, 0),), 0)),  # 315
+    ('__and_test_star_18', '__and_test_star_18', 3, False, (((0, '__and_test_star_18', 0), (2, None, 0)), 0)),  # 316
+    ('__comparison_star_19', '__comparison_star_19', 2, False, None),  # 317
+    ('__comparison_star_19', '__comparison_star_19', 3, False, (((0, '__comparison_star_19', 0), (1, None, 0), (2, None, 0)), 0)),  # 318
+    ('__expr_star_20', '__expr_star_20', 2, False, (((1, None, 0),), 0)),  # 319
+    ('__expr_star_20', '__expr_star_20', 3, False, (((0, '__expr_star_20', 0), (2, None, 0)), 0)),  # 320
+    ('__xor_expr_star_21', '__xor_expr_star_21', 2, False, (((1, None, 0),), 0)),  # 321
+    ('__xor_expr_star_21', '__xor_expr_star_21', 3, False, (((0, '__xor_expr_star_21', 0), (2, None, 0)), 0)),  # 322
+    ('__and_expr_star_22', '__and_expr_star_22', 2, False, (((1, None, 0),), 0)),  # 323
+    ('__and_expr_star_22', '__and_expr_star_22', 3, False, (((0, '__and_expr_star_22', 0), (2, None, 0)), 0)),  # 324
+    ('__shift_expr_star_23', '__shift_expr_star_23', 2, False, None),  # 325
+    ('__shift_expr_star_23', '__shift_expr_star_23', 2, False, None),  # 326
+    ('__shift_expr_star_23', '__shift_expr_star_23', 3, False, (((0, '__shift_expr_star_23', 0), (1, None, 0), (2, None, 0)), 0)),  # 327
+    ('__shift_expr_star_23', '__shift_expr_star_23', 3, False, (((0, '__shift_expr_star_23', 0), (1, None, 0), (2, None, 0)), 0)),  # 328
+    ('__arith_expr_star_24', '__arith_expr_star_24', 2, False, None),  # 329
+    ('__arith_expr_star_24', '__arith_expr_star_24', 2, False, None),  # 330
+    ('__arith_expr_star_24', '__arith_expr_star_24', 3, False, (((0, '__arith_expr_star_24', 0), (1, None, 0), (2, None, 0)), 0)),  # 331
+    ('__arith_expr_star_24', '__arith_expr_star_24', 3, False, (((0, '__arith_expr_star_24', 0), (1, None, 0), (2, None, 0)), 0)),  # 332
+    ('__term_star_25', '__term_star_25', 2, False, None),  # 333
+    ('__term_star_25', '__term_star_25', 2, False, None),  # 334
+    ('__term_star_25', '__term_star_25', 2, False, None),  # 335
+    ('__term_star_25', '__term_star_25', 2, False, None),  # 336
+    ('__term_star_25', '__term_star_25', 2, False, None),  # 337
+    ('__term_star_25', '__term_star_25', 3, False, (((0, '__term_star_25', 0), (1, None, 0), (2, None, 0)), 0)),  # 338
+    ('__term_star_25', '__term_star_25', 3, False, (((0, '__term_star_25', 0), (1, None, 0), (2, None, 0)), 0)),  # 339
+    ('__term_star_25', '__term_star_25', 3, False, (((0, '__term_star_25', 0), (1, None, 0), (2, None, 0)), 0)),  # 340
+    ('__term_star_25', '__term_star_25', 3, False, (((0, '__term_star_25', 0), (1, None, 0), (2, None, 0)), 0)),  # 341
+    ('__term_star_25', '__term_star_25', 3, False, (((0, '__term_star_25', 0), (1, None, 0), (2, None, 0)), 0)),  # 342
+    ('__atom_plus_26', '__atom_plus_26', 1, False, None),  # 343
+    ('__atom_plus_26', '__atom_plus_26', 2, False, (((0, '__atom_plus_26', 0), (1, None, 0)), 0)),  # 344
+    ('__list_items_star_27', '__list_items_star_27', 2, False, (((1, None, 0),), 0)),  # 345
+    ('__list_items_star_27', '__list_items_star_27', 2, False, (((1, None, 0),), 0)),  # 346
+    ('__list_items_star_27', '__list_items_star_27', 3, False, (((0, '__list_items_star_27', 0), (2, None, 0)), 0)),  # 347
+    ('__list_items_star_27', '__list_items_star_27', 3, False, (((0, '__list_items_star_27', 0), (2, None, 0)), 0)),  # 348
+    ('__dict_items_star_28', '__dict_items_star_28', 2, False, (((1, None, 0),), 0)),  # 349
+    ('__dict_items_star_28', '__dict_items_star_28', 3, False, (((0, '__dict_items_star_28', 0), (2, None, 0)), 0)),  # 350
+    ('__comprehension_star_29', '__comprehension_star_29', 1, False, None),  # 351
+    ('__comprehension_star_29', '__comprehension_star_29', 1, False, None),  # 352
+    ('__comprehension_star_29', '__comprehension_star_29', 2, False, (((0, '__comprehension_star_29', 0), (1, None, 0)), 0)),  # 353
+    ('__comprehension_star_29', '__comprehension_star_29', 2, False, (((0, '__comprehension_star_29', 0), (1, None, 0)), 0)),  # 354
+    ('__subscriptlist_plus_30', '__subscriptlist_plus_30', 2, False, (((1, None, 0),), 0)),  # 355
+    ('__subscriptlist_plus_30', '__subscriptlist_plus_30', 3, False, (((0, '__subscriptlist_plus_30', 0), (2, None, 0)), 0)),  # 356
+    ('__arguments_star_31', '__arguments_star_31', 2, False, (((1, None, 0),), 0)),  # 357
+    ('__arguments_star_31', '__arguments_star_31', 3, False, (((0, '__arguments_star_31', 0), (2, None, 0)), 0)),  # 358
 )
 STATES = (
     # 0
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 _NEWLINE 17 __atom_plus_22 18 '
-     '__eval_input_star_1 19 and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 '
-     'comparison 25 eval_input 26 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
-     'shift_expr 33 term 34 test 35 testlist 36 tuple_list 37 xor_expr 38'),
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE 18 __atom_plus_26 19 '
+     '__eval_input_star_1 20 and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 '
+     'comparison 26 eval_input 27 expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 '
+     'shift_expr 34 star_expr 35 term 36 test 37 testlist 38 tuple_list 39 xor_expr 40'),
     # 1
-    ('$END -2 ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 '
-     'IMPORT 46 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 '
-     'PLUS 13 RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _NEWLINE 51 '
-     '__atom_plus_22 18 __file_input_star_0 52 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 compound_stmt 57 continue_stmt 58 expr 27 expr_stmt 59 factor 28 '
-     'file_input 60 for_stmt 61 funcdef 62 if_stmt 63 import_from 64 import_name 65 lambdef 29 '
-     'not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 shift_expr 33 simple_stmt 68 '
-     'small_stmt 69 stmt 70 term 34 test 35 testlist 71 tuple_list 37 while_stmt 72 '
-     'with_stmt 73 xor_expr 38'),
+    ('$END -2 ASSERT 41 AT 42 BREAK 43 CLASS 44 CONTINUE 45 DEF 46 DEL 47 ELLIPSIS 2 FALSE 3 '
+     'FOR 48 FROM 49 GLOBAL 50 IF 51 IMPORT 52 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 '
+     'TILDE 16 TRUE 17 TRY 57 WHILE 58 WITH 59 YIELD 60 _NEWLINE 61 __atom_plus_26 19 '
+     '__decorated_plus_9 62 __file_input_star_0 63 and_expr 21 and_test 22 annassign_stmt 64 '
+     'arith_expr 23 assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 '
+     'break_stmt 68 classdef 69 comparison 26 compound_stmt 70 continue_stmt 71 decorated 72 '
+     'decorator 73 del_stmt 74 expr 28 expr_stmt 75 factor 29 file_input 76 for_stmt 77 '
+     'funcdef 78 global_stmt 79 if_stmt 80 import_from 81 import_name 82 lambdef 30 '
+     'nonlocal_stmt 83 not_test 31 or_test 32 pass_stmt 84 power 33 raise_stmt 85 '
+     'return_stmt 86 shift_expr 34 simple_stmt 87 small_stmt 88 star_expr 35 stmt 89 term 36 '
+     'test 90 testlist 91 try_stmt 92 tuple_list 39 while_stmt 93 with_stmt 94 xor_expr 40 '
+     'yield_expr 95'),
     # 2
-    ('$END -146 AMPERSAND -146 AND -146 AS -146 AT -146 AUGOP -146 CIRCUMFLEX -146 COLON -146 '
-     'COMMA -146 DOT -146 DSLASH -146 ELSE -146 EQUAL -146 IF -146 IN -146 IS -146 '
-     'LESSTHAN -146 LPAR -146 LSHIFT -146 LSQB -146 MINUS -146 MORETHAN -146 NOT -146 OR -146 '
-     'PERCENT -146 PLUS -146 POW -146 RBRACE -146 RPAR -146 RSHIFT -146 RSQB -146 '
-     'SEMICOLON -146 SLASH -146 STAR -146 VBAR -146 _NEWLINE -146 __ANON_0 -146 __ANON_1 -146 '
-     '__ANON_2 -146 __ANON_3 -146'),
+    ('$END -217 AMPERSAND -217 AND -217 AS -217 AT -217 AUGOP -217 CIRCUMFLEX -217 COLON -217 '
+     'COMMA -217 DOT -217 DSLASH -217 ELSE -217 EQUAL -217 FOR -217 FROM -217 IF -217 IN -217 '
+     'IS -217 LESSTHAN -217 LPAR -217 LSHIFT -217 LSQB -217 MINUS -217 MORETHAN -217 NOT -217 '
+     'OR -217 PERCENT -217 PLUS -217 POW -217 RBRACE -217 RPAR -217 RSHIFT -217 RSQB -217 '
+     'SEMICOLON -217 SLASH -217 STAR -217 VBAR -217 _NEWLINE -217 __ANON_1 -217 __ANON_2 -217 '
+     '__ANON_3 -217 __ANON_4 -217'),
     # 3
-    ('$END -149 AMPERSAND -149 AND -149 AS -149 AT -149 AUGOP -149 CIRCUMFLEX -149 COLON -149 '
-     'COMMA -149 DOT -149 DSLASH -149 ELSE -149 EQUAL -149 IF -149 IN -149 IS -149 '
-     'LESSTHAN -149 LPAR -149 LSHIFT -149 LSQB -149 MINUS -149 MORETHAN -149 NOT -149 OR -149 '
-     'PERCENT -149 PLUS -149 POW -149 RBRACE -149 RPAR -149 RSHIFT -149 RSQB -149 '
-     'SEMICOLON -149 SLASH -149 STAR -149 VBAR -149 _NEWLINE -149 __ANON_0 -149 __ANON_1 -149 '
-     '__ANON_2 -149 __ANON_3 -149'),
+    ('$END -220 AMPERSAND -220 AND -220 AS -220 AT -220 AUGOP -220 CIRCUMFLEX -220 COLON -220 '
+     'COMMA -220 DOT -220 DSLASH -220 ELSE -220 EQUAL -220 FOR -220 FROM -220 IF -220 IN -220 '
+     'IS -220 LESSTHAN -220 LPAR -220 LSHIFT -220 LSQB -220 MINUS -220 MORETHAN -220 NOT -220 '
+     'OR -220 PERCENT -220 PLUS -220 POW -220 RBRACE -220 RPAR -220 RSHIFT -220 RSQB -220 '
+     'SEMICOLON -220 SLASH -220 STAR -220 VBAR -220 _NEWLINE -220 __ANON_1 -220 __ANON_2 -220 '
+     '__ANON_3 -220 __ANON_4 -220'),
     # 4
-    'COLON 74 NAME 75 POW 76 STAR 77 parameters 78 paramitem 79',
+    'COLON 96 NAME 97 POW 98 STAR 99 lambda_parameters 100 lparamitem 101',
     # 5
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RBRACE 80 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 dict_items 81 expr 27 '
-     'factor 28 key_value 82 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
-     'test 83 xor_expr 38'),
+     'NUMBER 12 PLUS 13 POW 102 RBRACE 103 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 dict_items 104 '
+     'expr 28 factor 29 key_value 105 lambdef 30 not_test 31 or_test 32 power 33 set_items 106 '
+     'shift_expr 34 star_expr 107 term 36 test 108 xor_expr 40'),
     # 6
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RPAR 84 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 85 tuple_list 86 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RPAR 110 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 namedexpr_test 111 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 112 term 36 test 113 tuple_list 114 xor_expr 40 yield_expr 115'),
     # 7
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RSQB 87 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'list_items 88 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 89 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB 116 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 list_items 117 namedexpr_test 118 not_test 31 or_test 32 power 33 '
+     'shift_expr 34 star_expr 119 term 36 test 120 xor_expr 40'),
     # 8
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 90 power 32'),
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 121 power 33'),
     # 9
-    ('$END -143 AMPERSAND -143 AND -143 AS -143 AT -143 AUGOP -143 CIRCUMFLEX -143 COLON -143 '
-     'COMMA -143 DOT -143 DSLASH -143 ELSE -143 EQUAL -143 IF -143 IN -143 IS -143 '
-     'LESSTHAN -143 LPAR -143 LSHIFT -143 LSQB -143 MINUS -143 MORETHAN -143 NOT -143 OR -143 '
-     'PERCENT -143 PLUS -143 POW -143 RBRACE -143 RPAR -143 RSHIFT -143 RSQB -143 '
-     'SEMICOLON -143 SLASH -143 STAR -143 VBAR -143 _NEWLINE -143 __ANON_0 -143 __ANON_1 -143 '
-     '__ANON_2 -143 __ANON_3 -143'),
+    ('$END -214 AMPERSAND -214 AND -214 AS -214 AT -214 AUGOP -214 CIRCUMFLEX -214 COLON -214 '
+     'COMMA -214 DOT -214 DSLASH -214 ELSE -214 EQUAL -214 FOR -214 FROM -214 IF -214 IN -214 '
+     'IS -214 LESSTHAN -214 LPAR -214 LSHIFT -214 LSQB -214 MINUS -214 MORETHAN -214 NOT -214 '
+     'OR -214 PERCENT -214 PLUS -214 POW -214 RBRACE -214 RPAR -214 RSHIFT -214 RSQB -214 '
+     'SEMICOLON -214 SLASH -214 STAR -214 VBAR -214 _NEWLINE -214 __ANON_1 -214 __ANON_2 -214 '
+     '__ANON_3 -214 __ANON_4 -214'),
     # 10
-    ('$END -147 AMPERSAND -147 AND -147 AS -147 AT -147 AUGOP -147 CIRCUMFLEX -147 COLON -147 '
-     'COMMA -147 DOT -147 DSLASH -147 ELSE -147 EQUAL -147 IF -147 IN -147 IS -147 '
-     'LESSTHAN -147 LPAR -147 LSHIFT -147 LSQB -147 MINUS -147 MORETHAN -147 NOT -147 OR -147 '
-     'PERCENT -147 PLUS -147 POW -147 RBRACE -147 RPAR -147 RSHIFT -147 RSQB -147 '
-     'SEMICOLON -147 SLASH -147 STAR -147 VBAR -147 _NEWLINE -147 __ANON_0 -147 __ANON_1 -147 '
-     '__ANON_2 -147 __ANON_3 -147'),
+    ('$END -218 AMPERSAND -218 AND -218 AS -218 AT -218 AUGOP -218 CIRCUMFLEX -218 COLON -218 '
+     'COMMA -218 DOT -218 DSLASH -218 ELSE -218 EQUAL -218 FOR -218 FROM -218 IF -218 IN -218 '
+     'IS -218 LESSTHAN -218 LPAR -218 LSHIFT -218 LSQB -218 MINUS -218 MORETHAN -218 NOT -218 '
+     'OR -218 PERCENT -218 PLUS -218 POW -218 RBRACE -218 RPAR -218 RSHIFT -218 RSQB -218 '
+     'SEMICOLON -218 SLASH -218 STAR -218 VBAR -218 _NEWLINE -218 __ANON_1 -218 __ANON_2 -218 '
+     '__ANON_3 -218 __ANON_4 -218'),
     # 11
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 91 power 32 shift_expr 33 term 34 '
-     'xor_expr 38'),
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 comparison 26 expr 28 factor 29 not_test 122 power 33 shift_expr 34 term 36 '
+     'xor_expr 40'),
     # 12
-    ('$END -144 AMPERSAND -144 AND -144 AS -144 AT -144 AUGOP -144 CIRCUMFLEX -144 COLON -144 '
-     'COMMA -144 DOT -144 DSLASH -144 ELSE -144 EQUAL -144 IF -144 IN -144 IS -144 '
-     'LESSTHAN -144 LPAR -144 LSHIFT -144 LSQB -144 MINUS -144 MORETHAN -144 NOT -144 OR -144 '
-     'PERCENT -144 PLUS -144 POW -144 RBRACE -144 RPAR -144 RSHIFT -144 RSQB -144 '
-     'SEMICOLON -144 SLASH -144 STAR -144 VBAR -144 _NEWLINE -144 __ANON_0 -144 __ANON_1 -144 '
-     '__ANON_2 -144 __ANON_3 -144'),
+    ('$END -215 AMPERSAND -215 AND -215 AS -215 AT -215 AUGOP -215 CIRCUMFLEX -215 COLON -215 '
+     'COMMA -215 DOT -215 DSLASH -215 ELSE -215 EQUAL -215 FOR -215 FROM -215 IF -215 IN -215 '
+     'IS -215 LESSTHAN -215 LPAR -215 LSHIFT -215 LSQB -215 MINUS -215 MORETHAN -215 NOT -215 '
+     'OR -215 PERCENT -215 PLUS -215 POW -215 RBRACE -215 RPAR -215 RSHIFT -215 RSQB -215 '
+     'SEMICOLON -215 SLASH -215 STAR -215 VBAR -215 _NEWLINE -215 __ANON_1 -215 __ANON_2 -215 '
+     '__ANON_3 -215 __ANON_4 -215'),
     # 13
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 92 power 32'),
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 123 power 33'),
     # 14
-    ('$END -240 AMPERSAND -240 AND -240 AS -240 AT -240 AUGOP -240 CIRCUMFLEX -240 COLON -240 '
-     'COMMA -240 DOT -240 DSLASH -240 ELSE -240 EQUAL -240 IF -240 IN -240 IS -240 '
-     'LESSTHAN -240 LPAR -240 LSHIFT -240 LSQB -240 MINUS -240 MORETHAN -240 NOT -240 OR -240 '
-     'PERCENT -240 PLUS -240 POW -240 RBRACE -240 RPAR -240 RSHIFT -240 RSQB -240 '
-     'SEMICOLON -240 SLASH -240 STAR -240 STRING -240 VBAR -240 _NEWLINE -240 __ANON_0 -240 '
-     '__ANON_1 -240 __ANON_2 -240 __ANON_3 -240'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 124 factor 29 power 33 shift_expr 34 term 36 xor_expr 40'),
     # 15
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 93 power 32'),
+    ('$END -344 AMPERSAND -344 AND -344 AS -344 AT -344 AUGOP -344 CIRCUMFLEX -344 COLON -344 '
+     'COMMA -344 DOT -344 DSLASH -344 ELSE -344 EQUAL -344 FOR -344 FROM -344 IF -344 IN -344 '
+     'IS -344 LESSTHAN -344 LPAR -344 LSHIFT -344 LSQB -344 MINUS -344 MORETHAN -344 NOT -344 '
+     'OR -344 PERCENT -344 PLUS -344 POW -344 RBRACE -344 RPAR -344 RSHIFT -344 RSQB -344 '
+     'SEMICOLON -344 SLASH -344 STAR -344 STRING -344 VBAR -344 _NEWLINE -344 __ANON_1 -344 '
+     '__ANON_2 -344 __ANON_3 -344 __ANON_4 -344'),
     # 16
-    ('$END -148 AMPERSAND -148 AND -148 AS -148 AT -148 AUGOP -148 CIRCUMFLEX -148 COLON -148 '
-     'COMMA -148 DOT -148 DSLASH -148 ELSE -148 EQUAL -148 IF -148 IN -148 IS -148 '
-     'LESSTHAN -148 LPAR -148 LSHIFT -148 LSQB -148 MINUS -148 MORETHAN -148 NOT -148 OR -148 '
-     'PERCENT -148 PLUS -148 POW -148 RBRACE -148 RPAR -148 RSHIFT -148 RSQB -148 '
-     'SEMICOLON -148 SLASH -148 STAR -148 VBAR -148 _NEWLINE -148 __ANON_0 -148 __ANON_1 -148 '
-     '__ANON_2 -148 __ANON_3 -148'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 125 power 33'),
     # 17
-    ('$END -186 ELLIPSIS -186 FALSE -186 LAMBDA -186 LBRACE -186 LPAR -186 LSQB -186 MINUS -186 '
-     'NAME -186 NONE -186 NOT -186 NUMBER -186 PLUS -186 STRING -186 TILDE -186 TRUE -186 '
-     '_NEWLINE -186'),
+    ('$END -219 AMPERSAND -219 AND -219 AS -219 AT -219 AUGOP -219 CIRCUMFLEX -219 COLON -219 '
+     'COMMA -219 DOT -219 DSLASH -219 ELSE -219 EQUAL -219 FOR -219 FROM -219 IF -219 IN -219 '
+     'IS -219 LESSTHAN -219 LPAR -219 LSHIFT -219 LSQB -219 MINUS -219 MORETHAN -219 NOT -219 '
+     'OR -219 PERCENT -219 PLUS -219 POW -219 RBRACE -219 RPAR -219 RSHIFT -219 RSQB -219 '
+     'SEMICOLON -219 SLASH -219 STAR -219 VBAR -219 _NEWLINE -219 __ANON_1 -219 __ANON_2 -219 '
+     '__ANON_3 -219 __ANON_4 -219'),
     # 18
-    ('$END -145 AMPERSAND -145 AND -145 AS -145 AT -145 AUGOP -145 CIRCUMFLEX -145 COLON -145 '
-     'COMMA -145 DOT -145 DSLASH -145 ELSE -145 EQUAL -145 IF -145 IN -145 IS -145 '
-     'LESSTHAN -145 LPAR -145 LSHIFT -145 LSQB -145 MINUS -145 MORETHAN -145 NOT -145 OR -145 '
-     'PERCENT -145 PLUS -145 POW -145 RBRACE -145 RPAR -145 RSHIFT -145 RSQB -145 '
-     'SEMICOLON -145 SLASH -145 STAR -145 STRING 94 VBAR -145 _NEWLINE -145 __ANON_0 -145 '
-     '__ANON_1 -145 __ANON_2 -145 __ANON_3 -145'),
+    ('$END -276 ELLIPSIS -276 FALSE -276 LAMBDA -276 LBRACE -276 LPAR -276 LSQB -276 MINUS -276 '
+     'NAME -276 NONE -276 NOT -276 NUMBER -276 PLUS -276 STAR -276 STRING -276 TILDE -276 '
+     'TRUE -276 _NEWLINE -276'),
     # 19
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 _NEWLINE 95 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 96 tuple_list 37 '
-     'xor_expr 38'),
+    ('$END -216 AMPERSAND -216 AND -216 AS -216 AT -216 AUGOP -216 CIRCUMFLEX -216 COLON -216 '
+     'COMMA -216 DOT -216 DSLASH -216 ELSE -216 EQUAL -216 FOR -216 FROM -216 IF -216 IN -216 '
+     'IS -216 LESSTHAN -216 LPAR -216 LSHIFT -216 LSQB -216 MINUS -216 MORETHAN -216 NOT -216 '
+     'OR -216 PERCENT -216 PLUS -216 POW -216 RBRACE -216 RPAR -216 RSHIFT -216 RSQB -216 '
+     'SEMICOLON -216 SLASH -216 STAR -216 STRING 126 VBAR -216 _NEWLINE -216 __ANON_1 -216 '
+     '__ANON_2 -216 __ANON_3 -216 __ANON_4 -216'),
     # 20
-    ('$END -116 AND -116 AS -116 AUGOP -116 CIRCUMFLEX 97 COLON -116 COMMA -116 ELSE -116 '
-     'EQUAL -116 IF -116 IN -116 IS -116 LESSTHAN -116 MORETHAN -116 NOT -116 OR -116 '
-     'RBRACE -116 RPAR -116 RSQB -116 SEMICOLON -116 VBAR -116 _NEWLINE -116 __ANON_0 -116 '
-     '__ANON_1 -116 __ANON_2 -116 __ANON_3 -116 __xor_expr_star_17 98'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE 127 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 '
+     'test 37 testlist 128 tuple_list 39 xor_expr 40'),
     # 21
-    ('$END -96 AS -96 AUGOP -96 COLON -96 COMMA -96 ELSE -96 EQUAL -96 IF -96 OR 99 RBRACE -96 '
-     'RPAR -96 RSQB -96 SEMICOLON -96 _NEWLINE -96 __or_test_star_13 100'),
+    ('$END -181 AND -181 AS -181 AUGOP -181 CIRCUMFLEX 129 COLON -181 COMMA -181 ELSE -181 '
+     'EQUAL -181 FOR -181 FROM -181 IF -181 IN -181 IS -181 LESSTHAN -181 MORETHAN -181 '
+     'NOT -181 OR -181 RBRACE -181 RPAR -181 RSQB -181 SEMICOLON -181 VBAR -181 _NEWLINE -181 '
+     '__ANON_1 -181 __ANON_2 -181 __ANON_3 -181 __ANON_4 -181 __xor_expr_star_21 130'),
     # 22
-    ('$END -120 AMPERSAND -120 AND -120 AS -120 AUGOP -120 CIRCUMFLEX -120 COLON -120 '
-     'COMMA -120 ELSE -120 EQUAL -120 IF -120 IN -120 IS -120 LESSTHAN -120 LSHIFT 101 '
-     'MORETHAN -120 NOT -120 OR -120 RBRACE -120 RPAR -120 RSHIFT 102 RSQB -120 SEMICOLON -120 '
-     'VBAR -120 _NEWLINE -120 __ANON_0 -120 __ANON_1 -120 __ANON_2 -120 __ANON_3 -120 '
-     '__shift_expr_star_19 103'),
+    ('$END -161 AS -161 AUGOP -161 COLON -161 COMMA -161 ELSE -161 EQUAL -161 FOR -161 '
+     'FROM -161 IF -161 OR 131 RBRACE -161 RPAR -161 RSQB -161 SEMICOLON -161 _NEWLINE -161 '
+     '__or_test_star_17 132'),
     # 23
-    ('$END -135 AMPERSAND -135 AND -135 AS -135 AT -135 AUGOP -135 CIRCUMFLEX -135 COLON -135 '
-     'COMMA -135 DOT -135 DSLASH -135 ELSE -135 EQUAL -135 IF -135 IN -135 IS -135 '
-     'LESSTHAN -135 LPAR -135 LSHIFT -135 LSQB -135 MINUS -135 MORETHAN -135 NOT -135 OR -135 '
-     'PERCENT -135 PLUS -135 POW -135 RBRACE -135 RPAR -135 RSHIFT -135 RSQB -135 '
-     'SEMICOLON -135 SLASH -135 STAR -135 VBAR -135 _NEWLINE -135 __ANON_0 -135 __ANON_1 -135 '
-     '__ANON_2 -135 __ANON_3 -135'),
+    ('$END -185 AMPERSAND -185 AND -185 AS -185 AUGOP -185 CIRCUMFLEX -185 COLON -185 '
+     'COMMA -185 ELSE -185 EQUAL -185 FOR -185 FROM -185 IF -185 IN -185 IS -185 LESSTHAN -185 '
+     'LSHIFT 133 MORETHAN -185 NOT -185 OR -185 RBRACE -185 RPAR -185 RSHIFT 134 RSQB -185 '
+     'SEMICOLON -185 VBAR -185 _NEWLINE -185 __ANON_1 -185 __ANON_2 -185 __ANON_3 -185 '
+     '__ANON_4 -185 __shift_expr_star_23 135'),
     # 24
-    ('$END -129 AMPERSAND -129 AND -129 AS -129 AT -129 AUGOP -129 CIRCUMFLEX -129 COLON -129 '
-     'COMMA -129 DOT 104 DSLASH -129 ELSE -129 EQUAL -129 IF -129 IN -129 IS -129 LESSTHAN -129 '
-     'LPAR 105 LSHIFT -129 LSQB 106 MINUS -129 MORETHAN -129 NOT -129 OR -129 PERCENT -129 '
-     'PLUS -129 POW 107 RBRACE -129 RPAR -129 RSHIFT -129 RSQB -129 SEMICOLON -129 SLASH -129 '
-     'STAR -129 VBAR -129 _NEWLINE -129 __ANON_0 -129 __ANON_1 -129 __ANON_2 -129 __ANON_3 -129'),
+    ('$END -200 AMPERSAND -200 AND -200 AS -200 AT -200 AUGOP -200 CIRCUMFLEX -200 COLON -200 '
+     'COMMA -200 DOT -200 DSLASH -200 ELSE -200 EQUAL -200 FOR -200 FROM -200 IF -200 IN -200 '
+     'IS -200 LESSTHAN -200 LPAR -200 LSHIFT -200 LSQB -200 MINUS -200 MORETHAN -200 NOT -200 '
+     'OR -200 PERCENT -200 PLUS -200 POW -200 RBRACE -200 RPAR -200 RSHIFT -200 RSQB -200 '
+     'SEMICOLON -200 SLASH -200 STAR -200 VBAR -200 _NEWLINE -200 __ANON_1 -200 __ANON_2 -200 '
+     '__ANON_3 -200 __ANON_4 -200'),
     # 25
-    ('$END -100 AND -100 AS -100 AUGOP -100 COLON -100 COMMA -100 ELSE -100 EQUAL -100 IF -100 '
-     'OR -100 RBRACE -100 RPAR -100 RSQB -100 SEMICOLON -100 _NEWLINE -100'),
+    ('$END -194 AMPERSAND -194 AND -194 AS -194 AT -194 AUGOP -194 CIRCUMFLEX -194 COLON -194 '
+     'COMMA -194 DOT 136 DSLASH -194 ELSE -194 EQUAL -194 FOR -194 FROM -194 IF -194 IN -194 '
+     'IS -194 LESSTHAN -194 LPAR 137 LSHIFT -194 LSQB 138 MINUS -194 MORETHAN -194 NOT -194 '
+     'OR -194 PERCENT -194 PLUS -194 POW 139 RBRACE -194 RPAR -194 RSHIFT -194 RSQB -194 '
+     'SEMICOLON -194 SLASH -194 STAR -194 VBAR -194 _NEWLINE -194 __ANON_1 -194 __ANON_2 -194 '
+     '__ANON_3 -194 __ANON_4 -194'),
     # 26
-    '',
+    ('$END -165 AND -165 AS -165 AUGOP -165 COLON -165 COMMA -165 ELSE -165 EQUAL -165 FOR -165 '
+     'FROM -165 IF -165 OR -165 RBRACE -165 RPAR -165 RSQB -165 SEMICOLON -165 _NEWLINE -165'),
     # 27
-    ('$END -102 AND -102 AS -102 AUGOP -102 COLON -102 COMMA -102 ELSE -102 EQUAL -102 IF -102 '
-     'IN 108 IS 109 LESSTHAN 110 MORETHAN 111 NOT 112 OR -102 RBRACE -102 RPAR -102 RSQB -102 '
-     'SEMICOLON -102 _NEWLINE -102 __ANON_0 113 __ANON_1 114 __ANON_2 115 __ANON_3 116 '
-     '__comparison_star_15 117 comp_op 118'),
-    # 28
-    ('$END -124 AMPERSAND -124 AND -124 AS -124 AT 119 AUGOP -124 CIRCUMFLEX -124 COLON -124 '
-     'COMMA -124 DSLASH 120 ELSE -124 EQUAL -124 IF -124 IN -124 IS -124 LESSTHAN -124 '
-     'LSHIFT -124 MINUS -124 MORETHAN -124 NOT -124 OR -124 PERCENT 121 PLUS -124 RBRACE -124 '
-     'RPAR -124 RSHIFT -124 RSQB -124 SEMICOLON -124 SLASH 122 STAR 123 VBAR -124 _NEWLINE -124 '
-     '__ANON_0 -124 __ANON_1 -124 __ANON_2 -124 __ANON_3 -124 __term_star_21 124'),
-    # 29
-    ('$END -92 AS -92 AUGOP -92 COLON -92 COMMA -92 EQUAL -92 RBRACE -92 RPAR -92 RSQB -92 '
-     'SEMICOLON -92 _NEWLINE -92'),
-    # 30
-    ('$END -98 AND 125 AS -98 AUGOP -98 COLON -98 COMMA -98 ELSE -98 EQUAL -98 IF -98 OR -98 '
-     'RBRACE -98 RPAR -98 RSQB -98 SEMICOLON -98 _NEWLINE -98 __and_test_star_14 126'),
-    # 31
-    ('$END -90 AS -90 AUGOP -90 COLON -90 COMMA -90 EQUAL -90 IF 127 RBRACE -90 RPAR -90 '
-     'RSQB -90 SEMICOLON -90 _NEWLINE -90'),
-    # 32
-    ('$END -128 AMPERSAND -128 AND -128 AS -128 AT -128 AUGOP -128 CIRCUMFLEX -128 COLON -128 '
-     'COMMA -128 DSLASH -128 ELSE -128 EQUAL -128 IF -128 IN -128 IS -128 LESSTHAN -128 '
-     'LSHIFT -128 MINUS -128 MORETHAN -128 NOT -128 OR -128 PERCENT -128 PLUS -128 RBRACE -128 '
-     'RPAR -128 RSHIFT -128 RSQB -128 SEMICOLON -128 SLASH -128 STAR -128 VBAR -128 '
-     '_NEWLINE -128 __ANON_0 -128 __ANON_1 -128 __ANON_2 -128 __ANON_3 -128'),
-    # 33
-    ('$END -118 AMPERSAND 128 AND -118 AS -118 AUGOP -118 CIRCUMFLEX -118 COLON -118 COMMA -118 '
-     'ELSE -118 EQUAL -118 IF -118 IN -118 IS -118 LESSTHAN -118 MORETHAN -118 NOT -118 OR -118 '
-     'RBRACE -118 RPAR -118 RSQB -118 SEMICOLON -118 VBAR -118 _NEWLINE -118 __ANON_0 -118 '
-     '__ANON_1 -118 __ANON_2 -118 __ANON_3 -118 __and_expr_star_18 129'),
-    # 34
-    ('$END -122 AMPERSAND -122 AND -122 AS -122 AUGOP -122 CIRCUMFLEX -122 COLON -122 '
-     'COMMA -122 ELSE -122 EQUAL -122 IF -122 IN -122 IS -122 LESSTHAN -122 LSHIFT -122 '
-     'MINUS 130 MORETHAN -122 NOT -122 OR -122 PLUS 131 RBRACE -122 RPAR -122 RSHIFT -122 '
-     'RSQB -122 SEMICOLON -122 VBAR -122 _NEWLINE -122 __ANON_0 -122 __ANON_1 -122 '
-     '__ANON_2 -122 __ANON_3 -122 __arith_expr_star_20 132'),
-    # 35
-    ('$END -80 AUGOP -80 COLON -80 COMMA 133 EQUAL -80 SEMICOLON -80 _NEWLINE -80 '
-     '__tuple_list_plus_11 134'),
-    # 36
-    '$END -6 _NEWLINE 17 __eval_input_star_1 135',
-    # 37
-    '$END -81 AUGOP -81 COLON -81 EQUAL -81 SEMICOLON -81 _NEWLINE -81',
-    # 38
-    ('$END -114 AND -114 AS -114 AUGOP -114 COLON -114 COMMA -114 ELSE -114 EQUAL -114 IF -114 '
-     'IN -114 IS -114 LESSTHAN -114 MORETHAN -114 NOT -114 OR -114 RBRACE -114 RPAR -114 '
-     'RSQB -114 SEMICOLON -114 VBAR 136 _NEWLINE -114 __ANON_0 -114 __ANON_1 -114 __ANON_2 -114 '
-     '__ANON_3 -114 __expr_star_16 137'),
-    # 39
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 138 xor_expr 38'),
-    # 40
-    'SEMICOLON -27 _NEWLINE -27',
-    # 41
-    'SEMICOLON -28 _NEWLINE -28',
-    # 42
-    'NAME 139',
-    # 43
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 140 expr_tuple 141 exprlist 142 factor 28 power 32 shift_expr 33 '
-     'term 34 xor_expr 38'),
-    # 44
-    'NAME 143 dotted_name 144',
-    # 45
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 145 xor_expr 38'),
-    # 46
-    'NAME 143 dotted_as_name 146 dotted_name 147',
-    # 47
-    'SEMICOLON -26 _NEWLINE -26',
-    # 48
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 SEMICOLON -30 STRING 14 TILDE 15 TRUE 16 _NEWLINE -30 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 35 '
-     'testlist 148 tuple_list 37 xor_expr 38'),
-    # 49
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 149 xor_expr 38'),
-    # 50
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 151 xor_expr 38'),
-    # 51
-    ('$END -182 ASSERT -182 BREAK -182 CONTINUE -182 DEF -182 ELLIPSIS -182 FALSE -182 FOR -182 '
-     'FROM -182 IF -182 IMPORT -182 LAMBDA -182 LBRACE -182 LPAR -182 LSQB -182 MINUS -182 '
-     'NAME -182 NONE -182 NOT -182 NUMBER -182 PASS -182 PLUS -182 RETURN -182 STRING -182 '
-     'TILDE -182 TRUE -182 WHILE -182 WITH -182 _NEWLINE -182'),
-    # 52
-    ('$END -1 ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 '
-     'IMPORT 46 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 '
-     'PLUS 13 RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _NEWLINE 152 '
-     '__atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 '
-     'atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 '
-     'continue_stmt 58 expr 27 expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 '
-     'import_from 64 import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 '
-     'return_stmt 67 shift_expr 33 simple_stmt 68 small_stmt 69 stmt 153 term 34 test 35 '
-     'testlist 71 tuple_list 37 while_stmt 72 with_stmt 73 xor_expr 38'),
-    # 53
-    'SEMICOLON -22 _NEWLINE -22',
-    # 54
-    'SEMICOLON -14 _NEWLINE -14',
-    # 55
-    'SEMICOLON -15 _NEWLINE -15',
-    # 56
-    'SEMICOLON -17 _NEWLINE -17',
-    # 57
-    ('$END -8 ASSERT -8 BREAK -8 CONTINUE -8 DEF -8 ELLIPSIS -8 FALSE -8 FOR -8 FROM -8 IF -8 '
-     'IMPORT -8 LAMBDA -8 LBRACE -8 LPAR -8 LSQB -8 MINUS -8 NAME -8 NONE -8 NOT -8 NUMBER -8 '
-     'PASS -8 PLUS -8 RETURN -8 STRING -8 TILDE -8 TRUE -8 WHILE -8 WITH -8 _DEDENT -8 '
-     '_NEWLINE -8'),
-    # 58
-    'SEMICOLON -18 _NEWLINE -18',
-    # 59
-    'SEMICOLON -13 _NEWLINE -13',
-    # 60
     '',
-    # 61
-    ('$END -50 ASSERT -50 BREAK -50 CONTINUE -50 DEF -50 ELLIPSIS -50 FALSE -50 FOR -50 '
-     'FROM -50 IF -50 IMPORT -50 LAMBDA -50 LBRACE -50 LPAR -50 LSQB -50 MINUS -50 NAME -50 '
-     'NONE -50 NOT -50 NUMBER -50 PASS -50 PLUS -50 RETURN -50 STRING -50 TILDE -50 TRUE -50 '
-     'WHILE -50 WITH -50 _DEDENT -50 _NEWLINE -50'),
-    # 62
-    ('$END -51 ASSERT -51 BREAK -51 CONTINUE -51 DEF -51 ELLIPSIS -51 FALSE -51 FOR -51 '
-     'FROM -51 IF -51 IMPORT -51 LAMBDA -51 LBRACE -51 LPAR -51 LSQB -51 MINUS -51 NAME -51 '
-     'NONE -51 NOT -51 NUMBER -51 PASS -51 PLUS -51 RETURN -51 STRING -51 TILDE -51 TRUE -51 '
-     'WHILE -51 WITH -51 _DEDENT -51 _NEWLINE -51'),
-    # 63
-    ('$END -48 ASSERT -48 BREAK -48 CONTINUE -48 DEF -48 ELLIPSIS -48 FALSE -48 FOR -48 '
-     'FROM -48 IF -48 IMPORT -48 LAMBDA -48 LBRACE -48 LPAR -48 LSQB -48 MINUS -48 NAME -48 '
-     'NONE -48 NOT -48 NUMBER -48 PASS -48 PLUS -48 RETURN -48 STRING -48 TILDE -48 TRUE -48 '
-     'WHILE -48 WITH -48 _DEDENT -48 _NEWLINE -48'),
-    # 64
-    'SEMICOLON -21 _NEWLINE -21',
-    # 65
-    'SEMICOLON -20 _NEWLINE -20',
-    # 66
-    'SEMICOLON -16 _NEWLINE -16',
-    # 67
-    'SEMICOLON -19 _NEWLINE -19',
-    # 68
-    ('$END -7 ASSERT -7 BREAK -7 CONTINUE -7 DEF -7 ELLIPSIS -7 FALSE -7 FOR -7 FROM -7 IF -7 '
-     'IMPORT -7 LAMBDA -7 LBRACE -7 LPAR -7 LSQB -7 MINUS -7 NAME -7 NONE -7 NOT -7 NUMBER -7 '
-     'PASS -7 PLUS -7 RETURN -7 STRING -7 TILDE -7 TRUE -7 WHILE -7 WITH -7 _DEDENT -7 '
-     '_NEWLINE -7'),
-    # 69
-    'SEMICOLON 154 _NEWLINE 155 __simple_stmt_star_2 156',
-    # 70
-    ('$END -183 ASSERT -183 BREAK -183 CONTINUE -183 DEF -183 ELLIPSIS -183 FALSE -183 FOR -183 '
-     'FROM -183 IF -183 IMPORT -183 LAMBDA -183 LBRACE -183 LPAR -183 LSQB -183 MINUS -183 '
-     'NAME -183 NONE -183 NOT -183 NUMBER -183 PASS -183 PLUS -183 RETURN -183 STRING -183 '
-     'TILDE -183 TRUE -183 WHILE -183 WITH -183 _NEWLINE -183'),
-    # 71
-    'AUGOP 157 EQUAL 158 SEMICOLON -23 _NEWLINE -23 __assign_stmt_plus_3 159',
-    # 72
-    ('$END -49 ASSERT -49 BREAK -49 CONTINUE -49 DEF -49 ELLIPSIS -49 FALSE -49 FOR -49 '
-     'FROM -49 IF -49 IMPORT -49 LAMBDA -49 LBRACE -49 LPAR -49 LSQB -49 MINUS -49 NAME -49 '
-     'NONE -49 NOT -49 NUMBER -49 PASS -49 PLUS -49 RETURN -49 STRING -49 TILDE -49 TRUE -49 '
-     'WHILE -49 WITH -49 _DEDENT -49 _NEWLINE -49'),
-    # 73
-    ('$END -52 ASSERT -52 BREAK -52 CONTINUE -52 DEF -52 ELLIPSIS -52 FALSE -52 FOR -52 '
-     'FROM -52 IF -52 IMPORT -52 LAMBDA -52 LBRACE -52 LPAR -52 LSQB -52 MINUS -52 NAME -52 '
-     'NONE -52 NOT -52 NUMBER -52 PASS -52 PLUS -52 RETURN -52 STRING -52 TILDE -52 TRUE -52 '
-     'WHILE -52 WITH -52 _DEDENT -52 _NEWLINE -52'),
-    # 74
+    # 28
+    ('$END -167 AND -167 AS -167 AUGOP -167 COLON -167 COMMA -167 ELSE -167 EQUAL -167 FOR -167 '
+     'FROM -167 IF -167 IN 140 IS 141 LESSTHAN 142 MORETHAN 143 NOT 144 OR -167 RBRACE -167 '
+     'RPAR -167 RSQB -167 SEMICOLON -167 _NEWLINE -167 __ANON_1 145 __ANON_2 146 __ANON_3 147 '
+     '__ANON_4 148 __comparison_star_19 149 comp_op 150'),
+    # 29
+    ('$END -189 AMPERSAND -189 AND -189 AS -189 AT 151 AUGOP -189 CIRCUMFLEX -189 COLON -189 '
+     'COMMA -189 DSLASH 152 ELSE -189 EQUAL -189 FOR -189 FROM -189 IF -189 IN -189 IS -189 '
+     'LESSTHAN -189 LSHIFT -189 MINUS -189 MORETHAN -189 NOT -189 OR -189 PERCENT 153 PLUS -189 '
+     'RBRACE -189 RPAR -189 RSHIFT -189 RSQB -189 SEMICOLON -189 SLASH 154 STAR 155 VBAR -189 '
+     '_NEWLINE -189 __ANON_1 -189 __ANON_2 -189 __ANON_3 -189 __ANON_4 -189 __term_star_25 156'),
+    # 30
+    ('$END -157 AS -157 AUGOP -157 COLON -157 COMMA -157 EQUAL -157 FOR -157 FROM -157 '
+     'RBRACE -157 RPAR -157 RSQB -157 SEMICOLON -157 _NEWLINE -157'),
+    # 31
+    ('$END -163 AND 157 AS -163 AUGOP -163 COLON -163 COMMA -163 ELSE -163 EQUAL -163 FOR -163 '
+     'FROM -163 IF -163 OR -163 RBRACE -163 RPAR -163 RSQB -163 SEMICOLON -163 _NEWLINE -163 '
+     '__and_test_star_18 158'),
+    # 32
+    ('$END -155 AS -155 AUGOP -155 COLON -155 COMMA -155 EQUAL -155 FOR -155 FROM -155 IF 159 '
+     'RBRACE -155 RPAR -155 RSQB -155 SEMICOLON -155 _NEWLINE -155'),
+    # 33
+    ('$END -193 AMPERSAND -193 AND -193 AS -193 AT -193 AUGOP -193 CIRCUMFLEX -193 COLON -193 '
+     'COMMA -193 DSLASH -193 ELSE -193 EQUAL -193 FOR -193 FROM -193 IF -193 IN -193 IS -193 '
+     'LESSTHAN -193 LSHIFT -193 MINUS -193 MORETHAN -193 NOT -193 OR -193 PERCENT -193 '
+     'PLUS -193 RBRACE -193 RPAR -193 RSHIFT -193 RSQB -193 SEMICOLON -193 SLASH -193 STAR -193 '
+     'VBAR -193 _NEWLINE -193 __ANON_1 -193 __ANON_2 -193 __ANON_3 -193 __ANON_4 -193'),
+    # 34
+    ('$END -183 AMPERSAND 160 AND -183 AS -183 AUGOP -183 CIRCUMFLEX -183 COLON -183 COMMA -183 '
+     'ELSE -183 EQUAL -183 FOR -183 FROM -183 IF -183 IN -183 IS -183 LESSTHAN -183 '
+     'MORETHAN -183 NOT -183 OR -183 RBRACE -183 RPAR -183 RSQB -183 SEMICOLON -183 VBAR -183 '
+     '_NEWLINE -183 __ANON_1 -183 __ANON_2 -183 __ANON_3 -183 __ANON_4 -183 '
+     '__and_expr_star_22 161'),
+    # 35
+    ('$END -132 AUGOP -132 COLON -132 COMMA 162 EQUAL -132 RPAR -132 SEMICOLON -132 '
+     '_NEWLINE -132 __tuple_list_plus_15 163'),
+    # 36
+    ('$END -187 AMPERSAND -187 AND -187 AS -187 AUGOP -187 CIRCUMFLEX -187 COLON -187 '
+     'COMMA -187 ELSE -187 EQUAL -187 FOR -187 FROM -187 IF -187 IN -187 IS -187 LESSTHAN -187 '
+     'LSHIFT -187 MINUS 164 MORETHAN -187 NOT -187 OR -187 PLUS 165 RBRACE -187 RPAR -187 '
+     'RSHIFT -187 RSQB -187 SEMICOLON -187 VBAR -187 _NEWLINE -187 __ANON_1 -187 __ANON_2 -187 '
+     '__ANON_3 -187 __ANON_4 -187 __arith_expr_star_24 166'),
+    # 37
+    ('$END -131 COLON -131 COMMA 167 EQUAL -131 RPAR -131 SEMICOLON -131 _NEWLINE -131 '
+     '__tuple_list_plus_15 168'),
+    # 38
+    '$END -6 _NEWLINE 18 __eval_input_star_1 169',
+    # 39
+    '$END -133 AUGOP -133 COLON -133 EQUAL -133 RPAR -133 SEMICOLON -133 _NEWLINE -133',
+    # 40
+    ('$END -179 AND -179 AS -179 AUGOP -179 COLON -179 COMMA -179 ELSE -179 EQUAL -179 FOR -179 '
+     'FROM -179 IF -179 IN -179 IS -179 LESSTHAN -179 MORETHAN -179 NOT -179 OR -179 '
+     'RBRACE -179 RPAR -179 RSQB -179 SEMICOLON -179 VBAR 170 _NEWLINE -179 __ANON_1 -179 '
+     '__ANON_2 -179 __ANON_3 -179 __ANON_4 -179 __expr_star_20 171'),
+    # 41
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 160 xor_expr 38'),
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 172 xor_expr 40'),
+    # 42
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'namedexpr_test 173 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 174 '
+     'xor_expr 40'),
+    # 43
+    'SEMICOLON -45 _NEWLINE -45',
+    # 44
+    'NAME 175',
+    # 45
+    'SEMICOLON -46 _NEWLINE -46',
+    # 46
+    'NAME 176',
+    # 47
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 177 expr_tuple 178 exprlist 179 factor 29 power 33 shift_expr 34 '
+     'star_expr 180 term 36 xor_expr 40'),
+    # 48
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 177 expr_tuple 178 exprlist 181 factor 29 power 33 shift_expr 34 '
+     'star_expr 180 term 36 xor_expr 40'),
+    # 49
+    'NAME 182 dotted_name 183',
+    # 50
+    'NAME 184',
+    # 51
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'namedexpr_test 185 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 174 '
+     'xor_expr 40'),
+    # 52
+    'NAME 182 dotted_as_name 186 dotted_name 187',
+    # 53
+    'NAME 188',
+    # 54
+    'SEMICOLON -44 _NEWLINE -44',
+    # 55
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 SEMICOLON -38 STRING 15 TILDE 16 TRUE 17 _NEWLINE -38 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 189 '
+     'xor_expr 40'),
+    # 56
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 SEMICOLON -48 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE -48 '
+     '__atom_plus_26 19 and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 '
+     'comparison 26 expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 35 term 36 test 37 testlist 190 tuple_list 39 xor_expr 40'),
+    # 57
+    'COLON 191',
+    # 58
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'namedexpr_test 192 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 174 '
+     'xor_expr 40'),
+    # 59
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 193 with_item 194 xor_expr 40'),
+    # 60
+    ('ELLIPSIS 2 EQUAL -153 FALSE 3 FROM 195 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -153 SEMICOLON -153 STAR 14 STRING 15 TILDE 16 '
+     'TRUE 17 _NEWLINE -153 __atom_plus_26 19 and_expr 21 and_test 22 arith_expr 23 atom 24 '
+     'atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 '
+     'shift_expr 34 star_expr 35 term 36 test 37 testlist 196 tuple_list 39 xor_expr 40'),
+    # 61
+    ('$END -272 ASSERT -272 AT -272 BREAK -272 CLASS -272 CONTINUE -272 DEF -272 DEL -272 '
+     'ELLIPSIS -272 FALSE -272 FOR -272 FROM -272 GLOBAL -272 IF -272 IMPORT -272 LAMBDA -272 '
+     'LBRACE -272 LPAR -272 LSQB -272 MINUS -272 NAME -272 NONE -272 NONLOCAL -272 NOT -272 '
+     'NUMBER -272 PASS -272 PLUS -272 RAISE -272 RETURN -272 STAR -272 STRING -272 TILDE -272 '
+     'TRUE -272 TRY -272 WHILE -272 WITH -272 YIELD -272 _NEWLINE -272'),
+    # 62
+    'AT 42 CLASS 44 DEF 46 classdef 197 decorator 198 funcdef 199',
+    # 63
+    ('$END -1 ASSERT 41 AT 42 BREAK 43 CLASS 44 CONTINUE 45 DEF 46 DEL 47 ELLIPSIS 2 FALSE 3 '
+     'FOR 48 FROM 49 GLOBAL 50 IF 51 IMPORT 52 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 '
+     'TILDE 16 TRUE 17 TRY 57 WHILE 58 WITH 59 YIELD 60 _NEWLINE 200 __atom_plus_26 19 '
+     '__decorated_plus_9 62 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'classdef 69 comparison 26 compound_stmt 70 continue_stmt 71 decorated 72 decorator 73 '
+     'del_stmt 74 expr 28 expr_stmt 75 factor 29 for_stmt 77 funcdef 78 global_stmt 79 '
+     'if_stmt 80 import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 '
+     'or_test 32 pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 '
+     'simple_stmt 87 small_stmt 88 star_expr 35 stmt 201 term 36 test 90 testlist 91 '
+     'try_stmt 92 tuple_list 39 while_stmt 93 with_stmt 94 xor_expr 40 yield_expr 95'),
+    # 64
+    'SEMICOLON -16 _NEWLINE -16',
+    # 65
+    'SEMICOLON -23 _NEWLINE -23',
+    # 66
+    'SEMICOLON -14 _NEWLINE -14',
+    # 67
+    'SEMICOLON -15 _NEWLINE -15',
+    # 68
+    'SEMICOLON -18 _NEWLINE -18',
+    # 69
+    ('$END -71 ASSERT -71 AT -71 BREAK -71 CLASS -71 CONTINUE -71 DEF -71 DEL -71 ELLIPSIS -71 '
+     'FALSE -71 FOR -71 FROM -71 GLOBAL -71 IF -71 IMPORT -71 LAMBDA -71 LBRACE -71 LPAR -71 '
+     'LSQB -71 MINUS -71 NAME -71 NONE -71 NONLOCAL -71 NOT -71 NUMBER -71 PASS -71 PLUS -71 '
+     'RAISE -71 RETURN -71 STAR -71 STRING -71 TILDE -71 TRUE -71 TRY -71 WHILE -71 WITH -71 '
+     'YIELD -71 _DEDENT -71 _NEWLINE -71'),
+    # 70
+    ('$END -8 ASSERT -8 AT -8 BREAK -8 CLASS -8 CONTINUE -8 DEF -8 DEL -8 ELLIPSIS -8 FALSE -8 '
+     'FOR -8 FROM -8 GLOBAL -8 IF -8 IMPORT -8 LAMBDA -8 LBRACE -8 LPAR -8 LSQB -8 MINUS -8 '
+     'NAME -8 NONE -8 NONLOCAL -8 NOT -8 NUMBER -8 PASS -8 PLUS -8 RAISE -8 RETURN -8 STAR -8 '
+     'STRING -8 TILDE -8 TRUE -8 TRY -8 WHILE -8 WITH -8 YIELD -8 _DEDENT -8 _NEWLINE -8'),
+    # 71
+    'SEMICOLON -19 _NEWLINE -19',
+    # 72
+    ('$END -72 ASSERT -72 AT -72 BREAK -72 CLASS -72 CONTINUE -72 DEF -72 DEL -72 ELLIPSIS -72 '
+     'FALSE -72 FOR -72 FROM -72 GLOBAL -72 IF -72 IMPORT -72 LAMBDA -72 LBRACE -72 LPAR -72 '
+     'LSQB -72 MINUS -72 NAME -72 NONE -72 NONLOCAL -72 NOT -72 NUMBER -72 PASS -72 PLUS -72 '
+     'RAISE -72 RETURN -72 STAR -72 STRING -72 TILDE -72 TRUE -72 TRY -72 WHILE -72 WITH -72 '
+     'YIELD -72 _DEDENT -72 _NEWLINE -72'),
+    # 73
+    'AT -294 CLASS -294 DEF -294',
+    # 74
+    'SEMICOLON -27 _NEWLINE -27',
     # 75
-    'COLON -76 COMMA -76 EQUAL 161 RPAR -76',
+    'SEMICOLON -13 _NEWLINE -13',
     # 76
-    'NAME 162',
+    '',
     # 77
-    'COLON -78 COMMA -78 NAME 163 RPAR -78',
+    ('$END -68 ASSERT -68 AT -68 BREAK -68 CLASS -68 CONTINUE -68 DEF -68 DEL -68 ELLIPSIS -68 '
+     'FALSE -68 FOR -68 FROM -68 GLOBAL -68 IF -68 IMPORT -68 LAMBDA -68 LBRACE -68 LPAR -68 '
+     'LSQB -68 MINUS -68 NAME -68 NONE -68 NONLOCAL -68 NOT -68 NUMBER -68 PASS -68 PLUS -68 '
+     'RAISE -68 RETURN -68 STAR -68 STRING -68 TILDE -68 TRUE -68 TRY -68 WHILE -68 WITH -68 '
+     'YIELD -68 _DEDENT -68 _NEWLINE -68'),
     # 78
-    'COLON 164',
+    ('$END -69 ASSERT -69 AT -69 BREAK -69 CLASS -69 CONTINUE -69 DEF -69 DEL -69 ELLIPSIS -69 '
+     'FALSE -69 FOR -69 FROM -69 GLOBAL -69 IF -69 IMPORT -69 LAMBDA -69 LBRACE -69 LPAR -69 '
+     'LSQB -69 MINUS -69 NAME -69 NONE -69 NONLOCAL -69 NOT -69 NUMBER -69 PASS -69 PLUS -69 '
+     'RAISE -69 RETURN -69 STAR -69 STRING -69 TILDE -69 TRUE -69 TRY -69 WHILE -69 WITH -69 '
+     'YIELD -69 _DEDENT -69 _NEWLINE -69'),
     # 79
-    'COLON -74 COMMA 165 RPAR -74 __parameters_star_10 166',
+    'SEMICOLON -25 _NEWLINE -25',
     # 80
-    ('$END -142 AMPERSAND -142 AND -142 AS -142 AT -142 AUGOP -142 CIRCUMFLEX -142 COLON -142 '
-     'COMMA -142 DOT -142 DSLASH -142 ELSE -142 EQUAL -142 IF -142 IN -142 IS -142 '
-     'LESSTHAN -142 LPAR -142 LSHIFT -142 LSQB -142 MINUS -142 MORETHAN -142 NOT -142 OR -142 '
-     'PERCENT -142 PLUS -142 POW -142 RBRACE -142 RPAR -142 RSHIFT -142 RSQB -142 '
-     'SEMICOLON -142 SLASH -142 STAR -142 VBAR -142 _NEWLINE -142 __ANON_0 -142 __ANON_1 -142 '
-     '__ANON_2 -142 __ANON_3 -142'),
+    ('$END -66 ASSERT -66 AT -66 BREAK -66 CLASS -66 CONTINUE -66 DEF -66 DEL -66 ELLIPSIS -66 '
+     'FALSE -66 FOR -66 FROM -66 GLOBAL -66 IF -66 IMPORT -66 LAMBDA -66 LBRACE -66 LPAR -66 '
+     'LSQB -66 MINUS -66 NAME -66 NONE -66 NONLOCAL -66 NOT -66 NUMBER -66 PASS -66 PLUS -66 '
+     'RAISE -66 RETURN -66 STAR -66 STRING -66 TILDE -66 TRUE -66 TRY -66 WHILE -66 WITH -66 '
+     'YIELD -66 _DEDENT -66 _NEWLINE -66'),
     # 81
-    'RBRACE 167',
+    'SEMICOLON -22 _NEWLINE -22',
     # 82
-    'COMMA 168 RBRACE -157 __dict_items_star_23 169',
+    'SEMICOLON -21 _NEWLINE -21',
     # 83
-    'COLON 170',
+    'SEMICOLON -26 _NEWLINE -26',
     # 84
-    ('$END -136 AMPERSAND -136 AND -136 AS -136 AT -136 AUGOP -136 CIRCUMFLEX -136 COLON -136 '
-     'COMMA -136 DOT -136 DSLASH -136 ELSE -136 EQUAL -136 IF -136 IN -136 IS -136 '
-     'LESSTHAN -136 LPAR -136 LSHIFT -136 LSQB -136 MINUS -136 MORETHAN -136 NOT -136 OR -136 '
-     'PERCENT -136 PLUS -136 POW -136 RBRACE -136 RPAR -136 RSHIFT -136 RSQB -136 '
-     'SEMICOLON -136 SLASH -136 STAR -136 VBAR -136 _NEWLINE -136 __ANON_0 -136 __ANON_1 -136 '
-     '__ANON_2 -136 __ANON_3 -136'),
+    'SEMICOLON -17 _NEWLINE -17',
     # 85
-    'COMMA 133 RPAR 171 __tuple_list_plus_11 134',
+    'SEMICOLON -24 _NEWLINE -24',
     # 86
-    'RPAR 172',
+    'SEMICOLON -20 _NEWLINE -20',
     # 87
-    ('$END -140 AMPERSAND -140 AND -140 AS -140 AT -140 AUGOP -140 CIRCUMFLEX -140 COLON -140 '
-     'COMMA -140 DOT -140 DSLASH -140 ELSE -140 EQUAL -140 IF -140 IN -140 IS -140 '
-     'LESSTHAN -140 LPAR -140 LSHIFT -140 LSQB -140 MINUS -140 MORETHAN -140 NOT -140 OR -140 '
-     'PERCENT -140 PLUS -140 POW -140 RBRACE -140 RPAR -140 RSHIFT -140 RSQB -140 '
-     'SEMICOLON -140 SLASH -140 STAR -140 VBAR -140 _NEWLINE -140 __ANON_0 -140 __ANON_1 -140 '
-     '__ANON_2 -140 __ANON_3 -140'),
+    ('$END -7 ASSERT -7 AT -7 BREAK -7 CLASS -7 CONTINUE -7 DEF -7 DEL -7 ELLIPSIS -7 FALSE -7 '
+     'FOR -7 FROM -7 GLOBAL -7 IF -7 IMPORT -7 LAMBDA -7 LBRACE -7 LPAR -7 LSQB -7 MINUS -7 '
+     'NAME -7 NONE -7 NONLOCAL -7 NOT -7 NUMBER -7 PASS -7 PLUS -7 RAISE -7 RETURN -7 STAR -7 '
+     'STRING -7 TILDE -7 TRUE -7 TRY -7 WHILE -7 WITH -7 YIELD -7 _DEDENT -7 _NEWLINE -7'),
     # 88
-    'RSQB 173',
+    'SEMICOLON 202 _NEWLINE 203 __simple_stmt_star_2 204',
     # 89
-    'COMMA 174 RSQB -153 __tuple_list_plus_11 175',
+    ('$END -273 ASSERT -273 AT -273 BREAK -273 CLASS -273 CONTINUE -273 DEF -273 DEL -273 '
+     'ELLIPSIS -273 FALSE -273 FOR -273 FROM -273 GLOBAL -273 IF -273 IMPORT -273 LAMBDA -273 '
+     'LBRACE -273 LPAR -273 LSQB -273 MINUS -273 NAME -273 NONE -273 NONLOCAL -273 NOT -273 '
+     'NUMBER -273 PASS -273 PLUS -273 RAISE -273 RETURN -273 STAR -273 STRING -273 TILDE -273 '
+     'TRUE -273 TRY -273 WHILE -273 WITH -273 YIELD -273 _NEWLINE -273'),
     # 90
-    ('$END -126 AMPERSAND -126 AND -126 AS -126 AT -126 AUGOP -126 CIRCUMFLEX -126 COLON -126 '
-     'COMMA -126 DSLASH -126 ELSE -126 EQUAL -126 IF -126 IN -126 IS -126 LESSTHAN -126 '
-     'LSHIFT -126 MINUS -126 MORETHAN -126 NOT -126 OR -126 PERCENT -126 PLUS -126 RBRACE -126 '
-     'RPAR -126 RSHIFT -126 RSQB -126 SEMICOLON -126 SLASH -126 STAR -126 VBAR -126 '
-     '_NEWLINE -126 __ANON_0 -126 __ANON_1 -126 __ANON_2 -126 __ANON_3 -126'),
+    ('AUGOP -131 COLON 205 COMMA 167 EQUAL -131 SEMICOLON -131 _NEWLINE -131 '
+     '__tuple_list_plus_15 168'),
     # 91
-    ('$END -99 AND -99 AS -99 AUGOP -99 COLON -99 COMMA -99 ELSE -99 EQUAL -99 IF -99 OR -99 '
-     'RBRACE -99 RPAR -99 RSQB -99 SEMICOLON -99 _NEWLINE -99'),
+    'AUGOP 206 EQUAL 207 SEMICOLON -28 _NEWLINE -28 __assign_stmt_plus_3 208',
     # 92
-    ('$END -125 AMPERSAND -125 AND -125 AS -125 AT -125 AUGOP -125 CIRCUMFLEX -125 COLON -125 '
-     'COMMA -125 DSLASH -125 ELSE -125 EQUAL -125 IF -125 IN -125 IS -125 LESSTHAN -125 '
-     'LSHIFT -125 MINUS -125 MORETHAN -125 NOT -125 OR -125 PERCENT -125 PLUS -125 RBRACE -125 '
-     'RPAR -125 RSHIFT -125 RSQB -125 SEMICOLON -125 SLASH -125 STAR -125 VBAR -125 '
-     '_NEWLINE -125 __ANON_0 -125 __ANON_1 -125 __ANON_2 -125 __ANON_3 -125'),
+    ('$END -73 ASSERT -73 AT -73 BREAK -73 CLASS -73 CONTINUE -73 DEF -73 DEL -73 ELLIPSIS -73 '
+     'FALSE -73 FOR -73 FROM -73 GLOBAL -73 IF -73 IMPORT -73 LAMBDA -73 LBRACE -73 LPAR -73 '
+     'LSQB -73 MINUS -73 NAME -73 NONE -73 NONLOCAL -73 NOT -73 NUMBER -73 PASS -73 PLUS -73 '
+     'RAISE -73 RETURN -73 STAR -73 STRING -73 TILDE -73 TRUE -73 TRY -73 WHILE -73 WITH -73 '
+     'YIELD -73 _DEDENT -73 _NEWLINE -73'),
     # 93
-    ('$END -127 AMPERSAND -127 AND -127 AS -127 AT -127 AUGOP -127 CIRCUMFLEX -127 COLON -127 '
-     'COMMA -127 DSLASH -127 ELSE -127 EQUAL -127 IF -127 IN -127 IS -127 LESSTHAN -127 '
-     'LSHIFT -127 MINUS -127 MORETHAN -127 NOT -127 OR -127 PERCENT -127 PLUS -127 RBRACE -127 '
-     'RPAR -127 RSHIFT -127 RSQB -127 SEMICOLON -127 SLASH -127 STAR -127 VBAR -127 '
-     '_NEWLINE -127 __ANON_0 -127 __ANON_1 -127 __ANON_2 -127 __ANON_3 -127'),
+    ('$END -67 ASSERT -67 AT -67 BREAK -67 CLASS -67 CONTINUE -67 DEF -67 DEL -67 ELLIPSIS -67 '
+     'FALSE -67 FOR -67 FROM -67 GLOBAL -67 IF -67 IMPORT -67 LAMBDA -67 LBRACE -67 LPAR -67 '
+     'LSQB -67 MINUS -67 NAME -67 NONE -67 NONLOCAL -67 NOT -67 NUMBER -67 PASS -67 PLUS -67 '
+     'RAISE -67 RETURN -67 STAR -67 STRING -67 TILDE -67 TRUE -67 TRY -67 WHILE -67 WITH -67 '
+     'YIELD -67 _DEDENT -67 _NEWLINE -67'),
     # 94
-    ('$END -241 AMPERSAND -241 AND -241 AS -241 AT -241 AUGOP -241 CIRCUMFLEX -241 COLON -241 '
-     'COMMA -241 DOT -241 DSLASH -241 ELSE -241 EQUAL -241 IF -241 IN -241 IS -241 '
-     'LESSTHAN -241 LPAR -241 LSHIFT -241 LSQB -241 MINUS -241 MORETHAN -241 NOT -241 OR -241 '
-     'PERCENT -241 PLUS -241 POW -241 RBRACE -241 RPAR -241 RSHIFT -241 RSQB -241 '
-     'SEMICOLON -241 SLASH -241 STAR -241 STRING -241 VBAR -241 _NEWLINE -241 __ANON_0 -241 '
-     '__ANON_1 -241 __ANON_2 -241 __ANON_3 -241'),
+    ('$END -70 ASSERT -70 AT -70 BREAK -70 CLASS -70 CONTINUE -70 DEF -70 DEL -70 ELLIPSIS -70 '
+     'FALSE -70 FOR -70 FROM -70 GLOBAL -70 IF -70 IMPORT -70 LAMBDA -70 LBRACE -70 LPAR -70 '
+     'LSQB -70 MINUS -70 NAME -70 NONE -70 NONLOCAL -70 NOT -70 NUMBER -70 PASS -70 PLUS -70 '
+     'RAISE -70 RETURN -70 STAR -70 STRING -70 TILDE -70 TRUE -70 TRY -70 WHILE -70 WITH -70 '
+     'YIELD -70 _DEDENT -70 _NEWLINE -70'),
     # 95
-    ('$END -187 ELLIPSIS -187 FALSE -187 LAMBDA -187 LBRACE -187 LPAR -187 LSQB -187 MINUS -187 '
-     'NAME -187 NONE -187 NOT -187 NUMBER -187 PLUS -187 STRING -187 TILDE -187 TRUE -187 '
-     '_NEWLINE -187'),
+    'SEMICOLON -29 _NEWLINE -29',
     # 96
-    '$END -4 _NEWLINE 17 __eval_input_star_1 176',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 209 xor_expr 40'),
     # 97
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 177 arith_expr 22 atom 23 '
-     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34'),
+    'COLON -127 COMMA -127 EQUAL 210',
     # 98
-    ('$END -115 AND -115 AS -115 AUGOP -115 CIRCUMFLEX 178 COLON -115 COMMA -115 ELSE -115 '
-     'EQUAL -115 IF -115 IN -115 IS -115 LESSTHAN -115 MORETHAN -115 NOT -115 OR -115 '
-     'RBRACE -115 RPAR -115 RSQB -115 SEMICOLON -115 VBAR -115 _NEWLINE -115 __ANON_0 -115 '
-     '__ANON_1 -115 __ANON_2 -115 __ANON_3 -115'),
+    'NAME 211',
     # 99
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 179 arith_expr 22 '
-     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 power 32 shift_expr 33 '
-     'term 34 xor_expr 38'),
+    'COLON -129 COMMA -129 NAME 212',
     # 100
-    ('$END -95 AS -95 AUGOP -95 COLON -95 COMMA -95 ELSE -95 EQUAL -95 IF -95 OR 180 RBRACE -95 '
-     'RPAR -95 RSQB -95 SEMICOLON -95 _NEWLINE -95'),
+    'COLON 213',
     # 101
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 181 atom 23 atom_expr 24 '
-     'factor 28 power 32 term 34'),
+    'COLON -125 COMMA 214 __lambda_parameters_star_14 215',
     # 102
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 182 atom 23 atom_expr 24 '
-     'factor 28 power 32 term 34'),
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 216 factor 29 power 33 shift_expr 34 term 36 xor_expr 40'),
     # 103
-    ('$END -119 AMPERSAND -119 AND -119 AS -119 AUGOP -119 CIRCUMFLEX -119 COLON -119 '
-     'COMMA -119 ELSE -119 EQUAL -119 IF -119 IN -119 IS -119 LESSTHAN -119 LSHIFT 183 '
-     'MORETHAN -119 NOT -119 OR -119 RBRACE -119 RPAR -119 RSHIFT 184 RSQB -119 SEMICOLON -119 '
-     'VBAR -119 _NEWLINE -119 __ANON_0 -119 __ANON_1 -119 __ANON_2 -119 __ANON_3 -119'),
+    ('$END -210 AMPERSAND -210 AND -210 AS -210 AT -210 AUGOP -210 CIRCUMFLEX -210 COLON -210 '
+     'COMMA -210 DOT -210 DSLASH -210 ELSE -210 EQUAL -210 FOR -210 FROM -210 IF -210 IN -210 '
+     'IS -210 LESSTHAN -210 LPAR -210 LSHIFT -210 LSQB -210 MINUS -210 MORETHAN -210 NOT -210 '
+     'OR -210 PERCENT -210 PLUS -210 POW -210 RBRACE -210 RPAR -210 RSHIFT -210 RSQB -210 '
+     'SEMICOLON -210 SLASH -210 STAR -210 VBAR -210 _NEWLINE -210 __ANON_1 -210 __ANON_2 -210 '
+     '__ANON_3 -210 __ANON_4 -210'),
     # 104
-    'NAME 185',
+    'RBRACE 217',
     # 105
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 POW 187 RPAR 188 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 argument 190 arguments 191 arith_expr 22 atom 23 atom_expr 24 '
-     'comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 '
-     'term 34 test 192 xor_expr 38'),
+    'COMMA 218 RBRACE -240 __dict_items_star_28 219',
     # 106
-    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
-     'NOT 11 NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'not_test 30 or_test 31 power 32 shift_expr 33 subscript 194 subscriptlist 195 term 34 '
-     'test 196 xor_expr 38'),
+    'RBRACE 220',
     # 107
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 197 power 32'),
+    'COMMA 221 RBRACE -236 __tuple_list_plus_15 222',
     # 108
-    ('ELLIPSIS -109 FALSE -109 LBRACE -109 LPAR -109 LSQB -109 MINUS -109 NAME -109 NONE -109 '
-     'NUMBER -109 PLUS -109 STRING -109 TILDE -109 TRUE -109'),
+    ('COLON 223 COMMA 224 FOR 225 RBRACE -232 __tuple_list_plus_15 226 comp_for 227 '
+     'comprehension 228'),
     # 109
-    ('ELLIPSIS -111 FALSE -111 LBRACE -111 LPAR -111 LSQB -111 MINUS -111 NAME -111 NONE -111 '
-     'NOT 198 NUMBER -111 PLUS -111 STRING -111 TILDE -111 TRUE -111'),
+    ('AMPERSAND -214 AND -214 AT -214 CIRCUMFLEX -214 COLON -214 COLONEQUAL 229 COMMA -214 '
+     'DOT -214 DSLASH -214 FOR -214 IF -214 IN -214 IS -214 LESSTHAN -214 LPAR -214 LSHIFT -214 '
+     'LSQB -214 MINUS -214 MORETHAN -214 NOT -214 OR -214 PERCENT -214 PLUS -214 POW -214 '
+     'RPAR -214 RSHIFT -214 RSQB -214 SLASH -214 STAR -214 VBAR -214 _NEWLINE -214 '
+     '__ANON_1 -214 __ANON_2 -214 __ANON_3 -214 __ANON_4 -214'),
     # 110
-    ('ELLIPSIS -103 FALSE -103 LBRACE -103 LPAR -103 LSQB -103 MINUS -103 NAME -103 NONE -103 '
-     'NUMBER -103 PLUS -103 STRING -103 TILDE -103 TRUE -103'),
+    ('$END -201 AMPERSAND -201 AND -201 AS -201 AT -201 AUGOP -201 CIRCUMFLEX -201 COLON -201 '
+     'COMMA -201 DOT -201 DSLASH -201 ELSE -201 EQUAL -201 FOR -201 FROM -201 IF -201 IN -201 '
+     'IS -201 LESSTHAN -201 LPAR -201 LSHIFT -201 LSQB -201 MINUS -201 MORETHAN -201 NOT -201 '
+     'OR -201 PERCENT -201 PLUS -201 POW -201 RBRACE -201 RPAR -201 RSHIFT -201 RSQB -201 '
+     'SEMICOLON -201 SLASH -201 STAR -201 VBAR -201 _NEWLINE -201 __ANON_1 -201 __ANON_2 -201 '
+     '__ANON_3 -201 __ANON_4 -201'),
     # 111
-    ('ELLIPSIS -104 FALSE -104 LBRACE -104 LPAR -104 LSQB -104 MINUS -104 NAME -104 NONE -104 '
-     'NUMBER -104 PLUS -104 STRING -104 TILDE -104 TRUE -104'),
+    'RPAR 230',
     # 112
-    'IN 199',
+    'COMMA 162 __tuple_list_plus_15 163',
     # 113
-    ('ELLIPSIS -105 FALSE -105 LBRACE -105 LPAR -105 LSQB -105 MINUS -105 NAME -105 NONE -105 '
-     'NUMBER -105 PLUS -105 STRING -105 TILDE -105 TRUE -105'),
+    'COMMA 167 FOR 225 RPAR -150 __tuple_list_plus_15 168 comp_for 227 comprehension 231',
     # 114
-    ('ELLIPSIS -106 FALSE -106 LBRACE -106 LPAR -106 LSQB -106 MINUS -106 NAME -106 NONE -106 '
-     'NUMBER -106 PLUS -106 STRING -106 TILDE -106 TRUE -106'),
+    'RPAR 232',
     # 115
-    ('ELLIPSIS -107 FALSE -107 LBRACE -107 LPAR -107 LSQB -107 MINUS -107 NAME -107 NONE -107 '
-     'NUMBER -107 PLUS -107 STRING -107 TILDE -107 TRUE -107'),
+    'RPAR 233',
     # 116
-    ('ELLIPSIS -108 FALSE -108 LBRACE -108 LPAR -108 LSQB -108 MINUS -108 NAME -108 NONE -108 '
-     'NUMBER -108 PLUS -108 STRING -108 TILDE -108 TRUE -108'),
+    ('$END -207 AMPERSAND -207 AND -207 AS -207 AT -207 AUGOP -207 CIRCUMFLEX -207 COLON -207 '
+     'COMMA -207 DOT -207 DSLASH -207 ELSE -207 EQUAL -207 FOR -207 FROM -207 IF -207 IN -207 '
+     'IS -207 LESSTHAN -207 LPAR -207 LSHIFT -207 LSQB -207 MINUS -207 MORETHAN -207 NOT -207 '
+     'OR -207 PERCENT -207 PLUS -207 POW -207 RBRACE -207 RPAR -207 RSHIFT -207 RSQB -207 '
+     'SEMICOLON -207 SLASH -207 STAR -207 VBAR -207 _NEWLINE -207 __ANON_1 -207 __ANON_2 -207 '
+     '__ANON_3 -207 __ANON_4 -207'),
     # 117
-    ('$END -101 AND -101 AS -101 AUGOP -101 COLON -101 COMMA -101 ELSE -101 EQUAL -101 IF -101 '
-     'IN 108 IS 109 LESSTHAN 110 MORETHAN 111 NOT 112 OR -101 RBRACE -101 RPAR -101 RSQB -101 '
-     'SEMICOLON -101 _NEWLINE -101 __ANON_0 113 __ANON_1 114 __ANON_2 115 __ANON_3 116 '
-     'comp_op 200'),
+    'RSQB 234',
     # 118
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 201 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
+    'COMMA 235 RSQB -224 __list_items_star_27 236',
     # 119
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 202 power 32'),
+    'COMMA 237 RSQB -228 __list_items_star_27 238',
     # 120
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 203 power 32'),
+    'COMMA -150 FOR 225 RSQB -150 comp_for 227 comprehension 239',
     # 121
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 204 power 32'),
+    ('$END -191 AMPERSAND -191 AND -191 AS -191 AT -191 AUGOP -191 CIRCUMFLEX -191 COLON -191 '
+     'COMMA -191 DSLASH -191 ELSE -191 EQUAL -191 FOR -191 FROM -191 IF -191 IN -191 IS -191 '
+     'LESSTHAN -191 LSHIFT -191 MINUS -191 MORETHAN -191 NOT -191 OR -191 PERCENT -191 '
+     'PLUS -191 RBRACE -191 RPAR -191 RSHIFT -191 RSQB -191 SEMICOLON -191 SLASH -191 STAR -191 '
+     'VBAR -191 _NEWLINE -191 __ANON_1 -191 __ANON_2 -191 __ANON_3 -191 __ANON_4 -191'),
     # 122
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 205 power 32'),
+    ('$END -164 AND -164 AS -164 AUGOP -164 COLON -164 COMMA -164 ELSE -164 EQUAL -164 FOR -164 '
+     'FROM -164 IF -164 OR -164 RBRACE -164 RPAR -164 RSQB -164 SEMICOLON -164 _NEWLINE -164'),
     # 123
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 206 power 32'),
+    ('$END -190 AMPERSAND -190 AND -190 AS -190 AT -190 AUGOP -190 CIRCUMFLEX -190 COLON -190 '
+     'COMMA -190 DSLASH -190 ELSE -190 EQUAL -190 FOR -190 FROM -190 IF -190 IN -190 IS -190 '
+     'LESSTHAN -190 LSHIFT -190 MINUS -190 MORETHAN -190 NOT -190 OR -190 PERCENT -190 '
+     'PLUS -190 RBRACE -190 RPAR -190 RSHIFT -190 RSQB -190 SEMICOLON -190 SLASH -190 STAR -190 '
+     'VBAR -190 _NEWLINE -190 __ANON_1 -190 __ANON_2 -190 __ANON_3 -190 __ANON_4 -190'),
     # 124
-    ('$END -123 AMPERSAND -123 AND -123 AS -123 AT 207 AUGOP -123 CIRCUMFLEX -123 COLON -123 '
-     'COMMA -123 DSLASH 208 ELSE -123 EQUAL -123 IF -123 IN -123 IS -123 LESSTHAN -123 '
-     'LSHIFT -123 MINUS -123 MORETHAN -123 NOT -123 OR -123 PERCENT 209 PLUS -123 RBRACE -123 '
-     'RPAR -123 RSHIFT -123 RSQB -123 SEMICOLON -123 SLASH 210 STAR 211 VBAR -123 _NEWLINE -123 '
-     '__ANON_0 -123 __ANON_1 -123 __ANON_2 -123 __ANON_3 -123'),
+    ('$END -140 AUGOP -140 COLON -140 COMMA -140 EQUAL -140 IN -140 RBRACE -140 RPAR -140 '
+     'RSQB -140 SEMICOLON -140 _NEWLINE -140'),
     # 125
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 212 power 32 shift_expr 33 term 34 '
-     'xor_expr 38'),
+    ('$END -192 AMPERSAND -192 AND -192 AS -192 AT -192 AUGOP -192 CIRCUMFLEX -192 COLON -192 '
+     'COMMA -192 DSLASH -192 ELSE -192 EQUAL -192 FOR -192 FROM -192 IF -192 IN -192 IS -192 '
+     'LESSTHAN -192 LSHIFT -192 MINUS -192 MORETHAN -192 NOT -192 OR -192 PERCENT -192 '
+     'PLUS -192 RBRACE -192 RPAR -192 RSHIFT -192 RSQB -192 SEMICOLON -192 SLASH -192 STAR -192 '
+     'VBAR -192 _NEWLINE -192 __ANON_1 -192 __ANON_2 -192 __ANON_3 -192 __ANON_4 -192'),
     # 126
-    ('$END -97 AND 213 AS -97 AUGOP -97 COLON -97 COMMA -97 ELSE -97 EQUAL -97 IF -97 OR -97 '
-     'RBRACE -97 RPAR -97 RSQB -97 SEMICOLON -97 _NEWLINE -97'),
+    ('$END -345 AMPERSAND -345 AND -345 AS -345 AT -345 AUGOP -345 CIRCUMFLEX -345 COLON -345 '
+     'COMMA -345 DOT -345 DSLASH -345 ELSE -345 EQUAL -345 FOR -345 FROM -345 IF -345 IN -345 '
+     'IS -345 LESSTHAN -345 LPAR -345 LSHIFT -345 LSQB -345 MINUS -345 MORETHAN -345 NOT -345 '
+     'OR -345 PERCENT -345 PLUS -345 POW -345 RBRACE -345 RPAR -345 RSHIFT -345 RSQB -345 '
+     'SEMICOLON -345 SLASH -345 STAR -345 STRING -345 VBAR -345 _NEWLINE -345 __ANON_1 -345 '
+     '__ANON_2 -345 __ANON_3 -345 __ANON_4 -345'),
     # 127
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 or_test 214 power 32 '
-     'shift_expr 33 term 34 xor_expr 38'),
+    ('$END -277 ELLIPSIS -277 FALSE -277 LAMBDA -277 LBRACE -277 LPAR -277 LSQB -277 MINUS -277 '
+     'NAME -277 NONE -277 NOT -277 NUMBER -277 PLUS -277 STAR -277 STRING -277 TILDE -277 '
+     'TRUE -277 _NEWLINE -277'),
     # 128
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 22 atom 23 atom_expr 24 factor 28 '
-     'power 32 shift_expr 215 term 34'),
+    '$END -4 _NEWLINE 18 __eval_input_star_1 240',
     # 129
-    ('$END -117 AMPERSAND 216 AND -117 AS -117 AUGOP -117 CIRCUMFLEX -117 COLON -117 COMMA -117 '
-     'ELSE -117 EQUAL -117 IF -117 IN -117 IS -117 LESSTHAN -117 MORETHAN -117 NOT -117 OR -117 '
-     'RBRACE -117 RPAR -117 RSQB -117 SEMICOLON -117 VBAR -117 _NEWLINE -117 __ANON_0 -117 '
-     '__ANON_1 -117 __ANON_2 -117 __ANON_3 -117'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 241 arith_expr 23 atom 24 '
+     'atom_expr 25 factor 29 power 33 shift_expr 34 term 36'),
     # 130
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
-     'term 217'),
+    ('$END -180 AND -180 AS -180 AUGOP -180 CIRCUMFLEX 242 COLON -180 COMMA -180 ELSE -180 '
+     'EQUAL -180 FOR -180 FROM -180 IF -180 IN -180 IS -180 LESSTHAN -180 MORETHAN -180 '
+     'NOT -180 OR -180 RBRACE -180 RPAR -180 RSQB -180 SEMICOLON -180 VBAR -180 _NEWLINE -180 '
+     '__ANON_1 -180 __ANON_2 -180 __ANON_3 -180 __ANON_4 -180'),
     # 131
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
-     'term 218'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 243 arith_expr 23 '
+     'atom 24 atom_expr 25 comparison 26 expr 28 factor 29 not_test 31 power 33 shift_expr 34 '
+     'term 36 xor_expr 40'),
     # 132
-    ('$END -121 AMPERSAND -121 AND -121 AS -121 AUGOP -121 CIRCUMFLEX -121 COLON -121 '
-     'COMMA -121 ELSE -121 EQUAL -121 IF -121 IN -121 IS -121 LESSTHAN -121 LSHIFT -121 '
-     'MINUS 219 MORETHAN -121 NOT -121 OR -121 PLUS 220 RBRACE -121 RPAR -121 RSHIFT -121 '
-     'RSQB -121 SEMICOLON -121 VBAR -121 _NEWLINE -121 __ANON_0 -121 __ANON_1 -121 '
-     '__ANON_2 -121 __ANON_3 -121'),
+    ('$END -160 AS -160 AUGOP -160 COLON -160 COMMA -160 ELSE -160 EQUAL -160 FOR -160 '
+     'FROM -160 IF -160 OR 244 RBRACE -160 RPAR -160 RSQB -160 SEMICOLON -160 _NEWLINE -160'),
     # 133
-    ('$END -84 AUGOP -84 COLON -84 ELLIPSIS 2 EQUAL -84 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 '
-     'MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -84 SEMICOLON -84 STRING 14 TILDE 15 '
-     'TRUE 16 _NEWLINE -84 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 atom 23 '
-     'atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
-     'shift_expr 33 term 34 test 221 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 245 atom 24 atom_expr 25 '
+     'factor 29 power 33 term 36'),
     # 134
-    '$END -83 AUGOP -83 COLON -83 COMMA 222 EQUAL -83 RPAR -83 SEMICOLON -83 _NEWLINE -83',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 246 atom 24 atom_expr 25 '
+     'factor 29 power 33 term 36'),
     # 135
-    '$END -5 _NEWLINE 95',
+    ('$END -184 AMPERSAND -184 AND -184 AS -184 AUGOP -184 CIRCUMFLEX -184 COLON -184 '
+     'COMMA -184 ELSE -184 EQUAL -184 FOR -184 FROM -184 IF -184 IN -184 IS -184 LESSTHAN -184 '
+     'LSHIFT 247 MORETHAN -184 NOT -184 OR -184 RBRACE -184 RPAR -184 RSHIFT 248 RSQB -184 '
+     'SEMICOLON -184 VBAR -184 _NEWLINE -184 __ANON_1 -184 __ANON_2 -184 __ANON_3 -184 '
+     '__ANON_4 -184'),
     # 136
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34 xor_expr 223'),
+    'NAME 249',
     # 137
-    ('$END -113 AND -113 AS -113 AUGOP -113 COLON -113 COMMA -113 ELSE -113 EQUAL -113 IF -113 '
-     'IN -113 IS -113 LESSTHAN -113 MORETHAN -113 NOT -113 OR -113 RBRACE -113 RPAR -113 '
-     'RSQB -113 SEMICOLON -113 VBAR 224 _NEWLINE -113 __ANON_0 -113 __ANON_1 -113 __ANON_2 -113 '
-     '__ANON_3 -113'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 250 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 251 RPAR 252 STAR 253 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 argument 254 arguments 255 arith_expr 23 atom 24 atom_expr 25 '
+     'comparison 26 expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'term 36 test 256 xor_expr 40'),
     # 138
-    'COMMA 225 SEMICOLON -32 _NEWLINE -32',
+    ('COLON 257 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 '
+     'and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'not_test 31 or_test 32 power 33 shift_expr 34 subscript 258 subscriptlist 259 term 36 '
+     'test 260 xor_expr 40'),
     # 139
-    'LPAR 226',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 261 power 33'),
     # 140
-    'COMMA 227 IN -85 __expr_tuple_plus_12 228',
+    ('ELLIPSIS -174 FALSE -174 LBRACE -174 LPAR -174 LSQB -174 MINUS -174 NAME -174 NONE -174 '
+     'NUMBER -174 PLUS -174 STRING -174 TILDE -174 TRUE -174'),
     # 141
-    'IN -86',
+    ('ELLIPSIS -176 FALSE -176 LBRACE -176 LPAR -176 LSQB -176 MINUS -176 NAME -176 NONE -176 '
+     'NOT 262 NUMBER -176 PLUS -176 STRING -176 TILDE -176 TRUE -176'),
     # 142
-    'IN 229',
+    ('ELLIPSIS -168 FALSE -168 LBRACE -168 LPAR -168 LSQB -168 MINUS -168 NAME -168 NONE -168 '
+     'NUMBER -168 PLUS -168 STRING -168 TILDE -168 TRUE -168'),
     # 143
-    'AS -38 COMMA -38 DOT 230 IMPORT -38 SEMICOLON -38 _NEWLINE -38 __dotted_name_star_5 231',
+    ('ELLIPSIS -169 FALSE -169 LBRACE -169 LPAR -169 LSQB -169 MINUS -169 NAME -169 NONE -169 '
+     'NUMBER -169 PLUS -169 STRING -169 TILDE -169 TRUE -169'),
     # 144
-    'IMPORT 232',
+    'IN 263',
     # 145
-    'COLON 233',
+    ('ELLIPSIS -170 FALSE -170 LBRACE -170 LPAR -170 LSQB -170 MINUS -170 NAME -170 NONE -170 '
+     'NUMBER -170 PLUS -170 STRING -170 TILDE -170 TRUE -170'),
     # 146
-    'COMMA 234 SEMICOLON -34 _NEWLINE -34 __import_name_star_4 235',
+    ('ELLIPSIS -171 FALSE -171 LBRACE -171 LPAR -171 LSQB -171 MINUS -171 NAME -171 NONE -171 '
+     'NUMBER -171 PLUS -171 STRING -171 TILDE -171 TRUE -171'),
     # 147
-    'AS 236 COMMA -36 SEMICOLON -36 _NEWLINE -36',
+    ('ELLIPSIS -172 FALSE -172 LBRACE -172 LPAR -172 LSQB -172 MINUS -172 NAME -172 NONE -172 '
+     'NUMBER -172 PLUS -172 STRING -172 TILDE -172 TRUE -172'),
     # 148
-    'SEMICOLON -29 _NEWLINE -29',
+    ('ELLIPSIS -173 FALSE -173 LBRACE -173 LPAR -173 LSQB -173 MINUS -173 NAME -173 NONE -173 '
+     'NUMBER -173 PLUS -173 STRING -173 TILDE -173 TRUE -173'),
     # 149
-    'COLON 237',
+    ('$END -166 AND -166 AS -166 AUGOP -166 COLON -166 COMMA -166 ELSE -166 EQUAL -166 FOR -166 '
+     'FROM -166 IF -166 IN 140 IS 141 LESSTHAN 142 MORETHAN 143 NOT 144 OR -166 RBRACE -166 '
+     'RPAR -166 RSQB -166 SEMICOLON -166 _NEWLINE -166 __ANON_1 145 __ANON_2 146 __ANON_3 147 '
+     '__ANON_4 148 comp_op 264'),
     # 150
-    'AS 238 COLON -68 COMMA -68',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 265 factor 29 power 33 shift_expr 34 term 36 xor_expr 40'),
     # 151
-    'COLON 239 COMMA 240 __with_stmt_star_8 241',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 266 power 33'),
     # 152
-    ('$END -184 ASSERT -184 BREAK -184 CONTINUE -184 DEF -184 ELLIPSIS -184 FALSE -184 FOR -184 '
-     'FROM -184 IF -184 IMPORT -184 LAMBDA -184 LBRACE -184 LPAR -184 LSQB -184 MINUS -184 '
-     'NAME -184 NONE -184 NOT -184 NUMBER -184 PASS -184 PLUS -184 RETURN -184 STRING -184 '
-     'TILDE -184 TRUE -184 WHILE -184 WITH -184 _NEWLINE -184'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 267 power 33'),
     # 153
-    ('$END -185 ASSERT -185 BREAK -185 CONTINUE -185 DEF -185 ELLIPSIS -185 FALSE -185 FOR -185 '
-     'FROM -185 IF -185 IMPORT -185 LAMBDA -185 LBRACE -185 LPAR -185 LSQB -185 MINUS -185 '
-     'NAME -185 NONE -185 NOT -185 NUMBER -185 PASS -185 PLUS -185 RETURN -185 STRING -185 '
-     'TILDE -185 TRUE -185 WHILE -185 WITH -185 _NEWLINE -185'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 268 power 33'),
     # 154
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 242 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 small_stmt 243 term 34 test 35 testlist 71 tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 269 power 33'),
     # 155
-    ('$END -12 ASSERT -12 BREAK -12 CONTINUE -12 DEF -12 ELIF -12 ELLIPSIS -12 ELSE -12 '
-     'FALSE -12 FOR -12 FROM -12 IF -12 IMPORT -12 LAMBDA -12 LBRACE -12 LPAR -12 LSQB -12 '
-     'MINUS -12 NAME -12 NONE -12 NOT -12 NUMBER -12 PASS -12 PLUS -12 RETURN -12 STRING -12 '
-     'TILDE -12 TRUE -12 WHILE -12 WITH -12 _DEDENT -12 _NEWLINE -12'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 270 power 33'),
     # 156
-    'SEMICOLON 244 _NEWLINE 245',
+    ('$END -188 AMPERSAND -188 AND -188 AS -188 AT 271 AUGOP -188 CIRCUMFLEX -188 COLON -188 '
+     'COMMA -188 DSLASH 272 ELSE -188 EQUAL -188 FOR -188 FROM -188 IF -188 IN -188 IS -188 '
+     'LESSTHAN -188 LSHIFT -188 MINUS -188 MORETHAN -188 NOT -188 OR -188 PERCENT 273 PLUS -188 '
+     'RBRACE -188 RPAR -188 RSHIFT -188 RSQB -188 SEMICOLON -188 SLASH 274 STAR 275 VBAR -188 '
+     '_NEWLINE -188 __ANON_1 -188 __ANON_2 -188 __ANON_3 -188 __ANON_4 -188'),
     # 157
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 246 tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 comparison 26 expr 28 factor 29 not_test 276 power 33 shift_expr 34 term 36 '
+     'xor_expr 40'),
     # 158
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 247 tuple_list 37 xor_expr 38'),
+    ('$END -162 AND 277 AS -162 AUGOP -162 COLON -162 COMMA -162 ELSE -162 EQUAL -162 FOR -162 '
+     'FROM -162 IF -162 OR -162 RBRACE -162 RPAR -162 RSQB -162 SEMICOLON -162 _NEWLINE -162'),
     # 159
-    'EQUAL 248 SEMICOLON -24 _NEWLINE -24',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 arith_expr 23 '
+     'atom 24 atom_expr 25 comparison 26 expr 28 factor 29 not_test 31 or_test 278 power 33 '
+     'shift_expr 34 term 36 xor_expr 40'),
     # 160
-    ('$END -94 AS -94 AUGOP -94 COLON -94 COMMA -94 EQUAL -94 RBRACE -94 RPAR -94 RSQB -94 '
-     'SEMICOLON -94 _NEWLINE -94'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 23 atom 24 atom_expr 25 factor 29 '
+     'power 33 shift_expr 279 term 36'),
     # 161
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 249 xor_expr 38'),
+    ('$END -182 AMPERSAND 280 AND -182 AS -182 AUGOP -182 CIRCUMFLEX -182 COLON -182 COMMA -182 '
+     'ELSE -182 EQUAL -182 FOR -182 FROM -182 IF -182 IN -182 IS -182 LESSTHAN -182 '
+     'MORETHAN -182 NOT -182 OR -182 RBRACE -182 RPAR -182 RSQB -182 SEMICOLON -182 VBAR -182 '
+     '_NEWLINE -182 __ANON_1 -182 __ANON_2 -182 __ANON_3 -182 __ANON_4 -182'),
     # 162
-    'COLON -79 COMMA -79 RPAR -79',
+    ('$END -139 AUGOP -139 COLON -139 ELLIPSIS 2 EQUAL -139 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 '
+     'LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -139 SEMICOLON -139 STAR 14 '
+     'STRING 15 TILDE 16 TRUE 17 _NEWLINE -139 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 star_expr 281 term 36 test 282 xor_expr 40'),
     # 163
-    'COLON -77 COMMA -77 RPAR -77',
+    ('$END -137 AUGOP -137 COLON -137 COMMA 283 EQUAL -137 RPAR -137 SEMICOLON -137 '
+     '_NEWLINE -137'),
     # 164
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 250 xor_expr 38'),
-    # 165
-    'COLON -73 NAME 75 POW 76 RPAR -73 STAR 77 paramitem 251',
-    # 166
-    'COLON -72 COMMA 252 RPAR -72',
-    # 167
-    ('$END -141 AMPERSAND -141 AND -141 AS -141 AT -141 AUGOP -141 CIRCUMFLEX -141 COLON -141 '
-     'COMMA -141 DOT -141 DSLASH -141 ELSE -141 EQUAL -141 IF -141 IN -141 IS -141 '
-     'LESSTHAN -141 LPAR -141 LSHIFT -141 LSQB -141 MINUS -141 MORETHAN -141 NOT -141 OR -141 '
-     'PERCENT -141 PLUS -141 POW -141 RBRACE -141 RPAR -141 RSHIFT -141 RSQB -141 '
-     'SEMICOLON -141 SLASH -141 STAR -141 VBAR -141 _NEWLINE -141 __ANON_0 -141 __ANON_1 -141 '
-     '__ANON_2 -141 __ANON_3 -141'),
-    # 168
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RBRACE -156 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 '
-     'key_value 253 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 83 '
-     'xor_expr 38'),
-    # 169
-    'COMMA 254 RBRACE -155',
-    # 170
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 255 xor_expr 38'),
-    # 171
-    ('$END -137 AMPERSAND -137 AND -137 AS -137 AT -137 AUGOP -137 CIRCUMFLEX -137 COLON -137 '
-     'COMMA -137 DOT -137 DSLASH -137 ELSE -137 EQUAL -137 IF -137 IN -137 IS -137 '
-     'LESSTHAN -137 LPAR -137 LSHIFT -137 LSQB -137 MINUS -137 MORETHAN -137 NOT -137 OR -137 '
-     'PERCENT -137 PLUS -137 POW -137 RBRACE -137 RPAR -137 RSHIFT -137 RSQB -137 '
-     'SEMICOLON -137 SLASH -137 STAR -137 VBAR -137 _NEWLINE -137 __ANON_0 -137 __ANON_1 -137 '
-     '__ANON_2 -137 __ANON_3 -137'),
-    # 172
-    ('$END -138 AMPERSAND -138 AND -138 AS -138 AT -138 AUGOP -138 CIRCUMFLEX -138 COLON -138 '
-     'COMMA -138 DOT -138 DSLASH -138 ELSE -138 EQUAL -138 IF -138 IN -138 IS -138 '
-     'LESSTHAN -138 LPAR -138 LSHIFT -138 LSQB -138 MINUS -138 MORETHAN -138 NOT -138 OR -138 '
-     'PERCENT -138 PLUS -138 POW -138 RBRACE -138 RPAR -138 RSHIFT -138 RSQB -138 '
-     'SEMICOLON -138 SLASH -138 STAR -138 VBAR -138 _NEWLINE -138 __ANON_0 -138 __ANON_1 -138 '
-     '__ANON_2 -138 __ANON_3 -138'),
-    # 173
-    ('$END -139 AMPERSAND -139 AND -139 AS -139 AT -139 AUGOP -139 CIRCUMFLEX -139 COLON -139 '
-     'COMMA -139 DOT -139 DSLASH -139 ELSE -139 EQUAL -139 IF -139 IN -139 IS -139 '
-     'LESSTHAN -139 LPAR -139 LSHIFT -139 LSQB -139 MINUS -139 MORETHAN -139 NOT -139 OR -139 '
-     'PERCENT -139 PLUS -139 POW -139 RBRACE -139 RPAR -139 RSHIFT -139 RSQB -139 '
-     'SEMICOLON -139 SLASH -139 STAR -139 VBAR -139 _NEWLINE -139 __ANON_0 -139 __ANON_1 -139 '
-     '__ANON_2 -139 __ANON_3 -139'),
-    # 174
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RSQB -152 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 221 xor_expr 38'),
-    # 175
-    'COMMA 256 RSQB -151',
-    # 176
-    '$END -3 _NEWLINE 95',
-    # 177
-    ('$END -218 AND -218 AS -218 AUGOP -218 CIRCUMFLEX -218 COLON -218 COMMA -218 ELSE -218 '
-     'EQUAL -218 IF -218 IN -218 IS -218 LESSTHAN -218 MORETHAN -218 NOT -218 OR -218 '
-     'RBRACE -218 RPAR -218 RSQB -218 SEMICOLON -218 VBAR -218 _NEWLINE -218 __ANON_0 -218 '
-     '__ANON_1 -218 __ANON_2 -218 __ANON_3 -218'),
-    # 178
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 257 arith_expr 22 atom 23 '
-     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34'),
-    # 179
-    ('$END -210 AS -210 AUGOP -210 COLON -210 COMMA -210 ELSE -210 EQUAL -210 IF -210 OR -210 '
-     'RBRACE -210 RPAR -210 RSQB -210 SEMICOLON -210 _NEWLINE -210'),
-    # 180
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 258 arith_expr 22 '
-     'atom 23 atom_expr 24 comparison 25 expr 27 factor 28 not_test 30 power 32 shift_expr 33 '
-     'term 34 xor_expr 38'),
-    # 181
-    ('$END -222 AMPERSAND -222 AND -222 AS -222 AUGOP -222 CIRCUMFLEX -222 COLON -222 '
-     'COMMA -222 ELSE -222 EQUAL -222 IF -222 IN -222 IS -222 LESSTHAN -222 LSHIFT -222 '
-     'MORETHAN -222 NOT -222 OR -222 RBRACE -222 RPAR -222 RSHIFT -222 RSQB -222 SEMICOLON -222 '
-     'VBAR -222 _NEWLINE -222 __ANON_0 -222 __ANON_1 -222 __ANON_2 -222 __ANON_3 -222'),
-    # 182
-    ('$END -223 AMPERSAND -223 AND -223 AS -223 AUGOP -223 CIRCUMFLEX -223 COLON -223 '
-     'COMMA -223 ELSE -223 EQUAL -223 IF -223 IN -223 IS -223 LESSTHAN -223 LSHIFT -223 '
-     'MORETHAN -223 NOT -223 OR -223 RBRACE -223 RPAR -223 RSHIFT -223 RSQB -223 SEMICOLON -223 '
-     'VBAR -223 _NEWLINE -223 __ANON_0 -223 __ANON_1 -223 __ANON_2 -223 __ANON_3 -223'),
-    # 183
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 259 atom 23 atom_expr 24 '
-     'factor 28 power 32 term 34'),
-    # 184
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 260 atom 23 atom_expr 24 '
-     'factor 28 power 32 term 34'),
-    # 185
-    ('$END -134 AMPERSAND -134 AND -134 AS -134 AT -134 AUGOP -134 CIRCUMFLEX -134 COLON -134 '
-     'COMMA -134 DOT -134 DSLASH -134 ELSE -134 EQUAL -134 IF -134 IN -134 IS -134 '
-     'LESSTHAN -134 LPAR -134 LSHIFT -134 LSQB -134 MINUS -134 MORETHAN -134 NOT -134 OR -134 '
-     'PERCENT -134 PLUS -134 POW -134 RBRACE -134 RPAR -134 RSHIFT -134 RSQB -134 '
-     'SEMICOLON -134 SLASH -134 STAR -134 VBAR -134 _NEWLINE -134 __ANON_0 -134 __ANON_1 -134 '
-     '__ANON_2 -134 __ANON_3 -134'),
-    # 186
-    ('AMPERSAND -143 AND -143 AT -143 CIRCUMFLEX -143 COMMA -143 DOT -143 DSLASH -143 EQUAL 261 '
-     'IF -143 IN -143 IS -143 LESSTHAN -143 LPAR -143 LSHIFT -143 LSQB -143 MINUS -143 '
-     'MORETHAN -143 NOT -143 OR -143 PERCENT -143 PLUS -143 POW -143 RPAR -143 RSHIFT -143 '
-     'SLASH -143 STAR -143 VBAR -143 __ANON_0 -143 __ANON_1 -143 __ANON_2 -143 __ANON_3 -143'),
-    # 187
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 262 xor_expr 38'),
-    # 188
-    ('$END -132 AMPERSAND -132 AND -132 AS -132 AT -132 AUGOP -132 CIRCUMFLEX -132 COLON -132 '
-     'COMMA -132 DOT -132 DSLASH -132 ELSE -132 EQUAL -132 IF -132 IN -132 IS -132 '
-     'LESSTHAN -132 LPAR -132 LSHIFT -132 LSQB -132 MINUS -132 MORETHAN -132 NOT -132 OR -132 '
-     'PERCENT -132 PLUS -132 POW -132 RBRACE -132 RPAR -132 RSHIFT -132 RSQB -132 '
-     'SEMICOLON -132 SLASH -132 STAR -132 VBAR -132 _NEWLINE -132 __ANON_0 -132 __ANON_1 -132 '
-     '__ANON_2 -132 __ANON_3 -132'),
-    # 189
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 263 xor_expr 38'),
-    # 190
-    'COMMA 264 RPAR -177 __arguments_star_25 265',
-    # 191
-    'RPAR 266',
-    # 192
-    'COMMA -178 RPAR -178',
-    # 193
-    ('COLON 267 COMMA -171 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
-     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -171 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 sliceop 268 term 34 '
-     'test 269 xor_expr 38'),
-    # 194
-    'COMMA 270 RSQB -159 __subscriptlist_plus_24 271',
-    # 195
-    'RSQB 272',
-    # 196
-    'COLON 273 COMMA -163 RSQB -163',
-    # 197
-    ('$END -130 AMPERSAND -130 AND -130 AS -130 AT -130 AUGOP -130 CIRCUMFLEX -130 COLON -130 '
-     'COMMA -130 DSLASH -130 ELSE -130 EQUAL -130 IF -130 IN -130 IS -130 LESSTHAN -130 '
-     'LSHIFT -130 MINUS -130 MORETHAN -130 NOT -130 OR -130 PERCENT -130 PLUS -130 RBRACE -130 '
-     'RPAR -130 RSHIFT -130 RSQB -130 SEMICOLON -130 SLASH -130 STAR -130 VBAR -130 '
-     '_NEWLINE -130 __ANON_0 -130 __ANON_1 -130 __ANON_2 -130 __ANON_3 -130'),
-    # 198
-    ('ELLIPSIS -112 FALSE -112 LBRACE -112 LPAR -112 LSQB -112 MINUS -112 NAME -112 NONE -112 '
-     'NUMBER -112 PLUS -112 STRING -112 TILDE -112 TRUE -112'),
-    # 199
-    ('ELLIPSIS -110 FALSE -110 LBRACE -110 LPAR -110 LSQB -110 MINUS -110 NAME -110 NONE -110 '
-     'NUMBER -110 PLUS -110 STRING -110 TILDE -110 TRUE -110'),
-    # 200
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 274 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
-    # 201
-    ('$END -214 AND -214 AS -214 AUGOP -214 COLON -214 COMMA -214 ELSE -214 EQUAL -214 IF -214 '
-     'IN -214 IS -214 LESSTHAN -214 MORETHAN -214 NOT -214 OR -214 RBRACE -214 RPAR -214 '
-     'RSQB -214 SEMICOLON -214 _NEWLINE -214 __ANON_0 -214 __ANON_1 -214 __ANON_2 -214 '
-     '__ANON_3 -214'),
-    # 202
-    ('$END -234 AMPERSAND -234 AND -234 AS -234 AT -234 AUGOP -234 CIRCUMFLEX -234 COLON -234 '
-     'COMMA -234 DSLASH -234 ELSE -234 EQUAL -234 IF -234 IN -234 IS -234 LESSTHAN -234 '
-     'LSHIFT -234 MINUS -234 MORETHAN -234 NOT -234 OR -234 PERCENT -234 PLUS -234 RBRACE -234 '
-     'RPAR -234 RSHIFT -234 RSQB -234 SEMICOLON -234 SLASH -234 STAR -234 VBAR -234 '
-     '_NEWLINE -234 __ANON_0 -234 __ANON_1 -234 __ANON_2 -234 __ANON_3 -234'),
-    # 203
-    ('$END -232 AMPERSAND -232 AND -232 AS -232 AT -232 AUGOP -232 CIRCUMFLEX -232 COLON -232 '
-     'COMMA -232 DSLASH -232 ELSE -232 EQUAL -232 IF -232 IN -232 IS -232 LESSTHAN -232 '
-     'LSHIFT -232 MINUS -232 MORETHAN -232 NOT -232 OR -232 PERCENT -232 PLUS -232 RBRACE -232 '
-     'RPAR -232 RSHIFT -232 RSQB -232 SEMICOLON -232 SLASH -232 STAR -232 VBAR -232 '
-     '_NEWLINE -232 __ANON_0 -232 __ANON_1 -232 __ANON_2 -232 __ANON_3 -232'),
-    # 204
-    ('$END -233 AMPERSAND -233 AND -233 AS -233 AT -233 AUGOP -233 CIRCUMFLEX -233 COLON -233 '
-     'COMMA -233 DSLASH -233 ELSE -233 EQUAL -233 IF -233 IN -233 IS -233 LESSTHAN -233 '
-     'LSHIFT -233 MINUS -233 MORETHAN -233 NOT -233 OR -233 PERCENT -233 PLUS -233 RBRACE -233 '
-     'RPAR -233 RSHIFT -233 RSQB -233 SEMICOLON -233 SLASH -233 STAR -233 VBAR -233 '
-     '_NEWLINE -233 __ANON_0 -233 __ANON_1 -233 __ANON_2 -233 __ANON_3 -233'),
-    # 205
-    ('$END -231 AMPERSAND -231 AND -231 AS -231 AT -231 AUGOP -231 CIRCUMFLEX -231 COLON -231 '
-     'COMMA -231 DSLASH -231 ELSE -231 EQUAL -231 IF -231 IN -231 IS -231 LESSTHAN -231 '
-     'LSHIFT -231 MINUS -231 MORETHAN -231 NOT -231 OR -231 PERCENT -231 PLUS -231 RBRACE -231 '
-     'RPAR -231 RSHIFT -231 RSQB -231 SEMICOLON -231 SLASH -231 STAR -231 VBAR -231 '
-     '_NEWLINE -231 __ANON_0 -231 __ANON_1 -231 __ANON_2 -231 __ANON_3 -231'),
-    # 206
-    ('$END -230 AMPERSAND -230 AND -230 AS -230 AT -230 AUGOP -230 CIRCUMFLEX -230 COLON -230 '
-     'COMMA -230 DSLASH -230 ELSE -230 EQUAL -230 IF -230 IN -230 IS -230 LESSTHAN -230 '
-     'LSHIFT -230 MINUS -230 MORETHAN -230 NOT -230 OR -230 PERCENT -230 PLUS -230 RBRACE -230 '
-     'RPAR -230 RSHIFT -230 RSQB -230 SEMICOLON -230 SLASH -230 STAR -230 VBAR -230 '
-     '_NEWLINE -230 __ANON_0 -230 __ANON_1 -230 __ANON_2 -230 __ANON_3 -230'),
-    # 207
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 275 power 32'),
-    # 208
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 276 power 32'),
-    # 209
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 277 power 32'),
-    # 210
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 278 power 32'),
-    # 211
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 279 power 32'),
-    # 212
-    ('$END -212 AND -212 AS -212 AUGOP -212 COLON -212 COMMA -212 ELSE -212 EQUAL -212 IF -212 '
-     'OR -212 RBRACE -212 RPAR -212 RSQB -212 SEMICOLON -212 _NEWLINE -212'),
-    # 213
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 comparison 25 expr 27 factor 28 not_test 280 power 32 shift_expr 33 term 34 '
-     'xor_expr 38'),
-    # 214
-    'ELSE 281',
-    # 215
-    ('$END -220 AMPERSAND -220 AND -220 AS -220 AUGOP -220 CIRCUMFLEX -220 COLON -220 '
-     'COMMA -220 ELSE -220 EQUAL -220 IF -220 IN -220 IS -220 LESSTHAN -220 MORETHAN -220 '
-     'NOT -220 OR -220 RBRACE -220 RPAR -220 RSQB -220 SEMICOLON -220 VBAR -220 _NEWLINE -220 '
-     '__ANON_0 -220 __ANON_1 -220 __ANON_2 -220 __ANON_3 -220'),
-    # 216
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 arith_expr 22 atom 23 atom_expr 24 factor 28 '
-     'power 32 shift_expr 282 term 34'),
-    # 217
-    ('$END -227 AMPERSAND -227 AND -227 AS -227 AUGOP -227 CIRCUMFLEX -227 COLON -227 '
-     'COMMA -227 ELSE -227 EQUAL -227 IF -227 IN -227 IS -227 LESSTHAN -227 LSHIFT -227 '
-     'MINUS -227 MORETHAN -227 NOT -227 OR -227 PLUS -227 RBRACE -227 RPAR -227 RSHIFT -227 '
-     'RSQB -227 SEMICOLON -227 VBAR -227 _NEWLINE -227 __ANON_0 -227 __ANON_1 -227 '
-     '__ANON_2 -227 __ANON_3 -227'),
-    # 218
-    ('$END -226 AMPERSAND -226 AND -226 AS -226 AUGOP -226 CIRCUMFLEX -226 COLON -226 '
-     'COMMA -226 ELSE -226 EQUAL -226 IF -226 IN -226 IS -226 LESSTHAN -226 LSHIFT -226 '
-     'MINUS -226 MORETHAN -226 NOT -226 OR -226 PLUS -226 RBRACE -226 RPAR -226 RSHIFT -226 '
-     'RSQB -226 SEMICOLON -226 VBAR -226 _NEWLINE -226 __ANON_0 -226 __ANON_1 -226 '
-     '__ANON_2 -226 __ANON_3 -226'),
-    # 219
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
-     'term 283'),
-    # 220
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 atom 23 atom_expr 24 factor 28 power 32 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 29 power 33 '
      'term 284'),
-    # 221
-    ('$END -206 AUGOP -206 COLON -206 COMMA -206 EQUAL -206 RPAR -206 RSQB -206 SEMICOLON -206 '
-     '_NEWLINE -206'),
-    # 222
-    ('$END -82 AUGOP -82 COLON -82 ELLIPSIS 2 EQUAL -82 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 '
-     'MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -82 SEMICOLON -82 STRING 14 TILDE 15 '
-     'TRUE 16 _NEWLINE -82 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 atom 23 '
-     'atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 '
-     'shift_expr 33 term 34 test 285 xor_expr 38'),
-    # 223
-    ('$END -216 AND -216 AS -216 AUGOP -216 COLON -216 COMMA -216 ELSE -216 EQUAL -216 IF -216 '
-     'IN -216 IS -216 LESSTHAN -216 MORETHAN -216 NOT -216 OR -216 RBRACE -216 RPAR -216 '
-     'RSQB -216 SEMICOLON -216 VBAR -216 _NEWLINE -216 __ANON_0 -216 __ANON_1 -216 '
-     '__ANON_2 -216 __ANON_3 -216'),
-    # 224
+    # 165
     ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 factor 28 power 32 shift_expr 33 term 34 xor_expr 286'),
-    # 225
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 29 power 33 '
+     'term 285'),
+    # 166
+    ('$END -186 AMPERSAND -186 AND -186 AS -186 AUGOP -186 CIRCUMFLEX -186 COLON -186 '
+     'COMMA -186 ELSE -186 EQUAL -186 FOR -186 FROM -186 IF -186 IN -186 IS -186 LESSTHAN -186 '
+     'LSHIFT -186 MINUS 286 MORETHAN -186 NOT -186 OR -186 PLUS 287 RBRACE -186 RPAR -186 '
+     'RSHIFT -186 RSQB -186 SEMICOLON -186 VBAR -186 _NEWLINE -186 __ANON_1 -186 __ANON_2 -186 '
+     '__ANON_3 -186 __ANON_4 -186'),
+    # 167
+    ('$END -138 AUGOP -138 COLON -138 ELLIPSIS 2 EQUAL -138 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 '
+     'LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -138 SEMICOLON -138 STAR 14 '
+     'STRING 15 TILDE 16 TRUE 17 _NEWLINE -138 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 star_expr 281 term 36 test 282 xor_expr 40'),
+    # 168
+    ('$END -135 AUGOP -135 COLON -135 COMMA 288 EQUAL -135 RPAR -135 SEMICOLON -135 '
+     '_NEWLINE -135'),
+    # 169
+    '$END -5 _NEWLINE 127',
+    # 170
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 factor 29 power 33 shift_expr 34 term 36 xor_expr 289'),
+    # 171
+    ('$END -178 AND -178 AS -178 AUGOP -178 COLON -178 COMMA -178 ELSE -178 EQUAL -178 FOR -178 '
+     'FROM -178 IF -178 IN -178 IS -178 LESSTHAN -178 MORETHAN -178 NOT -178 OR -178 '
+     'RBRACE -178 RPAR -178 RSQB -178 SEMICOLON -178 VBAR 290 _NEWLINE -178 __ANON_1 -178 '
+     '__ANON_2 -178 __ANON_3 -178 __ANON_4 -178'),
+    # 172
+    'COMMA 291 SEMICOLON -50 _NEWLINE -50',
+    # 173
+    '_NEWLINE 292',
+    # 174
+    'COLON -150 COMMA -150 RSQB -150 _NEWLINE -150',
+    # 175
+    'COLON 293 LPAR 294',
+    # 176
+    'LPAR 295',
+    # 177
+    'COMMA 296 IN -141 SEMICOLON -141 _NEWLINE -141 __expr_tuple_plus_16 297',
+    # 178
+    'IN -143 SEMICOLON -143 _NEWLINE -143',
+    # 179
+    'SEMICOLON -43 _NEWLINE -43',
+    # 180
+    'COMMA 298 IN -142 SEMICOLON -142 _NEWLINE -142 __expr_tuple_plus_16 299',
+    # 181
+    'IN 300',
+    # 182
+    'AS -56 COMMA -56 DOT 301 IMPORT -56 SEMICOLON -56 _NEWLINE -56 __dotted_name_star_6 302',
+    # 183
+    'IMPORT 303',
+    # 184
+    'COMMA 304 SEMICOLON -40 _NEWLINE -40 __global_stmt_star_4 305',
+    # 185
+    'COLON 306',
+    # 186
+    'COMMA 307 SEMICOLON -52 _NEWLINE -52 __import_name_star_5 308',
+    # 187
+    'AS 309 COMMA -54 SEMICOLON -54 _NEWLINE -54',
+    # 188
+    'COMMA 304 SEMICOLON -42 _NEWLINE -42 __global_stmt_star_4 310',
+    # 189
+    'FROM 311 SEMICOLON -37 _NEWLINE -37',
+    # 190
+    'SEMICOLON -47 _NEWLINE -47',
+    # 191
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 314 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 192
+    'COLON 315',
+    # 193
+    'AS 316 COLON -106 COMMA -106',
+    # 194
+    'COLON 317 COMMA 318 __with_stmt_star_11 319',
+    # 195
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 287 xor_expr 38'),
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 320 xor_expr 40'),
+    # 196
+    'EQUAL -152 RPAR -152 SEMICOLON -152 _NEWLINE -152',
+    # 197
+    ('$END -92 ASSERT -92 AT -92 BREAK -92 CLASS -92 CONTINUE -92 DEF -92 DEL -92 ELLIPSIS -92 '
+     'FALSE -92 FOR -92 FROM -92 GLOBAL -92 IF -92 IMPORT -92 LAMBDA -92 LBRACE -92 LPAR -92 '
+     'LSQB -92 MINUS -92 NAME -92 NONE -92 NONLOCAL -92 NOT -92 NUMBER -92 PASS -92 PLUS -92 '
+     'RAISE -92 RETURN -92 STAR -92 STRING -92 TILDE -92 TRUE -92 TRY -92 WHILE -92 WITH -92 '
+     'YIELD -92 _DEDENT -92 _NEWLINE -92'),
+    # 198
+    'AT -295 CLASS -295 DEF -295',
+    # 199
+    ('$END -91 ASSERT -91 AT -91 BREAK -91 CLASS -91 CONTINUE -91 DEF -91 DEL -91 ELLIPSIS -91 '
+     'FALSE -91 FOR -91 FROM -91 GLOBAL -91 IF -91 IMPORT -91 LAMBDA -91 LBRACE -91 LPAR -91 '
+     'LSQB -91 MINUS -91 NAME -91 NONE -91 NONLOCAL -91 NOT -91 NUMBER -91 PASS -91 PLUS -91 '
+     'RAISE -91 RETURN -91 STAR -91 STRING -91 TILDE -91 TRUE -91 TRY -91 WHILE -91 WITH -91 '
+     'YIELD -91 _DEDENT -91 _NEWLINE -91'),
+    # 200
+    ('$END -274 ASSERT -274 AT -274 BREAK -274 CLASS -274 CONTINUE -274 DEF -274 DEL -274 '
+     'ELLIPSIS -274 FALSE -274 FOR -274 FROM -274 GLOBAL -274 IF -274 IMPORT -274 LAMBDA -274 '
+     'LBRACE -274 LPAR -274 LSQB -274 MINUS -274 NAME -274 NONE -274 NONLOCAL -274 NOT -274 '
+     'NUMBER -274 PASS -274 PLUS -274 RAISE -274 RETURN -274 STAR -274 STRING -274 TILDE -274 '
+     'TRUE -274 TRY -274 WHILE -274 WITH -274 YIELD -274 _NEWLINE -274'),
+    # 201
+    ('$END -275 ASSERT -275 AT -275 BREAK -275 CLASS -275 CONTINUE -275 DEF -275 DEL -275 '
+     'ELLIPSIS -275 FALSE -275 FOR -275 FROM -275 GLOBAL -275 IF -275 IMPORT -275 LAMBDA -275 '
+     'LBRACE -275 LPAR -275 LSQB -275 MINUS -275 NAME -275 NONE -275 NONLOCAL -275 NOT -275 '
+     'NUMBER -275 PASS -275 PLUS -275 RAISE -275 RETURN -275 STAR -275 STRING -275 TILDE -275 '
+     'TRUE -275 TRY -275 WHILE -275 WITH -275 YIELD -275 _NEWLINE -275'),
+    # 202
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 321 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 small_stmt 322 '
+     'star_expr 35 term 36 test 90 testlist 91 tuple_list 39 xor_expr 40 yield_expr 95'),
+    # 203
+    ('$END -12 ASSERT -12 AT -12 BREAK -12 CLASS -12 CONTINUE -12 DEF -12 DEL -12 ELIF -12 '
+     'ELLIPSIS -12 ELSE -12 EXCEPT -12 FALSE -12 FINALLY -12 FOR -12 FROM -12 GLOBAL -12 IF -12 '
+     'IMPORT -12 LAMBDA -12 LBRACE -12 LPAR -12 LSQB -12 MINUS -12 NAME -12 NONE -12 '
+     'NONLOCAL -12 NOT -12 NUMBER -12 PASS -12 PLUS -12 RAISE -12 RETURN -12 STAR -12 '
+     'STRING -12 TILDE -12 TRUE -12 TRY -12 WHILE -12 WITH -12 YIELD -12 _DEDENT -12 '
+     '_NEWLINE -12'),
+    # 204
+    'SEMICOLON 323 _NEWLINE 324',
+    # 205
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 325 xor_expr 40'),
+    # 206
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 '
+     'test 37 testlist 326 tuple_list 39 xor_expr 40 yield_expr 327'),
+    # 207
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 '
+     'test 37 testlist 328 tuple_list 39 xor_expr 40 yield_expr 329'),
+    # 208
+    'EQUAL 330 SEMICOLON -30 _NEWLINE -30',
+    # 209
+    ('$END -159 AS -159 AUGOP -159 COLON -159 COMMA -159 EQUAL -159 FOR -159 FROM -159 '
+     'RBRACE -159 RPAR -159 RSQB -159 SEMICOLON -159 _NEWLINE -159'),
+    # 210
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 331 xor_expr 40'),
+    # 211
+    'COLON -130 COMMA -130',
+    # 212
+    'COLON -128 COMMA -128',
+    # 213
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 332 xor_expr 40'),
+    # 214
+    'COLON -124 NAME 97 POW 98 STAR 99 lparamitem 333',
+    # 215
+    'COLON -123 COMMA 334',
+    # 216
+    'COMMA -242 RBRACE -242',
+    # 217
+    ('$END -209 AMPERSAND -209 AND -209 AS -209 AT -209 AUGOP -209 CIRCUMFLEX -209 COLON -209 '
+     'COMMA -209 DOT -209 DSLASH -209 ELSE -209 EQUAL -209 FOR -209 FROM -209 IF -209 IN -209 '
+     'IS -209 LESSTHAN -209 LPAR -209 LSHIFT -209 LSQB -209 MINUS -209 MORETHAN -209 NOT -209 '
+     'OR -209 PERCENT -209 PLUS -209 POW -209 RBRACE -209 RPAR -209 RSHIFT -209 RSQB -209 '
+     'SEMICOLON -209 SLASH -209 STAR -209 VBAR -209 _NEWLINE -209 __ANON_1 -209 __ANON_2 -209 '
+     '__ANON_3 -209 __ANON_4 -209'),
+    # 218
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 102 RBRACE -239 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 key_value 335 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 '
+     'test 336 xor_expr 40'),
+    # 219
+    'COMMA 337 RBRACE -238',
+    # 220
+    ('$END -211 AMPERSAND -211 AND -211 AS -211 AT -211 AUGOP -211 CIRCUMFLEX -211 COLON -211 '
+     'COMMA -211 DOT -211 DSLASH -211 ELSE -211 EQUAL -211 FOR -211 FROM -211 IF -211 IN -211 '
+     'IS -211 LESSTHAN -211 LPAR -211 LSHIFT -211 LSQB -211 MINUS -211 MORETHAN -211 NOT -211 '
+     'OR -211 PERCENT -211 PLUS -211 POW -211 RBRACE -211 RPAR -211 RSHIFT -211 RSQB -211 '
+     'SEMICOLON -211 SLASH -211 STAR -211 VBAR -211 _NEWLINE -211 __ANON_1 -211 __ANON_2 -211 '
+     '__ANON_3 -211 __ANON_4 -211'),
+    # 221
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -235 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 281 term 36 '
+     'test 282 xor_expr 40'),
+    # 222
+    'COMMA 338 RBRACE -234',
+    # 223
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 339 xor_expr 40'),
+    # 224
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -231 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 281 term 36 '
+     'test 282 xor_expr 40'),
+    # 225
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 177 expr_tuple 178 exprlist 340 factor 29 power 33 shift_expr 34 '
+     'star_expr 180 term 36 xor_expr 40'),
     # 226
-    'NAME 75 POW 76 RPAR 288 STAR 77 parameters 289 paramitem 79',
+    'COMMA 341 RBRACE -230',
     # 227
-    ('ELLIPSIS 2 FALSE 3 IN -89 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 290 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
+    ('COMMA -244 FOR 225 IF 342 RBRACE -244 RPAR -244 RSQB -244 __comprehension_star_29 343 '
+     'comp_for 344 comp_if 345'),
     # 228
-    'COMMA 291 IN -88',
+    'RBRACE 346',
     # 229
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 292 tuple_list 37 xor_expr 38'),
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 347 xor_expr 40'),
     # 230
-    'NAME 293',
+    ('$END -202 AMPERSAND -202 AND -202 AS -202 AT -202 AUGOP -202 CIRCUMFLEX -202 COLON -202 '
+     'COMMA -202 DOT -202 DSLASH -202 ELSE -202 EQUAL -202 FOR -202 FROM -202 IF -202 IN -202 '
+     'IS -202 LESSTHAN -202 LPAR -202 LSHIFT -202 LSQB -202 MINUS -202 MORETHAN -202 NOT -202 '
+     'OR -202 PERCENT -202 PLUS -202 POW -202 RBRACE -202 RPAR -202 RSHIFT -202 RSQB -202 '
+     'SEMICOLON -202 SLASH -202 STAR -202 VBAR -202 _NEWLINE -202 __ANON_1 -202 __ANON_2 -202 '
+     '__ANON_3 -202 __ANON_4 -202'),
     # 231
-    'AS -37 COMMA -37 DOT 294 IMPORT -37 SEMICOLON -37 _NEWLINE -37',
+    'RPAR 348',
     # 232
-    'LPAR 295 NAME 296 STAR 297 import_as_name 298 import_as_names 299',
+    ('$END -203 AMPERSAND -203 AND -203 AS -203 AT -203 AUGOP -203 CIRCUMFLEX -203 COLON -203 '
+     'COMMA -203 DOT -203 DSLASH -203 ELSE -203 EQUAL -203 FOR -203 FROM -203 IF -203 IN -203 '
+     'IS -203 LESSTHAN -203 LPAR -203 LSHIFT -203 LSQB -203 MINUS -203 MORETHAN -203 NOT -203 '
+     'OR -203 PERCENT -203 PLUS -203 POW -203 RBRACE -203 RPAR -203 RSHIFT -203 RSQB -203 '
+     'SEMICOLON -203 SLASH -203 STAR -203 VBAR -203 _NEWLINE -203 __ANON_1 -203 __ANON_2 -203 '
+     '__ANON_3 -203 __ANON_4 -203'),
     # 233
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 302 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    ('$END -204 AMPERSAND -204 AND -204 AS -204 AT -204 AUGOP -204 CIRCUMFLEX -204 COLON -204 '
+     'COMMA -204 DOT -204 DSLASH -204 ELSE -204 EQUAL -204 FOR -204 FROM -204 IF -204 IN -204 '
+     'IS -204 LESSTHAN -204 LPAR -204 LSHIFT -204 LSQB -204 MINUS -204 MORETHAN -204 NOT -204 '
+     'OR -204 PERCENT -204 PLUS -204 POW -204 RBRACE -204 RPAR -204 RSHIFT -204 RSQB -204 '
+     'SEMICOLON -204 SLASH -204 STAR -204 VBAR -204 _NEWLINE -204 __ANON_1 -204 __ANON_2 -204 '
+     '__ANON_3 -204 __ANON_4 -204'),
     # 234
-    'NAME 143 dotted_as_name 303 dotted_name 147',
+    ('$END -206 AMPERSAND -206 AND -206 AS -206 AT -206 AUGOP -206 CIRCUMFLEX -206 COLON -206 '
+     'COMMA -206 DOT -206 DSLASH -206 ELSE -206 EQUAL -206 FOR -206 FROM -206 IF -206 IN -206 '
+     'IS -206 LESSTHAN -206 LPAR -206 LSHIFT -206 LSQB -206 MINUS -206 MORETHAN -206 NOT -206 '
+     'OR -206 PERCENT -206 PLUS -206 POW -206 RBRACE -206 RPAR -206 RSHIFT -206 RSQB -206 '
+     'SEMICOLON -206 SLASH -206 STAR -206 VBAR -206 _NEWLINE -206 __ANON_1 -206 __ANON_2 -206 '
+     '__ANON_3 -206 __ANON_4 -206'),
     # 235
-    'COMMA 304 SEMICOLON -33 _NEWLINE -33',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -223 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 namedexpr_test 349 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 350 term 36 test 174 xor_expr 40'),
     # 236
-    'NAME 305',
+    'COMMA 351 RSQB -222',
     # 237
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 306 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -227 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 namedexpr_test 349 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 350 term 36 test 174 xor_expr 40'),
     # 238
-    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 307 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
+    'COMMA 352 RSQB -226',
     # 239
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 308 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    'RSQB 353',
     # 240
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 309 xor_expr 38'),
+    '$END -3 _NEWLINE 127',
     # 241
-    'COLON 310 COMMA 311',
+    ('$END -322 AND -322 AS -322 AUGOP -322 CIRCUMFLEX -322 COLON -322 COMMA -322 ELSE -322 '
+     'EQUAL -322 FOR -322 FROM -322 IF -322 IN -322 IS -322 LESSTHAN -322 MORETHAN -322 '
+     'NOT -322 OR -322 RBRACE -322 RPAR -322 RSQB -322 SEMICOLON -322 VBAR -322 _NEWLINE -322 '
+     '__ANON_1 -322 __ANON_2 -322 __ANON_3 -322 __ANON_4 -322'),
     # 242
-    ('$END -11 ASSERT -11 BREAK -11 CONTINUE -11 DEF -11 ELIF -11 ELLIPSIS -11 ELSE -11 '
-     'FALSE -11 FOR -11 FROM -11 IF -11 IMPORT -11 LAMBDA -11 LBRACE -11 LPAR -11 LSQB -11 '
-     'MINUS -11 NAME -11 NONE -11 NOT -11 NUMBER -11 PASS -11 PLUS -11 RETURN -11 STRING -11 '
-     'TILDE -11 TRUE -11 WHILE -11 WITH -11 _DEDENT -11 _NEWLINE -11'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 354 arith_expr 23 atom 24 '
+     'atom_expr 25 factor 29 power 33 shift_expr 34 term 36'),
     # 243
-    'SEMICOLON -188 _NEWLINE -188',
+    ('$END -314 AS -314 AUGOP -314 COLON -314 COMMA -314 ELSE -314 EQUAL -314 FOR -314 '
+     'FROM -314 IF -314 OR -314 RBRACE -314 RPAR -314 RSQB -314 SEMICOLON -314 _NEWLINE -314'),
     # 244
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 312 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 small_stmt 313 term 34 test 35 testlist 71 tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 355 arith_expr 23 '
+     'atom 24 atom_expr 25 comparison 26 expr 28 factor 29 not_test 31 power 33 shift_expr 34 '
+     'term 36 xor_expr 40'),
     # 245
-    ('$END -10 ASSERT -10 BREAK -10 CONTINUE -10 DEF -10 ELIF -10 ELLIPSIS -10 ELSE -10 '
-     'FALSE -10 FOR -10 FROM -10 IF -10 IMPORT -10 LAMBDA -10 LBRACE -10 LPAR -10 LSQB -10 '
-     'MINUS -10 NAME -10 NONE -10 NOT -10 NUMBER -10 PASS -10 PLUS -10 RETURN -10 STRING -10 '
-     'TILDE -10 TRUE -10 WHILE -10 WITH -10 _DEDENT -10 _NEWLINE -10'),
+    ('$END -326 AMPERSAND -326 AND -326 AS -326 AUGOP -326 CIRCUMFLEX -326 COLON -326 '
+     'COMMA -326 ELSE -326 EQUAL -326 FOR -326 FROM -326 IF -326 IN -326 IS -326 LESSTHAN -326 '
+     'LSHIFT -326 MORETHAN -326 NOT -326 OR -326 RBRACE -326 RPAR -326 RSHIFT -326 RSQB -326 '
+     'SEMICOLON -326 VBAR -326 _NEWLINE -326 __ANON_1 -326 __ANON_2 -326 __ANON_3 -326 '
+     '__ANON_4 -326'),
     # 246
-    'SEMICOLON -25 _NEWLINE -25',
+    ('$END -327 AMPERSAND -327 AND -327 AS -327 AUGOP -327 CIRCUMFLEX -327 COLON -327 '
+     'COMMA -327 ELSE -327 EQUAL -327 FOR -327 FROM -327 IF -327 IN -327 IS -327 LESSTHAN -327 '
+     'LSHIFT -327 MORETHAN -327 NOT -327 OR -327 RBRACE -327 RPAR -327 RSHIFT -327 RSQB -327 '
+     'SEMICOLON -327 VBAR -327 _NEWLINE -327 __ANON_1 -327 __ANON_2 -327 __ANON_3 -327 '
+     '__ANON_4 -327'),
     # 247
-    'EQUAL -190 SEMICOLON -190 _NEWLINE -190',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 356 atom 24 atom_expr 25 '
+     'factor 29 power 33 term 36'),
     # 248
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 35 testlist 314 tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 357 atom 24 atom_expr 25 '
+     'factor 29 power 33 term 36'),
     # 249
-    'COLON -75 COMMA -75 RPAR -75',
+    ('$END -199 AMPERSAND -199 AND -199 AS -199 AT -199 AUGOP -199 CIRCUMFLEX -199 COLON -199 '
+     'COMMA -199 DOT -199 DSLASH -199 ELSE -199 EQUAL -199 FOR -199 FROM -199 IF -199 IN -199 '
+     'IS -199 LESSTHAN -199 LPAR -199 LSHIFT -199 LSQB -199 MINUS -199 MORETHAN -199 NOT -199 '
+     'OR -199 PERCENT -199 PLUS -199 POW -199 RBRACE -199 RPAR -199 RSHIFT -199 RSQB -199 '
+     'SEMICOLON -199 SLASH -199 STAR -199 VBAR -199 _NEWLINE -199 __ANON_1 -199 __ANON_2 -199 '
+     '__ANON_3 -199 __ANON_4 -199'),
     # 250
-    ('$END -93 AS -93 AUGOP -93 COLON -93 COMMA -93 EQUAL -93 RBRACE -93 RPAR -93 RSQB -93 '
-     'SEMICOLON -93 _NEWLINE -93'),
+    ('AMPERSAND -214 AND -214 AT -214 CIRCUMFLEX -214 COLONEQUAL 358 COMMA -214 DOT -214 '
+     'DSLASH -214 EQUAL 359 FOR -214 IF -214 IN -214 IS -214 LESSTHAN -214 LPAR -214 '
+     'LSHIFT -214 LSQB -214 MINUS -214 MORETHAN -214 NOT -214 OR -214 PERCENT -214 PLUS -214 '
+     'POW -214 RPAR -214 RSHIFT -214 SLASH -214 STAR -214 VBAR -214 __ANON_1 -214 __ANON_2 -214 '
+     '__ANON_3 -214 __ANON_4 -214'),
     # 251
-    'COLON -204 COMMA -204 RPAR -204',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 360 xor_expr 40'),
     # 252
-    'COLON -71 NAME 75 POW 76 RPAR -71 STAR 77 paramitem 315',
+    ('$END -197 AMPERSAND -197 AND -197 AS -197 AT -197 AUGOP -197 CIRCUMFLEX -197 COLON -197 '
+     'COMMA -197 DOT -197 DSLASH -197 ELSE -197 EQUAL -197 FOR -197 FROM -197 IF -197 IN -197 '
+     'IS -197 LESSTHAN -197 LPAR -197 LSHIFT -197 LSQB -197 MINUS -197 MORETHAN -197 NOT -197 '
+     'OR -197 PERCENT -197 PLUS -197 POW -197 RBRACE -197 RPAR -197 RSHIFT -197 RSQB -197 '
+     'SEMICOLON -197 SLASH -197 STAR -197 VBAR -197 _NEWLINE -197 __ANON_1 -197 __ANON_2 -197 '
+     '__ANON_3 -197 __ANON_4 -197'),
     # 253
-    'COMMA -242 RBRACE -242',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 361 xor_expr 40'),
     # 254
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RBRACE -154 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 '
-     'key_value 316 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 83 '
-     'xor_expr 38'),
+    'COMMA 362 RPAR -265 __arguments_star_31 363',
     # 255
-    'COMMA -158 RBRACE -158',
+    'RPAR 364',
     # 256
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 RSQB -150 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 '
-     'and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 '
-     'not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 285 xor_expr 38'),
+    'COMMA -266 FOR 225 RPAR -266 comp_for 227 comprehension 365',
     # 257
-    ('$END -219 AND -219 AS -219 AUGOP -219 CIRCUMFLEX -219 COLON -219 COMMA -219 ELSE -219 '
-     'EQUAL -219 IF -219 IN -219 IS -219 LESSTHAN -219 MORETHAN -219 NOT -219 OR -219 '
-     'RBRACE -219 RPAR -219 RSQB -219 SEMICOLON -219 VBAR -219 _NEWLINE -219 __ANON_0 -219 '
-     '__ANON_1 -219 __ANON_2 -219 __ANON_3 -219'),
+    ('COLON 366 COMMA -259 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -259 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 sliceop 367 term 36 '
+     'test 368 xor_expr 40'),
     # 258
-    ('$END -211 AS -211 AUGOP -211 COLON -211 COMMA -211 ELSE -211 EQUAL -211 IF -211 OR -211 '
-     'RBRACE -211 RPAR -211 RSQB -211 SEMICOLON -211 _NEWLINE -211'),
+    'COMMA 369 RSQB -247 __subscriptlist_plus_30 370',
     # 259
-    ('$END -224 AMPERSAND -224 AND -224 AS -224 AUGOP -224 CIRCUMFLEX -224 COLON -224 '
-     'COMMA -224 ELSE -224 EQUAL -224 IF -224 IN -224 IS -224 LESSTHAN -224 LSHIFT -224 '
-     'MORETHAN -224 NOT -224 OR -224 RBRACE -224 RPAR -224 RSHIFT -224 RSQB -224 SEMICOLON -224 '
-     'VBAR -224 _NEWLINE -224 __ANON_0 -224 __ANON_1 -224 __ANON_2 -224 __ANON_3 -224'),
+    'RSQB 371',
     # 260
-    ('$END -225 AMPERSAND -225 AND -225 AS -225 AUGOP -225 CIRCUMFLEX -225 COLON -225 '
-     'COMMA -225 ELSE -225 EQUAL -225 IF -225 IN -225 IS -225 LESSTHAN -225 LSHIFT -225 '
-     'MORETHAN -225 NOT -225 OR -225 RBRACE -225 RPAR -225 RSHIFT -225 RSQB -225 SEMICOLON -225 '
-     'VBAR -225 _NEWLINE -225 __ANON_0 -225 __ANON_1 -225 __ANON_2 -225 __ANON_3 -225'),
+    'COLON 372 COMMA -251 RSQB -251',
     # 261
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 317 xor_expr 38'),
+    ('$END -195 AMPERSAND -195 AND -195 AS -195 AT -195 AUGOP -195 CIRCUMFLEX -195 COLON -195 '
+     'COMMA -195 DSLASH -195 ELSE -195 EQUAL -195 FOR -195 FROM -195 IF -195 IN -195 IS -195 '
+     'LESSTHAN -195 LSHIFT -195 MINUS -195 MORETHAN -195 NOT -195 OR -195 PERCENT -195 '
+     'PLUS -195 RBRACE -195 RPAR -195 RSHIFT -195 RSQB -195 SEMICOLON -195 SLASH -195 STAR -195 '
+     'VBAR -195 _NEWLINE -195 __ANON_1 -195 __ANON_2 -195 __ANON_3 -195 __ANON_4 -195'),
     # 262
-    'COMMA -181 RPAR -181',
+    ('ELLIPSIS -177 FALSE -177 LBRACE -177 LPAR -177 LSQB -177 MINUS -177 NAME -177 NONE -177 '
+     'NUMBER -177 PLUS -177 STRING -177 TILDE -177 TRUE -177'),
     # 263
-    'COMMA -180 RPAR -180',
+    ('ELLIPSIS -175 FALSE -175 LBRACE -175 LPAR -175 LSQB -175 MINUS -175 NAME -175 NONE -175 '
+     'NUMBER -175 PLUS -175 STRING -175 TILDE -175 TRUE -175'),
     # 264
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 POW 187 RPAR -176 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 argument 318 arith_expr 22 atom 23 atom_expr 24 comparison 25 '
-     'expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
-     'test 192 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 373 factor 29 power 33 shift_expr 34 term 36 xor_expr 40'),
     # 265
-    'COMMA 319 RPAR -175',
+    ('$END -318 AND -318 AS -318 AUGOP -318 COLON -318 COMMA -318 ELSE -318 EQUAL -318 FOR -318 '
+     'FROM -318 IF -318 IN -318 IS -318 LESSTHAN -318 MORETHAN -318 NOT -318 OR -318 '
+     'RBRACE -318 RPAR -318 RSQB -318 SEMICOLON -318 _NEWLINE -318 __ANON_1 -318 __ANON_2 -318 '
+     '__ANON_3 -318 __ANON_4 -318'),
     # 266
-    ('$END -131 AMPERSAND -131 AND -131 AS -131 AT -131 AUGOP -131 CIRCUMFLEX -131 COLON -131 '
-     'COMMA -131 DOT -131 DSLASH -131 ELSE -131 EQUAL -131 IF -131 IN -131 IS -131 '
-     'LESSTHAN -131 LPAR -131 LSHIFT -131 LSQB -131 MINUS -131 MORETHAN -131 NOT -131 OR -131 '
-     'PERCENT -131 PLUS -131 POW -131 RBRACE -131 RPAR -131 RSHIFT -131 RSQB -131 '
-     'SEMICOLON -131 SLASH -131 STAR -131 VBAR -131 _NEWLINE -131 __ANON_0 -131 __ANON_1 -131 '
-     '__ANON_2 -131 __ANON_3 -131'),
+    ('$END -338 AMPERSAND -338 AND -338 AS -338 AT -338 AUGOP -338 CIRCUMFLEX -338 COLON -338 '
+     'COMMA -338 DSLASH -338 ELSE -338 EQUAL -338 FOR -338 FROM -338 IF -338 IN -338 IS -338 '
+     'LESSTHAN -338 LSHIFT -338 MINUS -338 MORETHAN -338 NOT -338 OR -338 PERCENT -338 '
+     'PLUS -338 RBRACE -338 RPAR -338 RSHIFT -338 RSQB -338 SEMICOLON -338 SLASH -338 STAR -338 '
+     'VBAR -338 _NEWLINE -338 __ANON_1 -338 __ANON_2 -338 __ANON_3 -338 __ANON_4 -338'),
     # 267
-    ('COMMA -173 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
-     'NOT 11 NUMBER 12 PLUS 13 RSQB -173 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 test 320 '
-     'xor_expr 38'),
+    ('$END -336 AMPERSAND -336 AND -336 AS -336 AT -336 AUGOP -336 CIRCUMFLEX -336 COLON -336 '
+     'COMMA -336 DSLASH -336 ELSE -336 EQUAL -336 FOR -336 FROM -336 IF -336 IN -336 IS -336 '
+     'LESSTHAN -336 LSHIFT -336 MINUS -336 MORETHAN -336 NOT -336 OR -336 PERCENT -336 '
+     'PLUS -336 RBRACE -336 RPAR -336 RSHIFT -336 RSQB -336 SEMICOLON -336 SLASH -336 STAR -336 '
+     'VBAR -336 _NEWLINE -336 __ANON_1 -336 __ANON_2 -336 __ANON_3 -336 __ANON_4 -336'),
     # 268
-    'COMMA -170 RSQB -170',
+    ('$END -337 AMPERSAND -337 AND -337 AS -337 AT -337 AUGOP -337 CIRCUMFLEX -337 COLON -337 '
+     'COMMA -337 DSLASH -337 ELSE -337 EQUAL -337 FOR -337 FROM -337 IF -337 IN -337 IS -337 '
+     'LESSTHAN -337 LSHIFT -337 MINUS -337 MORETHAN -337 NOT -337 OR -337 PERCENT -337 '
+     'PLUS -337 RBRACE -337 RPAR -337 RSHIFT -337 RSQB -337 SEMICOLON -337 SLASH -337 STAR -337 '
+     'VBAR -337 _NEWLINE -337 __ANON_1 -337 __ANON_2 -337 __ANON_3 -337 __ANON_4 -337'),
     # 269
-    'COLON 267 COMMA -169 RSQB -169 sliceop 321',
+    ('$END -335 AMPERSAND -335 AND -335 AS -335 AT -335 AUGOP -335 CIRCUMFLEX -335 COLON -335 '
+     'COMMA -335 DSLASH -335 ELSE -335 EQUAL -335 FOR -335 FROM -335 IF -335 IN -335 IS -335 '
+     'LESSTHAN -335 LSHIFT -335 MINUS -335 MORETHAN -335 NOT -335 OR -335 PERCENT -335 '
+     'PLUS -335 RBRACE -335 RPAR -335 RSHIFT -335 RSQB -335 SEMICOLON -335 SLASH -335 STAR -335 '
+     'VBAR -335 _NEWLINE -335 __ANON_1 -335 __ANON_2 -335 __ANON_3 -335 __ANON_4 -335'),
     # 270
-    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
-     'NOT 11 NUMBER 12 PLUS 13 RSQB -162 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 subscript 322 term 34 '
-     'test 196 xor_expr 38'),
+    ('$END -334 AMPERSAND -334 AND -334 AS -334 AT -334 AUGOP -334 CIRCUMFLEX -334 COLON -334 '
+     'COMMA -334 DSLASH -334 ELSE -334 EQUAL -334 FOR -334 FROM -334 IF -334 IN -334 IS -334 '
+     'LESSTHAN -334 LSHIFT -334 MINUS -334 MORETHAN -334 NOT -334 OR -334 PERCENT -334 '
+     'PLUS -334 RBRACE -334 RPAR -334 RSHIFT -334 RSQB -334 SEMICOLON -334 SLASH -334 STAR -334 '
+     'VBAR -334 _NEWLINE -334 __ANON_1 -334 __ANON_2 -334 __ANON_3 -334 __ANON_4 -334'),
     # 271
-    'COMMA 323 RSQB -161',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 374 power 33'),
     # 272
-    ('$END -133 AMPERSAND -133 AND -133 AS -133 AT -133 AUGOP -133 CIRCUMFLEX -133 COLON -133 '
-     'COMMA -133 DOT -133 DSLASH -133 ELSE -133 EQUAL -133 IF -133 IN -133 IS -133 '
-     'LESSTHAN -133 LPAR -133 LSHIFT -133 LSQB -133 MINUS -133 MORETHAN -133 NOT -133 OR -133 '
-     'PERCENT -133 PLUS -133 POW -133 RBRACE -133 RPAR -133 RSHIFT -133 RSQB -133 '
-     'SEMICOLON -133 SLASH -133 STAR -133 VBAR -133 _NEWLINE -133 __ANON_0 -133 __ANON_1 -133 '
-     '__ANON_2 -133 __ANON_3 -133'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 375 power 33'),
     # 273
-    ('COLON 267 COMMA -167 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
-     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -167 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 sliceop 324 term 34 '
-     'test 325 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 376 power 33'),
     # 274
-    ('$END -215 AND -215 AS -215 AUGOP -215 COLON -215 COMMA -215 ELSE -215 EQUAL -215 IF -215 '
-     'IN -215 IS -215 LESSTHAN -215 MORETHAN -215 NOT -215 OR -215 RBRACE -215 RPAR -215 '
-     'RSQB -215 SEMICOLON -215 _NEWLINE -215 __ANON_0 -215 __ANON_1 -215 __ANON_2 -215 '
-     '__ANON_3 -215'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 377 power 33'),
     # 275
-    ('$END -239 AMPERSAND -239 AND -239 AS -239 AT -239 AUGOP -239 CIRCUMFLEX -239 COLON -239 '
-     'COMMA -239 DSLASH -239 ELSE -239 EQUAL -239 IF -239 IN -239 IS -239 LESSTHAN -239 '
-     'LSHIFT -239 MINUS -239 MORETHAN -239 NOT -239 OR -239 PERCENT -239 PLUS -239 RBRACE -239 '
-     'RPAR -239 RSHIFT -239 RSQB -239 SEMICOLON -239 SLASH -239 STAR -239 VBAR -239 '
-     '_NEWLINE -239 __ANON_0 -239 __ANON_1 -239 __ANON_2 -239 __ANON_3 -239'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 378 power 33'),
     # 276
-    ('$END -237 AMPERSAND -237 AND -237 AS -237 AT -237 AUGOP -237 CIRCUMFLEX -237 COLON -237 '
-     'COMMA -237 DSLASH -237 ELSE -237 EQUAL -237 IF -237 IN -237 IS -237 LESSTHAN -237 '
-     'LSHIFT -237 MINUS -237 MORETHAN -237 NOT -237 OR -237 PERCENT -237 PLUS -237 RBRACE -237 '
-     'RPAR -237 RSHIFT -237 RSQB -237 SEMICOLON -237 SLASH -237 STAR -237 VBAR -237 '
-     '_NEWLINE -237 __ANON_0 -237 __ANON_1 -237 __ANON_2 -237 __ANON_3 -237'),
+    ('$END -316 AND -316 AS -316 AUGOP -316 COLON -316 COMMA -316 ELSE -316 EQUAL -316 FOR -316 '
+     'FROM -316 IF -316 OR -316 RBRACE -316 RPAR -316 RSQB -316 SEMICOLON -316 _NEWLINE -316'),
     # 277
-    ('$END -238 AMPERSAND -238 AND -238 AS -238 AT -238 AUGOP -238 CIRCUMFLEX -238 COLON -238 '
-     'COMMA -238 DSLASH -238 ELSE -238 EQUAL -238 IF -238 IN -238 IS -238 LESSTHAN -238 '
-     'LSHIFT -238 MINUS -238 MORETHAN -238 NOT -238 OR -238 PERCENT -238 PLUS -238 RBRACE -238 '
-     'RPAR -238 RSHIFT -238 RSQB -238 SEMICOLON -238 SLASH -238 STAR -238 VBAR -238 '
-     '_NEWLINE -238 __ANON_0 -238 __ANON_1 -238 __ANON_2 -238 __ANON_3 -238'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 comparison 26 expr 28 factor 29 not_test 379 power 33 shift_expr 34 term 36 '
+     'xor_expr 40'),
     # 278
-    ('$END -236 AMPERSAND -236 AND -236 AS -236 AT -236 AUGOP -236 CIRCUMFLEX -236 COLON -236 '
-     'COMMA -236 DSLASH -236 ELSE -236 EQUAL -236 IF -236 IN -236 IS -236 LESSTHAN -236 '
-     'LSHIFT -236 MINUS -236 MORETHAN -236 NOT -236 OR -236 PERCENT -236 PLUS -236 RBRACE -236 '
-     'RPAR -236 RSHIFT -236 RSQB -236 SEMICOLON -236 SLASH -236 STAR -236 VBAR -236 '
-     '_NEWLINE -236 __ANON_0 -236 __ANON_1 -236 __ANON_2 -236 __ANON_3 -236'),
+    'ELSE 380',
     # 279
-    ('$END -235 AMPERSAND -235 AND -235 AS -235 AT -235 AUGOP -235 CIRCUMFLEX -235 COLON -235 '
-     'COMMA -235 DSLASH -235 ELSE -235 EQUAL -235 IF -235 IN -235 IS -235 LESSTHAN -235 '
-     'LSHIFT -235 MINUS -235 MORETHAN -235 NOT -235 OR -235 PERCENT -235 PLUS -235 RBRACE -235 '
-     'RPAR -235 RSHIFT -235 RSQB -235 SEMICOLON -235 SLASH -235 STAR -235 VBAR -235 '
-     '_NEWLINE -235 __ANON_0 -235 __ANON_1 -235 __ANON_2 -235 __ANON_3 -235'),
+    ('$END -324 AMPERSAND -324 AND -324 AS -324 AUGOP -324 CIRCUMFLEX -324 COLON -324 '
+     'COMMA -324 ELSE -324 EQUAL -324 FOR -324 FROM -324 IF -324 IN -324 IS -324 LESSTHAN -324 '
+     'MORETHAN -324 NOT -324 OR -324 RBRACE -324 RPAR -324 RSQB -324 SEMICOLON -324 VBAR -324 '
+     '_NEWLINE -324 __ANON_1 -324 __ANON_2 -324 __ANON_3 -324 __ANON_4 -324'),
     # 280
-    ('$END -213 AND -213 AS -213 AUGOP -213 COLON -213 COMMA -213 ELSE -213 EQUAL -213 IF -213 '
-     'OR -213 RBRACE -213 RPAR -213 RSQB -213 SEMICOLON -213 _NEWLINE -213'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 arith_expr 23 atom 24 atom_expr 25 factor 29 '
+     'power 33 shift_expr 381 term 36'),
     # 281
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 326 xor_expr 38'),
+    ('$END -307 AUGOP -307 COLON -307 COMMA -307 EQUAL -307 RBRACE -307 RPAR -307 '
+     'SEMICOLON -307 _NEWLINE -307'),
     # 282
-    ('$END -221 AMPERSAND -221 AND -221 AS -221 AUGOP -221 CIRCUMFLEX -221 COLON -221 '
-     'COMMA -221 ELSE -221 EQUAL -221 IF -221 IN -221 IS -221 LESSTHAN -221 MORETHAN -221 '
-     'NOT -221 OR -221 RBRACE -221 RPAR -221 RSQB -221 SEMICOLON -221 VBAR -221 _NEWLINE -221 '
-     '__ANON_0 -221 __ANON_1 -221 __ANON_2 -221 __ANON_3 -221'),
+    ('$END -306 AUGOP -306 COLON -306 COMMA -306 EQUAL -306 RBRACE -306 RPAR -306 '
+     'SEMICOLON -306 _NEWLINE -306'),
     # 283
-    ('$END -229 AMPERSAND -229 AND -229 AS -229 AUGOP -229 CIRCUMFLEX -229 COLON -229 '
-     'COMMA -229 ELSE -229 EQUAL -229 IF -229 IN -229 IS -229 LESSTHAN -229 LSHIFT -229 '
-     'MINUS -229 MORETHAN -229 NOT -229 OR -229 PLUS -229 RBRACE -229 RPAR -229 RSHIFT -229 '
-     'RSQB -229 SEMICOLON -229 VBAR -229 _NEWLINE -229 __ANON_0 -229 __ANON_1 -229 '
-     '__ANON_2 -229 __ANON_3 -229'),
+    ('$END -136 AUGOP -136 COLON -136 ELLIPSIS 2 EQUAL -136 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 '
+     'LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -136 SEMICOLON -136 STAR 14 '
+     'STRING 15 TILDE 16 TRUE 17 _NEWLINE -136 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 star_expr 382 term 36 test 383 xor_expr 40'),
     # 284
-    ('$END -228 AMPERSAND -228 AND -228 AS -228 AUGOP -228 CIRCUMFLEX -228 COLON -228 '
-     'COMMA -228 ELSE -228 EQUAL -228 IF -228 IN -228 IS -228 LESSTHAN -228 LSHIFT -228 '
-     'MINUS -228 MORETHAN -228 NOT -228 OR -228 PLUS -228 RBRACE -228 RPAR -228 RSHIFT -228 '
-     'RSQB -228 SEMICOLON -228 VBAR -228 _NEWLINE -228 __ANON_0 -228 __ANON_1 -228 '
-     '__ANON_2 -228 __ANON_3 -228'),
+    ('$END -331 AMPERSAND -331 AND -331 AS -331 AUGOP -331 CIRCUMFLEX -331 COLON -331 '
+     'COMMA -331 ELSE -331 EQUAL -331 FOR -331 FROM -331 IF -331 IN -331 IS -331 LESSTHAN -331 '
+     'LSHIFT -331 MINUS -331 MORETHAN -331 NOT -331 OR -331 PLUS -331 RBRACE -331 RPAR -331 '
+     'RSHIFT -331 RSQB -331 SEMICOLON -331 VBAR -331 _NEWLINE -331 __ANON_1 -331 __ANON_2 -331 '
+     '__ANON_3 -331 __ANON_4 -331'),
     # 285
-    ('$END -207 AUGOP -207 COLON -207 COMMA -207 EQUAL -207 RPAR -207 RSQB -207 SEMICOLON -207 '
-     '_NEWLINE -207'),
+    ('$END -330 AMPERSAND -330 AND -330 AS -330 AUGOP -330 CIRCUMFLEX -330 COLON -330 '
+     'COMMA -330 ELSE -330 EQUAL -330 FOR -330 FROM -330 IF -330 IN -330 IS -330 LESSTHAN -330 '
+     'LSHIFT -330 MINUS -330 MORETHAN -330 NOT -330 OR -330 PLUS -330 RBRACE -330 RPAR -330 '
+     'RSHIFT -330 RSQB -330 SEMICOLON -330 VBAR -330 _NEWLINE -330 __ANON_1 -330 __ANON_2 -330 '
+     '__ANON_3 -330 __ANON_4 -330'),
     # 286
-    ('$END -217 AND -217 AS -217 AUGOP -217 COLON -217 COMMA -217 ELSE -217 EQUAL -217 IF -217 '
-     'IN -217 IS -217 LESSTHAN -217 MORETHAN -217 NOT -217 OR -217 RBRACE -217 RPAR -217 '
-     'RSQB -217 SEMICOLON -217 VBAR -217 _NEWLINE -217 __ANON_0 -217 __ANON_1 -217 '
-     '__ANON_2 -217 __ANON_3 -217'),
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 29 power 33 '
+     'term 384'),
     # 287
-    'SEMICOLON -31 _NEWLINE -31',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 atom 24 atom_expr 25 factor 29 power 33 '
+     'term 385'),
     # 288
-    'COLON 327',
+    ('$END -134 AUGOP -134 COLON -134 ELLIPSIS 2 EQUAL -134 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 '
+     'LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 RPAR -134 SEMICOLON -134 STAR 14 '
+     'STRING 15 TILDE 16 TRUE 17 _NEWLINE -134 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 star_expr 382 term 36 test 383 xor_expr 40'),
     # 289
-    'RPAR 328',
+    ('$END -320 AND -320 AS -320 AUGOP -320 COLON -320 COMMA -320 ELSE -320 EQUAL -320 FOR -320 '
+     'FROM -320 IF -320 IN -320 IS -320 LESSTHAN -320 MORETHAN -320 NOT -320 OR -320 '
+     'RBRACE -320 RPAR -320 RSQB -320 SEMICOLON -320 VBAR -320 _NEWLINE -320 __ANON_1 -320 '
+     '__ANON_2 -320 __ANON_3 -320 __ANON_4 -320'),
     # 290
-    'COMMA -208 IN -208',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 factor 29 power 33 shift_expr 34 term 36 xor_expr 386'),
     # 291
-    ('ELLIPSIS 2 FALSE 3 IN -87 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
-     'STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 arith_expr 22 atom 23 '
-     'atom_expr 24 expr 329 factor 28 power 32 shift_expr 33 term 34 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 387 xor_expr 40'),
     # 292
-    'COLON 330',
+    'AT -93 CLASS -93 DEF -93',
     # 293
-    'AS -194 COMMA -194 DOT -194 IMPORT -194 SEMICOLON -194 _NEWLINE -194',
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 388 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
     # 294
-    'NAME 331',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 250 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 251 RPAR 389 STAR 253 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 argument 254 arguments 390 arith_expr 23 atom 24 atom_expr 25 '
+     'comparison 26 expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'term 36 test 256 xor_expr 40'),
     # 295
-    'NAME 296 import_as_name 298 import_as_names 332',
+    'NAME 391 POW 392 RPAR 393 STAR 394 parameters 395 paramitem 396',
     # 296
-    'AS 333 COMMA -47 RPAR -47 SEMICOLON -47 _NEWLINE -47',
+    ('ELLIPSIS 2 FALSE 3 IN -148 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 '
+     'PLUS 13 SEMICOLON -148 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE -148 __atom_plus_26 19 '
+     'and_expr 21 arith_expr 23 atom 24 atom_expr 25 expr 397 factor 29 power 33 shift_expr 34 '
+     'star_expr 398 term 36 xor_expr 40'),
     # 297
-    'SEMICOLON -39 _NEWLINE -39',
+    'COMMA 399 IN -145 SEMICOLON -145 _NEWLINE -145',
     # 298
-    'COMMA 334 RPAR -45 SEMICOLON -45 _NEWLINE -45 __import_as_names_star_6 335',
+    ('ELLIPSIS 2 FALSE 3 IN -149 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 '
+     'PLUS 13 SEMICOLON -149 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE -149 __atom_plus_26 19 '
+     'and_expr 21 arith_expr 23 atom 24 atom_expr 25 expr 397 factor 29 power 33 shift_expr 34 '
+     'star_expr 398 term 36 xor_expr 40'),
     # 299
-    'SEMICOLON -40 _NEWLINE -40',
+    'COMMA 400 IN -147 SEMICOLON -147 _NEWLINE -147',
     # 300
-    '_INDENT 336',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 '
+     'and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 test 37 testlist 401 '
+     'tuple_list 39 xor_expr 40'),
     # 301
-    ('$END -69 ASSERT -69 BREAK -69 CONTINUE -69 DEF -69 ELIF -69 ELLIPSIS -69 ELSE -69 '
-     'FALSE -69 FOR -69 FROM -69 IF -69 IMPORT -69 LAMBDA -69 LBRACE -69 LPAR -69 LSQB -69 '
-     'MINUS -69 NAME -69 NONE -69 NOT -69 NUMBER -69 PASS -69 PLUS -69 RETURN -69 STRING -69 '
-     'TILDE -69 TRUE -69 WHILE -69 WITH -69 _DEDENT -69 _NEWLINE -69'),
+    'NAME 402',
     # 302
-    ('$END -56 ASSERT -56 BREAK -56 CONTINUE -56 DEF -56 ELIF 337 ELLIPSIS -56 ELSE 338 '
-     'FALSE -56 FOR -56 FROM -56 IF -56 IMPORT -56 LAMBDA -56 LBRACE -56 LPAR -56 LSQB -56 '
-     'MINUS -56 NAME -56 NONE -56 NOT -56 NUMBER -56 PASS -56 PLUS -56 RETURN -56 STRING -56 '
-     'TILDE -56 TRUE -56 WHILE -56 WITH -56 _DEDENT -56 _NEWLINE -56 __if_stmt_star_7 339 '
-     'elif_clause 340 else_clause 341'),
+    'AS -55 COMMA -55 DOT 403 IMPORT -55 SEMICOLON -55 _NEWLINE -55',
     # 303
-    'COMMA -192 SEMICOLON -192 _NEWLINE -192',
+    'LPAR 404 NAME 405 STAR 406 import_as_name 407 import_as_names 408',
     # 304
-    'NAME 143 dotted_as_name 342 dotted_name 147',
+    'NAME 409',
     # 305
-    'COMMA -35 SEMICOLON -35 _NEWLINE -35',
+    'COMMA 410 SEMICOLON -39 _NEWLINE -39',
     # 306
-    ('$END -60 ASSERT -60 BREAK -60 CONTINUE -60 DEF -60 ELLIPSIS -60 ELSE 338 FALSE -60 '
-     'FOR -60 FROM -60 IF -60 IMPORT -60 LAMBDA -60 LBRACE -60 LPAR -60 LSQB -60 MINUS -60 '
-     'NAME -60 NONE -60 NOT -60 NUMBER -60 PASS -60 PLUS -60 RETURN -60 STRING -60 TILDE -60 '
-     'TRUE -60 WHILE -60 WITH -60 _DEDENT -60 _NEWLINE -60 else_clause 343'),
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 411 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
     # 307
-    'COLON -67 COMMA -67',
+    'NAME 182 dotted_as_name 412 dotted_name 187',
     # 308
-    ('$END -66 ASSERT -66 BREAK -66 CONTINUE -66 DEF -66 ELLIPSIS -66 FALSE -66 FOR -66 '
-     'FROM -66 IF -66 IMPORT -66 LAMBDA -66 LBRACE -66 LPAR -66 LSQB -66 MINUS -66 NAME -66 '
-     'NONE -66 NOT -66 NUMBER -66 PASS -66 PLUS -66 RETURN -66 STRING -66 TILDE -66 TRUE -66 '
-     'WHILE -66 WITH -66 _DEDENT -66 _NEWLINE -66'),
+    'COMMA 413 SEMICOLON -51 _NEWLINE -51',
     # 309
-    'COLON -200 COMMA -200',
+    'NAME 414',
     # 310
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 344 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    'COMMA 410 SEMICOLON -41 _NEWLINE -41',
     # 311
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 150 with_item 345 xor_expr 38'),
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 415 xor_expr 40'),
     # 312
-    ('$END -9 ASSERT -9 BREAK -9 CONTINUE -9 DEF -9 ELIF -9 ELLIPSIS -9 ELSE -9 FALSE -9 FOR -9 '
-     'FROM -9 IF -9 IMPORT -9 LAMBDA -9 LBRACE -9 LPAR -9 LSQB -9 MINUS -9 NAME -9 NONE -9 '
-     'NOT -9 NUMBER -9 PASS -9 PLUS -9 RETURN -9 STRING -9 TILDE -9 TRUE -9 WHILE -9 WITH -9 '
-     '_DEDENT -9 _NEWLINE -9'),
+    '_INDENT 416',
     # 313
-    'SEMICOLON -189 _NEWLINE -189',
+    ('$END -107 ASSERT -107 AT -107 BREAK -107 CLASS -107 CONTINUE -107 DEF -107 DEL -107 '
+     'ELIF -107 ELLIPSIS -107 ELSE -107 EXCEPT -107 FALSE -107 FINALLY -107 FOR -107 FROM -107 '
+     'GLOBAL -107 IF -107 IMPORT -107 LAMBDA -107 LBRACE -107 LPAR -107 LSQB -107 MINUS -107 '
+     'NAME -107 NONE -107 NONLOCAL -107 NOT -107 NUMBER -107 PASS -107 PLUS -107 RAISE -107 '
+     'RETURN -107 STAR -107 STRING -107 TILDE -107 TRUE -107 TRY -107 WHILE -107 WITH -107 '
+     'YIELD -107 _DEDENT -107 _NEWLINE -107'),
     # 314
-    'EQUAL -191 SEMICOLON -191 _NEWLINE -191',
+    'EXCEPT 417 FINALLY 418 __try_stmt_plus_10 419 except_clause 420 finally_clause 421',
     # 315
-    'COLON -205 COMMA -205 RPAR -205',
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 422 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
     # 316
-    'COMMA -243 RBRACE -243',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 arith_expr 23 atom 24 '
+     'atom_expr 25 expr 423 factor 29 power 33 shift_expr 34 term 36 xor_expr 40'),
     # 317
-    'COMMA -179 RPAR -179',
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 424 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
     # 318
-    'COMMA -246 RPAR -246',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 193 with_item 425 xor_expr 40'),
     # 319
-    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 186 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 POW 187 RPAR -174 STAR 189 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 argument 346 arith_expr 22 atom 23 atom_expr 24 comparison 25 '
-     'expr 27 factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 term 34 '
-     'test 192 xor_expr 38'),
+    'COLON 426 COMMA 427',
     # 320
-    'COMMA -172 RSQB -172',
+    'EQUAL -154 RPAR -154 SEMICOLON -154 _NEWLINE -154',
     # 321
-    'COMMA -168 RSQB -168',
+    ('$END -11 ASSERT -11 AT -11 BREAK -11 CLASS -11 CONTINUE -11 DEF -11 DEL -11 ELIF -11 '
+     'ELLIPSIS -11 ELSE -11 EXCEPT -11 FALSE -11 FINALLY -11 FOR -11 FROM -11 GLOBAL -11 IF -11 '
+     'IMPORT -11 LAMBDA -11 LBRACE -11 LPAR -11 LSQB -11 MINUS -11 NAME -11 NONE -11 '
+     'NONLOCAL -11 NOT -11 NUMBER -11 PASS -11 PLUS -11 RAISE -11 RETURN -11 STAR -11 '
+     'STRING -11 TILDE -11 TRUE -11 TRY -11 WHILE -11 WITH -11 YIELD -11 _DEDENT -11 '
+     '_NEWLINE -11'),
     # 322
-    'COMMA -244 RSQB -244',
+    'SEMICOLON -278 _NEWLINE -278',
     # 323
-    ('COLON 193 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
-     'NOT 11 NUMBER 12 PLUS 13 RSQB -160 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 '
-     'factor 28 lambdef 29 not_test 30 or_test 31 power 32 shift_expr 33 subscript 347 term 34 '
-     'test 196 xor_expr 38'),
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 428 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 small_stmt 429 '
+     'star_expr 35 term 36 test 90 testlist 91 tuple_list 39 xor_expr 40 yield_expr 95'),
     # 324
-    'COMMA -166 RSQB -166',
+    ('$END -10 ASSERT -10 AT -10 BREAK -10 CLASS -10 CONTINUE -10 DEF -10 DEL -10 ELIF -10 '
+     'ELLIPSIS -10 ELSE -10 EXCEPT -10 FALSE -10 FINALLY -10 FOR -10 FROM -10 GLOBAL -10 IF -10 '
+     'IMPORT -10 LAMBDA -10 LBRACE -10 LPAR -10 LSQB -10 MINUS -10 NAME -10 NONE -10 '
+     'NONLOCAL -10 NOT -10 NUMBER -10 PASS -10 PLUS -10 RAISE -10 RETURN -10 STAR -10 '
+     'STRING -10 TILDE -10 TRUE -10 TRY -10 WHILE -10 WITH -10 YIELD -10 _DEDENT -10 '
+     '_NEWLINE -10'),
     # 325
-    'COLON 267 COMMA -165 RSQB -165 sliceop 348',
+    'EQUAL 430 SEMICOLON -35 _NEWLINE -35',
     # 326
-    ('$END -91 AS -91 AUGOP -91 COLON -91 COMMA -91 EQUAL -91 RBRACE -91 RPAR -91 RSQB -91 '
-     'SEMICOLON -91 _NEWLINE -91'),
+    'SEMICOLON -31 _NEWLINE -31',
     # 327
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 349 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    'SEMICOLON -32 _NEWLINE -32',
     # 328
-    'COLON 350',
+    'EQUAL -280 SEMICOLON -280 _NEWLINE -280',
     # 329
-    'COMMA -209 IN -209',
+    'EQUAL -281 SEMICOLON -281 _NEWLINE -281',
     # 330
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 351 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 '
+     'test 37 testlist 431 tuple_list 39 xor_expr 40 yield_expr 432'),
     # 331
-    'AS -195 COMMA -195 DOT -195 IMPORT -195 SEMICOLON -195 _NEWLINE -195',
+    'COLON -126 COMMA -126',
     # 332
-    'RPAR 352',
+    ('$END -158 AS -158 AUGOP -158 COLON -158 COMMA -158 EQUAL -158 FOR -158 FROM -158 '
+     'RBRACE -158 RPAR -158 RSQB -158 SEMICOLON -158 _NEWLINE -158'),
     # 333
-    'NAME 353',
+    'COLON -304 COMMA -304',
     # 334
-    'NAME 296 RPAR -44 SEMICOLON -44 _NEWLINE -44 import_as_name 354',
+    'COLON -122 NAME 97 POW 98 STAR 99 lparamitem 433',
     # 335
-    'COMMA 355 RPAR -43 SEMICOLON -43 _NEWLINE -43',
+    'COMMA -350 RBRACE -350',
     # 336
-    ('ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 IMPORT 46 '
-     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 '
-     'RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 __atom_plus_22 18 '
-     '__suite_plus_9 356 and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 '
-     'atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 '
-     'continue_stmt 58 expr 27 expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 '
-     'import_from 64 import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 '
-     'return_stmt 67 shift_expr 33 simple_stmt 68 small_stmt 69 stmt 357 term 34 test 35 '
-     'testlist 71 tuple_list 37 while_stmt 72 with_stmt 73 xor_expr 38'),
+    'COLON 434',
     # 337
     ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
-     'NUMBER 12 PLUS 13 STRING 14 TILDE 15 TRUE 16 __atom_plus_22 18 and_expr 20 and_test 21 '
-     'arith_expr 22 atom 23 atom_expr 24 comparison 25 expr 27 factor 28 lambdef 29 not_test 30 '
-     'or_test 31 power 32 shift_expr 33 term 34 test 358 xor_expr 38'),
+     'NUMBER 12 PLUS 13 POW 102 RBRACE -237 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 key_value 435 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 '
+     'test 336 xor_expr 40'),
     # 338
-    'COLON 359',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -233 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 382 term 36 '
+     'test 383 xor_expr 40'),
     # 339
-    ('$END -54 ASSERT -54 BREAK -54 CONTINUE -54 DEF -54 ELIF 337 ELLIPSIS -54 ELSE 338 '
-     'FALSE -54 FOR -54 FROM -54 IF -54 IMPORT -54 LAMBDA -54 LBRACE -54 LPAR -54 LSQB -54 '
-     'MINUS -54 NAME -54 NONE -54 NOT -54 NUMBER -54 PASS -54 PLUS -54 RETURN -54 STRING -54 '
-     'TILDE -54 TRUE -54 WHILE -54 WITH -54 _DEDENT -54 _NEWLINE -54 elif_clause 360 '
-     'else_clause 361'),
+    'COMMA -241 FOR 225 RBRACE -241 comp_for 227 comprehension 436',
     # 340
-    ('$END -198 ASSERT -198 BREAK -198 CONTINUE -198 DEF -198 ELIF -198 ELLIPSIS -198 ELSE -198 '
-     'FALSE -198 FOR -198 FROM -198 IF -198 IMPORT -198 LAMBDA -198 LBRACE -198 LPAR -198 '
-     'LSQB -198 MINUS -198 NAME -198 NONE -198 NOT -198 NUMBER -198 PASS -198 PLUS -198 '
-     'RETURN -198 STRING -198 TILDE -198 TRUE -198 WHILE -198 WITH -198 _DEDENT -198 '
-     '_NEWLINE -198'),
+    'IN 437',
     # 341
-    ('$END -55 ASSERT -55 BREAK -55 CONTINUE -55 DEF -55 ELLIPSIS -55 FALSE -55 FOR -55 '
-     'FROM -55 IF -55 IMPORT -55 LAMBDA -55 LBRACE -55 LPAR -55 LSQB -55 MINUS -55 NAME -55 '
-     'NONE -55 NOT -55 NUMBER -55 PASS -55 PLUS -55 RETURN -55 STRING -55 TILDE -55 TRUE -55 '
-     'WHILE -55 WITH -55 _DEDENT -55 _NEWLINE -55'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RBRACE -229 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 382 term 36 '
+     'test 383 xor_expr 40'),
     # 342
-    'COMMA -193 SEMICOLON -193 _NEWLINE -193',
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 arith_expr 23 '
+     'atom 24 atom_expr 25 comparison 26 expr 28 factor 29 not_test 31 or_test 438 power 33 '
+     'shift_expr 34 term 36 xor_expr 40'),
     # 343
-    ('$END -59 ASSERT -59 BREAK -59 CONTINUE -59 DEF -59 ELLIPSIS -59 FALSE -59 FOR -59 '
-     'FROM -59 IF -59 IMPORT -59 LAMBDA -59 LBRACE -59 LPAR -59 LSQB -59 MINUS -59 NAME -59 '
-     'NONE -59 NOT -59 NUMBER -59 PASS -59 PLUS -59 RETURN -59 STRING -59 TILDE -59 TRUE -59 '
-     'WHILE -59 WITH -59 _DEDENT -59 _NEWLINE -59'),
+    'COMMA -243 FOR 225 IF 342 RBRACE -243 RPAR -243 RSQB -243 comp_for 439 comp_if 440',
     # 344
-    ('$END -65 ASSERT -65 BREAK -65 CONTINUE -65 DEF -65 ELLIPSIS -65 FALSE -65 FOR -65 '
-     'FROM -65 IF -65 IMPORT -65 LAMBDA -65 LBRACE -65 LPAR -65 LSQB -65 MINUS -65 NAME -65 '
-     'NONE -65 NOT -65 NUMBER -65 PASS -65 PLUS -65 RETURN -65 STRING -65 TILDE -65 TRUE -65 '
-     'WHILE -65 WITH -65 _DEDENT -65 _NEWLINE -65'),
+    'COMMA -352 FOR -352 IF -352 RBRACE -352 RPAR -352 RSQB -352',
     # 345
-    'COLON -201 COMMA -201',
+    'COMMA -353 FOR -353 IF -353 RBRACE -353 RPAR -353 RSQB -353',
     # 346
-    'COMMA -247 RPAR -247',
+    ('$END -212 AMPERSAND -212 AND -212 AS -212 AT -212 AUGOP -212 CIRCUMFLEX -212 COLON -212 '
+     'COMMA -212 DOT -212 DSLASH -212 ELSE -212 EQUAL -212 FOR -212 FROM -212 IF -212 IN -212 '
+     'IS -212 LESSTHAN -212 LPAR -212 LSHIFT -212 LSQB -212 MINUS -212 MORETHAN -212 NOT -212 '
+     'OR -212 PERCENT -212 PLUS -212 POW -212 RBRACE -212 RPAR -212 RSHIFT -212 RSQB -212 '
+     'SEMICOLON -212 SLASH -212 STAR -212 VBAR -212 _NEWLINE -212 __ANON_1 -212 __ANON_2 -212 '
+     '__ANON_3 -212 __ANON_4 -212'),
     # 347
-    'COMMA -245 RSQB -245',
+    'COLON -151 COMMA -151 RPAR -151 RSQB -151 _NEWLINE -151',
     # 348
-    'COMMA -164 RSQB -164',
+    ('$END -205 AMPERSAND -205 AND -205 AS -205 AT -205 AUGOP -205 CIRCUMFLEX -205 COLON -205 '
+     'COMMA -205 DOT -205 DSLASH -205 ELSE -205 EQUAL -205 FOR -205 FROM -205 IF -205 IN -205 '
+     'IS -205 LESSTHAN -205 LPAR -205 LSHIFT -205 LSQB -205 MINUS -205 MORETHAN -205 NOT -205 '
+     'OR -205 PERCENT -205 PLUS -205 POW -205 RBRACE -205 RPAR -205 RSHIFT -205 RSQB -205 '
+     'SEMICOLON -205 SLASH -205 STAR -205 VBAR -205 _NEWLINE -205 __ANON_1 -205 __ANON_2 -205 '
+     '__ANON_3 -205 __ANON_4 -205'),
     # 349
-    ('$END -64 ASSERT -64 BREAK -64 CONTINUE -64 DEF -64 ELLIPSIS -64 FALSE -64 FOR -64 '
-     'FROM -64 IF -64 IMPORT -64 LAMBDA -64 LBRACE -64 LPAR -64 LSQB -64 MINUS -64 NAME -64 '
-     'NONE -64 NOT -64 NUMBER -64 PASS -64 PLUS -64 RETURN -64 STRING -64 TILDE -64 TRUE -64 '
-     'WHILE -64 WITH -64 _DEDENT -64 _NEWLINE -64'),
+    'COMMA -346 RSQB -346',
     # 350
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 362 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    'COMMA -347 RSQB -347',
     # 351
-    ('$END -62 ASSERT -62 BREAK -62 CONTINUE -62 DEF -62 ELLIPSIS -62 ELSE 338 FALSE -62 '
-     'FOR -62 FROM -62 IF -62 IMPORT -62 LAMBDA -62 LBRACE -62 LPAR -62 LSQB -62 MINUS -62 '
-     'NAME -62 NONE -62 NOT -62 NUMBER -62 PASS -62 PLUS -62 RETURN -62 STRING -62 TILDE -62 '
-     'TRUE -62 WHILE -62 WITH -62 _DEDENT -62 _NEWLINE -62 else_clause 363'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -221 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 namedexpr_test 441 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 442 term 36 test 174 xor_expr 40'),
     # 352
-    'SEMICOLON -41 _NEWLINE -41',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 RSQB -225 STAR 14 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 namedexpr_test 441 not_test 31 or_test 32 power 33 shift_expr 34 '
+     'star_expr 442 term 36 test 174 xor_expr 40'),
     # 353
-    'COMMA -46 RPAR -46 SEMICOLON -46 _NEWLINE -46',
+    ('$END -208 AMPERSAND -208 AND -208 AS -208 AT -208 AUGOP -208 CIRCUMFLEX -208 COLON -208 '
+     'COMMA -208 DOT -208 DSLASH -208 ELSE -208 EQUAL -208 FOR -208 FROM -208 IF -208 IN -208 '
+     'IS -208 LESSTHAN -208 LPAR -208 LSHIFT -208 LSQB -208 MINUS -208 MORETHAN -208 NOT -208 '
+     'OR -208 PERCENT -208 PLUS -208 POW -208 RBRACE -208 RPAR -208 RSHIFT -208 RSQB -208 '
+     'SEMICOLON -208 SLASH -208 STAR -208 VBAR -208 _NEWLINE -208 __ANON_1 -208 __ANON_2 -208 '
+     '__ANON_3 -208 __ANON_4 -208'),
     # 354
-    'COMMA -196 RPAR -196 SEMICOLON -196 _NEWLINE -196',
+    ('$END -323 AND -323 AS -323 AUGOP -323 CIRCUMFLEX -323 COLON -323 COMMA -323 ELSE -323 '
+     'EQUAL -323 FOR -323 FROM -323 IF -323 IN -323 IS -323 LESSTHAN -323 MORETHAN -323 '
+     'NOT -323 OR -323 RBRACE -323 RPAR -323 RSQB -323 SEMICOLON -323 VBAR -323 _NEWLINE -323 '
+     '__ANON_1 -323 __ANON_2 -323 __ANON_3 -323 __ANON_4 -323'),
     # 355
-    'NAME 296 RPAR -42 SEMICOLON -42 _NEWLINE -42 import_as_name 364',
+    ('$END -315 AS -315 AUGOP -315 COLON -315 COMMA -315 ELSE -315 EQUAL -315 FOR -315 '
+     'FROM -315 IF -315 OR -315 RBRACE -315 RPAR -315 RSQB -315 SEMICOLON -315 _NEWLINE -315'),
     # 356
-    ('ASSERT 39 BREAK 40 CONTINUE 41 DEF 42 ELLIPSIS 2 FALSE 3 FOR 43 FROM 44 IF 45 IMPORT 46 '
-     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 '
-     'RETURN 48 STRING 14 TILDE 15 TRUE 16 WHILE 49 WITH 50 _DEDENT 365 __atom_plus_22 18 '
-     'and_expr 20 and_test 21 arith_expr 22 assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 '
-     'augassign_stmt 55 break_stmt 56 comparison 25 compound_stmt 57 continue_stmt 58 expr 27 '
-     'expr_stmt 59 factor 28 for_stmt 61 funcdef 62 if_stmt 63 import_from 64 import_name 65 '
-     'lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 shift_expr 33 '
-     'simple_stmt 68 small_stmt 69 stmt 366 term 34 test 35 testlist 71 tuple_list 37 '
-     'while_stmt 72 with_stmt 73 xor_expr 38'),
+    ('$END -328 AMPERSAND -328 AND -328 AS -328 AUGOP -328 CIRCUMFLEX -328 COLON -328 '
+     'COMMA -328 ELSE -328 EQUAL -328 FOR -328 FROM -328 IF -328 IN -328 IS -328 LESSTHAN -328 '
+     'LSHIFT -328 MORETHAN -328 NOT -328 OR -328 RBRACE -328 RPAR -328 RSHIFT -328 RSQB -328 '
+     'SEMICOLON -328 VBAR -328 _NEWLINE -328 __ANON_1 -328 __ANON_2 -328 __ANON_3 -328 '
+     '__ANON_4 -328'),
     # 357
-    ('ASSERT -202 BREAK -202 CONTINUE -202 DEF -202 ELLIPSIS -202 FALSE -202 FOR -202 FROM -202 '
-     'IF -202 IMPORT -202 LAMBDA -202 LBRACE -202 LPAR -202 LSQB -202 MINUS -202 NAME -202 '
-     'NONE -202 NOT -202 NUMBER -202 PASS -202 PLUS -202 RETURN -202 STRING -202 TILDE -202 '
-     'TRUE -202 WHILE -202 WITH -202 _DEDENT -202'),
+    ('$END -329 AMPERSAND -329 AND -329 AS -329 AUGOP -329 CIRCUMFLEX -329 COLON -329 '
+     'COMMA -329 ELSE -329 EQUAL -329 FOR -329 FROM -329 IF -329 IN -329 IS -329 LESSTHAN -329 '
+     'LSHIFT -329 MORETHAN -329 NOT -329 OR -329 RBRACE -329 RPAR -329 RSHIFT -329 RSQB -329 '
+     'SEMICOLON -329 VBAR -329 _NEWLINE -329 __ANON_1 -329 __ANON_2 -329 __ANON_3 -329 '
+     '__ANON_4 -329'),
     # 358
-    'COLON 367',
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 443 xor_expr 40'),
     # 359
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 368 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 444 xor_expr 40'),
     # 360
-    ('$END -199 ASSERT -199 BREAK -199 CONTINUE -199 DEF -199 ELIF -199 ELLIPSIS -199 ELSE -199 '
-     'FALSE -199 FOR -199 FROM -199 IF -199 IMPORT -199 LAMBDA -199 LBRACE -199 LPAR -199 '
-     'LSQB -199 MINUS -199 NAME -199 NONE -199 NOT -199 NUMBER -199 PASS -199 PLUS -199 '
-     'RETURN -199 STRING -199 TILDE -199 TRUE -199 WHILE -199 WITH -199 _DEDENT -199 '
-     '_NEWLINE -199'),
+    'COMMA -271 RPAR -271',
     # 361
-    ('$END -53 ASSERT -53 BREAK -53 CONTINUE -53 DEF -53 ELLIPSIS -53 FALSE -53 FOR -53 '
-     'FROM -53 IF -53 IMPORT -53 LAMBDA -53 LBRACE -53 LPAR -53 LSQB -53 MINUS -53 NAME -53 '
-     'NONE -53 NOT -53 NUMBER -53 PASS -53 PLUS -53 RETURN -53 STRING -53 TILDE -53 TRUE -53 '
-     'WHILE -53 WITH -53 _DEDENT -53 _NEWLINE -53'),
+    'COMMA -270 RPAR -270',
     # 362
-    ('$END -63 ASSERT -63 BREAK -63 CONTINUE -63 DEF -63 ELLIPSIS -63 FALSE -63 FOR -63 '
-     'FROM -63 IF -63 IMPORT -63 LAMBDA -63 LBRACE -63 LPAR -63 LSQB -63 MINUS -63 NAME -63 '
-     'NONE -63 NOT -63 NUMBER -63 PASS -63 PLUS -63 RETURN -63 STRING -63 TILDE -63 TRUE -63 '
-     'WHILE -63 WITH -63 _DEDENT -63 _NEWLINE -63'),
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 250 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 251 RPAR -264 STAR 253 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 argument 445 arith_expr 23 atom 24 atom_expr 25 comparison 26 '
+     'expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 '
+     'test 256 xor_expr 40'),
     # 363
-    ('$END -61 ASSERT -61 BREAK -61 CONTINUE -61 DEF -61 ELLIPSIS -61 FALSE -61 FOR -61 '
-     'FROM -61 IF -61 IMPORT -61 LAMBDA -61 LBRACE -61 LPAR -61 LSQB -61 MINUS -61 NAME -61 '
-     'NONE -61 NOT -61 NUMBER -61 PASS -61 PLUS -61 RETURN -61 STRING -61 TILDE -61 TRUE -61 '
-     'WHILE -61 WITH -61 _DEDENT -61 _NEWLINE -61'),
+    'COMMA 446 RPAR -263',
     # 364
-    'COMMA -197 RPAR -197 SEMICOLON -197 _NEWLINE -197',
+    ('$END -196 AMPERSAND -196 AND -196 AS -196 AT -196 AUGOP -196 CIRCUMFLEX -196 COLON -196 '
+     'COMMA -196 DOT -196 DSLASH -196 ELSE -196 EQUAL -196 FOR -196 FROM -196 IF -196 IN -196 '
+     'IS -196 LESSTHAN -196 LPAR -196 LSHIFT -196 LSQB -196 MINUS -196 MORETHAN -196 NOT -196 '
+     'OR -196 PERCENT -196 PLUS -196 POW -196 RBRACE -196 RPAR -196 RSHIFT -196 RSQB -196 '
+     'SEMICOLON -196 SLASH -196 STAR -196 VBAR -196 _NEWLINE -196 __ANON_1 -196 __ANON_2 -196 '
+     '__ANON_3 -196 __ANON_4 -196'),
     # 365
-    ('$END -70 ASSERT -70 BREAK -70 CONTINUE -70 DEF -70 ELIF -70 ELLIPSIS -70 ELSE -70 '
-     'FALSE -70 FOR -70 FROM -70 IF -70 IMPORT -70 LAMBDA -70 LBRACE -70 LPAR -70 LSQB -70 '
-     'MINUS -70 NAME -70 NONE -70 NOT -70 NUMBER -70 PASS -70 PLUS -70 RETURN -70 STRING -70 '
-     'TILDE -70 TRUE -70 WHILE -70 WITH -70 _DEDENT -70 _NEWLINE -70'),
+    'COMMA -268 RPAR -268',
     # 366
-    ('ASSERT -203 BREAK -203 CONTINUE -203 DEF -203 ELLIPSIS -203 FALSE -203 FOR -203 FROM -203 '
-     'IF -203 IMPORT -203 LAMBDA -203 LBRACE -203 LPAR -203 LSQB -203 MINUS -203 NAME -203 '
-     'NONE -203 NOT -203 NUMBER -203 PASS -203 PLUS -203 RETURN -203 STRING -203 TILDE -203 '
-     'TRUE -203 WHILE -203 WITH -203 _DEDENT -203'),
+    ('COMMA -261 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -261 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 447 '
+     'xor_expr 40'),
     # 367
-    ('ASSERT 39 BREAK 40 CONTINUE 41 ELLIPSIS 2 FALSE 3 FROM 44 IMPORT 46 LAMBDA 4 LBRACE 5 '
-     'LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PASS 47 PLUS 13 RETURN 48 STRING 14 '
-     'TILDE 15 TRUE 16 _NEWLINE 300 __atom_plus_22 18 and_expr 20 and_test 21 arith_expr 22 '
-     'assert_stmt 53 assign_stmt 54 atom 23 atom_expr 24 augassign_stmt 55 break_stmt 56 '
-     'comparison 25 continue_stmt 58 expr 27 expr_stmt 59 factor 28 import_from 64 '
-     'import_name 65 lambdef 29 not_test 30 or_test 31 pass_stmt 66 power 32 return_stmt 67 '
-     'shift_expr 33 simple_stmt 301 small_stmt 69 suite 369 term 34 test 35 testlist 71 '
-     'tuple_list 37 xor_expr 38'),
+    'COMMA -258 RSQB -258',
     # 368
-    ('$END -58 ASSERT -58 BREAK -58 CONTINUE -58 DEF -58 ELLIPSIS -58 FALSE -58 FOR -58 '
-     'FROM -58 IF -58 IMPORT -58 LAMBDA -58 LBRACE -58 LPAR -58 LSQB -58 MINUS -58 NAME -58 '
-     'NONE -58 NOT -58 NUMBER -58 PASS -58 PLUS -58 RETURN -58 STRING -58 TILDE -58 TRUE -58 '
-     'WHILE -58 WITH -58 _DEDENT -58 _NEWLINE -58'),
+    'COLON 366 COMMA -257 RSQB -257 sliceop 448',
     # 369
-    ('$END -57 ASSERT -57 BREAK -57 CONTINUE -57 DEF -57 ELIF -57 ELLIPSIS -57 ELSE -57 '
-     'FALSE -57 FOR -57 FROM -57 IF -57 IMPORT -57 LAMBDA -57 LBRACE -57 LPAR -57 LSQB -57 '
-     'MINUS -57 NAME -57 NONE -57 NOT -57 NUMBER -57 PASS -57 PLUS -57 RETURN -57 STRING -57 '
-     'TILDE -57 TRUE -57 WHILE -57 WITH -57 _DEDENT -57 _NEWLINE -57'),
+    ('COLON 257 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -250 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 subscript 449 term 36 '
+     'test 260 xor_expr 40'),
+    # 370
+    'COMMA 450 RSQB -249',
+    # 371
+    ('$END -198 AMPERSAND -198 AND -198 AS -198 AT -198 AUGOP -198 CIRCUMFLEX -198 COLON -198 '
+     'COMMA -198 DOT -198 DSLASH -198 ELSE -198 EQUAL -198 FOR -198 FROM -198 IF -198 IN -198 '
+     'IS -198 LESSTHAN -198 LPAR -198 LSHIFT -198 LSQB -198 MINUS -198 MORETHAN -198 NOT -198 '
+     'OR -198 PERCENT -198 PLUS -198 POW -198 RBRACE -198 RPAR -198 RSHIFT -198 RSQB -198 '
+     'SEMICOLON -198 SLASH -198 STAR -198 VBAR -198 _NEWLINE -198 __ANON_1 -198 __ANON_2 -198 '
+     '__ANON_3 -198 __ANON_4 -198'),
+    # 372
+    ('COLON 366 COMMA -255 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 '
+     'NONE 10 NOT 11 NUMBER 12 PLUS 13 RSQB -255 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 sliceop 451 term 36 '
+     'test 452 xor_expr 40'),
+    # 373
+    ('$END -319 AND -319 AS -319 AUGOP -319 COLON -319 COMMA -319 ELSE -319 EQUAL -319 FOR -319 '
+     'FROM -319 IF -319 IN -319 IS -319 LESSTHAN -319 MORETHAN -319 NOT -319 OR -319 '
+     'RBRACE -319 RPAR -319 RSQB -319 SEMICOLON -319 _NEWLINE -319 __ANON_1 -319 __ANON_2 -319 '
+     '__ANON_3 -319 __ANON_4 -319'),
+    # 374
+    ('$END -343 AMPERSAND -343 AND -343 AS -343 AT -343 AUGOP -343 CIRCUMFLEX -343 COLON -343 '
+     'COMMA -343 DSLASH -343 ELSE -343 EQUAL -343 FOR -343 FROM -343 IF -343 IN -343 IS -343 '
+     'LESSTHAN -343 LSHIFT -343 MINUS -343 MORETHAN -343 NOT -343 OR -343 PERCENT -343 '
+     'PLUS -343 RBRACE -343 RPAR -343 RSHIFT -343 RSQB -343 SEMICOLON -343 SLASH -343 STAR -343 '
+     'VBAR -343 _NEWLINE -343 __ANON_1 -343 __ANON_2 -343 __ANON_3 -343 __ANON_4 -343'),
+    # 375
+    ('$END -341 AMPERSAND -341 AND -341 AS -341 AT -341 AUGOP -341 CIRCUMFLEX -341 COLON -341 '
+     'COMMA -341 DSLASH -341 ELSE -341 EQUAL -341 FOR -341 FROM -341 IF -341 IN -341 IS -341 '
+     'LESSTHAN -341 LSHIFT -341 MINUS -341 MORETHAN -341 NOT -341 OR -341 PERCENT -341 '
+     'PLUS -341 RBRACE -341 RPAR -341 RSHIFT -341 RSQB -341 SEMICOLON -341 SLASH -341 STAR -341 '
+     'VBAR -341 _NEWLINE -341 __ANON_1 -341 __ANON_2 -341 __ANON_3 -341 __ANON_4 -341'),
+    # 376
+    ('$END -342 AMPERSAND -342 AND -342 AS -342 AT -342 AUGOP -342 CIRCUMFLEX -342 COLON -342 '
+     'COMMA -342 DSLASH -342 ELSE -342 EQUAL -342 FOR -342 FROM -342 IF -342 IN -342 IS -342 '
+     'LESSTHAN -342 LSHIFT -342 MINUS -342 MORETHAN -342 NOT -342 OR -342 PERCENT -342 '
+     'PLUS -342 RBRACE -342 RPAR -342 RSHIFT -342 RSQB -342 SEMICOLON -342 SLASH -342 STAR -342 '
+     'VBAR -342 _NEWLINE -342 __ANON_1 -342 __ANON_2 -342 __ANON_3 -342 __ANON_4 -342'),
+    # 377
+    ('$END -340 AMPERSAND -340 AND -340 AS -340 AT -340 AUGOP -340 CIRCUMFLEX -340 COLON -340 '
+     'COMMA -340 DSLASH -340 ELSE -340 EQUAL -340 FOR -340 FROM -340 IF -340 IN -340 IS -340 '
+     'LESSTHAN -340 LSHIFT -340 MINUS -340 MORETHAN -340 NOT -340 OR -340 PERCENT -340 '
+     'PLUS -340 RBRACE -340 RPAR -340 RSHIFT -340 RSQB -340 SEMICOLON -340 SLASH -340 STAR -340 '
+     'VBAR -340 _NEWLINE -340 __ANON_1 -340 __ANON_2 -340 __ANON_3 -340 __ANON_4 -340'),
+    # 378
+    ('$END -339 AMPERSAND -339 AND -339 AS -339 AT -339 AUGOP -339 CIRCUMFLEX -339 COLON -339 '
+     'COMMA -339 DSLASH -339 ELSE -339 EQUAL -339 FOR -339 FROM -339 IF -339 IN -339 IS -339 '
+     'LESSTHAN -339 LSHIFT -339 MINUS -339 MORETHAN -339 NOT -339 OR -339 PERCENT -339 '
+     'PLUS -339 RBRACE -339 RPAR -339 RSHIFT -339 RSQB -339 SEMICOLON -339 SLASH -339 STAR -339 '
+     'VBAR -339 _NEWLINE -339 __ANON_1 -339 __ANON_2 -339 __ANON_3 -339 __ANON_4 -339'),
+    # 379
+    ('$END -317 AND -317 AS -317 AUGOP -317 COLON -317 COMMA -317 ELSE -317 EQUAL -317 FOR -317 '
+     'FROM -317 IF -317 OR -317 RBRACE -317 RPAR -317 RSQB -317 SEMICOLON -317 _NEWLINE -317'),
+    # 380
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 453 xor_expr 40'),
+    # 381
+    ('$END -325 AMPERSAND -325 AND -325 AS -325 AUGOP -325 CIRCUMFLEX -325 COLON -325 '
+     'COMMA -325 ELSE -325 EQUAL -325 FOR -325 FROM -325 IF -325 IN -325 IS -325 LESSTHAN -325 '
+     'MORETHAN -325 NOT -325 OR -325 RBRACE -325 RPAR -325 RSQB -325 SEMICOLON -325 VBAR -325 '
+     '_NEWLINE -325 __ANON_1 -325 __ANON_2 -325 __ANON_3 -325 __ANON_4 -325'),
+    # 382
+    ('$END -309 AUGOP -309 COLON -309 COMMA -309 EQUAL -309 RBRACE -309 RPAR -309 '
+     'SEMICOLON -309 _NEWLINE -309'),
+    # 383
+    ('$END -308 AUGOP -308 COLON -308 COMMA -308 EQUAL -308 RBRACE -308 RPAR -308 '
+     'SEMICOLON -308 _NEWLINE -308'),
+    # 384
+    ('$END -333 AMPERSAND -333 AND -333 AS -333 AUGOP -333 CIRCUMFLEX -333 COLON -333 '
+     'COMMA -333 ELSE -333 EQUAL -333 FOR -333 FROM -333 IF -333 IN -333 IS -333 LESSTHAN -333 '
+     'LSHIFT -333 MINUS -333 MORETHAN -333 NOT -333 OR -333 PLUS -333 RBRACE -333 RPAR -333 '
+     'RSHIFT -333 RSQB -333 SEMICOLON -333 VBAR -333 _NEWLINE -333 __ANON_1 -333 __ANON_2 -333 '
+     '__ANON_3 -333 __ANON_4 -333'),
+    # 385
+    ('$END -332 AMPERSAND -332 AND -332 AS -332 AUGOP -332 CIRCUMFLEX -332 COLON -332 '
+     'COMMA -332 ELSE -332 EQUAL -332 FOR -332 FROM -332 IF -332 IN -332 IS -332 LESSTHAN -332 '
+     'LSHIFT -332 MINUS -332 MORETHAN -332 NOT -332 OR -332 PLUS -332 RBRACE -332 RPAR -332 '
+     'RSHIFT -332 RSQB -332 SEMICOLON -332 VBAR -332 _NEWLINE -332 __ANON_1 -332 __ANON_2 -332 '
+     '__ANON_3 -332 __ANON_4 -332'),
+    # 386
+    ('$END -321 AND -321 AS -321 AUGOP -321 COLON -321 COMMA -321 ELSE -321 EQUAL -321 FOR -321 '
+     'FROM -321 IF -321 IN -321 IS -321 LESSTHAN -321 MORETHAN -321 NOT -321 OR -321 '
+     'RBRACE -321 RPAR -321 RSQB -321 SEMICOLON -321 VBAR -321 _NEWLINE -321 __ANON_1 -321 '
+     '__ANON_2 -321 __ANON_3 -321 __ANON_4 -321'),
+    # 387
+    'SEMICOLON -49 _NEWLINE -49',
+    # 388
+    ('$END -90 ASSERT -90 AT -90 BREAK -90 CLASS -90 CONTINUE -90 DEF -90 DEL -90 ELLIPSIS -90 '
+     'FALSE -90 FOR -90 FROM -90 GLOBAL -90 IF -90 IMPORT -90 LAMBDA -90 LBRACE -90 LPAR -90 '
+     'LSQB -90 MINUS -90 NAME -90 NONE -90 NONLOCAL -90 NOT -90 NUMBER -90 PASS -90 PLUS -90 '
+     'RAISE -90 RETURN -90 STAR -90 STRING -90 TILDE -90 TRUE -90 TRY -90 WHILE -90 WITH -90 '
+     'YIELD -90 _DEDENT -90 _NEWLINE -90'),
+    # 389
+    'COLON 454',
+    # 390
+    'RPAR 455',
+    # 391
+    'COLON 456 COMMA -116 EQUAL 457 RPAR -116',
+    # 392
+    'NAME 458',
+    # 393
+    'COLON 459 __ANON_0 460',
+    # 394
+    'COMMA -119 NAME 461 RPAR -119',
+    # 395
+    'RPAR 462',
+    # 396
+    'COMMA 463 RPAR -112 __parameters_star_13 464',
+    # 397
+    'COMMA -310 IN -310 SEMICOLON -310 _NEWLINE -310',
+    # 398
+    'COMMA -311 IN -311 SEMICOLON -311 _NEWLINE -311',
+    # 399
+    ('ELLIPSIS 2 FALSE 3 IN -144 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 '
+     'PLUS 13 SEMICOLON -144 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE -144 __atom_plus_26 19 '
+     'and_expr 21 arith_expr 23 atom 24 atom_expr 25 expr 465 factor 29 power 33 shift_expr 34 '
+     'star_expr 466 term 36 xor_expr 40'),
+    # 400
+    ('ELLIPSIS 2 FALSE 3 IN -146 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NUMBER 12 '
+     'PLUS 13 SEMICOLON -146 STAR 14 STRING 15 TILDE 16 TRUE 17 _NEWLINE -146 __atom_plus_26 19 '
+     'and_expr 21 arith_expr 23 atom 24 atom_expr 25 expr 465 factor 29 power 33 shift_expr 34 '
+     'star_expr 466 term 36 xor_expr 40'),
+    # 401
+    'COLON 467',
+    # 402
+    'AS -288 COMMA -288 DOT -288 IMPORT -288 SEMICOLON -288 _NEWLINE -288',
+    # 403
+    'NAME 468',
+    # 404
+    'NAME 405 import_as_name 407 import_as_names 469',
+    # 405
+    'AS 470 COMMA -65 RPAR -65 SEMICOLON -65 _NEWLINE -65',
+    # 406
+    'SEMICOLON -57 _NEWLINE -57',
+    # 407
+    'COMMA 471 RPAR -63 SEMICOLON -63 _NEWLINE -63 __import_as_names_star_7 472',
+    # 408
+    'SEMICOLON -58 _NEWLINE -58',
+    # 409
+    'COMMA -284 SEMICOLON -284 _NEWLINE -284',
+    # 410
+    'NAME 473',
+    # 411
+    ('$END -77 ASSERT -77 AT -77 BREAK -77 CLASS -77 CONTINUE -77 DEF -77 DEL -77 ELIF 474 '
+     'ELLIPSIS -77 ELSE 475 FALSE -77 FOR -77 FROM -77 GLOBAL -77 IF -77 IMPORT -77 LAMBDA -77 '
+     'LBRACE -77 LPAR -77 LSQB -77 MINUS -77 NAME -77 NONE -77 NONLOCAL -77 NOT -77 NUMBER -77 '
+     'PASS -77 PLUS -77 RAISE -77 RETURN -77 STAR -77 STRING -77 TILDE -77 TRUE -77 TRY -77 '
+     'WHILE -77 WITH -77 YIELD -77 _DEDENT -77 _NEWLINE -77 __if_stmt_star_8 476 '
+     'elif_clause 477 else_clause 478'),
+    # 412
+    'COMMA -286 SEMICOLON -286 _NEWLINE -286',
+    # 413
+    'NAME 182 dotted_as_name 479 dotted_name 187',
+    # 414
+    'COMMA -53 SEMICOLON -53 _NEWLINE -53',
+    # 415
+    'SEMICOLON -36 _NEWLINE -36',
+    # 416
+    ('ASSERT 41 AT 42 BREAK 43 CLASS 44 CONTINUE 45 DEF 46 DEL 47 ELLIPSIS 2 FALSE 3 FOR 48 '
+     'FROM 49 GLOBAL 50 IF 51 IMPORT 52 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NONLOCAL 53 NOT 11 NUMBER 12 PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 '
+     'TILDE 16 TRUE 17 TRY 57 WHILE 58 WITH 59 YIELD 60 __atom_plus_26 19 __decorated_plus_9 62 '
+     '__suite_plus_12 480 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'classdef 69 comparison 26 compound_stmt 70 continue_stmt 71 decorated 72 decorator 73 '
+     'del_stmt 74 expr 28 expr_stmt 75 factor 29 for_stmt 77 funcdef 78 global_stmt 79 '
+     'if_stmt 80 import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 '
+     'or_test 32 pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 '
+     'simple_stmt 87 small_stmt 88 star_expr 35 stmt 481 term 36 test 90 testlist 91 '
+     'try_stmt 92 tuple_list 39 while_stmt 93 with_stmt 94 xor_expr 40 yield_expr 95'),
+    # 417
+    ('COLON 482 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 '
+     'and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 483 xor_expr 40'),
+    # 418
+    'COLON 484',
+    # 419
+    ('$END -97 ASSERT -97 AT -97 BREAK -97 CLASS -97 CONTINUE -97 DEF -97 DEL -97 ELLIPSIS -97 '
+     'ELSE 475 EXCEPT 417 FALSE -97 FINALLY 418 FOR -97 FROM -97 GLOBAL -97 IF -97 IMPORT -97 '
+     'LAMBDA -97 LBRACE -97 LPAR -97 LSQB -97 MINUS -97 NAME -97 NONE -97 NONLOCAL -97 NOT -97 '
+     'NUMBER -97 PASS -97 PLUS -97 RAISE -97 RETURN -97 STAR -97 STRING -97 TILDE -97 TRUE -97 '
+     'TRY -97 WHILE -97 WITH -97 YIELD -97 _DEDENT -97 _NEWLINE -97 else_clause 485 '
+     'except_clause 486 finally_clause 487'),
+    # 420
+    ('$END -296 ASSERT -296 AT -296 BREAK -296 CLASS -296 CONTINUE -296 DEF -296 DEL -296 '
+     'ELLIPSIS -296 ELSE -296 EXCEPT -296 FALSE -296 FINALLY -296 FOR -296 FROM -296 '
+     'GLOBAL -296 IF -296 IMPORT -296 LAMBDA -296 LBRACE -296 LPAR -296 LSQB -296 MINUS -296 '
+     'NAME -296 NONE -296 NONLOCAL -296 NOT -296 NUMBER -296 PASS -296 PLUS -296 RAISE -296 '
+     'RETURN -296 STAR -296 STRING -296 TILDE -296 TRUE -296 TRY -296 WHILE -296 WITH -296 '
+     'YIELD -296 _DEDENT -296 _NEWLINE -296'),
+    # 421
+    ('$END -98 ASSERT -98 AT -98 BREAK -98 CLASS -98 CONTINUE -98 DEF -98 DEL -98 ELLIPSIS -98 '
+     'FALSE -98 FOR -98 FROM -98 GLOBAL -98 IF -98 IMPORT -98 LAMBDA -98 LBRACE -98 LPAR -98 '
+     'LSQB -98 MINUS -98 NAME -98 NONE -98 NONLOCAL -98 NOT -98 NUMBER -98 PASS -98 PLUS -98 '
+     'RAISE -98 RETURN -98 STAR -98 STRING -98 TILDE -98 TRUE -98 TRY -98 WHILE -98 WITH -98 '
+     'YIELD -98 _DEDENT -98 _NEWLINE -98'),
+    # 422
+    ('$END -81 ASSERT -81 AT -81 BREAK -81 CLASS -81 CONTINUE -81 DEF -81 DEL -81 ELLIPSIS -81 '
+     'ELSE 475 FALSE -81 FOR -81 FROM -81 GLOBAL -81 IF -81 IMPORT -81 LAMBDA -81 LBRACE -81 '
+     'LPAR -81 LSQB -81 MINUS -81 NAME -81 NONE -81 NONLOCAL -81 NOT -81 NUMBER -81 PASS -81 '
+     'PLUS -81 RAISE -81 RETURN -81 STAR -81 STRING -81 TILDE -81 TRUE -81 TRY -81 WHILE -81 '
+     'WITH -81 YIELD -81 _DEDENT -81 _NEWLINE -81 else_clause 488'),
+    # 423
+    'COLON -105 COMMA -105',
+    # 424
+    ('$END -104 ASSERT -104 AT -104 BREAK -104 CLASS -104 CONTINUE -104 DEF -104 DEL -104 '
+     'ELLIPSIS -104 FALSE -104 FOR -104 FROM -104 GLOBAL -104 IF -104 IMPORT -104 LAMBDA -104 '
+     'LBRACE -104 LPAR -104 LSQB -104 MINUS -104 NAME -104 NONE -104 NONLOCAL -104 NOT -104 '
+     'NUMBER -104 PASS -104 PLUS -104 RAISE -104 RETURN -104 STAR -104 STRING -104 TILDE -104 '
+     'TRUE -104 TRY -104 WHILE -104 WITH -104 YIELD -104 _DEDENT -104 _NEWLINE -104'),
+    # 425
+    'COLON -298 COMMA -298',
+    # 426
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 489 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 427
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 193 with_item 490 xor_expr 40'),
+    # 428
+    ('$END -9 ASSERT -9 AT -9 BREAK -9 CLASS -9 CONTINUE -9 DEF -9 DEL -9 ELIF -9 ELLIPSIS -9 '
+     'ELSE -9 EXCEPT -9 FALSE -9 FINALLY -9 FOR -9 FROM -9 GLOBAL -9 IF -9 IMPORT -9 LAMBDA -9 '
+     'LBRACE -9 LPAR -9 LSQB -9 MINUS -9 NAME -9 NONE -9 NONLOCAL -9 NOT -9 NUMBER -9 PASS -9 '
+     'PLUS -9 RAISE -9 RETURN -9 STAR -9 STRING -9 TILDE -9 TRUE -9 TRY -9 WHILE -9 WITH -9 '
+     'YIELD -9 _DEDENT -9 _NEWLINE -9'),
+    # 429
+    'SEMICOLON -279 _NEWLINE -279',
+    # 430
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 star_expr 35 term 36 '
+     'test 37 testlist 491 tuple_list 39 xor_expr 40 yield_expr 492'),
+    # 431
+    'EQUAL -282 SEMICOLON -282 _NEWLINE -282',
+    # 432
+    'EQUAL -283 SEMICOLON -283 _NEWLINE -283',
+    # 433
+    'COLON -305 COMMA -305',
+    # 434
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 493 xor_expr 40'),
+    # 435
+    'COMMA -351 RBRACE -351',
+    # 436
+    'RBRACE 494',
+    # 437
+    ('ELLIPSIS 2 FALSE 3 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 NUMBER 12 PLUS 13 '
+     'STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 arith_expr 23 '
+     'atom 24 atom_expr 25 comparison 26 expr 28 factor 29 not_test 31 or_test 495 power 33 '
+     'shift_expr 34 term 36 xor_expr 40'),
+    # 438
+    'COMMA -246 FOR -246 IF -246 RBRACE -246 RPAR -246 RSQB -246',
+    # 439
+    'COMMA -354 FOR -354 IF -354 RBRACE -354 RPAR -354 RSQB -354',
+    # 440
+    'COMMA -355 FOR -355 IF -355 RBRACE -355 RPAR -355 RSQB -355',
+    # 441
+    'COMMA -348 RSQB -348',
+    # 442
+    'COMMA -349 RSQB -349',
+    # 443
+    'COMMA -267 RPAR -267',
+    # 444
+    'COMMA -269 RPAR -269',
+    # 445
+    'COMMA -358 RPAR -358',
+    # 446
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 250 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 POW 251 RPAR -262 STAR 253 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 argument 496 arith_expr 23 atom 24 atom_expr 25 comparison 26 '
+     'expr 28 factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 term 36 '
+     'test 256 xor_expr 40'),
+    # 447
+    'COMMA -260 RSQB -260',
+    # 448
+    'COMMA -256 RSQB -256',
+    # 449
+    'COMMA -356 RSQB -356',
+    # 450
+    ('COLON 257 ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NOT 11 NUMBER 12 PLUS 13 RSQB -248 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 '
+     'and_expr 21 and_test 22 arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 '
+     'factor 29 lambdef 30 not_test 31 or_test 32 power 33 shift_expr 34 subscript 497 term 36 '
+     'test 260 xor_expr 40'),
+    # 451
+    'COMMA -254 RSQB -254',
+    # 452
+    'COLON 366 COMMA -253 RSQB -253 sliceop 498',
+    # 453
+    ('$END -156 AS -156 AUGOP -156 COLON -156 COMMA -156 EQUAL -156 FOR -156 FROM -156 '
+     'RBRACE -156 RPAR -156 RSQB -156 SEMICOLON -156 _NEWLINE -156'),
+    # 454
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 499 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 455
+    'COLON 500',
+    # 456
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 501 xor_expr 40'),
+    # 457
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 502 xor_expr 40'),
+    # 458
+    'COLON 503 COMMA -121 RPAR -121',
+    # 459
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 504 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 460
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 505 xor_expr 40'),
+    # 461
+    'COLON 506 COMMA -118 RPAR -118',
+    # 462
+    'COLON 507 __ANON_0 508',
+    # 463
+    'NAME 391 POW 392 RPAR -111 STAR 394 paramitem 509',
+    # 464
+    'COMMA 510 RPAR -110',
+    # 465
+    'COMMA -312 IN -312 SEMICOLON -312 _NEWLINE -312',
+    # 466
+    'COMMA -313 IN -313 SEMICOLON -313 _NEWLINE -313',
+    # 467
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 511 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 468
+    'AS -289 COMMA -289 DOT -289 IMPORT -289 SEMICOLON -289 _NEWLINE -289',
+    # 469
+    'RPAR 512',
+    # 470
+    'NAME 513',
+    # 471
+    'NAME 405 RPAR -62 SEMICOLON -62 _NEWLINE -62 import_as_name 514',
+    # 472
+    'COMMA 515 RPAR -61 SEMICOLON -61 _NEWLINE -61',
+    # 473
+    'COMMA -285 SEMICOLON -285 _NEWLINE -285',
+    # 474
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 109 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 '
+     'namedexpr_test 516 not_test 31 or_test 32 power 33 shift_expr 34 term 36 test 174 '
+     'xor_expr 40'),
+    # 475
+    'COLON 517',
+    # 476
+    ('$END -75 ASSERT -75 AT -75 BREAK -75 CLASS -75 CONTINUE -75 DEF -75 DEL -75 ELIF 474 '
+     'ELLIPSIS -75 ELSE 475 FALSE -75 FOR -75 FROM -75 GLOBAL -75 IF -75 IMPORT -75 LAMBDA -75 '
+     'LBRACE -75 LPAR -75 LSQB -75 MINUS -75 NAME -75 NONE -75 NONLOCAL -75 NOT -75 NUMBER -75 '
+     'PASS -75 PLUS -75 RAISE -75 RETURN -75 STAR -75 STRING -75 TILDE -75 TRUE -75 TRY -75 '
+     'WHILE -75 WITH -75 YIELD -75 _DEDENT -75 _NEWLINE -75 elif_clause 518 else_clause 519'),
+    # 477
+    ('$END -292 ASSERT -292 AT -292 BREAK -292 CLASS -292 CONTINUE -292 DEF -292 DEL -292 '
+     'ELIF -292 ELLIPSIS -292 ELSE -292 FALSE -292 FOR -292 FROM -292 GLOBAL -292 IF -292 '
+     'IMPORT -292 LAMBDA -292 LBRACE -292 LPAR -292 LSQB -292 MINUS -292 NAME -292 NONE -292 '
+     'NONLOCAL -292 NOT -292 NUMBER -292 PASS -292 PLUS -292 RAISE -292 RETURN -292 STAR -292 '
+     'STRING -292 TILDE -292 TRUE -292 TRY -292 WHILE -292 WITH -292 YIELD -292 _DEDENT -292 '
+     '_NEWLINE -292'),
+    # 478
+    ('$END -76 ASSERT -76 AT -76 BREAK -76 CLASS -76 CONTINUE -76 DEF -76 DEL -76 ELLIPSIS -76 '
+     'FALSE -76 FOR -76 FROM -76 GLOBAL -76 IF -76 IMPORT -76 LAMBDA -76 LBRACE -76 LPAR -76 '
+     'LSQB -76 MINUS -76 NAME -76 NONE -76 NONLOCAL -76 NOT -76 NUMBER -76 PASS -76 PLUS -76 '
+     'RAISE -76 RETURN -76 STAR -76 STRING -76 TILDE -76 TRUE -76 TRY -76 WHILE -76 WITH -76 '
+     'YIELD -76 _DEDENT -76 _NEWLINE -76'),
+    # 479
+    'COMMA -287 SEMICOLON -287 _NEWLINE -287',
+    # 480
+    ('ASSERT 41 AT 42 BREAK 43 CLASS 44 CONTINUE 45 DEF 46 DEL 47 ELLIPSIS 2 FALSE 3 FOR 48 '
+     'FROM 49 GLOBAL 50 IF 51 IMPORT 52 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 '
+     'NONLOCAL 53 NOT 11 NUMBER 12 PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 '
+     'TILDE 16 TRUE 17 TRY 57 WHILE 58 WITH 59 YIELD 60 _DEDENT 520 __atom_plus_26 19 '
+     '__decorated_plus_9 62 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'classdef 69 comparison 26 compound_stmt 70 continue_stmt 71 decorated 72 decorator 73 '
+     'del_stmt 74 expr 28 expr_stmt 75 factor 29 for_stmt 77 funcdef 78 global_stmt 79 '
+     'if_stmt 80 import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 '
+     'or_test 32 pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 '
+     'simple_stmt 87 small_stmt 88 star_expr 35 stmt 521 term 36 test 90 testlist 91 '
+     'try_stmt 92 tuple_list 39 while_stmt 93 with_stmt 94 xor_expr 40 yield_expr 95'),
+    # 481
+    ('ASSERT -300 AT -300 BREAK -300 CLASS -300 CONTINUE -300 DEF -300 DEL -300 ELLIPSIS -300 '
+     'FALSE -300 FOR -300 FROM -300 GLOBAL -300 IF -300 IMPORT -300 LAMBDA -300 LBRACE -300 '
+     'LPAR -300 LSQB -300 MINUS -300 NAME -300 NONE -300 NONLOCAL -300 NOT -300 NUMBER -300 '
+     'PASS -300 PLUS -300 RAISE -300 RETURN -300 STAR -300 STRING -300 TILDE -300 TRUE -300 '
+     'TRY -300 WHILE -300 WITH -300 YIELD -300 _DEDENT -300'),
+    # 482
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 522 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 483
+    'AS 523 COLON 524',
+    # 484
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 525 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 485
+    ('$END -95 ASSERT -95 AT -95 BREAK -95 CLASS -95 CONTINUE -95 DEF -95 DEL -95 ELLIPSIS -95 '
+     'FALSE -95 FINALLY 418 FOR -95 FROM -95 GLOBAL -95 IF -95 IMPORT -95 LAMBDA -95 LBRACE -95 '
+     'LPAR -95 LSQB -95 MINUS -95 NAME -95 NONE -95 NONLOCAL -95 NOT -95 NUMBER -95 PASS -95 '
+     'PLUS -95 RAISE -95 RETURN -95 STAR -95 STRING -95 TILDE -95 TRUE -95 TRY -95 WHILE -95 '
+     'WITH -95 YIELD -95 _DEDENT -95 _NEWLINE -95 finally_clause 526'),
+    # 486
+    ('$END -297 ASSERT -297 AT -297 BREAK -297 CLASS -297 CONTINUE -297 DEF -297 DEL -297 '
+     'ELLIPSIS -297 ELSE -297 EXCEPT -297 FALSE -297 FINALLY -297 FOR -297 FROM -297 '
+     'GLOBAL -297 IF -297 IMPORT -297 LAMBDA -297 LBRACE -297 LPAR -297 LSQB -297 MINUS -297 '
+     'NAME -297 NONE -297 NONLOCAL -297 NOT -297 NUMBER -297 PASS -297 PLUS -297 RAISE -297 '
+     'RETURN -297 STAR -297 STRING -297 TILDE -297 TRUE -297 TRY -297 WHILE -297 WITH -297 '
+     'YIELD -297 _DEDENT -297 _NEWLINE -297'),
+    # 487
+    ('$END -96 ASSERT -96 AT -96 BREAK -96 CLASS -96 CONTINUE -96 DEF -96 DEL -96 ELLIPSIS -96 '
+     'FALSE -96 FOR -96 FROM -96 GLOBAL -96 IF -96 IMPORT -96 LAMBDA -96 LBRACE -96 LPAR -96 '
+     'LSQB -96 MINUS -96 NAME -96 NONE -96 NONLOCAL -96 NOT -96 NUMBER -96 PASS -96 PLUS -96 '
+     'RAISE -96 RETURN -96 STAR -96 STRING -96 TILDE -96 TRUE -96 TRY -96 WHILE -96 WITH -96 '
+     'YIELD -96 _DEDENT -96 _NEWLINE -96'),
+    # 488
+    ('$END -80 ASSERT -80 AT -80 BREAK -80 CLASS -80 CONTINUE -80 DEF -80 DEL -80 ELLIPSIS -80 '
+     'FALSE -80 FOR -80 FROM -80 GLOBAL -80 IF -80 IMPORT -80 LAMBDA -80 LBRACE -80 LPAR -80 '
+     'LSQB -80 MINUS -80 NAME -80 NONE -80 NONLOCAL -80 NOT -80 NUMBER -80 PASS -80 PLUS -80 '
+     'RAISE -80 RETURN -80 STAR -80 STRING -80 TILDE -80 TRUE -80 TRY -80 WHILE -80 WITH -80 '
+     'YIELD -80 _DEDENT -80 _NEWLINE -80'),
+    # 489
+    ('$END -103 ASSERT -103 AT -103 BREAK -103 CLASS -103 CONTINUE -103 DEF -103 DEL -103 '
+     'ELLIPSIS -103 FALSE -103 FOR -103 FROM -103 GLOBAL -103 IF -103 IMPORT -103 LAMBDA -103 '
+     'LBRACE -103 LPAR -103 LSQB -103 MINUS -103 NAME -103 NONE -103 NONLOCAL -103 NOT -103 '
+     'NUMBER -103 PASS -103 PLUS -103 RAISE -103 RETURN -103 STAR -103 STRING -103 TILDE -103 '
+     'TRUE -103 TRY -103 WHILE -103 WITH -103 YIELD -103 _DEDENT -103 _NEWLINE -103'),
+    # 490
+    'COLON -299 COMMA -299',
+    # 491
+    'SEMICOLON -33 _NEWLINE -33',
+    # 492
+    'SEMICOLON -34 _NEWLINE -34',
+    # 493
+    'COMMA -241 RBRACE -241',
+    # 494
+    ('$END -213 AMPERSAND -213 AND -213 AS -213 AT -213 AUGOP -213 CIRCUMFLEX -213 COLON -213 '
+     'COMMA -213 DOT -213 DSLASH -213 ELSE -213 EQUAL -213 FOR -213 FROM -213 IF -213 IN -213 '
+     'IS -213 LESSTHAN -213 LPAR -213 LSHIFT -213 LSQB -213 MINUS -213 MORETHAN -213 NOT -213 '
+     'OR -213 PERCENT -213 PLUS -213 POW -213 RBRACE -213 RPAR -213 RSHIFT -213 RSQB -213 '
+     'SEMICOLON -213 SLASH -213 STAR -213 VBAR -213 _NEWLINE -213 __ANON_1 -213 __ANON_2 -213 '
+     '__ANON_3 -213 __ANON_4 -213'),
+    # 495
+    'COMMA -245 FOR -245 IF -245 RBRACE -245 RPAR -245 RSQB -245',
+    # 496
+    'COMMA -359 RPAR -359',
+    # 497
+    'COMMA -357 RSQB -357',
+    # 498
+    'COMMA -252 RSQB -252',
+    # 499
+    ('$END -89 ASSERT -89 AT -89 BREAK -89 CLASS -89 CONTINUE -89 DEF -89 DEL -89 ELLIPSIS -89 '
+     'FALSE -89 FOR -89 FROM -89 GLOBAL -89 IF -89 IMPORT -89 LAMBDA -89 LBRACE -89 LPAR -89 '
+     'LSQB -89 MINUS -89 NAME -89 NONE -89 NONLOCAL -89 NOT -89 NUMBER -89 PASS -89 PLUS -89 '
+     'RAISE -89 RETURN -89 STAR -89 STRING -89 TILDE -89 TRUE -89 TRY -89 WHILE -89 WITH -89 '
+     'YIELD -89 _DEDENT -89 _NEWLINE -89'),
+    # 500
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 527 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 501
+    'COMMA -114 EQUAL 528 RPAR -114',
+    # 502
+    'COMMA -115 RPAR -115',
+    # 503
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 529 xor_expr 40'),
+    # 504
+    ('$END -87 ASSERT -87 AT -87 BREAK -87 CLASS -87 CONTINUE -87 DEF -87 DEL -87 ELLIPSIS -87 '
+     'FALSE -87 FOR -87 FROM -87 GLOBAL -87 IF -87 IMPORT -87 LAMBDA -87 LBRACE -87 LPAR -87 '
+     'LSQB -87 MINUS -87 NAME -87 NONE -87 NONLOCAL -87 NOT -87 NUMBER -87 PASS -87 PLUS -87 '
+     'RAISE -87 RETURN -87 STAR -87 STRING -87 TILDE -87 TRUE -87 TRY -87 WHILE -87 WITH -87 '
+     'YIELD -87 _DEDENT -87 _NEWLINE -87'),
+    # 505
+    'COLON 530',
+    # 506
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 531 xor_expr 40'),
+    # 507
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 532 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 508
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 533 xor_expr 40'),
+    # 509
+    'COMMA -302 RPAR -302',
+    # 510
+    'NAME 391 POW 392 RPAR -109 STAR 394 paramitem 534',
+    # 511
+    ('$END -83 ASSERT -83 AT -83 BREAK -83 CLASS -83 CONTINUE -83 DEF -83 DEL -83 ELLIPSIS -83 '
+     'ELSE 475 FALSE -83 FOR -83 FROM -83 GLOBAL -83 IF -83 IMPORT -83 LAMBDA -83 LBRACE -83 '
+     'LPAR -83 LSQB -83 MINUS -83 NAME -83 NONE -83 NONLOCAL -83 NOT -83 NUMBER -83 PASS -83 '
+     'PLUS -83 RAISE -83 RETURN -83 STAR -83 STRING -83 TILDE -83 TRUE -83 TRY -83 WHILE -83 '
+     'WITH -83 YIELD -83 _DEDENT -83 _NEWLINE -83 else_clause 535'),
+    # 512
+    'SEMICOLON -59 _NEWLINE -59',
+    # 513
+    'COMMA -64 RPAR -64 SEMICOLON -64 _NEWLINE -64',
+    # 514
+    'COMMA -290 RPAR -290 SEMICOLON -290 _NEWLINE -290',
+    # 515
+    'NAME 405 RPAR -60 SEMICOLON -60 _NEWLINE -60 import_as_name 536',
+    # 516
+    'COLON 537',
+    # 517
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 538 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 518
+    ('$END -293 ASSERT -293 AT -293 BREAK -293 CLASS -293 CONTINUE -293 DEF -293 DEL -293 '
+     'ELIF -293 ELLIPSIS -293 ELSE -293 FALSE -293 FOR -293 FROM -293 GLOBAL -293 IF -293 '
+     'IMPORT -293 LAMBDA -293 LBRACE -293 LPAR -293 LSQB -293 MINUS -293 NAME -293 NONE -293 '
+     'NONLOCAL -293 NOT -293 NUMBER -293 PASS -293 PLUS -293 RAISE -293 RETURN -293 STAR -293 '
+     'STRING -293 TILDE -293 TRUE -293 TRY -293 WHILE -293 WITH -293 YIELD -293 _DEDENT -293 '
+     '_NEWLINE -293'),
+    # 519
+    ('$END -74 ASSERT -74 AT -74 BREAK -74 CLASS -74 CONTINUE -74 DEF -74 DEL -74 ELLIPSIS -74 '
+     'FALSE -74 FOR -74 FROM -74 GLOBAL -74 IF -74 IMPORT -74 LAMBDA -74 LBRACE -74 LPAR -74 '
+     'LSQB -74 MINUS -74 NAME -74 NONE -74 NONLOCAL -74 NOT -74 NUMBER -74 PASS -74 PLUS -74 '
+     'RAISE -74 RETURN -74 STAR -74 STRING -74 TILDE -74 TRUE -74 TRY -74 WHILE -74 WITH -74 '
+     'YIELD -74 _DEDENT -74 _NEWLINE -74'),
+    # 520
+    ('$END -108 ASSERT -108 AT -108 BREAK -108 CLASS -108 CONTINUE -108 DEF -108 DEL -108 '
+     'ELIF -108 ELLIPSIS -108 ELSE -108 EXCEPT -108 FALSE -108 FINALLY -108 FOR -108 FROM -108 '
+     'GLOBAL -108 IF -108 IMPORT -108 LAMBDA -108 LBRACE -108 LPAR -108 LSQB -108 MINUS -108 '
+     'NAME -108 NONE -108 NONLOCAL -108 NOT -108 NUMBER -108 PASS -108 PLUS -108 RAISE -108 '
+     'RETURN -108 STAR -108 STRING -108 TILDE -108 TRUE -108 TRY -108 WHILE -108 WITH -108 '
+     'YIELD -108 _DEDENT -108 _NEWLINE -108'),
+    # 521
+    ('ASSERT -301 AT -301 BREAK -301 CLASS -301 CONTINUE -301 DEF -301 DEL -301 ELLIPSIS -301 '
+     'FALSE -301 FOR -301 FROM -301 GLOBAL -301 IF -301 IMPORT -301 LAMBDA -301 LBRACE -301 '
+     'LPAR -301 LSQB -301 MINUS -301 NAME -301 NONE -301 NONLOCAL -301 NOT -301 NUMBER -301 '
+     'PASS -301 PLUS -301 RAISE -301 RETURN -301 STAR -301 STRING -301 TILDE -301 TRUE -301 '
+     'TRY -301 WHILE -301 WITH -301 YIELD -301 _DEDENT -301'),
+    # 522
+    ('$END -101 ASSERT -101 AT -101 BREAK -101 CLASS -101 CONTINUE -101 DEF -101 DEL -101 '
+     'ELLIPSIS -101 ELSE -101 EXCEPT -101 FALSE -101 FINALLY -101 FOR -101 FROM -101 '
+     'GLOBAL -101 IF -101 IMPORT -101 LAMBDA -101 LBRACE -101 LPAR -101 LSQB -101 MINUS -101 '
+     'NAME -101 NONE -101 NONLOCAL -101 NOT -101 NUMBER -101 PASS -101 PLUS -101 RAISE -101 '
+     'RETURN -101 STAR -101 STRING -101 TILDE -101 TRUE -101 TRY -101 WHILE -101 WITH -101 '
+     'YIELD -101 _DEDENT -101 _NEWLINE -101'),
+    # 523
+    'NAME 539',
+    # 524
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 540 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 525
+    ('$END -102 ASSERT -102 AT -102 BREAK -102 CLASS -102 CONTINUE -102 DEF -102 DEL -102 '
+     'ELLIPSIS -102 FALSE -102 FOR -102 FROM -102 GLOBAL -102 IF -102 IMPORT -102 LAMBDA -102 '
+     'LBRACE -102 LPAR -102 LSQB -102 MINUS -102 NAME -102 NONE -102 NONLOCAL -102 NOT -102 '
+     'NUMBER -102 PASS -102 PLUS -102 RAISE -102 RETURN -102 STAR -102 STRING -102 TILDE -102 '
+     'TRUE -102 TRY -102 WHILE -102 WITH -102 YIELD -102 _DEDENT -102 _NEWLINE -102'),
+    # 526
+    ('$END -94 ASSERT -94 AT -94 BREAK -94 CLASS -94 CONTINUE -94 DEF -94 DEL -94 ELLIPSIS -94 '
+     'FALSE -94 FOR -94 FROM -94 GLOBAL -94 IF -94 IMPORT -94 LAMBDA -94 LBRACE -94 LPAR -94 '
+     'LSQB -94 MINUS -94 NAME -94 NONE -94 NONLOCAL -94 NOT -94 NUMBER -94 PASS -94 PLUS -94 '
+     'RAISE -94 RETURN -94 STAR -94 STRING -94 TILDE -94 TRUE -94 TRY -94 WHILE -94 WITH -94 '
+     'YIELD -94 _DEDENT -94 _NEWLINE -94'),
+    # 527
+    ('$END -88 ASSERT -88 AT -88 BREAK -88 CLASS -88 CONTINUE -88 DEF -88 DEL -88 ELLIPSIS -88 '
+     'FALSE -88 FOR -88 FROM -88 GLOBAL -88 IF -88 IMPORT -88 LAMBDA -88 LBRACE -88 LPAR -88 '
+     'LSQB -88 MINUS -88 NAME -88 NONE -88 NONLOCAL -88 NOT -88 NUMBER -88 PASS -88 PLUS -88 '
+     'RAISE -88 RETURN -88 STAR -88 STRING -88 TILDE -88 TRUE -88 TRY -88 WHILE -88 WITH -88 '
+     'YIELD -88 _DEDENT -88 _NEWLINE -88'),
+    # 528
+    ('ELLIPSIS 2 FALSE 3 LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NOT 11 '
+     'NUMBER 12 PLUS 13 STRING 15 TILDE 16 TRUE 17 __atom_plus_26 19 and_expr 21 and_test 22 '
+     'arith_expr 23 atom 24 atom_expr 25 comparison 26 expr 28 factor 29 lambdef 30 not_test 31 '
+     'or_test 32 power 33 shift_expr 34 term 36 test 541 xor_expr 40'),
+    # 529
+    'COMMA -120 RPAR -120',
+    # 530
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 542 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 531
+    'COMMA -117 RPAR -117',
+    # 532
+    ('$END -85 ASSERT -85 AT -85 BREAK -85 CLASS -85 CONTINUE -85 DEF -85 DEL -85 ELLIPSIS -85 '
+     'FALSE -85 FOR -85 FROM -85 GLOBAL -85 IF -85 IMPORT -85 LAMBDA -85 LBRACE -85 LPAR -85 '
+     'LSQB -85 MINUS -85 NAME -85 NONE -85 NONLOCAL -85 NOT -85 NUMBER -85 PASS -85 PLUS -85 '
+     'RAISE -85 RETURN -85 STAR -85 STRING -85 TILDE -85 TRUE -85 TRY -85 WHILE -85 WITH -85 '
+     'YIELD -85 _DEDENT -85 _NEWLINE -85'),
+    # 533
+    'COLON 543',
+    # 534
+    'COMMA -303 RPAR -303',
+    # 535
+    ('$END -82 ASSERT -82 AT -82 BREAK -82 CLASS -82 CONTINUE -82 DEF -82 DEL -82 ELLIPSIS -82 '
+     'FALSE -82 FOR -82 FROM -82 GLOBAL -82 IF -82 IMPORT -82 LAMBDA -82 LBRACE -82 LPAR -82 '
+     'LSQB -82 MINUS -82 NAME -82 NONE -82 NONLOCAL -82 NOT -82 NUMBER -82 PASS -82 PLUS -82 '
+     'RAISE -82 RETURN -82 STAR -82 STRING -82 TILDE -82 TRUE -82 TRY -82 WHILE -82 WITH -82 '
+     'YIELD -82 _DEDENT -82 _NEWLINE -82'),
+    # 536
+    'COMMA -291 RPAR -291 SEMICOLON -291 _NEWLINE -291',
+    # 537
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 544 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 538
+    ('$END -79 ASSERT -79 AT -79 BREAK -79 CLASS -79 CONTINUE -79 DEF -79 DEL -79 ELLIPSIS -79 '
+     'FALSE -79 FINALLY -79 FOR -79 FROM -79 GLOBAL -79 IF -79 IMPORT -79 LAMBDA -79 LBRACE -79 '
+     'LPAR -79 LSQB -79 MINUS -79 NAME -79 NONE -79 NONLOCAL -79 NOT -79 NUMBER -79 PASS -79 '
+     'PLUS -79 RAISE -79 RETURN -79 STAR -79 STRING -79 TILDE -79 TRUE -79 TRY -79 WHILE -79 '
+     'WITH -79 YIELD -79 _DEDENT -79 _NEWLINE -79'),
+    # 539
+    'COLON 545',
+    # 540
+    ('$END -100 ASSERT -100 AT -100 BREAK -100 CLASS -100 CONTINUE -100 DEF -100 DEL -100 '
+     'ELLIPSIS -100 ELSE -100 EXCEPT -100 FALSE -100 FINALLY -100 FOR -100 FROM -100 '
+     'GLOBAL -100 IF -100 IMPORT -100 LAMBDA -100 LBRACE -100 LPAR -100 LSQB -100 MINUS -100 '
+     'NAME -100 NONE -100 NONLOCAL -100 NOT -100 NUMBER -100 PASS -100 PLUS -100 RAISE -100 '
+     'RETURN -100 STAR -100 STRING -100 TILDE -100 TRUE -100 TRY -100 WHILE -100 WITH -100 '
+     'YIELD -100 _DEDENT -100 _NEWLINE -100'),
+    # 541
+    'COMMA -113 RPAR -113',
+    # 542
+    ('$END -86 ASSERT -86 AT -86 BREAK -86 CLASS -86 CONTINUE -86 DEF -86 DEL -86 ELLIPSIS -86 '
+     'FALSE -86 FOR -86 FROM -86 GLOBAL -86 IF -86 IMPORT -86 LAMBDA -86 LBRACE -86 LPAR -86 '
+     'LSQB -86 MINUS -86 NAME -86 NONE -86 NONLOCAL -86 NOT -86 NUMBER -86 PASS -86 PLUS -86 '
+     'RAISE -86 RETURN -86 STAR -86 STRING -86 TILDE -86 TRUE -86 TRY -86 WHILE -86 WITH -86 '
+     'YIELD -86 _DEDENT -86 _NEWLINE -86'),
+    # 543
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 546 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 544
+    ('$END -78 ASSERT -78 AT -78 BREAK -78 CLASS -78 CONTINUE -78 DEF -78 DEL -78 ELIF -78 '
+     'ELLIPSIS -78 ELSE -78 FALSE -78 FOR -78 FROM -78 GLOBAL -78 IF -78 IMPORT -78 LAMBDA -78 '
+     'LBRACE -78 LPAR -78 LSQB -78 MINUS -78 NAME -78 NONE -78 NONLOCAL -78 NOT -78 NUMBER -78 '
+     'PASS -78 PLUS -78 RAISE -78 RETURN -78 STAR -78 STRING -78 TILDE -78 TRUE -78 TRY -78 '
+     'WHILE -78 WITH -78 YIELD -78 _DEDENT -78 _NEWLINE -78'),
+    # 545
+    ('ASSERT 41 BREAK 43 CONTINUE 45 DEL 47 ELLIPSIS 2 FALSE 3 FROM 49 GLOBAL 50 IMPORT 52 '
+     'LAMBDA 4 LBRACE 5 LPAR 6 LSQB 7 MINUS 8 NAME 9 NONE 10 NONLOCAL 53 NOT 11 NUMBER 12 '
+     'PASS 54 PLUS 13 RAISE 55 RETURN 56 STAR 14 STRING 15 TILDE 16 TRUE 17 YIELD 60 '
+     '_NEWLINE 312 __atom_plus_26 19 and_expr 21 and_test 22 annassign_stmt 64 arith_expr 23 '
+     'assert_stmt 65 assign_stmt 66 atom 24 atom_expr 25 augassign_stmt 67 break_stmt 68 '
+     'comparison 26 continue_stmt 71 del_stmt 74 expr 28 expr_stmt 75 factor 29 global_stmt 79 '
+     'import_from 81 import_name 82 lambdef 30 nonlocal_stmt 83 not_test 31 or_test 32 '
+     'pass_stmt 84 power 33 raise_stmt 85 return_stmt 86 shift_expr 34 simple_stmt 313 '
+     'small_stmt 88 star_expr 35 suite 547 term 36 test 90 testlist 91 tuple_list 39 '
+     'xor_expr 40 yield_expr 95'),
+    # 546
+    ('$END -84 ASSERT -84 AT -84 BREAK -84 CLASS -84 CONTINUE -84 DEF -84 DEL -84 ELLIPSIS -84 '
+     'FALSE -84 FOR -84 FROM -84 GLOBAL -84 IF -84 IMPORT -84 LAMBDA -84 LBRACE -84 LPAR -84 '
+     'LSQB -84 MINUS -84 NAME -84 NONE -84 NONLOCAL -84 NOT -84 NUMBER -84 PASS -84 PLUS -84 '
+     'RAISE -84 RETURN -84 STAR -84 STRING -84 TILDE -84 TRUE -84 TRY -84 WHILE -84 WITH -84 '
+     'YIELD -84 _DEDENT -84 _NEWLINE -84'),
+    # 547
+    ('$END -99 ASSERT -99 AT -99 BREAK -99 CLASS -99 CONTINUE -99 DEF -99 DEL -99 ELLIPSIS -99 '
+     'ELSE -99 EXCEPT -99 FALSE -99 FINALLY -99 FOR -99 FROM -99 GLOBAL -99 IF -99 IMPORT -99 '
+     'LAMBDA -99 LBRACE -99 LPAR -99 LSQB -99 MINUS -99 NAME -99 NONE -99 NONLOCAL -99 NOT -99 '
+     'NUMBER -99 PASS -99 PLUS -99 RAISE -99 RETURN -99 STAR -99 STRING -99 TILDE -99 TRUE -99 '
+     'TRY -99 WHILE -99 WITH -99 YIELD -99 _DEDENT -99 _NEWLINE -99'),
 )
 START_STATES = {'eval_input': 0, 'file_input': 1}
-END_STATES = {'eval_input': 26, 'file_input': 60}
+END_STATES = {'eval_input': 27, 'file_input': 76}

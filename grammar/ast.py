@@ -20,12 +20,6 @@ without positions (handy in tests).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:       # the annotations are strings; typing is not imported at run time
-    from typing import Any, Optional
-
-
 
 class Node:
     """Base of all nodes."""
@@ -63,11 +57,6 @@ class Module(Stmt):
     """A whole program."""
     __slots__ = ('body', 'line', 'col', 'end_line', 'end_col')
     _fields = ('body',)
-    body: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, body, line=0, col=0, end_line=0, end_col=0):
         self.body = body
@@ -81,11 +70,6 @@ class ExprStmt(Stmt):
     """An expression evaluated for its effect (``out.backward()``, ``print(x)``, a bare string)."""
     __slots__ = ('value', 'line', 'col', 'end_line', 'end_col')
     _fields = ('value',)
-    value: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, line=0, col=0, end_line=0, end_col=0):
         self.value = value
@@ -99,12 +83,6 @@ class Assign(Stmt):
     """``t1 = t2 = value``; targets are Name, Attribute, Subscript, Tuple or List nodes."""
     __slots__ = ('targets', 'value', 'line', 'col', 'end_line', 'end_col')
     _fields = ('targets', 'value')
-    targets: list
-    value: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, targets, value, line=0, col=0, end_line=0, end_col=0):
         self.targets = targets
@@ -119,13 +97,6 @@ class AugAssign(Stmt):
     """``target op= value``; ``op`` is the binary operator ('+', '**', '@', ...)."""
     __slots__ = ('target', 'op', 'value', 'line', 'col', 'end_line', 'end_col')
     _fields = ('target', 'op', 'value')
-    target: Expr
-    op: str
-    value: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, target, op, value, line=0, col=0, end_line=0, end_col=0):
         self.target = target
@@ -141,13 +112,6 @@ class If(Stmt):
     """``if``/``elif``/``else``; an ``elif`` is an If alone in ``orelse``."""
     __slots__ = ('test', 'body', 'orelse', 'line', 'col', 'end_line', 'end_col')
     _fields = ('test', 'body', 'orelse')
-    test: Expr
-    body: list
-    orelse: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, test, body, orelse, line=0, col=0, end_line=0, end_col=0):
         self.test = test
@@ -163,13 +127,6 @@ class While(Stmt):
     """``while test: body`` (``else: orelse``)."""
     __slots__ = ('test', 'body', 'orelse', 'line', 'col', 'end_line', 'end_col')
     _fields = ('test', 'body', 'orelse')
-    test: Expr
-    body: list
-    orelse: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, test, body, orelse, line=0, col=0, end_line=0, end_col=0):
         self.test = test
@@ -185,14 +142,6 @@ class For(Stmt):
     """``for target in iter: body`` (``else: orelse``)."""
     __slots__ = ('target', 'iter', 'body', 'orelse', 'line', 'col', 'end_line', 'end_col')
     _fields = ('target', 'iter', 'body', 'orelse')
-    target: Expr
-    iter: Expr
-    body: list
-    orelse: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, target, iter, body, orelse, line=0, col=0, end_line=0, end_col=0):
         self.target = target
@@ -209,12 +158,6 @@ class Param(Node):
     """One parameter of a ``def`` or ``lambda``; ``default`` is None when it has none."""
     __slots__ = ('name', 'default', 'line', 'col', 'end_line', 'end_col')
     _fields = ('name', 'default')
-    name: str
-    default: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, name, default, line=0, col=0, end_line=0, end_col=0):
         self.name = name
@@ -230,14 +173,6 @@ class Arguments(Node):
     ``vararg``/``kwarg`` the names after ``*``/``**`` (or None)."""
     __slots__ = ('params', 'vararg', 'kwonly', 'kwarg', 'line', 'col', 'end_line', 'end_col')
     _fields = ('params', 'vararg', 'kwonly', 'kwarg')
-    params: list
-    vararg: Optional[str]
-    kwonly: list
-    kwarg: Optional[str]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, params, vararg, kwonly, kwarg, line=0, col=0, end_line=0, end_col=0):
         self.params = params
@@ -254,13 +189,6 @@ class FunctionDef(Stmt):
     """``def name(args): body``."""
     __slots__ = ('name', 'args', 'body', 'line', 'col', 'end_line', 'end_col')
     _fields = ('name', 'args', 'body')
-    name: str
-    args: Arguments
-    body: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, name, args, body, line=0, col=0, end_line=0, end_col=0):
         self.name = name
@@ -276,11 +204,6 @@ class Return(Stmt):
     """``return`` (value None) or ``return value``."""
     __slots__ = ('value', 'line', 'col', 'end_line', 'end_col')
     _fields = ('value',)
-    value: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, line=0, col=0, end_line=0, end_col=0):
         self.value = value
@@ -294,12 +217,6 @@ class WithItem(Node):
     """``context_expr as optional_vars`` in a ``with``."""
     __slots__ = ('context_expr', 'optional_vars', 'line', 'col', 'end_line', 'end_col')
     _fields = ('context_expr', 'optional_vars')
-    context_expr: Expr
-    optional_vars: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, context_expr, optional_vars, line=0, col=0, end_line=0, end_col=0):
         self.context_expr = context_expr
@@ -314,12 +231,6 @@ class With(Stmt):
     """``with item, ...: body``; items are WithItem nodes."""
     __slots__ = ('items', 'body', 'line', 'col', 'end_line', 'end_col')
     _fields = ('items', 'body')
-    items: list
-    body: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, items, body, line=0, col=0, end_line=0, end_col=0):
         self.items = items
@@ -334,12 +245,6 @@ class Assert(Stmt):
     """``assert test`` / ``assert test, msg``."""
     __slots__ = ('test', 'msg', 'line', 'col', 'end_line', 'end_col')
     _fields = ('test', 'msg')
-    test: Expr
-    msg: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, test, msg, line=0, col=0, end_line=0, end_col=0):
         self.test = test
@@ -354,10 +259,6 @@ class Pass(Stmt):
     """``pass``."""
     __slots__ = ('line', 'col', 'end_line', 'end_col')
     _fields = ()
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, line=0, col=0, end_line=0, end_col=0):
         self.line = line
@@ -370,10 +271,6 @@ class Break(Stmt):
     """``break``."""
     __slots__ = ('line', 'col', 'end_line', 'end_col')
     _fields = ()
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, line=0, col=0, end_line=0, end_col=0):
         self.line = line
@@ -386,10 +283,6 @@ class Continue(Stmt):
     """``continue``."""
     __slots__ = ('line', 'col', 'end_line', 'end_col')
     _fields = ()
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, line=0, col=0, end_line=0, end_col=0):
         self.line = line
@@ -402,12 +295,6 @@ class Alias(Node):
     """``name`` (dotted for ``import a.b``) ``as asname`` (or None)."""
     __slots__ = ('name', 'asname', 'line', 'col', 'end_line', 'end_col')
     _fields = ('name', 'asname')
-    name: str
-    asname: Optional[str]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, name, asname, line=0, col=0, end_line=0, end_col=0):
         self.name = name
@@ -422,11 +309,6 @@ class Import(Stmt):
     """``import a.b as c, ...``; names are Alias nodes."""
     __slots__ = ('names', 'line', 'col', 'end_line', 'end_col')
     _fields = ('names',)
-    names: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, names, line=0, col=0, end_line=0, end_col=0):
         self.names = names
@@ -440,12 +322,6 @@ class ImportFrom(Stmt):
     """``from module import names``; names is ``[Alias('*', None)]`` for a star import."""
     __slots__ = ('module', 'names', 'line', 'col', 'end_line', 'end_col')
     _fields = ('module', 'names')
-    module: str
-    names: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, module, names, line=0, col=0, end_line=0, end_col=0):
         self.module = module
@@ -460,11 +336,6 @@ class Name(Expr):
     """A name read or written."""
     __slots__ = ('id', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('id',)
-    id: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, id, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.id = id
@@ -479,11 +350,6 @@ class Constant(Expr):
     """int, float, str, bool, None or Ellipsis."""
     __slots__ = ('value', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('value',)
-    value: Any
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.value = value
@@ -499,13 +365,6 @@ class FormattedValue(Expr):
     format_spec a JoinedStr or None."""
     __slots__ = ('value', 'conversion', 'format_spec', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('value', 'conversion', 'format_spec')
-    value: Expr
-    conversion: Optional[str]
-    format_spec: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, conversion, format_spec, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.value = value
@@ -522,11 +381,6 @@ class JoinedStr(Expr):
     """An f-string: Constant (str) and FormattedValue parts."""
     __slots__ = ('values', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('values',)
-    values: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, values, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.values = values
@@ -541,13 +395,6 @@ class BinOp(Expr):
     """``left op right``; op as written: + - * / // % @ ** << >> & | ^"""
     __slots__ = ('left', 'op', 'right', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('left', 'op', 'right')
-    left: Expr
-    op: str
-    right: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, left, op, right, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.left = left
@@ -564,12 +411,6 @@ class UnaryOp(Expr):
     """op is '-', '+', '~' or 'not'."""
     __slots__ = ('op', 'operand', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('op', 'operand')
-    op: str
-    operand: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, op, operand, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.op = op
@@ -585,12 +426,6 @@ class BoolOp(Expr):
     """``a and b and c`` / ``a or b``: op 'and' or 'or', two or more values."""
     __slots__ = ('op', 'values', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('op', 'values')
-    op: str
-    values: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, op, values, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.op = op
@@ -606,13 +441,6 @@ class Compare(Expr):
     """``left op0 c0 op1 c1 ...``; ops: '<' '>' '==' '!=' '<=' '>=' 'in' 'not in' 'is' 'is not'."""
     __slots__ = ('left', 'ops', 'comparators', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('left', 'ops', 'comparators')
-    left: Expr
-    ops: list
-    comparators: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, left, ops, comparators, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.left = left
@@ -629,13 +457,6 @@ class IfExp(Expr):
     """``body if test else orelse``."""
     __slots__ = ('test', 'body', 'orelse', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('test', 'body', 'orelse')
-    test: Expr
-    body: Expr
-    orelse: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, test, body, orelse, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.test = test
@@ -652,12 +473,6 @@ class Lambda(Expr):
     """``lambda args: body``."""
     __slots__ = ('args', 'body', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('args', 'body')
-    args: Arguments
-    body: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, args, body, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.args = args
@@ -673,11 +488,6 @@ class Starred(Expr):
     """``*value`` -- only as a call argument."""
     __slots__ = ('value', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('value',)
-    value: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.value = value
@@ -692,12 +502,6 @@ class Keyword(Node):
     """``arg=value`` in a call; ``arg`` is None for ``**value``."""
     __slots__ = ('arg', 'value', 'line', 'col', 'end_line', 'end_col')
     _fields = ('arg', 'value')
-    arg: Optional[str]
-    value: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, arg, value, line=0, col=0, end_line=0, end_col=0):
         self.arg = arg
@@ -712,13 +516,6 @@ class Call(Expr):
     """``func(*args, **keywords)``; args may hold Starred, keywords are Keyword nodes."""
     __slots__ = ('func', 'args', 'keywords', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('func', 'args', 'keywords')
-    func: Expr
-    args: list
-    keywords: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, func, args, keywords, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.func = func
@@ -735,12 +532,6 @@ class Attribute(Expr):
     """``value.attr``."""
     __slots__ = ('value', 'attr', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('value', 'attr')
-    value: Expr
-    attr: str
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, attr, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.value = value
@@ -756,13 +547,6 @@ class Slice(Expr):
     """``lower:upper:step`` inside a subscript; absent parts are None."""
     __slots__ = ('lower', 'upper', 'step', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('lower', 'upper', 'step')
-    lower: Optional[Expr]
-    upper: Optional[Expr]
-    step: Optional[Expr]
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, lower, upper, step, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.lower = lower
@@ -779,12 +563,6 @@ class Subscript(Expr):
     """``value[slice]``; a multi-dimensional index is a Tuple of expressions and Slices."""
     __slots__ = ('value', 'slice', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('value', 'slice')
-    value: Expr
-    slice: Expr
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, value, slice, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.value = value
@@ -800,11 +578,6 @@ class Tuple(Expr):
     """``(a, b)`` or a bare ``a, b``."""
     __slots__ = ('elts', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('elts',)
-    elts: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, elts, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.elts = elts
@@ -819,11 +592,6 @@ class List(Expr):
     """``[a, b]``."""
     __slots__ = ('elts', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('elts',)
-    elts: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, elts, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.elts = elts
@@ -838,12 +606,6 @@ class Dict(Expr):
     """``{k: v, ...}``."""
     __slots__ = ('keys', 'values', 'line', 'col', 'end_line', 'end_col', 'depth')
     _fields = ('keys', 'values')
-    keys: list
-    values: list
-    line: int
-    col: int
-    end_line: int
-    end_col: int
 
     def __init__(self, keys, values, line=0, col=0, end_line=0, end_col=0, depth=1):
         self.keys = keys
@@ -853,6 +615,173 @@ class Dict(Expr):
         self.end_line = end_line
         self.end_col = end_col
         self.depth = depth
+
+
+# ---------------------------------------------------------------- classes, errors, scopes
+# (written shorter than the nodes above: none of these is built in a hot loop)
+
+def _position(self, line, col, end_line, end_col):
+    self.line, self.col, self.end_line, self.end_col = line, col, end_line, end_col
+
+
+class ClassDef(Stmt):
+    """``class name(bases..., key=value...): body``."""
+    __slots__ = ('name', 'bases', 'keywords', 'body', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('name', 'bases', 'keywords', 'body')
+
+    def __init__(self, name, bases, keywords, body, line=0, col=0, end_line=0, end_col=0):
+        self.name, self.bases, self.keywords, self.body = name, bases, keywords, body
+        _position(self, line, col, end_line, end_col)
+
+
+class Decorated(Stmt):
+    """A ``def`` or ``class`` (``definition``) under ``@decorator`` lines (outermost first)."""
+    __slots__ = ('decorators', 'definition', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('decorators', 'definition')
+
+    def __init__(self, decorators, definition, line=0, col=0, end_line=0, end_col=0):
+        self.decorators, self.definition = decorators, definition
+        _position(self, line, col, end_line, end_col)
+
+
+class Try(Stmt):
+    """``try: body / except ...: / else: orelse / finally: finalbody``."""
+    __slots__ = ('body', 'handlers', 'orelse', 'finalbody', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('body', 'handlers', 'orelse', 'finalbody')
+
+    def __init__(self, body, handlers, orelse, finalbody, line=0, col=0, end_line=0, end_col=0):
+        self.body, self.handlers, self.orelse, self.finalbody = body, handlers, orelse, finalbody
+        _position(self, line, col, end_line, end_col)
+
+
+class ExceptHandler(Node):
+    """``except type as name: body`` (``type`` and ``name`` may be None)."""
+    __slots__ = ('type', 'name', 'body', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('type', 'name', 'body')
+
+    def __init__(self, type, name, body, line=0, col=0, end_line=0, end_col=0):
+        self.type, self.name, self.body = type, name, body
+        _position(self, line, col, end_line, end_col)
+
+
+class Raise(Stmt):
+    """``raise exc from cause``; a bare ``raise`` has ``exc`` None."""
+    __slots__ = ('exc', 'cause', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('exc', 'cause')
+
+    def __init__(self, exc, cause, line=0, col=0, end_line=0, end_col=0):
+        self.exc, self.cause = exc, cause
+        _position(self, line, col, end_line, end_col)
+
+
+class Global(Stmt):
+    """``global a, b``."""
+    __slots__ = ('names', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('names',)
+
+    def __init__(self, names, line=0, col=0, end_line=0, end_col=0):
+        self.names = names
+        _position(self, line, col, end_line, end_col)
+
+
+class Nonlocal(Global):
+    """``nonlocal a, b``."""
+    __slots__ = ()
+
+
+class Delete(Stmt):
+    """``del a, b.c, d[0]``."""
+    __slots__ = ('targets', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('targets',)
+
+    def __init__(self, targets, line=0, col=0, end_line=0, end_col=0):
+        self.targets = targets
+        _position(self, line, col, end_line, end_col)
+
+
+class AnnAssign(Stmt):
+    """``target: annotation = value`` (``value`` may be None)."""
+    __slots__ = ('target', 'annotation', 'value', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('target', 'annotation', 'value')
+
+    def __init__(self, target, annotation, value, line=0, col=0, end_line=0, end_col=0):
+        self.target, self.annotation, self.value = target, annotation, value
+        _position(self, line, col, end_line, end_col)
+
+
+class Yield(Expr):
+    """``yield value`` (``value`` may be None)."""
+    __slots__ = ('value', 'line', 'col', 'end_line', 'end_col', 'depth')
+    _fields = ('value',)
+
+    def __init__(self, value, line=0, col=0, end_line=0, end_col=0, depth=1):
+        self.value, self.depth = value, depth
+        _position(self, line, col, end_line, end_col)
+
+
+class YieldFrom(Yield):
+    """``yield from value``."""
+    __slots__ = ()
+
+
+class NamedExpr(Expr):
+    """``target := value``."""
+    __slots__ = ('target', 'value', 'line', 'col', 'end_line', 'end_col', 'depth')
+    _fields = ('target', 'value')
+
+    def __init__(self, target, value, line=0, col=0, end_line=0, end_col=0, depth=1):
+        self.target, self.value, self.depth = target, value, depth
+        _position(self, line, col, end_line, end_col)
+
+
+class Set(Expr):
+    """``{a, b}``."""
+    __slots__ = ('elts', 'line', 'col', 'end_line', 'end_col', 'depth')
+    _fields = ('elts',)
+
+    def __init__(self, elts, line=0, col=0, end_line=0, end_col=0, depth=1):
+        self.elts, self.depth = elts, depth
+        _position(self, line, col, end_line, end_col)
+
+
+class Comprehension(Node):
+    """One ``for target in iter if cond ...`` clause of a comprehension."""
+    __slots__ = ('target', 'iter', 'ifs', 'line', 'col', 'end_line', 'end_col')
+    _fields = ('target', 'iter', 'ifs')
+
+    def __init__(self, target, iter, ifs, line=0, col=0, end_line=0, end_col=0):
+        self.target, self.iter, self.ifs = target, iter, ifs
+        _position(self, line, col, end_line, end_col)
+
+
+class ListComp(Expr):
+    """``[elt for ...]``; also the base of the set comprehension and generator expression."""
+    __slots__ = ('elt', 'generators', 'line', 'col', 'end_line', 'end_col', 'depth')
+    _fields = ('elt', 'generators')
+
+    def __init__(self, elt, generators, line=0, col=0, end_line=0, end_col=0, depth=1):
+        self.elt, self.generators, self.depth = elt, generators, depth
+        _position(self, line, col, end_line, end_col)
+
+
+class SetComp(ListComp):
+    """``{elt for ...}``."""
+    __slots__ = ()
+
+
+class GeneratorExp(ListComp):
+    """``(elt for ...)``."""
+    __slots__ = ()
+
+
+class DictComp(Expr):
+    """``{key: value for ...}``."""
+    __slots__ = ('key', 'value', 'generators', 'line', 'col', 'end_line', 'end_col', 'depth')
+    _fields = ('key', 'value', 'generators')
+
+    def __init__(self, key, value, generators, line=0, col=0, end_line=0, end_col=0, depth=1):
+        self.key, self.value, self.generators, self.depth = key, value, generators, depth
+        _position(self, line, col, end_line, end_col)
 
 
 def iter_child_nodes(node):

@@ -515,6 +515,71 @@ def bounded_star_args(value):
     return tuple(_bounded_input(value, False))
 
 
+def g_set(*args, **kwargs):
+    if args:
+        args = (_bounded_input(args[0], False),) + args[1:]
+    return set(*args, **kwargs)
+
+
+def g_frozenset(*args, **kwargs):
+    if args:
+        args = (_bounded_input(args[0], False),) + args[1:]
+    return frozenset(*args, **kwargs)
+
+
+def g_format(value, spec="", /):
+    if not isinstance(spec, str):
+        raise errors.TypeError(f"format() argument 2 must be str, not {type(spec).__name__}")
+    return safe_format(value, spec)
+
+
+# ---------------------------------------------------------------- getattr & co, under the policy
+
+def _policy():
+    from .interpreter import policy
+    return policy
+
+
+def _attribute_name(name, fn):
+    if not isinstance(name, str):
+        raise errors.TypeError(f"attribute name must be string, not '{type(name).__name__}'")
+    if name.startswith("__"):
+        raise errors.AttributeError(f"access to '{name}' is not allowed in gradexpr")
+    return name
+
+
+_NO_DEFAULT = object()
+
+
+def g_getattr(obj, name, default=_NO_DEFAULT, /):
+    _attribute_name(name, "getattr")
+    try:
+        return _policy().attribute_getter(type(obj), name)(obj)
+    except AttributeError:
+        if default is _NO_DEFAULT:
+            raise
+        return default
+
+
+def g_hasattr(obj, name, /):
+    _attribute_name(name, "hasattr")
+    try:
+        _policy().attribute_getter(type(obj), name)(obj)
+    except AttributeError:
+        return False
+    return True
+
+
+def g_setattr(obj, name, value, /):
+    _attribute_name(name, "setattr")
+    _policy().set_attribute(obj, name, value)
+
+
+def g_delattr(obj, name, /):
+    _attribute_name(name, "delattr")
+    _policy().delete_attribute(obj, name)
+
+
 # ============================================================================ print
 
 class _Print:
@@ -568,7 +633,21 @@ BUILTINS: dict = {
     "print": PRINT, "len": len, "list": list, "tuple": tuple, "dict": dict, "str": str,
     "enumerate": enumerate, "zip": zip, "reversed": reversed, "sorted": sorted,
     "isinstance": isinstance, "repr": repr, "type": type,
+    "next": next, "iter": iter, "map": map, "filter": filter, "callable": callable, "id": id, "hash": hash,
+    "getattr": getattr, "setattr": setattr, "hasattr": hasattr, "delattr": delattr,
+    "super": super, "object": object, "property": property, "staticmethod": staticmethod,
+    "classmethod": classmethod, "issubclass": issubclass, "divmod": divmod, "chr": chr, "ord": ord,
+    "hex": hex, "bin": bin, "oct": oct, "slice": slice, "set": set, "frozenset": frozenset, "format": format,
+    "NotImplemented": NotImplemented, "Ellipsis": Ellipsis,
 }
+# Python's exception classes under Exception (not SystemExit, KeyboardInterrupt, BaseException,
+# GeneratorExit), and its warning categories
+BUILTINS.update({name: getattr(_py, name) for name in (
+    "Exception ArithmeticError AssertionError AttributeError EOFError FloatingPointError ImportError "
+    "IndexError KeyError LookupError MemoryError ModuleNotFoundError NameError NotImplementedError "
+    "OverflowError RecursionError ReferenceError RuntimeError StopIteration TypeError UnboundLocalError "
+    "ValueError ZeroDivisionError UnicodeError Warning UserWarning DeprecationWarning RuntimeWarning "
+    "FutureWarning SyntaxWarning ResourceWarning").split()})
 
 NAMES = frozenset(BUILTINS)
 
@@ -576,7 +655,8 @@ NAMES = frozenset(BUILTINS)
 CALL_GUARDS: dict = {
     sum: g_sum, max: g_max, min: g_min, any: g_any, all: g_all, pow: g_pow,
     list: g_list, tuple: g_tuple, dict: g_dict, sorted: g_sorted, str: g_str, repr: g_repr,
-    type: g_type, reversed: g_reversed,
+    type: g_type, reversed: g_reversed, set: g_set, frozenset: g_frozenset, format: g_format,
+    getattr: g_getattr, hasattr: g_hasattr, setattr: g_setattr, delattr: g_delattr,
 }
 
 for _builtin, _guard in CALL_GUARDS.items():
@@ -633,7 +713,7 @@ def _format_guard(method):
     global _FORMATTER
     if _FORMATTER is None:
         import string
-        from .interpreter import attribute_getter
+        from .interpreter.policy import attribute_getter
 
         class Formatter(string.Formatter):
             def get_field(self, field_name, args, kwargs):

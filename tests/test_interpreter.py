@@ -525,7 +525,10 @@ def test_imports_rebind_a_shadowed_builtin_and_fail_cleanly():
     ("x = tensor([1.])\nx.values = 3", "AttributeError: attribute 'values' of 'FakeTensor' objects is not writable"),
     ("x = tensor([1.])\nx._secret = 3", "AttributeError: access to '_secret' is not allowed in gradexpr"),
     ("t = type(type(1))\nt('X', (), {})", "TypeError: type() takes 1 argument in gradexpr (the 3-argument form is not supported)"),
-    ("getattr(1, 'real')", "NameError: name 'getattr' is not defined"),
+    ("getattr(1, '__class__')", "AttributeError: access to '__class__' is not allowed in gradexpr"),
+    ("setattr(tensor([1.]), '_secret', 1)", "AttributeError: access to '_secret' is not allowed in gradexpr"),
+    ("hasattr(1, '__class__')", "AttributeError: access to '__class__' is not allowed in gradexpr"),
+    ("object.__subclasses__()", "AttributeError: access to '__subclasses__' is not allowed in gradexpr"),
     ("eval('1')", "NameError: name 'eval' is not defined"),
     ("exec('1')", "NameError: name 'exec' is not defined"),
     ("open('/etc/passwd')", "NameError: name 'open' is not defined"),
@@ -588,9 +591,9 @@ def test_wall_time_limit():
 def test_recursion_depth_limit():
     e = fails("def f(n):\n    return f(n + 1)\nf(0)", kind=errors.RecursionError)
     assert e.headline() == "RecursionError: maximum recursion depth exceeded"
-    assert (e.line, e.column) == (2, 12) and "200" in e.hint
-    assert output("def f(n):\n    return n if n == 0 else f(n - 1)\nprint(f(150))") == "0\n"
-    e = fails("def f(n):\n    return f(n + 1)\nf(0)", lim=lim(max_depth=0), kind=errors.RecursionError)
+    assert (e.line, e.column) == (2, 12) and "1000" in e.hint
+    assert output("def f(n):\n    return n if n == 0 else f(n - 1)\nprint(f(950))") == "0\n"
+    e = fails("def f(n):\n    return f(n + 1)\nf(0)", lim=lim(max_recursion=0), kind=errors.RecursionError)
     assert "maximum recursion depth exceeded" in e.message
 
 

@@ -81,7 +81,8 @@ def test_limits_are_immutable_values():
     assert limits.Limits.from_env({"GRADEXPR_MAX_DEPTH": "7"}, max_seconds=3) == \
         limits.Limits(max_depth=7, max_seconds=3.0)
     assert list(limits.OPTION_NAMES.values()) == ["--max-elements", "--max-loop-iterations", "--max-seconds",
-                                                  "--max-depth", "--max-int-digits", "--max-str-len"]
+                                                  "--max-depth", "--max-int-digits", "--max-str-len",
+                                                  "--max-recursion"]
 
 
 def test_graph_description_records_compare_by_value():

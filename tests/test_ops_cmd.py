@@ -48,7 +48,7 @@ def test_patterns_filter_by_entry_or_node_name_as_substring_or_glob():
     doc = json.loads(ops("--json", "Softmax").output)
     assert [row["name"] for row in doc["ops"]] == ["softmax", "log_softmax"]
     doc = json.loads(ops("--json", "max_*", "NllLoss*").output)
-    assert {row["name"] for row in doc["ops"]} == {"max_dim", "nll_loss", "nll_loss2d"}
+    assert {row["name"] for row in doc["ops"]} == {"max_dim", "max_pool2d_with_indices", "nll_loss", "nll_loss2d"}
 
 
 def test_no_match_is_an_error_with_a_message():
@@ -73,3 +73,25 @@ def test_as_a_subprocess_in_a_pipe_it_prints_plain_text():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[1].split()[:2] == ["trace", "TraceBackward0"]
     assert "Traceback" not in r.stderr
+
+
+def test_json_has_each_entrys_signatures_variants_and_formula_sources():
+    doc = json.loads(ops("--json").output)
+    by_name = {row["name"]: row for row in doc["ops"]}
+    row = by_name["logaddexp"]
+    assert row["signatures"] == ["logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor"]
+    assert row["variants"] == ["function", "method"]
+    assert row["formulas"] == {"self": "grad / (1 + (other - self).exp())",
+                               "other": "grad / (1 + (self - other).exp())"}
+    assert by_name["mul"]["formulas"] == {"self": "grad * other", "other": "grad * self"}
+    assert by_name["nll_loss"]["formulas"]["self"].startswith("def _nll_grad(grad, self, target")
+    for row in doc["ops"]:
+        assert set(row["formulas"]) == set(row["differentiable"])
+        assert all("<source not available>" != text for text in row["formulas"].values()), row["name"]
+
+
+def test_a_pattern_shows_the_entrys_signature_and_formulas_on_the_terminal():
+    out = ops("logaddexp").output
+    assert "logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor" in out
+    assert "variants: function, method" in out
+    assert "self:   grad / (1 + (other - self).exp())" in out

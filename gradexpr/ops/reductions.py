@@ -8,12 +8,13 @@ import numpy as np
 from .. import dtypes, errors
 from ..graph import may_expand_lazily
 from .registry import op
-from .common import _CAP, _F, _apply, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
 # ============================================================ reductions
 def _sum_dtype(ts, params):
+    """sum's and prod's dtype rule: the dtype asked for, else the input's; a non-floating one becomes int64."""
     d = params.get("dtype") or ts[0]._dtype
     if d.category != 2:
         d = dtypes.int64
@@ -24,20 +25,23 @@ def _sum(a, dim=None, keepdim=False, dtype=None):
     return np.sum(a, axis=_dims(dim, a.ndim), keepdims=keepdim)
 
 
-sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
-             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real",
-             forward_ad="linear")
-sum_dim = op("sum_dim", "SumBackward1", _sum,
-             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
-             dtype=_sum_dtype, domain="real", forward_ad="linear")
-
-
-def _dims_call(entry, values):
+def _dims_call(values):
     """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
     params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
-    return _apply(entry, (self,), params)
+    return (self,), params
+
+
+sum_all = op("sum", "SumBackward0", lambda a, dtype=None: np.sum(a),
+             self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real",
+             schema="sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method",
+             forward_ad="linear")
+sum_dim = op("sum_dim", "SumBackward1", _sum,
+             self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
+             schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+                    "Tensor(a!)? out=None) -> Tensor",
+             variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 
 nansum = op("nansum", "NansumBackward0",
@@ -46,7 +50,7 @@ nansum = op("nansum", "NansumBackward0",
             _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
             schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
                    "Tensor(a!)? out=None) -> Tensor",
-            variants="function method", call=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)],
+            variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)],
             forward_ad="transpose")
 
 
@@ -75,7 +79,9 @@ def _numel(shape, dim=None):
 mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
               self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
               else grad.expand(self_shape) / _numel(self_shape),
-              dtype=_mean_dtype, domain="real", forward_ad="linear")
+              dtype=_mean_dtype, domain="real",
+              schema="mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method",
+              forward_ad="linear")
 mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
@@ -83,7 +89,9 @@ mean_dim = op("mean_dim", "MeanBackward1",
               _restore(grad / _numel(self_shape, dim), self_shape, dim, keepdim).expand(self_shape)
               if may_expand_lazily() else
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
-              dtype=_mean_dtype, domain="real", forward_ad="linear")
+              schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
+                     "Tensor(a!)? out=None) -> Tensor",
+              variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real", forward_ad="linear")
 
 
 def _prod_grad(grad, self, result, dim=None, keepdim=False):
@@ -103,20 +111,13 @@ def _prod_grad(grad, self, result, dim=None, keepdim=False):
     return g * F.where(zero, at_zero, F.where(nzeros > 0, 0.0, r / F.where(zero, 1.0, self)))
 
 
-def _prod_dtype(ts, params):
-    d = params.get("dtype") or ts[0]._dtype
-    if d.category != 2:
-        d = dtypes.int64
-    return d, d
-
-
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
-              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_prod_dtype, domain="real",
+              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_sum_dtype, domain="real",
               forward_ad="transpose")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
               self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
-              dtype=_prod_dtype, domain="real", forward_ad="transpose")
+              dtype=_sum_dtype, domain="real", forward_ad="transpose")
 
 
 def _evenly(grad, self, result):

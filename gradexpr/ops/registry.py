@@ -27,8 +27,9 @@ The entry format (keywords of ``op``)::
        samples=((2, 3), (3,)),                         # input shapes for the op-table tests; several
                                                        #   samples: a list of such tuples
        pointwise=True,                                 # elementwise: batching maps it over a leading dim
-       call=None,                                      # (entry, values by schema name) -> result, for a
-                                                       #   bound call that must prepare its params (dims)
+       prepare=None,                                   # values by schema name -> (inputs, params) of
+                                                       #   apply, for a call that must check or wrap
+                                                       #   its parameters first (a reduction's dims)
        forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
                                                        #   forward_ad.py: "element_wise" | "linear" |
                                                        #   "transpose" | lambda self_t, ...: ... | None
@@ -85,11 +86,12 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "call", "tangent")
+                 "prepare", "tangent")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
-                 schema=(), variants="", samples=(), pointwise=False, batch=None, call=None, forward_ad=None):
+                 schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None,
+                 forward_ad=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -121,7 +123,7 @@ class Op:
         self.samples = [samples] if samples and isinstance(samples[0], tuple) and (
             not samples[0] or isinstance(samples[0][0], int)) else list(samples)
         self.pointwise = pointwise
-        self.call = call          # (entry, values) -> result when the bound call needs more than apply()
+        self.prepare = prepare    # values -> (inputs, params) when the bound call checks its parameters
         self.batch = batch        # how functional.py batches the op over a leading dimension (None: by default)
         # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
         # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative

@@ -128,7 +128,7 @@ slice_scatter = op("slice_scatter", "SliceScatterBackward0",
                    ("self", "src"),
                    self=lambda grad, dim, start, end, step=1: grad._slice_scatter(
                        grad.new_zeros(_slice_shape(grad.shape, dim, start, end, step)), dim, start, end, step),
-                   src=lambda grad, dim, start, end, step=1: grad.narrow_step(dim, start, end, step),
+                   src=lambda grad, dim, start, end, step=1: grad._narrow_step(dim, start, end, step),
                    dtype="promote", domain="real", broadcast=False, forward_ad="linear")
 
 

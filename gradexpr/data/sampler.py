@@ -1,0 +1,106 @@
+"""The samplers behind ``DataLoader``: ``SequentialSampler``, ``RandomSampler`` (a fresh generator seeded
+from PyTorch's, then ``randperm``, as ``torch/utils/data/sampler.py``) and ``BatchSampler``."""
+from __future__ import annotations
+
+import itertools
+
+from .. import errors
+from .. import functions as T
+
+_MOD = "torch.utils.data.sampler"
+
+
+def draw_seed(generator=None):
+    """``torch.empty((), dtype=torch.int64).random_(generator=g).item()``: one 64-bit draw, modulo 2**63."""
+    return int(T.randint(0, 2 ** 63, (), generator=generator).item())
+
+
+class Sampler:
+    _gx_exposed = True
+    __module__ = _MOD
+
+    def __init__(self, data_source=None):
+        pass
+
+    def __iter__(self):
+        raise errors.NotImplementedError
+
+
+class SequentialSampler(Sampler):
+    __module__ = _MOD
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler(Sampler):
+    __module__ = _MOD
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise errors.TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise errors.ValueError(f"num_samples should be a positive integer value, but got "
+                                    f"num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n = len(self.data_source)
+        if self.generator is None:
+            from .. import random as _random
+            generator = _random.Generator(draw_seed())
+        else:
+            generator = self.generator
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield from T.randint(high=n, size=(32,), generator=generator).tolist()
+            yield from T.randint(high=n, size=(self.num_samples % 32,), generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from T.randperm(n, generator=generator).tolist()
+            yield from T.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class BatchSampler(Sampler):
+    __module__ = _MOD
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise errors.ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise errors.ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self):
+        it = iter(self.sampler)
+        if self.drop_last:
+            for batch in zip(*[it] * self.batch_size):
+                yield [*batch]
+        else:
+            batch = [*itertools.islice(it, self.batch_size)]
+            while batch:
+                yield batch
+                batch = [*itertools.islice(it, self.batch_size)]
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size

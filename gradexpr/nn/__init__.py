@@ -1,0 +1,36 @@
+"""``torch.nn``: ``Module`` and the library's modules, ``init`` and ``utils``, written as PyTorch's
+``torch/nn`` so that a program's ``class Net(nn.Module)`` subclasses them as PyTorch code does.
+
+Imported when a program first reads a name of ``torch.nn`` other than ``functional`` (see api.py)."""
+from __future__ import annotations
+
+from . import init, utils
+from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
+from .container import ModuleDict, ModuleList, ParameterList, Sequential
+from .dropout import Dropout
+from .flatten import Flatten, Unflatten
+from .linear import Bilinear, Identity, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss,
+                   SmoothL1Loss)
+from .module import Module
+from .parameter import Parameter
+from .sparse import Embedding, LayerNorm
+from . import functional
+
+MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
+Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
+SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
+LayerNorm AvgPool2d AdaptiveAvgPool2d""".split()
+
+
+def names():
+    """The names of ``torch.nn`` (besides ``functional``), with ``init`` and ``utils`` as name dicts."""
+    g = globals()
+    return ({n: g[n] for n in MODULE_NAMES}, {n: getattr(init, n) for n in init.NAMES},
+            {n: getattr(utils, n) for n in utils.NAMES})
+
+
+def functional_names():
+    """The ``F.`` functions this package adds (convolution, pooling, normalisation, embedding)."""
+    return {n: getattr(functional, n) for n in functional.NAMES}

@@ -1,0 +1,145 @@
+"""``nn.Conv1d`` and ``nn.Conv2d`` (PyTorch's constructor, initialisation and ``repr``) and ``nn.MaxPool2d``."""
+from __future__ import annotations
+
+import math
+
+from .. import errors
+from .. import functions as T
+from . import functional as NF2
+from . import init
+from .linear import _factory
+from .module import Module
+from .parameter import Parameter
+
+
+def _ntuple(value, n):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
+class _ConvNd(Module):
+    _nd = 2
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        factory = _factory(device, dtype)
+        super().__init__()
+        n = self._nd
+        if groups <= 0:
+            raise errors.ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise errors.ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise errors.ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise errors.ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
+            if padding == "same" and any(s != 1 for s in _ntuple(stride, n)):
+                raise errors.ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode != "zeros":
+            raise errors.NotImplementedError(f"padding_mode={padding_mode!r} is not supported in gradexpr")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride, n)
+        self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
+        self.dilation = _ntuple(dilation, n)
+        self.transposed = False
+        self.output_padding = (0,) * n
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(T.empty((out_channels, in_channels // groups) + self.kernel_size, **factory))
+        if bias:
+            self.bias = Parameter(T.empty(out_channels, **factory))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += f", dilation={self.dilation}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        return s
+
+    def forward(self, input):
+        conv = NF2.conv1d if self._nd == 1 else NF2.conv2d
+        return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv1d(_ConvNd):
+    __module__ = "torch.nn.modules.conv"
+    _nd = 1
+
+
+class Conv2d(_ConvNd):
+    __module__ = "torch.nn.modules.conv"
+    _nd = 2
+
+
+class MaxPool2d(Module):
+    __module__ = "torch.nn.modules.pooling"
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return NF2.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                              ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    __module__ = "torch.nn.modules.pooling"
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input):
+        return NF2.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                              self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    __module__ = "torch.nn.modules.pooling"
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return NF2.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"

@@ -1,0 +1,42 @@
+"""``nn.Flatten`` and ``nn.Unflatten``."""
+from __future__ import annotations
+
+from .. import errors
+from .module import Module
+
+
+class Flatten(Module):
+    __module__ = "torch.nn.modules.flatten"
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self):
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    __module__ = "torch.nn.modules.flatten"
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise errors.TypeError("unflattened_size must be a tuple of ints, but found type "
+                                   f"{type(unflattened_size).__name__}")
+        for idx, elem in enumerate(unflattened_size):
+            if not isinstance(elem, int):
+                raise errors.TypeError("unflattened_size must be tuple of ints, but found element of type "
+                                       f"{type(elem).__name__} at pos {idx}")
+        self.dim = dim
+        self.unflattened_size = unflattened_size
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self):
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

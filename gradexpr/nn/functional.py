@@ -1,0 +1,162 @@
+"""The ``torch.nn.functional`` functions of the layers (convolution, pooling, normalisation,
+embedding) with PyTorch's signatures and checks, over the entries of ``ops/nn_layers.py``."""
+from __future__ import annotations
+
+from .. import errors
+from .. import functions as T
+from ..op import apply, apply_ex
+from ..ops import nn_layers as L
+
+
+def _tuple(value, n, name="value"):
+    if isinstance(value, (tuple, list)):
+        if len(value) == 1:
+            return tuple(value) * n
+        return tuple(int(v) for v in value)
+    return (int(value),) * n
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    name = f"conv{nd}d"
+    if input.dim() not in (nd + 1, nd + 2):
+        raise errors.RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+                                  f"input of size: {list(input.shape)}")
+    unbatched = input.dim() == nd + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, weight.shape[2:]))
+        else:
+            raise errors.RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = _tuple(padding, nd)
+    if input.shape[1] != weight.shape[1] * groups:
+        raise errors.RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+                                  f"input{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                                  f"{input.shape[1]} channels instead")
+    for size, k, p, d in zip(input.shape[2:], weight.shape[2:], padding, dilation):
+        if size + 2 * p < d * (k - 1) + 1:
+            raise errors.RuntimeError(
+                f"Calculated padded input size per channel: ({' x '.join(str(s + 2 * q) for s, q in zip(input.shape[2:], padding))}). "
+                f"Kernel size: ({' x '.join(str(kk) for kk in weight.shape[2:])}). Kernel size can't be greater than "
+                "actual input size")
+    params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    out = apply(L.convolution, (input, weight, bias), params) if bias is not None else \
+        apply(L.convolution_nobias, (input, weight), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    padding, dilation = _tuple(padding, 2), _tuple(dilation, 2)
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise errors.RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                                      f"kernel_size={k} and dilation={dilation[0]}")
+    unbatched = input.dim() == 3
+    if input.dim() not in (3, 4):
+        raise errors.RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input")
+    x = input.unsqueeze(0) if unbatched else input
+    out, extras = apply_ex(L.max_pool2d_with_indices, (x,), {"kernel_size": kernel, "stride": stride,
+                                                             "padding": padding, "dilation": dilation,
+                                                             "ceil_mode": ceil_mode})
+    indices = T.Tensor._make(extras["indices"]) if not isinstance(extras["indices"], T.Tensor) else extras["indices"]
+    if unbatched:
+        out, indices = out.squeeze(0), indices.squeeze(0)
+    return (out, indices) if return_indices else out
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise errors.AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise errors.AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if input.dtype.is_floating_point:
+        raise errors.RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar "
+                                  f"types: Long, Int; but got torch.{input.dtype.name.capitalize()}Tensor instead "
+                                  "(while checking arguments for embedding)")
+    params = {"padding_idx": padding_idx} if padding_idx is not None else {}
+    return apply(L.embedding, (weight, input), params)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape or input.dim() < len(shape):
+        raise errors.RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                                  f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
+                                  f"{list(input.shape)}")
+    if weight is None:
+        weight = T.ones(shape, dtype=input.dtype)
+    if bias is None:
+        bias = T.zeros(shape, dtype=input.dtype)
+    return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
+
+
+
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    kernel = _tuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    padding = _tuple(padding, 2)
+    for p, k in zip(padding, kernel):
+        if p > k // 2:
+            raise errors.RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                                      f"kernel_size={k} and dilation=1")
+    if input.dim() not in (3, 4):
+        raise errors.RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    params = {"kernel_size": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil_mode,
+              "count_include_pad": count_include_pad, "divisor_override": divisor_override}
+    out = apply(L.avg_pool2d, (x,), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    if input.dim() not in (3, 4):
+        raise errors.RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
+    size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size, output_size]
+    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
+    if size == [1, 1]:          # ATen's shortcut: a mean over the two last dims (MeanBackward1)
+        return input.mean((-1, -2), keepdim=True)
+    unbatched = input.dim() == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = apply(L.adaptive_avg_pool2d, (x,), {"output_size": tuple(size)})
+    return out.squeeze(0) if unbatched else out
+NAMES = "conv1d conv2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear".split()
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """ATen's bilinear: a trilinear product over the flattened leading dims, viewed back, plus the bias."""
+    if input1.dim() != input2.dim():
+        raise errors.RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                                  f"{input2.dim()}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise errors.RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} "
+                                  f"but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise errors.RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} "
+                                  f"but expected {weight.shape[2]}")
+    lead = tuple(input1.shape[:-1])
+    out = apply(L.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
+    out = out.view(lead + (weight.shape[0],))
+    return out + bias if bias is not None else out

@@ -1,0 +1,363 @@
+"""Neural-network layers' ops (torch.nn's functional side): PyTorch's node names and formulas for
+the losses and layer functions the ``nn`` modules need beyond ``nn.py``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import _F, _NOT_FLOAT, _kernel
+from .nn import _reduce
+from .registry import op
+
+
+def _huber(a, b, reduction="mean", delta=1.0):
+    z = np.abs(a - b)
+    d = a.dtype.type(delta)
+    with np.errstate(all="ignore"):
+        x = np.where(z < d, a.dtype.type(0.5) * z * z, d * (z - a.dtype.type(0.5) * d))
+    return _reduce(x.astype(a.dtype), reduction)
+
+
+def _huber_grad(grad, self, target, reduction="mean", delta=1.0):
+    """PyTorch's huber_backward: ``norm * x * grad`` inside the band, ``±norm * delta * grad`` outside."""
+    F = _F()
+    x = self - target
+    norm = 1.0 / self.numel() if reduction == "mean" else 1.0
+    inside = x * norm * grad
+    return F.where(x <= -delta, -norm * delta * grad, F.where(x >= delta, norm * delta * grad, inside))
+
+
+huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
+                self=_huber_grad,
+                target=lambda grad, self, target, reduction="mean", delta=1.0:
+                -_huber_grad(grad, self, target, reduction, delta),
+                dtype=_kernel("huber_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
+
+
+# ============================================================ convolution (1-d and 2-d, groups, dilation)
+def _windows(x, kernel, stride, padding, dilation):
+    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    nd = len(kernel)
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    w = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
+    return w[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+             + tuple(slice(None, None, d) for d in dilation)]
+
+
+def _columns(x, kernel, stride, padding, dilation, groups):
+    """im2col: (N, G, L, C/G * prod(kernel)) patches, L the number of output positions."""
+    nd = len(kernel)
+    win = _windows(x, kernel, stride, padding, dilation)           # N, C, *out, *kernel
+    n, c = x.shape[:2]
+    outs = win.shape[2:2 + nd]
+    win = win.reshape((n, groups, c // groups) + win.shape[2:])      # N, G, C/G, *out, *kernel
+    order = (0, 1) + tuple(range(3, 3 + nd)) + (2,) + tuple(range(3 + nd, 3 + 2 * nd))
+    cols = np.ascontiguousarray(win.transpose(order))                # N, G, *out, C/G, *kernel
+    return cols.reshape(n, groups, int(np.prod(outs)), -1), outs
+
+
+def _conv(x, w, stride, padding, dilation, groups):
+    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups)
+    n, o = x.shape[0], w.shape[0]
+    wg = w.reshape(groups, o // groups, -1)
+    out = np.matmul(cols, wg.transpose(0, 2, 1)[None])               # N, G, L, O/G
+    return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
+
+
+def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    out = _conv(input, weight, stride, padding, dilation, groups)
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    """The gradient of a convolution's input: each output's gradient times the kernel, added back into
+    the patch it read."""
+    nd = grad.ndim - 2
+    n, o = grad.shape[:2]
+    outs, kernel = grad.shape[2:], weight.shape[2:]
+    cg = weight.shape[1]
+    c = cg * groups
+    gg = grad.reshape(n, groups, o // groups, -1).transpose(0, 1, 3, 2)          # N, G, L, O/G
+    patches = np.matmul(gg, weight.reshape(groups, o // groups, -1)[None])       # N, G, L, C/G*K
+    patches = patches.reshape((n, groups) + tuple(outs) + (cg,) + tuple(kernel))
+    order = (0, 1, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd))
+    patches = patches.transpose(order).reshape((n, c) + tuple(outs) + tuple(kernel))
+    padded = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(input_shape[2:], padding)), grad.dtype)
+    for offset in np.ndindex(*kernel):
+        target = (slice(None), slice(None)) + tuple(
+            slice(k * d, k * d + s * (m - 1) + 1, s) for k, d, s, m in zip(offset, dilation, stride, outs))
+        padded[target] += patches[(Ellipsis,) + offset]
+    inner = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
+    return np.ascontiguousarray(padded[inner])
+
+
+def _conv_weight_grad(input, grad, weight_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    cols, _ = _columns(input, weight_shape[2:], stride, padding, dilation, groups)    # N, G, L, K
+    n, o = grad.shape[:2]
+    gg = grad.reshape(n, groups, o // groups, -1)                                    # N, G, O/G, L
+    out = np.matmul(gg, cols).sum(axis=0)                                           # G, O/G, K
+    return np.ascontiguousarray(out.reshape(weight_shape), dtype=input.dtype)
+
+
+def _conv_params(stride, padding, dilation, groups):
+    return {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+
+
+def conv_input_grad(grad, weight, input_shape, stride, padding, dilation, groups):
+    from ..op import apply
+    return apply(convolution_backward_input, (grad, weight),
+                 {"input_shape": tuple(input_shape), **_conv_params(stride, padding, dilation, groups)})
+
+
+def conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, groups):
+    from ..op import apply
+    return apply(convolution_backward_weight, (input, grad),
+                 {"weight_shape": tuple(weight_shape), **_conv_params(stride, padding, dilation, groups)})
+
+
+def conv_apply(input, weight, stride, padding, dilation, groups):
+    from ..op import apply
+    return apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+
+
+def _bias_grad(grad):
+    return grad.sum([0] + list(range(2, grad.dim())))
+
+
+_CONV_GRADS = dict(
+    input=lambda grad, weight, input_shape, stride, padding, dilation, groups:
+    conv_input_grad(grad, weight, input_shape, stride, padding, dilation, groups),
+    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups:
+    conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, groups))
+
+convolution = op("convolution", "ConvolutionBackward0", _conv_forward, ("input", "weight", "bias"),
+                 bias=lambda grad: _bias_grad(grad), dtype="promote", broadcast=False, domain="real",
+                 **_CONV_GRADS, forward_ad="transpose")
+convolution_nobias = op("convolution_nobias", "ConvolutionBackward0", _conv_forward, ("input", "weight"),
+                        dtype="promote", broadcast=False, domain="real", **_CONV_GRADS, forward_ad="transpose")
+# the backward passes are convolutions too, linear in each input: their derivatives are each other
+convolution_backward_input = op(
+    "convolution_backward_input", "ConvolutionBackwardBackward0", _conv_input_grad, ("grad_output", "weight"),
+    grad_output=lambda grad, weight, stride, padding, dilation, groups:
+    conv_apply(grad, weight, stride, padding, dilation, groups),
+    weight=lambda grad, grad_output, weight_shape, stride, padding, dilation, groups:
+    conv_weight_grad(grad, grad_output, weight_shape, stride, padding, dilation, groups),
+    dtype="promote", broadcast=False, domain="real")
+convolution_backward_weight = op(
+    "convolution_backward_weight", "ConvolutionBackwardBackward0", _conv_weight_grad, ("input", "grad_output"),
+    input=lambda grad, grad_output, input_shape, stride, padding, dilation, groups:
+    conv_input_grad(grad_output, grad, input_shape, stride, padding, dilation, groups),
+    grad_output=lambda grad, input, stride, padding, dilation, groups:
+    conv_apply(input, grad, stride, padding, dilation, groups),
+    dtype="promote", broadcast=False, domain="real")
+
+
+# ============================================================ max pooling (2-d), with the indices it keeps
+def _pool_windows(x, kernel, stride, padding, dilation, ceil_mode, fill):
+    """(N, C, oh, ow, kh, kw) windows over ``x`` padded with ``fill`` (extra rows at the end for
+    ceil_mode), and the output size PyTorch's pooling_output_shape gives."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    outs, extra = [], []
+    for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        num = size + 2 * p - span + ((s - 1) if ceil_mode else 0)
+        o = num // s + 1
+        if ceil_mode and (o - 1) * s >= size + p:
+            o -= 1
+        outs.append(o)
+        extra.append(max(0, (o - 1) * s + span - (size + 2 * p)))
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p + e) for p, e in zip(padding, extra)], constant_values=fill)
+    spans = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    w = sliding_window_view(xp, spans, axis=(2, 3))
+    w = w[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]
+    return w[:, :, :outs[0], :outs[1]], outs
+
+
+def _max_pool2d(x, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    win, (oh, ow) = _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
+    n, c = x.shape[:2]
+    flat = win.reshape(n, c, oh, ow, -1)
+    pick = np.argmax(flat, axis=-1)          # the first maximum, as PyTorch's kernel keeps it
+    nan = np.isnan(flat)
+    if nan.any():                             # a NaN wins, as in PyTorch
+        pick = np.where(nan.any(-1), np.argmax(nan, axis=-1), pick)
+    values = np.take_along_axis(flat, pick[..., None], -1)[..., 0]
+    kh, kw = kernel_size
+    row = np.arange(oh)[:, None] * stride[0] - padding[0] + (pick // kw) * dilation[0]
+    col = np.arange(ow)[None, :] * stride[1] - padding[1] + (pick % kw) * dilation[1]
+    indices = (row * x.shape[3] + col).astype(np.int64)
+    return np.ascontiguousarray(values, dtype=x.dtype), {"indices": indices}
+
+
+def _max_pool2d_grad(grad, self_shape, indices):
+    F = _F()
+    n, c = self_shape[:2]
+    flat = F.zeros((n, c, self_shape[2] * self_shape[3]), dtype=grad.dtype)
+    return flat.scatter_add(2, indices.flatten(2), grad.flatten(2)).view(self_shape)
+
+
+max_pool2d_with_indices = op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", _max_pool2d,
+                             self=lambda grad, self_shape, indices: _max_pool2d_grad(grad, self_shape, indices),
+                             dtype="first", domain="distinct", forward_ad="transpose")
+
+
+# ============================================================ embedding
+def _embedding_grad(grad, weight_shape, indices, padding_idx=None):
+    F = _F()
+    flat = indices.reshape(-1)
+    g = grad.reshape(-1, weight_shape[1])
+    if padding_idx is not None:
+        g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
+    return F.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, g)
+
+
+embedding = op("embedding", "EmbeddingBackward0", lambda weight, indices, padding_idx=None: weight[indices],
+               ("weight", "indices"),
+               weight=lambda grad, weight_shape, indices, padding_idx=None:
+               _embedding_grad(grad, weight_shape, indices, padding_idx),
+               dtype="first", broadcast=False, domain="real", forward_ad="transpose")
+
+
+# ============================================================ layer norm
+def _layer_norm(input, weight, bias, normalized_ndim=1, eps=1e-5):
+    axes = tuple(range(input.ndim - normalized_ndim, input.ndim))
+    wide = input.astype(np.float64) if input.dtype != np.float64 else input
+    mean = wide.mean(axis=axes, keepdims=True)
+    var = ((wide - mean) ** 2).mean(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt(var + eps)
+    out = ((wide - mean) * rstd).astype(input.dtype) * weight + bias
+    return out.astype(input.dtype)
+
+
+def _layer_norm_parts(x, normalized_ndim, eps):
+    dims = list(range(x.dim() - normalized_ndim, x.dim()))
+    mean = x.mean(dims, keepdim=True)
+    centred = x - mean
+    rstd = ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    return dims, centred * rstd, rstd
+
+
+def _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps):
+    dims, xhat, rstd = _layer_norm_parts(input, normalized_ndim, eps)
+    g = grad * weight
+    return rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+
+
+def _leading(t, normalized_ndim):
+    return list(range(t.dim() - normalized_ndim))
+
+
+native_layer_norm = op(
+    "native_layer_norm", "NativeLayerNormBackward0", _layer_norm, ("input", "weight", "bias"),
+    input=lambda grad, input, weight, normalized_ndim=1, eps=1e-5:
+    _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps),
+    weight=lambda grad, input, normalized_ndim=1, eps=1e-5:
+    (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
+    bias=lambda grad, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
+    dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
+
+
+# ============================================================ average pooling (2-d) and adaptive average pooling
+def _avg_divisors(in_hw, out_hw, kernel, stride, padding, count_include_pad, divisor_override):
+    """PyTorch's divide factor for each output position of avg_pool2d."""
+    factors = []
+    for size, o, k, s, p in zip(in_hw, out_hw, kernel, stride, padding):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, size + p)
+        pool = end - start
+        inner = np.minimum(end, size) - np.maximum(start, 0)
+        factors.append((pool, inner))
+    (ph, ih), (pw, iw) = factors
+    if divisor_override:
+        return np.full((len(ph), len(pw)), divisor_override)
+    return np.outer(ph, pw) if count_include_pad else np.outer(ih, iw)
+
+
+def _avg_pool2d(x, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    win, outs = _pool_windows(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
+    sums = win.sum(axis=(-2, -1))
+    div = _avg_divisors(x.shape[2:], outs, kernel_size, stride, padding, count_include_pad, divisor_override)
+    return np.ascontiguousarray(sums / div.astype(x.dtype), dtype=x.dtype)
+
+
+def _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                     count_include_pad=True, divisor_override=None):
+    F = _F()
+    div = _avg_divisors(self_shape[2:], grad.shape[2:], kernel_size, stride, padding, count_include_pad,
+                        divisor_override)
+    c = self_shape[1]
+    scaled = grad / F.tensor(div, dtype=grad.dtype)
+    ones = F.ones((c, 1) + tuple(kernel_size), dtype=grad.dtype)
+    # the windows that ceil_mode adds past the padded input read nothing there: pad, then crop
+    extra = [max(0, (o - 1) * s + k - (n + 2 * p)) for o, s, k, n, p in
+             zip(grad.shape[2:], stride, kernel_size, self_shape[2:], padding)]
+    shape = tuple(self_shape[:2]) + tuple(n + e for n, e in zip(self_shape[2:], extra))
+    full = conv_input_grad(scaled, ones, shape, stride, padding, (1, 1), c)
+    return full[:, :, :self_shape[2], :self_shape[3]] if any(extra) else full
+
+
+avg_pool2d = op("avg_pool2d", "AvgPool2DBackward0", _avg_pool2d,
+                self=lambda grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                count_include_pad=True, divisor_override=None:
+                _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                 divisor_override),
+                dtype="first", domain="real", forward_ad="transpose")
+
+
+def _adaptive_ranges(size, out):
+    return [(i * size // out, -(-(i + 1) * size // out)) for i in range(out)]
+
+
+def _adaptive_avg_pool2d(x, output_size):
+    rows, cols = _adaptive_ranges(x.shape[2], output_size[0]), _adaptive_ranges(x.shape[3], output_size[1])
+    out = np.empty(x.shape[:2] + tuple(output_size), x.dtype)
+    for i, (h0, h1) in enumerate(rows):
+        for j, (w0, w1) in enumerate(cols):
+            out[:, :, i, j] = x[:, :, h0:h1, w0:w1].sum(axis=(2, 3)) / x.dtype.type((h1 - h0) * (w1 - w0))
+    return out
+
+
+def _averaging(size, out, dtype):
+    """The (out, size) matrix whose rows average the input ranges of adaptive pooling."""
+    m = np.zeros((out, size))
+    for i, (a, b) in enumerate(_adaptive_ranges(size, out)):
+        m[i, a:b] = 1.0 / (b - a)
+    return _F().tensor(m, dtype=dtype)
+
+
+adaptive_avg_pool2d = op(
+    "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_avg_pool2d,
+    self=lambda grad, self_shape, output_size:
+    _averaging(self_shape[2], output_size[0], grad.dtype).t() @ grad
+    @ _averaging(self_shape[3], output_size[1], grad.dtype),
+    dtype="first", domain="real", forward_ad="transpose")
+
+
+# ============================================================ bilinear (ATen's _trilinear as bilinear uses it)
+def _bilinear_x1_grad(grad, weight, input2):
+    v = weight.unsqueeze(0).matmul(input2.unsqueeze(1).unsqueeze(3)).squeeze(3)        # n, o, i
+    return (grad.unsqueeze(2) * v).sum(1)
+
+
+def _bilinear_x2_grad(grad, input1, weight):
+    u = input1.unsqueeze(1).unsqueeze(2).matmul(weight.unsqueeze(0)).squeeze(2)        # n, o, j
+    return (grad.unsqueeze(2) * u).sum(1)
+
+
+def _bilinear_weight_grad(grad, input1, input2, weight_shape):
+    outer = (input1.unsqueeze(2) * input2.unsqueeze(1)).reshape(input1.shape[0], -1)   # n, i*j
+    return grad.t().matmul(outer).reshape(weight_shape)
+
+
+trilinear = op("trilinear", "TrilinearBackward0",
+               lambda input1, weight, input2: np.einsum("ni,oij,nj->no", input1, weight, input2).astype(input1.dtype),
+               ("input1", "weight", "input2"),
+               input1=lambda grad, weight, input2: _bilinear_x1_grad(grad, weight, input2),
+               weight=lambda grad, input1, input2, weight_shape: _bilinear_weight_grad(grad, input1, input2,
+                                                                                       weight_shape),
+               input2=lambda grad, input1, weight: _bilinear_x2_grad(grad, input1, weight),
+               dtype="promote", broadcast=False, domain="real", forward_ad="transpose")

@@ -1,0 +1,104 @@
+"""The bound surface against PyTorch's: every public name of ``torch``, ``torch.Tensor``,
+``torch.nn.functional`` and ``torch.linalg`` (recorded from PyTorch 2.13 in
+``tests/data/pytorch_surface.tsv`` by ``make_pytorch_surface.py``) is either bound in gradexpr or
+listed in ``tests/data/surface_unsupported.txt`` under a reason; gradexpr binds no public name
+PyTorch lacks, and binds none twice.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gradexpr import api, ops, surface
+from gradexpr.tensor import Tensor
+
+DATA = Path(__file__).parent / "data"
+G = api.build()
+SPACES = {"torch": G["torch"], "torch.Tensor": Tensor, "torch.nn.functional": G["F"],
+          "torch.linalg": G["torch"].linalg}
+
+
+def _recorded() -> dict:
+    rows = {}
+    for line in (DATA / "pytorch_surface.tsv").read_text().splitlines():
+        if not line.startswith("#"):
+            name, kind, signature = line.split("\t")
+            rows[name] = (kind, signature)
+    return rows
+
+
+def _unsupported() -> dict:
+    reasons, reason = {}, None
+    for line in (DATA / "surface_unsupported.txt").read_text().splitlines():
+        if line.startswith("## "):
+            reason = line[3:].strip()
+        elif line and not line.startswith("#"):
+            assert reason, f"{line}: listed before any reason"
+            assert line not in reasons, f"{line} is listed twice"
+            reasons[line] = reason
+    return reasons
+
+
+RECORDED = _recorded()
+UNSUPPORTED = _unsupported()
+
+
+def _bound() -> set:
+    return {f"{prefix}.{n}" for prefix, space in SPACES.items() for n in dir(space) if not n.startswith("_")}
+
+
+BOUND = _bound()
+
+
+def test_every_pytorch_name_is_bound_or_listed_unsupported_with_a_reason():
+    neither = sorted(n for n in RECORDED if n not in BOUND and n not in UNSUPPORTED)
+    assert not neither, f"neither bound nor listed unsupported: {neither}"
+
+
+def test_a_name_listed_unsupported_is_not_bound_and_is_pytorchs():
+    assert not sorted(set(UNSUPPORTED) & BOUND), "bound now: take these out of surface_unsupported.txt"
+    assert not sorted(set(UNSUPPORTED) - set(RECORDED)), "not PyTorch 2.13 names"
+
+
+def test_gradexpr_binds_no_public_name_pytorch_lacks():
+    assert not sorted(BOUND - set(RECORDED))
+
+
+def _params(signature: str) -> set:
+    inner = signature[signature.index("(") + 1:signature.rindex(")")]
+    return {re.split(r"[=:]", p)[0].strip().lstrip("*") for p in inner.split(",")} - {"", "*"}
+
+
+@pytest.mark.parametrize("name", sorted(
+    f"{prefix}.{n}" for ns, prefix in (("function", "torch"), ("method", "torch.Tensor"), ("inplace", "torch.Tensor"),
+                                       ("F", "torch.nn.functional"), ("linalg", "torch.linalg"))
+    for n in surface.bound()[ns]))
+def test_a_table_bound_name_has_pytorchs_parameters(name):
+    """The parameters PyTorch's docstring names are parameters of one of the entry's schema lines."""
+    kind, signature = RECORDED[name]
+    if not signature:
+        pytest.skip(f"PyTorch documents no signature line for {name}")
+    short = name.rsplit(".", 1)[1]
+    method = name.startswith("torch.Tensor.")
+    ours = {p.name if method or p.name != "self" else "input"
+            for sig in surface.overloads(short[:-1] if short.endswith("_") else short).signatures
+            for p in sig.params}
+    assert _params(signature) <= ours, f"{name}: PyTorch's {signature!r}, ours {sorted(ours)}"
+
+
+def test_a_name_bound_by_the_table_and_by_hand_is_refused():
+    name = next(iter(surface.bound()["function"]))
+    with pytest.raises(ValueError, match="bound twice"):
+        surface.namespace("function", {name: print})
+
+
+def test_the_hand_written_name_lists_have_no_duplicates():
+    names = api._TORCH_FUNCTIONS
+    assert len(names) == len(set(names)), sorted(n for n in set(names) if names.count(n) > 1)
+
+
+def test_every_alias_target_is_bound_somewhere():
+    for alias, target in ops.ALIASES.items():
+        assert any(target in dir(space) for space in SPACES.values()), f"{alias}: {target} is not bound"
