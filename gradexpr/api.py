@@ -141,7 +141,8 @@ def _build() -> dict:
     from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "gradcheck": testing.gradcheck,
-                                               "gradgradcheck": testing.gradgradcheck},
+                                               "gradgradcheck": testing.gradgradcheck,
+                                               "forward_ad": _forward_ad_namespace()},
                             lazy=_autograd_extension_points)
     # ---- devices (torch.device, torch.cuda, torch.backends, torch.accelerator) and the legacy
     # constructors (torch.FloatTensor …, torch.autograd.Variable): gradexpr/device.py, gradexpr/legacy.py
@@ -151,7 +152,8 @@ def _build() -> dict:
     autograd_ns._names["Variable"] = _legacy.Variable
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
-                                "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {})})
+                                "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
+                                "func": LazyNamespace("torch.func", {}, _func_names)})
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled", "cuda", "backends", "accelerator"):
@@ -188,6 +190,21 @@ def _optim_names():
 def _data_names():
     from . import data
     return data.names()
+
+
+# ---- forward-mode AD (torch.autograd.forward_ad): its state lives beside the engine, so nothing loads here
+def _forward_ad_namespace():
+    from . import forward_ad as fw
+    return Namespace("torch.autograd.forward_ad", {
+        "dual_level": fw.dual_level, "make_dual": fw.make_dual, "unpack_dual": fw.unpack_dual,
+        "enter_dual_level": fw.enter_dual_level, "exit_dual_level": fw.exit_dual_level,
+        "UnpackedDualTensor": fw.UnpackedDualTensor})
+
+
+# ---- torch.func: its module is loaded when a program first reads one of its names
+def _func_names():
+    from . import func
+    return func.NAMES
 
 
 def _generator_class():

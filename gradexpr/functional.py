@@ -78,6 +78,10 @@ def _zeros(t):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    if strategy != "reverse-mode":
+        from . import func as _func      # forward mode (torch.func's module, loaded when asked for)
+        if _func.check_strategy(strategy, create_graph):
+            return _func.forward_mode_jacobian(func, inputs, strict, vectorize)
     in_tuple, ins = _tuple_in(inputs)
     ins = _prepare(ins, create_graph)
     out_tuple, outs = _tuple_out(_call(func, ins))

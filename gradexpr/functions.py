@@ -21,6 +21,7 @@ from . import device as _device
 from . import dtypes, errors, limits, range_factories
 from .dtypes import DType
 from .graph import Node, _grad_enabled
+from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .ops.common import _reduce_dim
@@ -2325,6 +2326,8 @@ def _old_self(t, name):
         return t
     old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
     old._acc = t._acc
+    if _DUAL_LEVEL:
+        copy_tangent(t, old)
     return old
 
 

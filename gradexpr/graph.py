@@ -22,6 +22,7 @@ import weakref
 from numpy import add as np_add
 
 from . import errors
+from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 
 # ---------------------------------------------------------------- grad mode
 _grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar("grad_enabled", default=True)
@@ -212,7 +213,10 @@ class SavedTensor:
                                                             "use an out-of-place op (y = y * 3 instead of y.mul_(3))"),
                               node)
         if self.is_output and _grad_enabled.get():
-            return t._with_grad_fn(node)
+            u = t._with_grad_fn(node)
+            if _DUAL_LEVEL:
+                copy_tangent(t, u)      # forward-over-reverse: a saved output keeps its tangent
+            return u
         return t
 
 

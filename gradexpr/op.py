@@ -21,6 +21,7 @@ from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTen
                     set_output_nr)
 from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
+from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
 
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
@@ -198,6 +199,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             if t._requires_grad:
                 _record(op, ts, params, result, extras)
                 break
+    if _DUAL_LEVEL:
+        _propagate_tangent(op, ts, params, result, extras)
     return result
 
 
@@ -483,6 +486,11 @@ def _D():
     return ops
 
 
+def _forward_ad():
+    from . import forward_ad
+    return forward_ad
+
+
 class ViewGeometry:
     """Where a view's elements lie in its base: for each element of the view, its position in the
     base's flattened (row-major) order. This is PyTorch's as_strided geometry (sizes, strides,
@@ -631,6 +639,8 @@ def write_inplace(t: Tensor, result: Tensor):
     if not t._data.flags.writeable:
         check_writeable(t)
     np.copyto(t._data, result._data, casting="unsafe")
+    if _DUAL_LEVEL:
+        _forward_ad().move_tangent(result, t)
     fn = result._grad_fn
     if fn is not None:
         if t._base is not None:
@@ -681,6 +691,8 @@ def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
         # the formula reads the old value of t: give it its own copy, carrying t's history
         old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
         old._acc = t._acc
+        if _DUAL_LEVEL:
+            _forward_ad().copy_tangent(t, old)
     else:
         old = t
     result = apply(op, (old, *args), params)
@@ -709,6 +721,8 @@ def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
     check_inplace(t)
     result = apply(op, (t,), params)
     t._data = result._data
+    if _DUAL_LEVEL:
+        _forward_ad().move_tangent(result, t)
     if result._grad_fn is not None:
         _set_grad_fn(t, result._grad_fn)
     bump_version(t, keep=t)

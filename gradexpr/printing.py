@@ -322,7 +322,7 @@ def _add_suffixes(text: str, suffixes, indent: int, linewidth) -> str:
 
 
 def format_tensor(data: np.ndarray, dtype: str, *, grad_fn: str | None = None,
-                  requires_grad: bool = False) -> str:
+                  requires_grad: bool = False, tangent: str | None = None) -> str:
     """``repr(t)`` of the torch tensor holding ``data`` with torch dtype ``dtype``.
 
     ``data`` is never modified; if its NumPy dtype differs from ``dtype``'s it is
@@ -354,6 +354,8 @@ def format_tensor(data: np.ndarray, dtype: str, *, grad_fn: str | None = None,
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
+    if tangent is not None:             # a dual tensor of forward-mode AD
+        suffixes.append("tangent=" + tangent)
 
     return _add_suffixes(prefix + body, suffixes, indent, _OPTS.linewidth)
 

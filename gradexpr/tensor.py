@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from . import dtypes, errors
+from .forward_ad import ACTIVE as _DUAL_LEVEL, tangent_of as _tangent_of
 from .graph import AccumulateGrad, InvalidGradFn, _grad_enabled
 
 
@@ -308,8 +309,10 @@ class Tensor:
     def __repr__(self):
         from .printing import format_tensor
         fn = self._grad_fn
+        tangent = _tangent_of(self) if _DUAL_LEVEL else None
         return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else fn.type_name(),
-                             requires_grad=self.requires_grad and fn is None)
+                             requires_grad=self.requires_grad and fn is None,
+                             tangent=None if tangent is None else repr(tangent))
 
     __str__ = __repr__
 

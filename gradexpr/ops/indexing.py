@@ -9,13 +9,13 @@ from .registry import TABLE, Op, op
 index_select = op("index_select", "IndexSelectBackward0", lambda a, index, dim: np.take(a, index, axis=dim),
                   ("self", "index"),
                   self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).index_add(dim, index, grad),
-                  dtype="first", domain="index")
+                  dtype="first", domain="index", forward_ad="linear")
 index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alpha=1: _index_add(a, index, src, dim,
                                                                                                   alpha),
                ("self", "index", "source"),
                self=lambda grad: grad,
                source=lambda grad, index, dim, alpha=1: grad.index_select(dim, index) * alpha,
-               dtype="first", domain="index")
+               dtype="first", domain="index", forward_ad="linear")
 
 
 def _index_add(a, index, src, dim, alpha):
@@ -35,7 +35,7 @@ def _gather(a, index, dim):
 
 gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
             self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).scatter_add(dim, index, grad),
-            dtype="first", domain="index")
+            dtype="first", domain="index", forward_ad="linear")
 
 
 def _scatter(a, index, src, dim):
@@ -59,15 +59,16 @@ def _scatter_add(a, index, src, dim):
 scatter = op("scatter", "ScatterBackward0", _scatter, ("self", "index", "src"),
              self=lambda grad, index, dim: grad.scatter(dim, index, 0.0),
              src=lambda grad, index, dim: grad.gather(dim, index),
-             dtype="first", domain="index")
+             dtype="first", domain="index", forward_ad="linear")
 scatter_value = op("scatter_value", "ScatterBackward1",
                    lambda a, index, dim, value: _scatter(a, index, np.asarray(value, a.dtype), dim),
                    ("self", "index"),
-                   self=lambda grad, index, dim: grad.scatter(dim, index, 0.0), dtype="first", domain="index")
+                   self=lambda grad, index, dim: grad.scatter(dim, index, 0.0), dtype="first", domain="index",
+                   forward_ad="transpose")
 scatter_add = op("scatter_add", "ScatterAddBackward0", _scatter_add, ("self", "index", "src"),
                  self=lambda grad: grad,
                  src=lambda grad, index, dim: grad.gather(dim, index),
-                 dtype="first", domain="index")
+                 dtype="first", domain="index", forward_ad="linear")
 # ------------------------------------------------------------ indexing
 def _getitem(a, index):
     out = a[index]
@@ -178,12 +179,12 @@ def _view_backward(grad, self_shape, index):
 
 
 getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
-                   self=_view_backward, dtype="first", view=True, domain="real")
+                   self=_view_backward, dtype="first", view=True, domain="real", forward_ad="linear")
 
 
 def _named(base, node, view, forward=None, grads=None):
     return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, grads or base.formulas,
-              dtype=base.dtype, view=view, domain=base.domain)
+              dtype=base.dtype, view=view, domain=base.domain, forward_ad=base.tangent)
 
 
 GETITEM = {name: _named(getitem_basic, name, True)
@@ -204,7 +205,7 @@ def _index_put(a, values, index, accumulate=False):
 index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
                self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
                values=lambda grad, index: grad[index],
-               dtype="first", domain="index")
+               dtype="first", domain="index", forward_ad="linear")
 # ------------------------------------------------------------ views changed in place
 # What a view becomes after its memory was changed in place (see op.py): the view taken afresh
 # from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat
@@ -219,7 +220,7 @@ def _as_strided_grad(grad, self_shape, geometry):
 
 
 as_strided = op("as_strided", "AsStridedBackward0", _as_strided, self=_as_strided_grad, dtype="first",
-                domain="real")
+                domain="real", forward_ad="transpose")
 
 
 def _copy_slices_self(grad, geometry, view_grad=None):

@@ -17,24 +17,29 @@ from .reductions import _sum_dtype
 mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
         self=lambda grad, mat2: grad.mm(mat2.t()),
         mat2=lambda grad, self: self.t().mm(grad),
-        dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False)
+        dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False,
+        forward_ad=lambda self_t, mat2_t, self, mat2: self_t.mm(mat2) + self.mm(mat2_t))
 bmm = op("bmm", "BmmBackward0", np.matmul, ("self", "mat2"),
          self=lambda grad, mat2: grad.bmm(mat2.transpose(1, 2)),
          mat2=lambda grad, self: self.transpose(1, 2).bmm(grad),
-         dtype=_kernel("bmm", "promote"), domain="batched", broadcast=False)
+         dtype=_kernel("bmm", "promote"), domain="batched", broadcast=False,
+         forward_ad=lambda self_t, mat2_t, self, mat2: self_t.bmm(mat2) + self.bmm(mat2_t))
 mv = op("mv", "MvBackward0", np.matmul, ("self", "vec"),
         self=lambda grad, vec: _F().outer(grad, vec),
         vec=lambda grad, self: self.t().mv(grad),
-        dtype=_kernel("addmv_impl_cpu", "promote"), domain="matvec", broadcast=False)
+        dtype=_kernel("addmv_impl_cpu", "promote"), domain="matvec", broadcast=False,
+        forward_ad=lambda self_t, vec_t, self, vec: self_t.mv(vec) + self.mv(vec_t))
 dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
-         tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False)
+         tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False,
+         forward_ad=lambda self_t, tensor_t, self, tensor: self_t.dot(tensor) + self.dot(tensor_t))
 addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta + (a @ b) * alpha,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
            mat1=lambda grad, mat2, alpha=1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha,
            mat2=lambda grad, mat1, alpha=1: mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha,
-           domain="addmm", broadcast=False)
+           domain="addmm", broadcast=False,
+           forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
 
 
 def _det(a):
@@ -71,7 +76,7 @@ def _det(a):
 det = op("det", "LinalgDetBackward0", _det, ("A",),
          A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT,
          dtype=_floating_only("linalg.det: Expected a floating point or complex tensor as input. Got {}"),
-         domain="square")
+         domain="square", forward_ad="transpose")
 
 
 # PyTorch raises torch.linalg.LinAlgError (a RuntimeError), printed under its qualified name
@@ -107,7 +112,8 @@ def _inv(a):
 
 inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
              A=lambda grad, result: -(result.mT @ grad @ result.mT), domain="square",
-             dtype=_floating_only("linalg.inv: Expected a floating point or complex tensor as input. Got {}"))
+             dtype=_floating_only("linalg.inv: Expected a floating point or complex tensor as input. Got {}"),
+             forward_ad="transpose")
 
 
 def _svdvals(a):
@@ -125,8 +131,11 @@ svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, lambda g, a, U, Vh: (U *
                   A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
 svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
              A=lambda grad, A, U, Vh: _apply(svd_backward, (grad, A), {"U": U._data, "Vh": Vh._data}),
-             dtype=_F_, domain="matrix", twice=False)
+             dtype=_F_, domain="matrix", twice=False,
+             # PyTorch's svd jvp for the values: S_t = diag(Uᴴ A_t V)
+             forward_ad=lambda A_t, U, Vh: U.transpose(-2, -1).matmul(A_t).matmul(Vh.transpose(-2, -1)).diagonal(
+                 0, -2, -1))
 trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
-           dtype=_sum_dtype, domain="matrix")
+           dtype=_sum_dtype, domain="matrix", forward_ad="linear")
 

@@ -36,19 +36,20 @@ def _log_softmax(a, dim):
 
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
              self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
-             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real")
+             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real", forward_ad="transpose")
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
-                 dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real")
+                 dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
+                 forward_ad="transpose")
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
                 self=lambda grad, self, negative_slope=0.01: _F().where(self > 0, grad, grad * negative_slope),
-                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+                dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # the in-place forms save the result (the input is overwritten), hence other node names
 leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.forward,
                         self=lambda grad, result, negative_slope=0.01:
                         _F().where(result > 0, grad, grad * negative_slope),
-                        dtype=leaky_relu.dtype, domain="nonzero")
+                        dtype=leaky_relu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
 def _elu(a, alpha=1.0):
@@ -58,10 +59,10 @@ def _elu(a, alpha=1.0):
 
 elu = op("elu", "EluBackward0", _elu,
          self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
-         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+         dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 elu_inplace = op("elu_inplace", "EluBackward1", _elu,
                  self=lambda grad, result, alpha=1.0: grad * _F().where(result > 0, 1.0, result + alpha),
-                 dtype=elu.dtype, domain="nonzero")
+                 dtype=elu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
 def _gelu(a, approximate="none"):
@@ -88,7 +89,7 @@ def _gelu_grad(grad, self, approximate="none"):
 
 
 gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
-          domain="real")
+          domain="real", forward_ad="element_wise")
 
 
 def _softplus(a, beta=1.0, threshold=20.0):
@@ -100,10 +101,10 @@ def _softplus(a, beta=1.0, threshold=20.0):
 
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=corner_grads.softplus_grad,
-              dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real")
+              dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
-          dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real")
+          dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
 def _reduce(x, reduction):
@@ -129,7 +130,7 @@ mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _re
               _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
               target=lambda grad, self, target, reduction="mean":
               _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
-              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real")
+              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
 def _smooth_l1(a, b, reduction="mean", beta=1.0):
@@ -150,7 +151,7 @@ smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("sel
                     self=_smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
                     -_smooth_l1_grad(grad, self, target, reduction, beta),
-                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real")
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
 def _bce(p, y, weight=None, reduction="mean"):
@@ -186,7 +187,8 @@ def _bce_target_grad(grad, self, weight=None, reduction="mean"):
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
                           self=_bce_grad, target=_bce_target_grad,
-                          dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability")
+                          dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability",
+                          forward_ad="transpose")
 
 
 def _log_sigmoid(x):
@@ -233,7 +235,7 @@ def _bce_logits_target_grad(grad, self, weight=None, pos_weight=None, reduction=
 binary_cross_entropy_with_logits = op(
     "binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0", _bce_logits, ("self", "target"),
     self=_bce_logits_grad, target=_bce_logits_target_grad, dtype=_kernel("log_sigmoid_cpu", "promote", _NOT_FLOAT),
-    domain="real")
+    domain="real", forward_ad="transpose")
 
 
 def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
@@ -282,9 +284,9 @@ def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-1
 
 
 nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
-              domain="logprob")
+              domain="logprob", forward_ad="transpose")
 nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
-                domain="logprob")
+                domain="logprob", forward_ad="transpose")
 
 
 def _mul_mask(a, mask):
@@ -292,7 +294,7 @@ def _mul_mask(a, mask):
 
 
 dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
-             self=lambda grad, mask: grad * mask, dtype="first", domain="real")
+             self=lambda grad, mask: grad * mask, dtype="first", domain="real", forward_ad="element_wise")
 
 # ------------------------------------------------------------ not differentiable at all
 NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",

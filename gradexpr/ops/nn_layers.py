@@ -30,7 +30,7 @@ huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
                 self=_huber_grad,
                 target=lambda grad, self, target, reduction="mean", delta=1.0:
                 -_huber_grad(grad, self, target, reduction, delta),
-                dtype=_kernel("huber_cpu", "promote", _NOT_FLOAT), domain="real")
+                dtype=_kernel("huber_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
 # ============================================================ convolution (1-d and 2-d, groups, dilation)
@@ -135,9 +135,9 @@ _CONV_GRADS = dict(
 
 convolution = op("convolution", "ConvolutionBackward0", _conv_forward, ("input", "weight", "bias"),
                  bias=lambda grad: _bias_grad(grad), dtype="promote", broadcast=False, domain="real",
-                 **_CONV_GRADS)
+                 **_CONV_GRADS, forward_ad="transpose")
 convolution_nobias = op("convolution_nobias", "ConvolutionBackward0", _conv_forward, ("input", "weight"),
-                        dtype="promote", broadcast=False, domain="real", **_CONV_GRADS)
+                        dtype="promote", broadcast=False, domain="real", **_CONV_GRADS, forward_ad="transpose")
 # the backward passes are convolutions too, linear in each input: their derivatives are each other
 convolution_backward_input = op(
     "convolution_backward_input", "ConvolutionBackwardBackward0", _conv_input_grad, ("grad_output", "weight"),
@@ -201,7 +201,7 @@ def _max_pool2d_grad(grad, self_shape, indices):
 
 max_pool2d_with_indices = op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", _max_pool2d,
                              self=lambda grad, self_shape, indices: _max_pool2d_grad(grad, self_shape, indices),
-                             dtype="first", domain="distinct")
+                             dtype="first", domain="distinct", forward_ad="transpose")
 
 
 # ============================================================ embedding
@@ -218,7 +218,7 @@ embedding = op("embedding", "EmbeddingBackward0", lambda weight, indices, paddin
                ("weight", "indices"),
                weight=lambda grad, weight_shape, indices, padding_idx=None:
                _embedding_grad(grad, weight_shape, indices, padding_idx),
-               dtype="first", broadcast=False, domain="real")
+               dtype="first", broadcast=False, domain="real", forward_ad="transpose")
 
 
 # ============================================================ layer norm
@@ -257,7 +257,7 @@ native_layer_norm = op(
     weight=lambda grad, input, normalized_ndim=1, eps=1e-5:
     (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
     bias=lambda grad, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
-    dtype="promote", broadcast=False, domain="real")
+    dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 
 # ============================================================ average pooling (2-d) and adaptive average pooling
@@ -305,7 +305,7 @@ avg_pool2d = op("avg_pool2d", "AvgPool2DBackward0", _avg_pool2d,
                 count_include_pad=True, divisor_override=None:
                 _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                  divisor_override),
-                dtype="first", domain="real")
+                dtype="first", domain="real", forward_ad="transpose")
 
 
 def _adaptive_ranges(size, out):
@@ -334,7 +334,7 @@ adaptive_avg_pool2d = op(
     self=lambda grad, self_shape, output_size:
     _averaging(self_shape[2], output_size[0], grad.dtype).t() @ grad
     @ _averaging(self_shape[3], output_size[1], grad.dtype),
-    dtype="first", domain="real")
+    dtype="first", domain="real", forward_ad="transpose")
 
 
 # ============================================================ bilinear (ATen's _trilinear as bilinear uses it)
@@ -360,4 +360,4 @@ trilinear = op("trilinear", "TrilinearBackward0",
                weight=lambda grad, input1, input2, weight_shape: _bilinear_weight_grad(grad, input1, input2,
                                                                                        weight_shape),
                input2=lambda grad, input1, weight: _bilinear_x2_grad(grad, input1, weight),
-               dtype="promote", broadcast=False, domain="real")
+               dtype="promote", broadcast=False, domain="real", forward_ad="transpose")

@@ -17,34 +17,34 @@ add = op("add", "AddBackward0",
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: grad if alpha == 1 else grad * alpha,
-         domain="real")
+         domain="real", forward_ad="element_wise")
 sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else fma(b, _scalar_like(-alpha, a), a)),
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
-         domain="real")
+         domain="real", forward_ad="element_wise")
 rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
           ("self", "other"),
           self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
-          domain="real")
+          domain="real", forward_ad="element_wise")
 rsub_tensor = op("rsub_tensor", "RsubBackward0",
                  _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
                  ("self", "other"),
                  self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
-                 other=lambda grad: grad, domain="real")
+                 other=lambda grad: grad, domain="real", forward_ad="element_wise")
 mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self,
-         domain="real")
+         domain="real", forward_ad="element_wise")
 div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * ((self / other) / other),
-         dtype="float", domain="nonzero_other")
+         dtype="float", domain="nonzero_other", forward_ad="element_wise")
 # Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
 mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(other, a.dtype),
-                self=lambda grad, other: grad * other, dtype="first", domain="real")
+                self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
 div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
-                self=lambda grad, other: grad / other, dtype="first", domain="real")
+                self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
 
 
 def _check_int_divisor(a, b):
@@ -70,7 +70,7 @@ def _div_mode(a, b, rounding_mode):
 
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
-              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real")
+              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", forward_ad="element_wise")
 floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
@@ -92,20 +92,20 @@ def _fmod(a, b):
 
 remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
                self=lambda grad: grad,
-               dtype=_kernel("remainder_cpu", "promote"), domain="real", broadcast=True)
+               dtype=_kernel("remainder_cpu", "promote"), domain="real", broadcast=True, forward_ad="element_wise")
 remainder_tensor = op("remainder_tensor", "RemainderBackward1", _remainder, ("self", "other"),
                       self=lambda grad: grad,
                       other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
-                      dtype=remainder.dtype, domain="positive", broadcast=True)
+                      dtype=remainder.dtype, domain="positive", broadcast=True, forward_ad="element_wise")
 remainder_scalar_self = op("remainder_scalar_self", NOT_IMPLEMENTED_NODE, _remainder, ("self", "other"),
                            other=_not_implemented("remainder"), domain="positive")
 fmod = op("fmod", "FmodBackward0", _fmod, ("self", "other"), self=lambda grad: grad, domain="real",
-          dtype=_kernel("fmod_cpu", "promote"), broadcast=True)
+          dtype=_kernel("fmod_cpu", "promote"), broadcast=True, forward_ad="element_wise")
 fmod_tensor = op("fmod_tensor", "FmodBackward1", _fmod, ("self", "other"),
                  self=lambda grad: grad,
                  other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
-                 dtype=fmod.dtype, domain="positive", broadcast=True)
-neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real")
+                 dtype=fmod.dtype, domain="positive", broadcast=True, forward_ad="element_wise")
+neg = op("neg", "NegBackward0", np.negative, self=lambda grad: -grad, domain="real", forward_ad="element_wise")
 
 
 def _pow_forward(a, b):
@@ -156,7 +156,7 @@ _POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a),
 
 
 pow_scalar = op("pow_scalar", "PowBackward0", _pow_scalar_forward,
-                self=_pow_self, domain="positive")
+                self=_pow_self, domain="positive", forward_ad="element_wise")
 
 
 def _pow_exponent(grad, self, exponent, result):
@@ -167,7 +167,7 @@ def _pow_exponent(grad, self, exponent, result):
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
                 self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
                                                                      exponent * self.pow(exponent - 1)),
-                exponent=_pow_exponent, domain="positive")
+                exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
 
 
 def _rpow_exponent(grad, self, exponent, result):
@@ -179,12 +179,12 @@ def _rpow_exponent(grad, self, exponent, result):
 
 
 pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
-                 exponent=_rpow_exponent, domain="real")
+                 exponent=_rpow_exponent, domain="real", forward_ad="element_wise")
 
 # ============================================================ unary math
 _F_ = "float"
 abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
-          dtype=_kernel("abs_cpu"))
+          dtype=_kernel("abs_cpu"), forward_ad="element_wise")
 def _sign(a):
     """(0 < a) - (a < 0): nan has sign 0, as in PyTorch; bool is its own sign."""
     if a.dtype.kind == "b":
@@ -192,41 +192,45 @@ def _sign(a):
     return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
 
 
-sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real")
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real")
+sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real", forward_ad="element_wise")
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", forward_ad="element_wise")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
-          dtype=_F_, domain="positive")
+          dtype=_F_, domain="positive", forward_ad="element_wise")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
-           self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive")
-exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real")
+           self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive",
+           forward_ad="element_wise")
+exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
+         forward_ad="element_wise")
 exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
-          dtype=_F_, domain="real")
+          dtype=_F_, domain="real", forward_ad="element_wise")
 expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
-           dtype=_F_, domain="real")
-log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive")
+           dtype=_F_, domain="real", forward_ad="element_wise")
+log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive",
+         forward_ad="element_wise")
 log2 = op("log2", "Log2Backward0", _ew(np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
-          dtype=_F_, domain="positive")
+          dtype=_F_, domain="positive", forward_ad="element_wise")
 log10 = op("log10", "Log10Backward0", _ew(np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
-           dtype=_F_, domain="positive")
+           dtype=_F_, domain="positive", forward_ad="element_wise")
 log1p = op("log1p", "Log1PBackward0", _ew(np.log1p), self=lambda grad, self: grad / (self + 1),
-           dtype=_F_, domain="positive")
-sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real")
+           dtype=_F_, domain="positive", forward_ad="element_wise")
+sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real",
+         forward_ad="element_wise")
 cos = op("cos", "CosBackward0", _ew(np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
-         domain="real")
+         domain="real", forward_ad="element_wise")
 tan = op("tan", "TanBackward0", _ew(np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
-         domain="unit")
+         domain="unit", forward_ad="element_wise")
 asin = op("asin", "AsinBackward0", _ew(np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
-          dtype=_F_, domain="unit")
+          dtype=_F_, domain="unit", forward_ad="element_wise")
 acos = op("acos", "AcosBackward0", _ew(np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
-          dtype=_F_, domain="unit")
+          dtype=_F_, domain="unit", forward_ad="element_wise")
 atan = op("atan", "AtanBackward0", _ew(np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
-          domain="real")
+          domain="real", forward_ad="element_wise")
 sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
-          domain="real")
+          domain="real", forward_ad="element_wise")
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
-          domain="real")
+          domain="real", forward_ad="element_wise")
 tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=lambda grad, result: grad * (1 - result * result),
-          dtype=_F_, domain="real")
+          dtype=_F_, domain="real", forward_ad="element_wise")
 
 
 def _sigmoid(a):
@@ -236,7 +240,7 @@ def _sigmoid(a):
 
 
 sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: grad * (result * (1 - result)),
-             dtype=_F_, domain="real")
+             dtype=_F_, domain="real", forward_ad="element_wise")
 def _relu(a):
     if a.dtype.kind == "b":
         raise errors.RuntimeError("Boolean inputs not supported for relu")
@@ -250,9 +254,10 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=corner_grads.relu_grad, dtype="first", domain="nonzero")
+          self=corner_grads.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
-                self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero")
+                self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
+                forward_ad="element_wise")
 
 
 def _erf(a):
@@ -264,14 +269,14 @@ def _erf(a):
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
          dtype=_F_, domain="real")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
-           domain="real")
+           domain="real", forward_ad="element_wise")
 ceil = op("ceil", "CeilBackward0", np.ceil, self=corner_grads.zero_grad, dtype=_kernel("ceil_vml_cpu"),
-          domain="real")
+          domain="real", forward_ad="element_wise")
 trunc = op("trunc", "TruncBackward0", np.trunc, self=corner_grads.zero_grad, dtype=_kernel("trunc_vml_cpu"),
-           domain="real")
+           domain="real", forward_ad="element_wise")
 frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
            dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
-          domain="real")
+          domain="real", forward_ad="element_wise")
 
 
 def _round(a, decimals=0):
@@ -285,16 +290,16 @@ def _round(a, decimals=0):
 
 
 round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtype=_kernel("round_vml_cpu"),
-             domain="real")
+             domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
-           dtype=_F_, domain="real")
+           dtype=_F_, domain="real", forward_ad="element_wise")
 logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
                self=lambda grad, self, other: grad / (1 + (other - self).exp()),
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
                schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
-               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True)
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise")
 
 
 def _pick_grad(grad, mine, theirs, greater):
@@ -307,11 +312,11 @@ def _pick_grad(grad, mine, theirs, greater):
 maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
-             domain="real")
+             domain="real", forward_ad="element_wise")
 minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
-             domain="real")
+             domain="real", forward_ad="element_wise")
 
 
 def _lo(a, lo):
@@ -343,7 +348,8 @@ def _clamp_grad(grad, self, min=None, max=None):
     return _F().where(mask, grad, 0.0)
 
 
-clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real")
+clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", domain="real",
+           forward_ad="element_wise")
 
 
 def _clamp_t(a, lo, hi):
@@ -362,15 +368,17 @@ def _below_max(grad, self, max):
 
 
 clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.type(min)),
-               self=_above_min, dtype="first", domain="real")
+               self=_above_min, dtype="first", domain="real", forward_ad="element_wise")
 clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
-               self=_below_max, dtype="first", domain="real")
+               self=_below_max, dtype="first", domain="real", forward_ad="element_wise")
 clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _lo(*np.broadcast_arrays(a, lo)),
                       ("self", "min"), self=_above_min,
-                      min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real")
+                      min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real",
+                      forward_ad="element_wise")
 clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi(*np.broadcast_arrays(a, hi)),
                       ("self", "max"), self=_below_max,
-                      max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real")
+                      max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real",
+                      forward_ad="element_wise")
 
 
 clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
@@ -378,7 +386,7 @@ clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "m
                   # where the bounds cross, the result is max: only max receives the gradient
                   min=lambda grad, self, min, max: _F().where((self < min) & (min < max), grad, 0.0),
                   max=lambda grad, self, min, max: _F().where((self > max) | (max < min), grad, 0.0),
-                  domain="real")
+                  domain="real", forward_ad="element_wise")
 
 
 def _where_dtypes(ts, params):
@@ -389,23 +397,23 @@ def _where_dtypes(ts, params):
 where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condition", "self", "other"),
            self=lambda grad, condition: _F().where(condition, grad, 0.0),
            other=lambda grad, condition: _F().where(condition, 0.0, grad),
-           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True)
+           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True, forward_ad="element_wise")
 lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
           self=lambda grad, weight: grad * (1 - weight),
-          end=lambda grad, weight: grad * weight, domain="real")
+          end=lambda grad, weight: grad * weight, domain="real", forward_ad="element_wise")
 lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
                  self=lambda grad, weight: grad * (1 - weight),
                  end=lambda grad, weight: grad * weight,
-                 weight=lambda grad, self, end: grad * (end - self), domain="real")
+                 weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise")
 masked_fill = op("masked_fill", "MaskedFillBackward0",
                  lambda a, mask, value: np.where(mask, np.asarray(value, a.dtype), a), ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
-                 dtype="first", domain="mask")
+                 dtype="first", domain="mask", forward_ad="element_wise")
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
                         lambda a, mask, v: np.where(mask, v.astype(a.dtype), a), ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                         value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
-                        dtype="first", domain="mask")
+                        dtype="first", domain="mask", forward_ad="transpose")
 
 # ------------------------------------------------------------ comparison and logic (not differentiable)
 eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare")

@@ -37,12 +37,13 @@ def _dims_call(values):
 
 sum_all = op("sum", "SumBackward0", lambda a, dtype=None: reduction_order.torch_sum(a),
              self=lambda grad, self_shape: grad.expand(self_shape), dtype=_sum_dtype, domain="real",
-             schema="sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
+             schema="sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method",
+             forward_ad="linear")
 sum_dim = op("sum_dim", "SumBackward1", _sum,
              self=lambda grad, self_shape, dim, keepdim: _restore(grad, self_shape, dim, keepdim).expand(self_shape),
              schema="sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                     "Tensor(a!)? out=None) -> Tensor",
-             variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real")
+             variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 
 nansum = op("nansum", "NansumBackward0",
@@ -51,7 +52,8 @@ nansum = op("nansum", "NansumBackward0",
             _restore(grad, self_shape, dim, keepdim).expand(self_shape) * self.isnan().logical_not(),
             schema="nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
                    "Tensor(a!)? out=None) -> Tensor",
-            variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)])
+            variants="function method", prepare=_dims_call, dtype=_sum_dtype, domain="real", samples=[((2, 3),)],
+            forward_ad="transpose")
 
 
 def _mean_dtype(ts, params):
@@ -80,7 +82,8 @@ mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
               self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
               else grad.expand(self_shape) / _numel(self_shape),
               dtype=_mean_dtype, domain="real",
-              schema="mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
+              schema="mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method",
+              forward_ad="linear")
 mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
@@ -90,7 +93,7 @@ mean_dim = op("mean_dim", "MeanBackward1",
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
               schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
-              variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real")
+              variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real", forward_ad="linear")
 
 
 def _prod_grad(grad, self, result, dim=None, keepdim=False):
@@ -111,11 +114,12 @@ def _prod_grad(grad, self, result, dim=None, keepdim=False):
 
 
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
-              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_sum_dtype, domain="real")
+              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_sum_dtype, domain="real",
+              forward_ad="transpose")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
               self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
-              dtype=_sum_dtype, domain="real")
+              dtype=_sum_dtype, domain="real", forward_ad="transpose")
 
 
 _evenly = corner_grads.evenly_distribute
@@ -137,8 +141,8 @@ def _min_all(a):
     return np.min(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
-max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct")
-min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct")
+max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct", forward_ad="transpose")
+min_all = op("min", "MinBackward1", _min_all, self=_evenly, dtype="first", domain="distinct", forward_ad="transpose")
 
 
 def _check_dims_nonempty(a, dim, name):
@@ -175,11 +179,11 @@ def _value_selecting_grad(grad, self_shape, dim, keepdim, indices):
 max_dim = op("max_dim", "MaxBackward0", _index_reduce(np.argmax, "max"),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
-             dtype="first", domain="distinct")
+             dtype="first", domain="distinct", forward_ad="transpose")
 min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin, "min"),
              self=lambda grad, self_shape, dim, keepdim, indices:
              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
-             dtype="first", domain="distinct")
+             dtype="first", domain="distinct", forward_ad="transpose")
 
 
 def _amax_grad(grad, self, result, dim, keepdim):
@@ -200,10 +204,10 @@ def _amax(fn, name):
 
 amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
-          dtype="first", domain="distinct")
+          dtype="first", domain="distinct", forward_ad="transpose")
 amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
-          dtype="first", domain="distinct")
+          dtype="first", domain="distinct", forward_ad="transpose")
 
 
 def _arg(fn, name):
@@ -243,7 +247,8 @@ def _var_grad(grad, self, dim, correction, keepdim):
 
 
 var = op("var", "VarBackward0", _var, self=_var_grad,
-         dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real")
+         dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real",
+         forward_ad="transpose")
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
@@ -257,7 +262,7 @@ def _std_grad(grad, self, result, dim, correction, keepdim):
     return _var_grad(g, self, dim, correction, keepdim)
 
 
-std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real")
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad="transpose")
 
 
 def _mean_part(a, dim=None, correction=1, keepdim=False):
@@ -271,13 +276,15 @@ def _mean_grad(grad, self_shape, dim=None, keepdim=False):
 # var_mean / std_mean: PyTorch records one node with two outputs; here each output has its own
 # node of the same name (the gradients are the same).
 var_mean_var = op("var_mean_var", "VarMeanBackward0", _var, self=_var_grad, domain="real",
-                  dtype=_floating_only("var_mean only support floating point and complex dtypes"))
+                  dtype=_floating_only("var_mean only support floating point and complex dtypes"),
+                  forward_ad="transpose")
 var_mean_mean = op("var_mean_mean", "VarMeanBackward0", _mean_part, self=_mean_grad, dtype=var_mean_var.dtype,
-                   domain="real")
+                   domain="real", forward_ad="transpose")
 std_mean_std = op("std_mean_std", "StdMeanBackward0", _std, self=_std_grad, domain="real",
-                  dtype=_floating_only("std_mean only support floating point and complex dtypes"))
+                  dtype=_floating_only("std_mean only support floating point and complex dtypes"),
+                  forward_ad="transpose")
 std_mean_mean = op("std_mean_mean", "StdMeanBackward0", _mean_part, self=_mean_grad, dtype=std_mean_std.dtype,
-                   domain="real")
+                   domain="real", forward_ad="transpose")
 
 
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
@@ -334,7 +341,7 @@ def _norm_dtype(ts, params, _check=_floating_only(
 
 norm = op("norm", "LinalgVectorNormBackward0", _norm,
           self=lambda grad, self, result, ord, dim, keepdim, dtype=None: _norm_grad(grad, self, result, ord, dim, keepdim),
-          domain="nonzero", dtype=_norm_dtype)
+          domain="nonzero", dtype=_norm_dtype, forward_ad="transpose")
 
 
 def _dist_grad(grad, self, other, result, p):
@@ -366,11 +373,11 @@ logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                dtype=_F_, domain="real")
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
-            dtype=_sum_dtype, domain="real")
+            dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 
 cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
-             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive")
+             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive", forward_ad="transpose")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 

@@ -30,6 +30,9 @@ The entry format (keywords of ``op``)::
        prepare=None,                                   # values by schema name -> (inputs, params) of
                                                        #   apply, for a call that must check or wrap
                                                        #   its parameters first (a reduction's dims)
+       forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
+                                                       #   forward_ad.py: "element_wise" | "linear" |
+                                                       #   "transpose" | lambda self_t, ...: ... | None
        view=False, twice=True, broadcast=None, doc="")
 
 A formula's parameter names say what it reads: ``grad``, an input's name (the saved
@@ -83,11 +86,12 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare")
+                 "prepare", "tangent")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
-                 schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None):
+                 schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None,
+                 forward_ad=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -121,6 +125,9 @@ class Op:
         self.pointwise = pointwise
         self.prepare = prepare    # values -> (inputs, params) when the bound call checks its parameters
         self.batch = batch        # how functional.py batches the op over a leading dimension (None: by default)
+        # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
+        # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative
+        self.tangent = forward_ad
 
     _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
 

@@ -9,51 +9,59 @@ from .registry import op
 
 # ============================================================ shape and views
 view = op("view", "ViewBackward0", lambda a, shape: a.view().reshape(shape), dtype="first", view=True,
-          self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
+          self=lambda grad, self_shape: grad.reshape(self_shape), domain="real", forward_ad="linear")
 reshape_alias = op("reshape_alias", "ReshapeAliasBackward0", lambda a, shape: a.view().reshape(shape),
-                   self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+                   self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                   forward_ad="linear")
 unsafe_view = op("unsafe_view", "UnsafeViewBackward0", lambda a, shape: a.reshape(shape), dtype="first",
-                 self=lambda grad, self_shape: grad.reshape(self_shape), domain="real")
-t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix")
+                 self=lambda grad, self_shape: grad.reshape(self_shape), domain="real", forward_ad="linear")
+t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix",
+       forward_ad="linear")
 transpose = op("transpose", "TransposeBackward0",
                lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1) if a.ndim else a.view(),    # 0-d: itself
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
-               domain="matrix")
+               domain="matrix", forward_ad="linear")
 permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
              self=lambda grad, dims: grad.permute(tuple(int(i) for i in np.argsort(dims))), dtype="first",
-             view=True, domain="matrix")
+             view=True, domain="matrix", forward_ad="linear")
 squeeze = op("squeeze", "SqueezeBackward0", lambda a: np.squeeze(a),
-             self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+             self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+             forward_ad="linear")
 squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
-                 self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+                 self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                 forward_ad="linear")
 squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
                   lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim else a.view(),
-                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                  forward_ad="linear")
 squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
-                         domain="real")
+                         domain="real", forward_ad="linear")
 unsqueeze = op("unsqueeze", "UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim),
-               self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real")
+               self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real", forward_ad="linear")
 # the in-place view ops (t.t_(), t.squeeze_() …): the tensor itself takes the new shape; PyTorch's
 # overloads of the same formulas (TBackward1 …). squeeze_(dim) is squeeze_inplace_dim above.
 t_inplace = op("t_inplace", "TBackward1", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True,
-               domain="matrix")
+               domain="matrix", forward_ad="linear")
 transpose_inplace = op("transpose_inplace", "TransposeBackward1", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
                        self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
-                       domain="matrix")
+                       domain="matrix", forward_ad="linear")
 unsqueeze_inplace = op("unsqueeze_inplace", "UnsqueezeBackward1", lambda a, dim: np.expand_dims(a, dim),
-                       self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real")
+                       self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real",
+                       forward_ad="linear")
 squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze(a),
-                     self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real")
+                     self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                     forward_ad="linear")
 squeeze_inplace_dims = op("squeeze_inplace_dims", "SqueezeBackward5",
                           lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim
                           else a.view(),
                           self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
-                          domain="real")
+                          domain="real", forward_ad="linear")
 expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
-            self=lambda grad, self_shape: grad.sum_to_size(self_shape), dtype="first", view=True, domain="real")
+            self=lambda grad, self_shape: grad.sum_to_size(self_shape), dtype="first", view=True, domain="real",
+            forward_ad="linear")
 
 
 def _repeat_grad(grad, self_shape, repeats):
@@ -68,7 +76,7 @@ def _repeat_grad(grad, self_shape, repeats):
 
 repeat = op("repeat", "RepeatBackward0",
             lambda a, repeats: np.tile(a.reshape((1,) * (len(repeats) - a.ndim) + a.shape), repeats),
-            self=_repeat_grad, dtype="first", domain="real")
+            self=_repeat_grad, dtype="first", domain="real", forward_ad="linear")
 
 
 def _cat_dtypes(ts, params):
@@ -93,10 +101,10 @@ def _cat_grad(grad, tensors_shape, dim):
 
 
 cat = op("cat", "CatBackward0", _cat_forward, ("*tensors",), tensors=_cat_grad, dtype=_cat_dtypes,
-         domain="list")
+         domain="list", forward_ad="linear")
 stack = op("stack", "StackBackward0", lambda *arrays, dim=0: np.stack(arrays, axis=dim), ("*tensors",),
            tensors=lambda grad, tensors_shape, dim: [grad.select(dim, i) for i in range(len(tensors_shape))],
-           dtype=_cat_dtypes, domain="list")
+           dtype=_cat_dtypes, domain="list", forward_ad="linear")
 
 
 def _slice(a, dim, start, end, step=1):
@@ -109,17 +117,19 @@ def _slice_grad(grad, self_shape, dim, start, end, step=1):
     return grad.new_zeros(self_shape)._slice_scatter(grad, dim, start, end, step)
 
 
-narrow = op("narrow", "SliceBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real")
-split_part = op("split", "SplitBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real")
+narrow = op("narrow", "SliceBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real",
+            forward_ad="linear")
+split_part = op("split", "SplitBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real",
+                forward_ad="linear")
 split_sizes_part = op("split_with_sizes", "SplitWithSizesBackward0", _slice, self=_slice_grad, dtype="first",
-                      view=True, domain="real")
+                      view=True, domain="real", forward_ad="linear")
 slice_scatter = op("slice_scatter", "SliceScatterBackward0",
                    lambda a, src, dim, start, end, step=1: _scatter_slice(a, src, dim, start, end, step),
                    ("self", "src"),
                    self=lambda grad, dim, start, end, step=1: grad._slice_scatter(
                        grad.new_zeros(_slice_shape(grad.shape, dim, start, end, step)), dim, start, end, step),
                    src=lambda grad, dim, start, end, step=1: grad._narrow_step(dim, start, end, step),
-                   dtype="promote", domain="real", broadcast=False)
+                   dtype="promote", domain="real", broadcast=False, forward_ad="linear")
 
 
 def _slice_shape(shape, dim, start, end, step):
@@ -144,15 +154,16 @@ def _select_grad(grad, self_shape, dim, index):
     return grad.new_zeros(self_shape)._select_scatter(grad, dim, index)
 
 
-select = op("select", "SelectBackward0", _select, self=_select_grad, dtype="first", view=True, domain="real")
+select = op("select", "SelectBackward0", _select, self=_select_grad, dtype="first", view=True, domain="real",
+            forward_ad="linear")
 unbind_part = op("unbind", "UnbindBackward0", _select, self=_select_grad, dtype="first", view=True,
-                 domain="real")
+                 domain="real", forward_ad="linear")
 select_scatter = op("select_scatter", "SelectScatterBackward0",
                     lambda a, src, dim, index: _scatter_select(a, src, dim, index), ("self", "src"),
                     self=lambda grad, dim, index: grad._select_scatter(
                         grad.select(dim, index) * 0, dim, index),
                     src=lambda grad, dim, index: grad.select(dim, index), dtype="promote", domain="real",
-                    broadcast=False)
+                    broadcast=False, forward_ad="linear")
 
 
 def _scatter_select(a, src, dim, index):
@@ -173,10 +184,10 @@ def _diagonal_grad(grad, self_shape, offset=0, dim1=0, dim2=1):
 
 
 diagonal = op("diagonal", "DiagonalBackward0", _diagonal, self=_diagonal_grad, dtype="first", view=True,
-              domain="matrix")
+              domain="matrix", forward_ad="linear")
 diag_copy = op("diag_copy", "DiagonalBackward0_copy", lambda a, diagonal=0: np.diagonal(a, diagonal).copy(),
                self=lambda grad, self_shape, diagonal=0: _diagonal_grad(grad, self_shape, diagonal),
-               dtype="first", domain="matrix")
+               dtype="first", domain="matrix", forward_ad="linear")
 
 
 def _diag_embed(a, offset=0, dim1=0, dim2=1):
@@ -191,7 +202,7 @@ def _diag_embed(a, offset=0, dim1=0, dim2=1):
 
 diag_embed = op("diag_embed", "DiagEmbedBackward0", _diag_embed,
                 self=lambda grad, offset=0, dim1=0, dim2=1: grad.diagonal(offset, dim1, dim2), dtype="first",
-                domain="real")
+                domain="real", forward_ad="linear")
 
 
 def _diag_scatter(a, src, offset, dim1, dim2):
@@ -206,19 +217,20 @@ diagonal_scatter = op("diagonal_scatter", "DiagonalScatterBackward0", _diag_scat
                       self=lambda grad, offset, dim1, dim2: grad._diagonal_scatter(
                           grad.diagonal(offset, dim1, dim2) * 0, offset, dim1, dim2),
                       src=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2),
-                      dtype="promote", domain="matrix", broadcast=False)
+                      dtype="promote", domain="matrix", broadcast=False, forward_ad="linear")
 flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy() if a.ndim else a.copy(),
-          self=lambda grad, dims: grad.flip(dims), dtype="first", domain="real")
+          self=lambda grad, dims: grad.flip(dims), dtype="first", domain="real", forward_ad="linear")
 roll = op("roll", "RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims) if dims is not None else
           np.roll(a.ravel(), shifts).reshape(a.shape),
           self=lambda grad, shifts, dims: grad.roll(tuple(-s for s in shifts) if isinstance(shifts, tuple)
                                                     else -shifts, dims),
-          dtype="first", domain="real")
+          dtype="first", domain="real", forward_ad="linear")
 tril = op("tril", "TrilBackward0", lambda a, diagonal=0: np.tril(a, diagonal),
-          self=lambda grad, diagonal=0: grad.tril(diagonal), dtype="first", domain="matrix")
+          self=lambda grad, diagonal=0: grad.tril(diagonal), dtype="first", domain="matrix", forward_ad="linear")
 triu = op("triu", "TriuBackward0", lambda a, diagonal=0: np.triu(a, diagonal),
-          self=lambda grad, diagonal=0: grad.triu(diagonal), dtype="first", domain="matrix")
-clone = op("clone", "CloneBackward0", lambda a: a.copy(), self=lambda grad: grad, dtype="first", domain="real")
+          self=lambda grad, diagonal=0: grad.triu(diagonal), dtype="first", domain="matrix", forward_ad="linear")
+clone = op("clone", "CloneBackward0", lambda a: a.copy(), self=lambda grad: grad, dtype="first", domain="real",
+           forward_ad="linear")
 
 
 def _to_dtype(ts, params):
@@ -227,20 +239,22 @@ def _to_dtype(ts, params):
 
 
 to_copy = op("to", "ToCopyBackward0", lambda a, dtype: a.astype(dtype.np),
-             self=lambda grad, self_dtype: grad.to(self_dtype), dtype=_to_dtype, domain="real")
+             self=lambda grad, self_dtype: grad.to(self_dtype), dtype=_to_dtype, domain="real", forward_ad="linear")
 alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad, dtype="first", view=True,
-           domain="real")
+           domain="real", forward_ad="linear")
 
 
 # in place: t.fill_(v) and t.zero_() (their overload numbers are the in-place ones)
 fill_inplace = op("fill_inplace", "FillBackward2", lambda a, value: np.full(a.shape, value, a.dtype),
-                  self=lambda grad: grad * 0, dtype="first", domain="real")
+                  self=lambda grad: grad * 0, dtype="first", domain="real", forward_ad=lambda self_t: self_t * 0)
 fill_tensor_inplace = op("fill_tensor_inplace", "FillBackward3", lambda a, v: np.full(a.shape, v, a.dtype),
                          ("self", "value"), self=lambda grad: grad * 0, value=lambda grad: grad.sum(),
-                         dtype="first", domain="real", broadcast=False)
+                         dtype="first", domain="real", broadcast=False,
+                         forward_ad=lambda self_t, value_t: self_t * 0 + value_t)
 zero_inplace = op("zero_inplace", "ZeroBackward0", lambda a, value=0: np.zeros_like(a),
-                  self=lambda grad: grad * 0, dtype="first", domain="real")
+                  self=lambda grad: grad * 0, dtype="first", domain="real", forward_ad="linear")
 copy_inplace = op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
-                  ("self", "src"), self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real")
+                  ("self", "src"), self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real",
+                  forward_ad=lambda self_t, src_t: self_t * 0 + src_t)
 
 

@@ -1,0 +1,449 @@
+"""``torch.func``: the composable transforms ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``,
+``jacfwd``, ``hessian``, ``linearize``, ``functional_call``.
+
+Reverse-mode transforms run the engine's backward pass with ``create_graph=True`` on fresh
+differentiable copies of the arguments they differentiate, so a transform applied to a transformed
+function differentiates the inner one's graph (``grad(grad(f))``, ``jacrev(jacrev(f))``); the
+outermost transform returns plain tensors, as functorch does. Forward-mode transforms (``jvp``,
+``jacfwd``, ``linearize``) open a dual level (``forward_ad``); as tangents are computed with tensor
+ops, ``jacfwd(jacrev(f))`` (``hessian``) is forward-over-reverse.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import errors, forward_ad as fw
+from .graph import enable_grad
+from .tensor import Tensor
+
+_depth = [0]          # transforms currently running (0: results are returned detached)
+
+
+# ---------------------------------------------------------------- pytrees (tuples, lists, dicts of tensors)
+def _flatten(tree):
+    if isinstance(tree, (tuple, list)):
+        leaves, specs = [], []
+        for x in tree:
+            lv, sp = _flatten(x)
+            leaves += lv
+            specs.append(sp)
+        return leaves, (type(tree), specs)
+    if isinstance(tree, dict):
+        leaves, specs = [], []
+        for k, x in tree.items():
+            lv, sp = _flatten(x)
+            leaves += lv
+            specs.append((k, sp))
+        return leaves, (dict, specs)
+    return [tree], None
+
+
+def _unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(sp):
+        if sp is None:
+            return next(it)
+        kind, parts = sp
+        if kind is dict:
+            return {k: build(s) for k, s in parts}
+        return kind(build(s) for s in parts)
+    return build(spec)
+
+
+def _differentiable(x):
+    """A fresh differentiable stand-in for ``x`` (keeping its tangent and, when it has one, its history)."""
+    if not isinstance(x, Tensor):
+        raise errors.RuntimeError(f"Expected tensors as the differentiated arguments, got {type(x).__name__}")
+    if x._requires_grad:
+        from . import ops
+        from .op import apply
+        return apply(ops.alias, (x,))
+    t = Tensor._make(x._data, x._dtype, requires_grad=True)
+    if fw.ACTIVE:
+        fw.copy_tangent(x, t)
+    return t
+
+
+def _argnums_tuple(argnums, nargs, name):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise errors.RuntimeError(f"{name}: argnums must be non-empty")
+    for a in nums:
+        if not isinstance(a, int):
+            raise errors.RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
+        if not -nargs <= a < nargs:
+            raise errors.RuntimeError(f"Got argnums={a}, but only {nargs} positional inputs")
+    return tuple(a % nargs for a in nums)
+
+
+def _finish(t):
+    """What a transform returns: at the outermost level, the value without the transforms' graph."""
+    if _depth[0] or not isinstance(t, Tensor):
+        return t
+    return t.detach()
+
+
+def _finish_tree(tree):
+    leaves, spec = _flatten(tree)
+    return _unflatten([_finish(x) for x in leaves], spec)
+
+
+def _grads(out, inputs, cotangent=None):
+    gs = _engine_grad(out, inputs, cotangent)
+    return [g if g is not None else Tensor._make(np.zeros(x._data.shape, x._dtype.np), x._dtype)
+            for g, x in zip(gs, inputs)]
+
+
+def _engine_grad(outs, inputs, cotangents=None):
+    from .autograd import grad as autograd_grad
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    cots = cotangents if isinstance(cotangents, (list, tuple)) or cotangents is None else [cotangents]
+    pairs = [(o, c) for o, c in zip(outs, cots or [None] * len(outs)) if o._requires_grad]
+    if not pairs:
+        return [None] * len(inputs)
+    return autograd_grad([o for o, _ in pairs], inputs, None if cots is None else [c for _, c in pairs],
+                         retain_graph=True, create_graph=True, allow_unused=True)
+
+
+# ---------------------------------------------------------------- grad, grad_and_value, vjp
+def grad_and_value(func, argnums=0, has_aux=False):
+    def wrapper(*args, **kwargs):
+        nums = _argnums_tuple(argnums, len(args), "grad_and_value")
+        args = list(args)
+        _depth[0] += 1
+        try:
+            with enable_grad():
+                flats = []
+                for a in nums:
+                    leaves, spec = _flatten(args[a])
+                    leaves = [_differentiable(x) for x in leaves]
+                    flats.append((leaves, spec))
+                    args[a] = _unflatten(leaves, spec)
+                out = func(*args, **kwargs)
+                aux = None
+                if has_aux:
+                    if not (isinstance(out, tuple) and len(out) == 2):
+                        raise errors.RuntimeError("grad_and_value(f)(*args): output of function f should be a "
+                                                  "tuple: (output, aux) if has_aux is True")
+                    out, aux = out
+                if not isinstance(out, Tensor):
+                    raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                                              f"got {type(out).__name__}")
+                if out._data.ndim != 0:
+                    raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                                              f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
+                                              "to use the vjp or jacrev APIs instead?")
+                all_leaves = [x for leaves, _ in flats for x in leaves]
+                gs = _grads(out, all_leaves)
+        finally:
+            _depth[0] -= 1
+        results, k = [], 0
+        for leaves, spec in flats:
+            results.append(_unflatten([_finish(g) for g in gs[k:k + len(leaves)]], spec))
+            k += len(leaves)
+        g = results[0] if isinstance(argnums, int) else tuple(results)
+        value = _finish(out)
+        return (g, (value, _finish_tree(aux))) if has_aux else (g, value)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    gv = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    _depth[0] += 1
+    try:
+        with enable_grad():
+            leaves, spec = _flatten(primals)
+            leaves = [_differentiable(x) for x in leaves]
+            out = func(*_unflatten(leaves, spec))
+            aux = None
+            if has_aux:
+                out, aux = out
+    finally:
+        _depth[0] -= 1
+    out_leaves, out_spec = _flatten(out)
+
+    def vjp_fn(*cotangents):
+        cots, _ = _flatten(cotangents[0] if len(cotangents) == 1 and out_spec is None else cotangents)
+        if len(cots) != len(out_leaves):
+            raise errors.RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure "
+                                      "of outputs to the function")
+        _depth[0] += 1
+        try:
+            gs = _grads(out_leaves, leaves, cots)
+        finally:
+            _depth[0] -= 1
+        return tuple(_unflatten([_finish(g) for g in gs], spec))
+
+    result = (_finish_tree(out), vjp_fn)
+    return result + (_finish_tree(aux),) if has_aux else result
+
+
+# ---------------------------------------------------------------- forward mode
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    if not isinstance(primals, (tuple, list)):
+        raise errors.RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be "
+                                  "valid to call f(*primals).")
+    p_leaves, spec = _flatten(tuple(primals))
+    t_leaves, _ = _flatten(tuple(tangents))
+    if len(p_leaves) != len(t_leaves):
+        raise errors.RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same "
+                                  "python structure.")
+    with fw.dual_level():
+        duals = [fw.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        _depth[0] += 1
+        try:
+            out = func(*_unflatten(duals, spec))
+        finally:
+            _depth[0] -= 1
+        aux = None
+        if has_aux:
+            out, aux = out
+        o_leaves, o_spec = _flatten(out)
+        pairs = [fw.unpack_dual(o) for o in o_leaves]
+        prim = [_finish(p) for p, _ in pairs]
+        tans = [_finish(t) if t is not None else Tensor._make(np.zeros(p._data.shape, p._dtype.np), p._dtype)
+                for p, t in pairs]
+    result = (_unflatten(prim, o_spec), _unflatten(tans, o_spec))
+    return result + (_finish_tree(aux),) if has_aux else result
+
+
+def linearize(func, *primals):
+    """(f(primals), jvp_fn): jvp_fn(*tangents) is the Jacobian–vector product at ``primals``."""
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return _finish_tree(out), jvp_fn
+
+
+# ---------------------------------------------------------------- Jacobians
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    def wrapper(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        args = list(args)
+        _depth[0] += 1
+        try:
+            with enable_grad():
+                ins = []
+                for a in nums:
+                    args[a] = _differentiable(args[a])
+                    ins.append(args[a])
+                out = func(*args)
+                aux = None
+                if has_aux:
+                    out, aux = out
+                o_leaves, o_spec = _flatten(out)
+                per_out = []
+                for o in o_leaves:
+                    blocks = _jacobian_rows(o, ins)
+                    per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
+        finally:
+            _depth[0] -= 1
+        jac = _finish_tree(_unflatten(per_out, o_spec))
+        return (jac, _finish_tree(aux)) if has_aux else jac
+    return wrapper
+
+
+def _jacobian_rows(o, ins):
+    """d o / d ins[k], shaped ``o.shape + ins[k].shape``: the engine's batched cotangents, or, inside a
+    dual level (forward-over-reverse), one backward pass per row so each row carries its tangent."""
+    from .functional import jacobian_blocks
+    from .functions import stack
+    if not fw.ACTIVE:
+        blocks = jacobian_blocks(o, ins, create_graph=True)
+    else:
+        rows = []
+        for j in range(o._data.size):
+            cot = Tensor._make(np.zeros(o._data.shape, o._dtype.np), o._dtype)
+            cot._data.reshape(-1)[j] = 1
+            rows.append(_grads(o, ins, cot))
+        blocks = [stack([r[k] for r in rows]).reshape(o._data.shape + x._data.shape) if rows else None
+                  for k, x in enumerate(ins)]
+    return [b if b is not None else Tensor._make(np.zeros(o._data.shape + x._data.shape, x._dtype.np), x._dtype)
+            for b, x in zip(blocks, ins)]
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    def wrapper(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacfwd")
+        columns = []          # per differentiated input: the jvp outputs of each basis tangent
+        out = aux = None
+        for a in nums:
+            x = args[a]
+            cols = []
+            for j in range(x._data.size):
+                basis = np.zeros(x._data.shape, x._dtype.np)
+                basis.reshape(-1)[j] = 1
+                tangents = [Tensor._make(basis, x._dtype) if k == a else _zeros_like(args[k]) for k in
+                            range(len(args))]
+                _depth[0] += 1
+                try:
+                    res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
+                finally:
+                    _depth[0] -= 1
+                out, t = res[0], res[1]
+                if has_aux:
+                    aux = res[2]
+                cols.append(t)
+            columns.append((x, cols))
+        if out is None:
+            out = func(*args)
+            if has_aux:
+                out, aux = out
+        o_leaves, o_spec = _flatten(out)
+        from .functions import stack
+        per_out = []
+        for i, o in enumerate(o_leaves):
+            blocks = []
+            for x, cols in columns:
+                if cols:
+                    col = stack([_flatten(c)[0][i] for c in cols], -1)
+                    col = col.reshape(o._data.shape + x._data.shape)
+                else:
+                    col = Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype)
+                blocks.append(_finish(col))
+            per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
+        jac = _unflatten(per_out, o_spec)
+        return (jac, _finish_tree(aux)) if has_aux else jac
+    return wrapper
+
+
+def _zeros_like(x):
+    if isinstance(x, Tensor):
+        return Tensor._make(np.zeros(x._data.shape, x._dtype.np), x._dtype)
+    return x
+
+
+def hessian(func, argnums=0):
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------- modules
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True,
+                    strict=False):
+    """Call ``module`` with its parameters and buffers replaced by the given tensors (restored after)."""
+    dicts = parameter_and_buffer_dicts
+    if isinstance(dicts, (tuple, list)):
+        merged = {}
+        for d in dicts:
+            merged.update(d)
+        dicts = merged
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    saved = []
+    try:
+        for name, value in dicts.items():
+            owner, attr = _owner(module, name)
+            saved.append((owner, attr, _raw_get(owner, attr)))
+            _raw_set(owner, attr, value)
+        return module(*args, **(kwargs or {}))
+    finally:
+        for owner, attr, old in reversed(saved):
+            _raw_set(owner, attr, old)
+
+
+def _owner(module, dotted):
+    parts = dotted.split(".")
+    obj = module
+    for p in parts[:-1]:
+        obj = getattr(obj, p)
+    return obj, parts[-1]
+
+
+def _raw_get(owner, attr):
+    for store in ("_parameters", "_buffers"):
+        d = getattr(owner, store, None)
+        if isinstance(d, dict) and attr in d:
+            return (store, d[attr])
+    return (None, getattr(owner, attr))
+
+
+def _raw_set(owner, attr, value):
+    """Put ``value`` where the module keeps ``attr`` (its parameter or buffer dict), bypassing the
+    registration rules of ``__setattr__`` (a functional call swaps tensors, it does not register them)."""
+    if isinstance(value, tuple) and len(value) == 2 and (value[0] in ("_parameters", "_buffers") or value[0] is None):
+        store, v = value
+        if store is None:
+            object.__setattr__(owner, attr, v)
+        else:
+            getattr(owner, store)[attr] = v
+        return
+    for store in ("_parameters", "_buffers"):
+        d = getattr(owner, store, None)
+        if isinstance(d, dict) and attr in d:
+            d[attr] = value
+            return
+    object.__setattr__(owner, attr, value)
+
+
+NAMES = {"grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev,
+         "jacfwd": jacfwd, "hessian": hessian, "linearize": linearize, "functional_call": functional_call}
+
+
+# ---------------------------------------------------------------- torch.autograd.functional, forward mode
+def check_strategy(strategy, create_graph=False):
+    """PyTorch's checks of ``jacobian(..., strategy=)``; True when the forward-mode path is asked for."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise errors.AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
+                                    'function has more outputs than inputs, "forward-mode" tends to be more '
+                                    'performant. Otherwise, prefer to use "reverse-mode".')
+    if strategy == "forward-mode" and create_graph:
+        raise errors.NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+                                         '`strategy="forward-mode"` are not supported together (yet). Please '
+                                         'either set `create_graph=False` or `strategy="reverse-mode"`.')
+    return strategy == "forward-mode"
+
+
+def forward_mode_jacobian(func, inputs, strict=False, vectorize=False):
+    """``torch.autograd.functional.jacobian(..., strategy="forward-mode")``: one column per element of the
+    inputs, each the tangent of the outputs for a basis tangent (PyTorch's _jacfwd, its result structure:
+    a list per output of a list per input)."""
+    from .functional import _tuple_in, _tuple_out
+    from .functions import stack
+    if strict:
+        raise errors.RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
+                                  'are not supported together (yet). Please either set `strict=False` or '
+                                  '`strategy="reverse-mode"`.')
+    in_tuple, ins = _tuple_in(inputs)
+    if not vectorize:
+        raise errors.NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                         "only implemented for `vectorize=True`.")
+    columns, outs, out_tuple = [], None, False      # columns[k][j]: output tangents for element j of input k
+    for k, x in enumerate(ins):
+        cols = []
+        for j in range(x._data.size):
+            basis = np.zeros(x._data.shape, x._dtype.np)
+            basis.reshape(-1)[j] = 1
+            with fw.dual_level():
+                duals = [fw.make_dual(t, Tensor._make(basis, x._dtype) if i == k else _zeros_like(t))
+                         for i, t in enumerate(ins)]
+                out_tuple, outs = _tuple_out(func(*duals))
+                pairs = [fw.unpack_dual(o) for o in outs]
+                outs = [p for p, _ in pairs]
+                cols.append([t if t is not None else _zeros_like(p) for p, t in pairs])
+        columns.append(cols)
+    if outs is None:
+        out_tuple, outs = _tuple_out(func(*ins))
+    result = []
+    for i, o in enumerate(outs):
+        row = []
+        for k, x in enumerate(ins):
+            if columns[k]:
+                row.append(stack([c[i] for c in columns[k]], -1).reshape(o._data.shape + x._data.shape))
+            else:
+                row.append(Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype))
+        result.append(row)
+    if not in_tuple:
+        result = tuple(r[0] for r in result)
+    return result if out_tuple else result[0]
