@@ -97,8 +97,12 @@ def check_clean(source: str, filename: str = "fuzz.gx"):
     if rest and rest[0].startswith("    "):   # the source line, then the caret under the spot
         assert len(rest) >= 2 and re.fullmatch(r"    *\^+", rest[1]), text
         rest = rest[2:]
-    if rest:
-        assert len(rest) == 1 and rest[0].startswith("hint: "), text
+    if rest and rest[0].startswith("hint: "):
+        rest = rest[1:]
+    if rest:        # where backward's failing node was recorded: a note, then its line and caret
+        assert rest[0].startswith("note: ") and len(rest) in (1, 3), text
+        if len(rest) == 3:
+            assert rest[1].startswith("    ") and re.fullmatch(r"    *\^+", rest[2]), text
     return outcome
 
 

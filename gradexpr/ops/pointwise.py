@@ -267,7 +267,7 @@ def _erf(a):
 
 
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
-         dtype=_F_, domain="real")
+         dtype=_F_, domain="real", forward_ad="element_wise")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
            domain="real", forward_ad="element_wise")
 ceil = op("ceil", "CeilBackward0", np.ceil, self=corner_grads.zero_grad, dtype=_kernel("ceil_vml_cpu"),

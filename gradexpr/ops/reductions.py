@@ -353,7 +353,7 @@ dist = op("dist", "DistBackward0", lambda a, b, p=2: _norm(a - b, float(p)), ("s
           other=lambda grad, self, other, result, p=2: -_dist_grad(grad, self, other, result, p),
           schema="dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", variants="function method",
           dtype=_floating_only("dist: Expected a floating point tensor as input. Got {}"), domain="real",
-          samples=[((2, 3), (2, 3)), ((2, 3), (3,))])
+          samples=[((2, 3), (2, 3)), ((2, 3), (3,))], forward_ad="transpose")
 
 
 def _logsumexp(a, dim, keepdim=False):
@@ -370,7 +370,7 @@ def _logsumexp(a, dim, keepdim=False):
 logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                self=lambda grad, self, result, dim, keepdim:
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
-               dtype=_F_, domain="real")
+               dtype=_F_, domain="real", forward_ad="transpose")
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
             dtype=_sum_dtype, domain="real", forward_ad="linear")
