@@ -2004,6 +2004,9 @@ def _view_steps(t, basic, lone=False):
     return out
 
 
+_NO_BYTES = np.dtype([])
+
+
 def getitem(self, index):
     idx, advanced = _normalise_index(self, index)
     if not advanced:
@@ -2015,8 +2018,9 @@ def getitem(self, index):
     # result's dimensions when a slice stands between them: x[0, :, [0, 1]].)
     basic, tensors = _split_index(self, idx)
     source = _view_steps(self, basic)
-    if source._data.size < 10**7:
-        limits.check_elements(np.empty(source._data.shape, dtype=np.bool_)[tensors].shape)
+    # the result's shape from NumPy's own indexing rules, on an array of zero-byte elements
+    # (nothing is allocated, however large the result would be)
+    limits.check_elements(np.empty(source._data.shape, dtype=_NO_BYTES)[tensors].shape)
     return apply(D.GETITEM["IndexBackward0"], (source,), {"index": tensors})
 
 
