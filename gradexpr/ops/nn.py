@@ -8,6 +8,8 @@ import numpy as np
 from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
 from .registry import op
+from ..exact import fma
+from ..graph import is_grad_enabled
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
 from .pointwise import _erf, _sigmoid
 
@@ -74,7 +76,24 @@ def _gelu(a, approximate="none"):
     return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
+def _gelu_tanh_grad_kernel(dy, x):
+    """GeluBackwardKernelImpl's tanh branch as PyTorch's AVX2 build rounds it: the inner sum, the
+    tanh derivative and the inner derivative fused (``fma``)."""
+    c = x.dtype.type
+    beta, kappa = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5), c(0.044715)
+    x_sq = x * x
+    tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
+    left = c(0.5) * x
+    left_derivative = c(0.5) * (c(1) + tanh_inner)
+    tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+    inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+    return (dy * (left_derivative + left * tanh_derivative * inner_derivative)).astype(x.dtype)
+
+
 def _gelu_grad(grad, self, approximate="none"):
+    if approximate == "tanh" and not is_grad_enabled() and grad.dtype == self.dtype \
+            and grad.shape == self.shape and self.dtype.is_floating_point:
+        return Tensor._make(_gelu_tanh_grad_kernel(grad._data, self._data), self.dtype)
     if approximate == "tanh":
         # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
         beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
