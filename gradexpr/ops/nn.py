@@ -281,8 +281,27 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
 
 
+def _nll_grad_unweighted(grad, x, target, reduction, ignore_index):
+    """The same gradient in NumPy for the common case (no class weights, no graph being built): each
+    valid sample's target class gets ``-grad`` (``-grad / count`` for the mean), the rest +0."""
+    rows = x.reshape(-1, x.shape[-1])
+    tgt = target.reshape(-1).astype(np.int64, copy=False)
+    valid = tgt != ignore_index
+    g = grad.astype(x.dtype, copy=False)
+    if reduction == "mean":
+        g = g / x.dtype.type(np.count_nonzero(valid))
+    per = np.broadcast_to(-g.reshape(-1) if g.ndim else -g, tgt.shape)
+    out = np.zeros(rows.shape, x.dtype)
+    idx = np.flatnonzero(valid)
+    out[idx, tgt[idx]] = per[idx]
+    return out.reshape(x.shape)
+
+
 def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
     F = _F()
+    if weight is None and self.dim() <= 2 and not is_grad_enabled():
+        return Tensor._make(_nll_grad_unweighted(grad._data, self._data, target._data, reduction, ignore_index),
+                            self.dtype)
     x = self if self.dim() > 1 else self.unsqueeze(0)
     tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
     C = x.shape[1]
