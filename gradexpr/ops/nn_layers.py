@@ -410,7 +410,7 @@ def _bn_grad(which):
 
 native_batch_norm = op("native_batch_norm", "NativeBatchNormBackward0", _batch_norm, ("input", "weight", "bias"),
                        input=_bn_grad(0), weight=_bn_grad(1), bias=_bn_grad(2),
-                       dtype="first", broadcast=False, domain="real", twice=False,
+                       dtype="first", broadcast=False, domain="real",
                        samples=[((4, 3), (3,), (3,)), ((2, 3, 5), (3,), (3,)), ((2, 2, 3, 3), (2,), (2,))])
 
 
