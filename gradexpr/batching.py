@@ -490,3 +490,14 @@ def write_inplace(t, result):
     if result._grad_fn is not None:
         t._grad_fn = result._grad_fn
         t._requires_grad = True
+
+
+def inplace_view(op, t, params):
+    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
+    from .op import apply
+    result = apply(op, (t,), params)
+    t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
+    if result._grad_fn is not None:
+        t._grad_fn = result._grad_fn
+        t._requires_grad = True
+    return t

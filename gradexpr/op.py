@@ -23,7 +23,7 @@ from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiabl
 from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
 from .batching import (LEVELS as _VMAP, dispatch as _vmap_dispatch, dispatch_inplace as _vmap_inplace, level_of,
-                       write_inplace as _vmap_write)
+                       inplace_view as _vmap_inplace_view, write_inplace as _vmap_write)
 
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
@@ -726,6 +726,8 @@ def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
     """``t.t_()``, ``t.squeeze_()`` …: ``t`` itself becomes the view ``op`` makes of it (same memory,
     new shape and strides), with the op's node as its history; the version counter moves, so other
     views of the same memory are seen afresh."""
+    if _VMAP and level_of((t,)) >= 0:
+        return _vmap_inplace_view(op, t, params)
     check_inplace(t)
     result = apply(op, (t,), params)
     t._data = result._data

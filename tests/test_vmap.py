@@ -11,13 +11,10 @@ torch = api.build()["torch"]
 func = torch.func
 BATCH = 3
 RANDOM = {"dropout"}                    # draws random numbers: vmap's randomness="error" refuses them
-# Not batched yet (reported on issue 17): in-place view ops (t_, squeeze_, ...), in-place fills of a batched
-# tensor, as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
+# Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
 # (max/min's indices, max_pool2d's), and backward formulas that branch on values (prod, cumprod, svdvals,
 # elu_/leaky_relu_ in place).
-NOT_YET = {"as_strided", "copy", "copy_slices", "fill_inplace", "fill_tensor_inplace", "zero_inplace", "max_dim",
-           "min_dim", "max_pool2d_with_indices", "squeeze_inplace", "squeeze_inplace_dim", "squeeze_inplace_dims",
-           "t_inplace", "transpose_inplace", "unsqueeze_inplace"}
+NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices"}
 NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "prod", "prod_dim", "svdvals"}
 
 
