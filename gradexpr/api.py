@@ -151,6 +151,7 @@ def _build() -> dict:
     torch_names.update(_device.namespaces())
     torch_names.update(_legacy.TYPED_CLASSES)
     autograd_ns._names["Variable"] = _legacy.Variable
+    torch_names["vmap"] = _vmap            # ---- torch.vmap is torch.func.vmap (gradexpr/func.py)
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
@@ -206,6 +207,16 @@ def _forward_ad_namespace():
 def _func_names():
     from . import func
     return func.NAMES
+
+
+def _vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    from . import func as _func
+    return _func.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+
+def functorch_namespace():
+    """``functorch``, torch.func's old name (``from functorch import vmap, grad``)."""
+    return LazyNamespace("functorch", {}, _func_names)
 
 
 def _generator_class():
