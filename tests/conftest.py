@@ -3,8 +3,8 @@
 The suite checks behaviour, not speed: BLAS threads are pinned to one so that a NumPy-heavy program
 (tests/programs/real/examples_tensor/two_layer_net_numpy.gx) is not slowed tenfold past its time
 limit by OpenBLAS threads spinning for cores that other processes hold (1.3 s alone with one
-thread, over 30 s at a load of 10 on two cores with the default threads). Results are the same:
-OpenBLAS splits a product's rows and columns among threads, never its sums.
+thread, over 30 s at a load of 10 on two cores with the default threads). The recordings do not
+depend on it: the suite's matrix products are split among threads by rows and columns, not sums.
 """
 import os
 
