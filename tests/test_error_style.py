@@ -1,13 +1,12 @@
 """Errors in one style: no usage banner for a well-formed command line, JSON on stdout under --json,
 did-you-mean for commands, --of names, keywords (PyTorch's parameter names) and constants."""
 import json
-import pathlib
 
 from click.testing import CliRunner
 
+from eval_schema import validate
 from gradexpr.cli.main import cli, main
 
-SCHEMA = json.loads((pathlib.Path(__file__).resolve().parent.parent / "docs" / "eval.schema.json").read_text())
 
 
 def run(*args, input=None):
@@ -31,19 +30,17 @@ def test_a_bad_option_value_has_no_usage_banner_and_a_hint():
 
 
 def test_under_json_a_bad_option_value_is_an_evaluation_with_the_error():
-    import jsonschema
     r = run("eval", "x * 2", "-v", "x=1.", "--wrt", "z", "--json")
     doc = json.loads(r.stdout)
-    jsonschema.validate(doc, SCHEMA)
+    validate(doc)
     assert r.exit_code == 2 and doc["ok"] is False and doc["errors"][0]["type"] == "UsageError"
     assert "--wrt z" in doc["errors"][0]["message"]
 
 
 def test_under_json_a_usage_error_of_click_is_json_too(capsys):
-    import jsonschema
     code, out, err = run_main(capsys, "eval", "x", "--json", "--no-such-option")
     doc = json.loads(out)
-    jsonschema.validate(doc, SCHEMA)
+    validate(doc)
     assert code == 2 and "No such option" in doc["errors"][0]["message"] and "Usage:" in err
     code, out, _ = run_main(capsys, "check", "--json", "/no/such/folder")
     assert code == 2 and json.loads(out)["error"]["exit_status"] == 2
