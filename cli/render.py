@@ -166,7 +166,7 @@ def plain(ev) -> str:
     parts = []
     if ev.output:
         parts.append("printed:\n" + ev.output.rstrip("\n"))
-    if ev.error is not None:
+    if ev.error is not None and ev.value is None:       # the program failed: nothing more to show
         return "\n\n".join(parts) + "\n" if parts else ""
     parts.append("value:\n" + value_text(ev.value))
     if isinstance(ev.value, Tensor):
@@ -174,6 +174,8 @@ def plain(ev) -> str:
         from . import tree
         parts.append("grad_fn:\n" + (tree.plain(nodes, edges, max_nodes=MAX_TREE_NODES, more_hint=TREE_MORE)
                                       .rstrip("\n") if nodes else "None"))
+    if ev.error is not None:                            # the differentiation failed: the value and graph stand
+        return "\n\n".join(parts) + "\n"
     leaves = {leaf.name: leaf for leaf in ev.leaves}
     if ev.grads is not None:
         head = "gradients:" if ev.grad_output is None else "vector-Jacobian products (--grad-output):"
@@ -329,8 +331,8 @@ def to_json(ev) -> dict:
         "schema": SCHEMA,
         "ok": ev.ok,
         "target": ev.target_name,
-        "text": None if ev.error is not None else value_text(value),
-        "value": None if ev.error is not None else _python_json(value),
+        "text": None if ev.error is not None and value is None else value_text(value),
+        "value": None if ev.error is not None and value is None else _python_json(value),
         "shape": list(value._data.shape) if is_tensor else None,
         "dtype": value._dtype.name if is_tensor else None,
         "requires_grad": bool(is_tensor and value._requires_grad),

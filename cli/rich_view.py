@@ -42,7 +42,7 @@ def show(ev, console=None):
     if ev.output:
         heading("printed")
         block(ev.output.rstrip("\n"), style="dim")     # as the program printed it; the terminal wraps it
-    if ev.error is not None:
+    if ev.error is not None and ev.value is None:       # the program failed: nothing more to show
         return
     heading("value" + (f" of {ev.target_name}" if ev.target_name else ""))
     block(tensor_text(ev.value, width), style="bold blue")
@@ -56,6 +56,8 @@ def show(ev, console=None):
                           soft_wrap=True)
         else:
             console.print(Text("grad_fn: None", style="dim"))
+    if ev.error is not None:                            # the differentiation failed: the value and graph stand
+        return
     leaves = {leaf.name: leaf for leaf in ev.leaves}
     if ev.grads is not None:
         heading("gradients" if ev.grad_output is None else "vector–Jacobian products (--grad-output)")

@@ -574,6 +574,7 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         if tracer is not None:
             ev.trace = tracer.steps
     if (not scalar and request.grad_output is None and not request.pointwise) or request.jacobian:
+        _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
         blocks = jacobian_blocks(target, tensors)
         ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
                        for name, b, x in zip(names, blocks, tensors)}
@@ -583,6 +584,7 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         if not ev.pointwise:
             raise not_scalar
     elif request.hessian:
+        _refuse_too_big("Hessian", (), ev.leaves, ev.leaves, limits)
         seed = Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
         firsts = run_backward((target,), (seed,), retain_graph=True, create_graph=True, inputs=tensors,
                               accumulate=False, allow_unused=True)
@@ -591,6 +593,29 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
             blocks = jacobian_blocks(g, tensors) if g is not None else [None] * len(tensors)
             ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
                                 for other, b, y in zip(names, blocks, tensors)}
+
+
+def _refuse_too_big(what: str, out_shape, rows, columns, limits):
+    """A Jacobian or Hessian over ``--max-elements`` is refused before any of it is computed, with
+    the ways to ask for less (the engine's own refusal would only say to raise the limit)."""
+    from . import errors
+    from .limits import current
+    limit = (limits or current()).max_elements
+    out = 1
+    for s in out_shape:
+        out *= int(s)
+    for a in rows:
+        for b in columns if what == "Hessian" else (None,):
+            n = out * a.tensor._data.size * (b.tensor._data.size if b is not None else 1)
+            if not limit or n <= limit:
+                continue
+            by = f"{a.name} {list(a.tensor._data.shape)}" + (f" and {b.name} {list(b.tensor._data.shape)}" if b else "")
+            of = f" of the target {list(out_shape)}" if what == "Jacobian" else ""
+            raise errors.LimitError(
+                f"the {what}{of} with respect to {by} would have {n:,} elements, over the limit of {limit:,}",
+                hint="differentiate less: --wrt NAME keeps some leaves" + (
+                    ", --grad-output VALUE gives one vector-Jacobian product, --pointwise shows f'(x) "
+                    "when the target is elementwise in x" if what == "Jacobian" else ""))
 
 
 class Pointwise:

@@ -446,3 +446,19 @@ def test_as_a_subprocess_plain_when_piped_and_json():
     assert p.returncode == 1 and len(p.stdout.splitlines()) == 2 and "Traceback" not in p.stderr
     p = _gradexpr("eval", "sin(x) * x ** 2", "-v", "x=1.5", "--trace", "--check")
     assert p.returncode == 0 and "x: ok" in p.stdout
+
+
+def test_a_jacobian_over_the_limit_shows_value_and_graph_then_says_how_to_ask_for_less():
+    r = eval_("x.expand(3000, 3000) * 1", "-v", "x=ones(3000, 1)")
+    assert r.exit_code == 1
+    assert r.stdout.startswith("value:\ntensor([[1., 1., 1.,  ..., 1., 1., 1.],")
+    assert "grad_fn:\nMulBackward0 [3000, 3000] float32 (n0)" in r.stdout
+    assert ("LimitError: the Jacobian of the target [3000, 3000] with respect to x [3000, 1] would have "
+            "27,000,000,000 elements, over the limit of 100,000,000") in r.stderr
+    assert "--wrt" in r.stderr and "--grad-output" in r.stderr and "--pointwise" in r.stderr
+    assert "--max-elements" not in r.stderr
+    doc = eval_json("x * 2", "-v", "x=ones(20000)", code=1)
+    assert doc["ok"] is False and doc["shape"] == [20000] and len(doc["graph"]["nodes"]) == 2
+    assert doc["errors"][0]["type"] == "LimitError" and "--wrt" in doc["errors"][0]["hint"]
+    assert eval_("(x * x).sum()", "-v", "x=ones(20000)", "--hessian").stderr.endswith(
+        "hint: differentiate less: --wrt NAME keeps some leaves\n")
