@@ -41,11 +41,37 @@ about a millisecond, paid at every start of the command.
 """
 from __future__ import annotations
 
+import contextvars
 import io
 
 CHECK_EPS = 1e-6              # central-difference step (float64), as torch.autograd.gradcheck
 CHECK_MAX_ELEMENTS = 128      # perturbed elements per leaf: two program runs each
 RUNTIME, USAGE = 1, 2         # an evaluation's error_code: the process exit status (cli/exitcodes.Exit)
+
+
+# progress(task, done, total) for long work (a Jacobian's rows, --check's program runs): set by a
+# front end that shows progress (``reporting``); None by default
+_progress = contextvars.ContextVar("gradexpr_session_progress", default=None)
+
+
+class reporting:
+    """``with session.reporting(callback):`` calls ``callback(task, done, total)`` as long work advances."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        self.token = _progress.set(self.callback)
+        return self
+
+    def __exit__(self, *exc):
+        _progress.reset(self.token)
+
+
+def _report(task: str):
+    """A ``progress(done, total)`` for ``task``, or None when nobody listens."""
+    callback = _progress.get()
+    return None if callback is None else lambda done, total: callback(task, done, total)
 
 
 class RequestError(Exception):
@@ -575,7 +601,7 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
             ev.trace = tracer.steps
     if (not scalar and request.grad_output is None and not request.pointwise) or request.jacobian:
         _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
-        blocks = jacobian_blocks(target, tensors)
+        blocks = jacobian_blocks(target, tensors, progress=_report("Jacobian"))
         ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
                        for name, b, x in zip(names, blocks, tensors)}
     if not scalar and (request.pointwise or (ev.jacobian is not None and not request.jacobian)):
@@ -590,7 +616,8 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
                               accumulate=False, allow_unused=True)
         ev.hessian = {}
         for name, g, x in zip(names, firsts, tensors):
-            blocks = jacobian_blocks(g, tensors) if g is not None else [None] * len(tensors)
+            blocks = jacobian_blocks(g, tensors, progress=_report(f"Hessian, {name} rows")) if g is not None \
+                else [None] * len(tensors)
             ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
                                 for other, b, y in zip(names, blocks, tensors)}
 
@@ -738,7 +765,10 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
                 if total else np.zeros(0, int)
             worst_abs = worst_rel = 0.0
             ok = True
-            for k in picks:
+            progress = _report(f"--check {leaf.name}")
+            for done, k in enumerate(picks):
+                if progress is not None:
+                    progress(done, len(picks))
                 columns = []
                 for sign in (1.0, -1.0):
                     moved = base.copy()
