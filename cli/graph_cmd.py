@@ -233,8 +233,9 @@ def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nod
     if fmt == "tree" and output is None and sys.stdout.isatty():
         if nodes:
             from .terminal import console
-            console().print(tree.rich_text(nodes, edges, show_saved=show_saved, max_nodes=max_nodes,
-                                           more_hint=TREE_MORE), soft_wrap=True)
+            terminal = console()
+            terminal.print(tree.rich_text(nodes, edges, terminal.width, show_saved=show_saved, max_nodes=max_nodes,
+                                          more_hint=TREE_MORE), soft_wrap=True)
         return
     if fmt == "tree":
         text = tree.plain(nodes, edges, show_saved=show_saved, max_nodes=max_nodes, more_hint=TREE_MORE)

@@ -52,7 +52,7 @@ def show(ev, console=None):
             from . import tree
             from .render import MAX_TREE_NODES, TREE_MORE
             heading("grad_fn")
-            console.print(tree.rich_text(nodes, edges, max_nodes=MAX_TREE_NODES, more_hint=TREE_MORE),
+            console.print(tree.rich_text(nodes, edges, console.width, max_nodes=MAX_TREE_NODES, more_hint=TREE_MORE),
                           soft_wrap=True)
         else:
             console.print(Text("grad_fn: None", style="dim"))

@@ -11,7 +11,7 @@ Two rules keep the drawing as narrow as the graph is simple:
   (``├──``/``└──``), one input per branch;
 * a run of nodes that repeats along a chain (a loop's body: ``SinBackward0 ← MulBackward0``
   sixty times, each ``Mul`` also taking the same leaf ``w``) keeps its first
-  repetition and folds the others into one line, ``… × 59 (SinBackward0 ← MulBackward0)``.
+  repetition and folds the others into one line, ``… × 58 (SinBackward0 ← MulBackward0)``.
 
 A node reached again (a shared subexpression) is a line ``(shown above)`` without its inputs.
 Lines are lists of ``(text, style)`` pieces: ``plain`` joins the text, ``rich_text`` keeps
@@ -108,7 +108,7 @@ def _folds(g: _Graph, chain: list) -> dict:
 
 
 def lines(nodes, edges, show_saved: bool = False, max_nodes: int = 0, more_hint: str = ""):
-    """The tree's lines, each a list of ``(text, style)``; at most ``max_nodes`` node lines (0: all;
+    """The tree's lines, each ``(guides, [(text, style), …])``; at most ``max_nodes`` node lines (0: all;
     a fold is one line)."""
     if not nodes:
         return []
@@ -149,53 +149,77 @@ def lines(nodes, edges, show_saved: bool = False, max_nodes: int = 0, more_hint:
                 stack.append((inputs[k], below, "└── " if k == len(inputs) - 1 else "├── "))
     hidden = len(nodes) - len(seen) - folded
     if hidden > 0:
-        out.append([(f"… {hidden} more nodes not shown" + (f" ({more_hint})" if more_hint else ""), "dim")])
+        out.append(("", [(f"… {hidden} more nodes not shown" + (f" ({more_hint})" if more_hint else ""), "dim")]))
     return out
 
 
-def _node_line(lead: str, node, again: bool = False, show_saved: bool = False) -> list:
-    parts = [(lead, "dim")] if lead else []
+def _node_line(lead: str, node, again: bool = False, show_saved: bool = False) -> tuple:
+    parts = []
     if node.variable:
         parts += [(node.variable, "bold green" if node.kind == "leaf" else "bold"), (": ", "")]
     name = _short(node.name)
     if again:
-        return parts + [(name, "dim"), (" (shown above) ", "dim"), (f"({node.id})", "dim")]
+        return lead, parts + [(name, "dim"), (" (shown above) ", "dim"), (f"({node.id})", "dim")]
     parts += [(name, "bold cyan" if node.kind == "op" else "cyan"),
               (f" {_shape(node.shape)} {node.dtype} ", ""), (f"({node.id})", "dim")]
     if node.is_target:
         parts.append(("  ← target", "yellow"))
     if show_saved and node.saved:
         parts.append(("  saved: " + ", ".join(f"{k} {_shape(s)}" for k, s in node.saved), "dim"))
-    return parts
+    return lead, parts
 
 
-def _fold_line(lead: str, g: _Graph, fold: Fold) -> list:
+def _fold_line(lead: str, g: _Graph, fold: Fold) -> tuple:
     first, last = g.by_id[fold.nodes[0]], g.by_id[fold.nodes[-1]]
     run = " ← ".join(fold.period)
     same = {(tuple(g.by_id[i].shape), g.by_id[i].dtype) for i in fold.nodes}
     meta = f" {_shape(first.shape)} {first.dtype}" if len(same) == 1 else ""
-    parts = [(lead, "dim")] if lead else []
-    parts += [(f"… × {fold.count} ", "bold magenta"), (f"({run})" if len(fold.period) > 1 else run, "magenta"),
-              (f"{meta} ", ""), (f"({first.id} … {last.id})", "dim")]
+    parts = [(f"… × {fold.count} ", "bold magenta"), (f"({run})" if len(fold.period) > 1 else run, "magenta"),
+              (f"{meta} ", ""), (f"({first.id}–{last.id})", "dim")]
     if fold.sides:
         parts.append(("  with " + ", ".join(f"{g.by_id[s].variable or _short(g.by_id[s].name)} ({s})"
                                              for s in fold.sides), "dim"))
-    return parts
+    return lead, parts
 
 
 def plain(nodes, edges, **kwargs) -> str:
     """The tree as text (no colour), one line per node, ending in a newline; '' for no graph."""
-    rows = lines(nodes, edges, **kwargs)
-    return "".join("".join(t for t, _ in row) + "\n" for row in rows)
+    return "".join(lead + "".join(t for t, _ in parts) + "\n" for lead, parts in lines(nodes, edges, **kwargs))
 
 
-def rich_text(nodes, edges, **kwargs):
-    """The tree as one rich ``Text`` (print it with ``soft_wrap=True``: nothing is cut)."""
+def rich_text(nodes, edges, width: int | None = None, **kwargs):
+    """The tree as one rich ``Text``. A line longer than ``width`` wraps at its spaces, its
+    continuation under its own guides, so no name or number is cut and the guides stay whole."""
     from rich.text import Text
     text = Text()
-    for k, row in enumerate(lines(nodes, edges, **kwargs)):
-        if k:
-            text.append("\n")
-        for t, style in row:
-            text.append(t, style=style or None)
+    for k, (lead, parts) in enumerate(lines(nodes, edges, **kwargs)):
+        label = Text()
+        for t, style in parts:
+            label.append(t, style=style or None)
+        pieces = [label]
+        if width and len(lead) + label.cell_len > width and width - len(lead) > 20:
+            pieces = _wrap(label, width - len(lead) - 2)
+        below = lead[:-4] + _CONTINUE[lead[-4:]] + "  " if lead[-4:] in ("├── ", "└── ") else lead + "  "
+        for j, piece in enumerate(pieces):
+            if k or j:
+                text.append("\n")
+            text.append(lead if j == 0 else below, style="dim")
+            text.append_text(piece)
     return text
+
+
+def _wrap(label, width: int) -> list:
+    """``label`` cut at spaces into lines of at most ``width`` cells (a longer word stays whole)."""
+    out, start, last_space, length = [], 0, None, len(label.plain)
+    plain = label.plain
+    i = 0
+    while i < length:
+        if plain[i] == " ":
+            last_space = i
+        if i - start >= width and last_space is not None and last_space > start:
+            out.append(label[start:last_space])
+            start = last_space + 1
+            last_space = None
+        i += 1
+    out.append(label[start:])
+    return out

@@ -29,7 +29,7 @@ def test_a_60_iteration_loop_is_folded_and_narrow():
     assert len(fold) == 1 and "(SinBackward0 ← MulBackward0)" in fold[0] and "with w (n4)" in fold[0]
     # every node is drawn or folded: the ids drawn plus the fold's range cover the JSON graph's
     nodes = json.loads(run("graph", LOOP, *ARGS, "--json"))["nodes"]
-    first, last = re.search(r"\((n\d+) … (n\d+)\)", fold[0]).groups()
+    first, last = re.search(r"\((n\d+)–(n\d+)\)", fold[0]).groups()
     ids = [n["id"] for n in nodes]
     folded = {i for i in ids[ids.index(first):ids.index(last) + 1] if i != "n4"}
     drawn = set(re.findall(r"\((n\d+)\)", tree))
@@ -60,7 +60,7 @@ def test_a_chain_is_a_column_and_branches_only_where_a_node_has_several_inputs()
 def test_a_chain_of_one_op_keeps_its_first_and_last_node_and_folds_the_rest():
     tree = run("graph", "y = x\nfor i in range(100):\n    y = y.exp()\ny.sum()", "-v", "x=ones(3)")
     assert tree.splitlines() == ["SumBackward0 [] float32 (n0)  ← target", "ExpBackward0 [3] float32 (n1)",
-                                 "… × 98 ExpBackward0 [3] float32 (n2 … n99)", "ExpBackward0 [3] float32 (n100)",
+                                 "… × 98 ExpBackward0 [3] float32 (n2–n99)", "ExpBackward0 [3] float32 (n100)",
                                  "x: AccumulateGrad [3] float32 (n101)"]
 
 
