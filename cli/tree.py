@@ -62,13 +62,14 @@ class Fold:
 def _chain(g: _Graph, start: str, seen: set) -> list:
     """The nodes from ``start`` down its chain: while a node's inputs are all leaves (or shown
     already) but one op node used by nothing else, that one is the next."""
-    chain, cur = [start], start
+    chain, cur, on_chain = [start], start, {start}
     while True:
         deep = [i for _, i in g.inputs[cur] if g.by_id[i].kind == "op" and i not in seen]
-        if len(deep) != 1 or g.consumers[deep[0]] != 1 or deep[0] in chain:
+        if len(deep) != 1 or g.consumers[deep[0]] != 1 or deep[0] in on_chain:
             return chain
         cur = deep[0]
         chain.append(cur)
+        on_chain.add(cur)
 
 
 def _signature(g: _Graph, node_id: str, next_id) -> tuple:
