@@ -766,9 +766,7 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
             worst_abs = worst_rel = 0.0
             ok = True
             progress = _report(f"--check {leaf.name}")
-            for done, k in enumerate(picks):
-                if progress is not None:
-                    progress(done, len(picks))
+            for done, k in enumerate(picks, 1):
                 columns = []
                 for sign in (1.0, -1.0):
                     moved = base.copy()
@@ -791,6 +789,8 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
                 worst_abs = max(worst_abs, _worst(err))
                 worst_rel = max(worst_rel, _worst(rel))
                 ok = ok and bool(np.all(err <= request.atol + request.rtol * np.abs(numeric)))
+                if progress is not None:
+                    progress(done, len(picks))
             result.max_abs, result.max_rel, result.ok, result.checked = worst_abs, worst_rel, ok, len(picks)
     except ProgramError as e:
         raise e.error from None
