@@ -8,9 +8,9 @@ stores on it (``ctx.k = 3``, ``save_for_backward``) is what backward and the pro
 outputs go in, the user's ``backward`` runs, and its results are checked (number, type, shape)
 with PyTorch's words before they flow on.
 
-A Function with several outputs is still one node; the outputs after the first reach it
-through ``_OutputEdge`` nodes that hand their gradient to it (so the engine keeps its one
-gradient per node) and that print, and read, as the node itself.
+A Function with several outputs is still one node, every output's ``grad_fn`` (``a.grad_fn is
+b.grad_fn``); inside the engine the outputs after the first reach it through ``graph.OutputEdge``
+nodes that hand their gradient to it (so the engine keeps its one gradient per node).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import functools
 import numpy as np
 
 from . import errors
-from .graph import _RELEASED, SECOND_BACKWARD, Node, SavedTensor, _grad_enabled, set_output_nr
+from .graph import _RELEASED, SECOND_BACKWARD, Node, OutputEdge, SavedTensor, _grad_enabled, set_output_nr
 from .tensor import Tensor
 from .warn import warn
 
@@ -137,13 +137,18 @@ class BackwardCFunction(Node, FunctionCtx):
         self._frees = True
 
     # ------------------------------------------------------------ backward
-    def _apply(self, grad):
+    def _take_grad_outputs(self, grad) -> tuple:
+        """The gradients of all the outputs: ``grad`` (output 0's, the engine's) and those the
+        outputs' edges handed over (None for an output that got none)."""
         grads = [grad] + ([None] * (len(self._outputs) - 1))
         if self._pending:
             for k, g in self._pending.items():
                 grads[k] = g
             self._pending = None
-        return self._run_backward(grads)
+        return tuple(grads)
+
+    def _apply(self, grad):
+        return self._run_backward(list(self._take_grad_outputs(grad)))
 
     def _run_backward(self, grads):
         for k, meta in enumerate(self._outputs):
@@ -193,42 +198,6 @@ def _expandable(shape, desired) -> bool:
         if s != d and s != 1:
             return False
     return True
-
-
-class _OutputEdge(Node):
-    """The grad_fn of output k >= 1 of a multi-output Function: hands its gradient to the Function's
-    node (which must run once, with all of them), and reads and prints as that node."""
-
-    __slots__ = ("_fn", "_k")
-
-    def __init__(self, fn, k, meta):
-        Node.__init__(self, fn._op, [fn], {}, [meta], False)
-        self._fn = fn
-        self._k = k
-
-    def name(self):
-        return self._fn.name()
-
-    def type_name(self):
-        return self._fn.type_name()
-
-    def __repr__(self):
-        return repr(self._fn)
-
-    @property
-    def next_functions(self):
-        return self._fn.next_functions
-
-    def __getattr__(self, name):
-        return getattr(self._fn, name)
-
-    def _apply(self, grad):
-        fn = self._fn
-        if fn._pending is None:
-            fn._pending = {}
-        old = fn._pending.get(self._k)
-        fn._pending[self._k] = grad if old is None else old + grad
-        return [None]
 
 
 class _FunctionMeta(type):
@@ -359,7 +328,7 @@ def _attach_outputs(ctx, args, outputs):
         if k == 0:
             o._grad_fn = ctx
         else:
-            edge = _OutputEdge(ctx, k, out_meta)
+            edge = OutputEdge(ctx, k, out_meta)
             set_output_nr(edge, k)
             o._grad_fn = edge
         o._requires_grad = True

@@ -395,7 +395,58 @@ def set_output_nr(node, nr: int):
 
 def _edge(node):
     """A ``next_functions`` entry: the node and the number of its output the edge reads."""
-    return (node, _OUTPUT_NR.get(node, 0) if node is not None else 0)
+    if node is None:
+        return (None, 0)
+    if type(node) is OutputEdge:
+        return (node._fn, node._k)
+    return (node, _OUTPUT_NR.get(node, 0))
+
+
+def output_nr(t) -> int:
+    """``Tensor.output_nr``: which output of its grad_fn the tensor is (0 for a leaf)."""
+    fn = t._grad_fn
+    if fn is None:
+        return 0
+    if type(fn) is OutputEdge:
+        return fn._k
+    return _OUTPUT_NR.get(fn, 0)
+
+
+class OutputEdge(Node):
+    """The engine-side grad_fn of output k >= 1 of a multi-output custom Function: it hands its
+    gradient to the Function's node (which must run once, with all of them). Programs never see it:
+    ``Tensor.grad_fn`` and ``next_functions`` show the Function's node and the output number."""
+
+    __slots__ = ("_fn", "_k")
+
+    def __init__(self, fn, k, meta):
+        Node.__init__(self, fn._op, [fn], {}, [meta], False)
+        self._fn = fn
+        self._k = k
+
+    def name(self):
+        return self._fn.name()
+
+    def type_name(self):
+        return self._fn.type_name()
+
+    def __repr__(self):
+        return repr(self._fn)
+
+    @property
+    def next_functions(self):
+        return self._fn.next_functions
+
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+    def _apply(self, grad):
+        fn = self._fn
+        if fn._pending is None:
+            fn._pending = {}
+        old = fn._pending.get(self._k)
+        fn._pending[self._k] = grad if old is None else old + grad
+        return [None]
 
 
 class CopySlices(Node):

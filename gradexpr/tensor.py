@@ -15,7 +15,7 @@ import numpy as np
 
 from . import dtypes, errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, tangent_of as _tangent_of
-from .graph import AccumulateGrad, InvalidGradFn, _grad_enabled
+from .graph import AccumulateGrad, InvalidGradFn, OutputEdge, _grad_enabled, output_nr as _output_nr
 
 
 class Tensor:
@@ -138,7 +138,13 @@ class Tensor:
         fn = self._grad_fn
         if type(fn) is InvalidGradFn:
             fn.fail()
+        elif type(fn) is OutputEdge:
+            return fn._fn       # every output of a custom Function shares its node
         return fn
+
+    @property
+    def output_nr(self) -> int:
+        return _output_nr(self)
 
     @property
     def is_leaf(self) -> bool:
