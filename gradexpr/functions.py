@@ -1025,10 +1025,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _ord(p):
     if p in ("fro", None):
-        return 2.0
+        return 2
     if p == "nuc":
         raise errors.RuntimeError("nuclear norm is not supported in gradexpr")
-    return float(p)
+    return p if type(p) in (int, float) else float(p)      # as given: the node shows it (ord 2, 2.0)
 
 
 def _norm_params(params, dtype):
@@ -1043,7 +1043,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return apply(D.norm, (x,), _norm_params({"ord": float(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
+    return apply(D.norm, (x,), _norm_params({"ord": _ord(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
                                             dtype))
 
 
