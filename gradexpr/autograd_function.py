@@ -15,10 +15,11 @@ nodes that hand their gradient to it (so the engine keeps its one gradient per n
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
-from . import errors
+from . import errors, forward_ad
 from .graph import _RELEASED, SECOND_BACKWARD, Node, OutputEdge, SavedTensor, _grad_enabled, set_output_nr
 from .tensor import Tensor
 from .warn import warn
@@ -28,6 +29,9 @@ _NOT_IMPLEMENTED_BACKWARD = ("You must implement either the backward or vjp meth
 _LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
            "autograd function with static forward method. (Example: "
            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+_NEEDS_SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), "
+                        "it must override the setup_context staticmethod. For more details, please see "
+                        "https://pytorch.org/docs/main/notes/extending.func.html")
 _LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
 
 
@@ -88,6 +92,7 @@ class BackwardCFunction(Node, FunctionCtx):
     to_save = None
     dirty_tensors = None
     non_differentiable = None
+    _in_jvp = False
 
     def __init__(self):
         Node.__init__(self, type(self)._record, [], {}, [], False)
@@ -109,6 +114,8 @@ class BackwardCFunction(Node, FunctionCtx):
     # ------------------------------------------------------------ saved tensors
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return tuple(getattr(self, "saved_for_forward", ()))
         saved = self._saved_list
         if self._saved is _RELEASED:
             raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
@@ -149,6 +156,24 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _apply(self, grad):
         return self._run_backward(list(self._take_grad_outputs(grad)))
+
+    def _apply_batched(self, grad):
+        """``_apply`` for a batch of cotangent rows (batched Jacobians): the user's backward runs
+        once per row, and the rows' gradients are stacked."""
+        from .functions import stack
+        grads = self._take_grad_outputs(grad)
+        m = next(g._data.shape[0] for g in grads if g is not None)
+        rows = [self._run_backward([None if g is None else g[i] for g in grads]) for i in range(m)]
+        out = []
+        for k, (nxt, meta) in enumerate(zip(self._next, self._meta)):
+            column = [r[k] for r in rows]
+            if nxt is None or all(g is None for g in column):
+                out.append(None)
+                continue
+            shape, dtype = meta
+            out.append(stack([g if g is not None else Tensor._make(np.zeros(shape, dtype.np), dtype)
+                              for g in column], 0))
+        return out
 
     def _run_backward(self, grads):
         for k, meta in enumerate(self._outputs):
@@ -256,6 +281,8 @@ BackwardCFunction.__module__ = "torch.autograd.function"
 def _apply(cls, args, kwargs):
     if cls.forward is Function.forward:
         raise errors.NotImplementedError("You must implement the forward function for custom autograd.Function.")
+    if cls.setup_context is Function.setup_context and _in_func_transform():
+        raise errors.RuntimeError(_NEEDS_SETUP_CONTEXT)
     ctx = cls._backward_cls()
     needs, inputs, next_nodes, meta = [], [], [], []
     for a in args:
@@ -277,25 +304,75 @@ def _apply(cls, args, kwargs):
     recording = _grad_enabled.get() and any(needs)
     ctx.needs_input_grad = tuple(needs) if recording else (False,) * len(needs)
     ctx._inputs = tuple(inputs)
+    tangents = _input_tangents(args) if forward_ad.ACTIVE else None
     token = _grad_enabled.set(False)
+    level = forward_ad.ACTIVE[:]
+    forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
     try:
         if cls.setup_context is Function.setup_context:
             output = cls.forward(ctx, *args, **kwargs)
         else:
             output = cls.forward(*args, **kwargs)
     finally:
+        forward_ad.ACTIVE[:] = level
         _grad_enabled.reset(token)
     if cls.setup_context is not Function.setup_context:
         cls.setup_context(ctx, args, output)
     outputs = output if type(output) is tuple else (output,)
     if not recording:
         ctx.to_save = None
-        return output
-    ctx._next = next_nodes
-    ctx._meta = meta
-    wrapped = _attach_outputs(ctx, args, outputs)
-    ctx._save(wrapped)
+        wrapped = outputs
+    else:
+        ctx._next = next_nodes
+        ctx._meta = meta
+        wrapped = _attach_outputs(ctx, args, outputs)
+        ctx._save(wrapped)
+    if tangents is not None:
+        _forward_tangents(cls, ctx, tangents, wrapped)
     return tuple(wrapped) if type(output) is tuple else wrapped[0]
+
+
+def _in_func_transform() -> bool:
+    """Whether a ``torch.func`` transform (grad, vjp, jvp, jacrev, jacfwd) is running."""
+    func = sys.modules.get("gradexpr.func")
+    return func is not None and func._depth[0] > 0
+
+
+def _input_tangents(args):
+    """Each argument's tangent at the open dual level (zeros for a tensor without one, None for a
+    non-tensor), or None when no argument has one."""
+    tangents, any_tangent = [], False
+    for a in args:
+        t = forward_ad.tangent_of(a) if isinstance(a, Tensor) else None
+        if t is not None:
+            any_tangent = True
+        elif isinstance(a, Tensor):
+            t = Tensor._make(np.zeros(a._data.shape, a._dtype.np), a._dtype)
+        tangents.append(t)
+    return tangents if any_tangent else None
+
+
+def _forward_tangents(cls, ctx, tangents, outputs):
+    """Forward-mode AD through the Function: ``jvp(ctx, *input_tangents)`` gives the outputs' tangents
+    (``ctx.saved_tensors`` reads what ``save_for_forward`` kept)."""
+    if cls.jvp is Function.jvp:
+        raise errors.NotImplementedError("You must implement the jvp function for custom autograd.Function "
+                                         "to use it with forward mode AD.")
+    level = forward_ad.ACTIVE[:]
+    forward_ad.ACTIVE.clear()
+    ctx._in_jvp = True
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        forward_ad.ACTIVE[:] = level
+    results = result if type(result) is tuple else (result,)
+    if len(results) != len(outputs):
+        raise errors.RuntimeError(f"{ctx.name()}: jvp returned an incorrect number of tangents "
+                                  f"(expected {len(outputs)}, got {len(results)})")
+    for o, t in zip(outputs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and o._dtype.is_floating_point:
+            forward_ad.set_tangent(o, t)
 
 
 def _attach_outputs(ctx, args, outputs):

@@ -448,6 +448,8 @@ class OutputEdge(Node):
         fn._pending[self._k] = grad if old is None else old + grad
         return [None]
 
+    _apply_batched = _apply         # a batch of rows is handed over whole
+
 
 class CopySlices(Node):
     """PyTorch's CopySlices: the node a base gets when one of its views is changed in place (made by
