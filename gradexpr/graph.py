@@ -402,6 +402,12 @@ def _edge(node):
     return (node, _OUTPUT_NR.get(node, 0))
 
 
+def shown_node(node):
+    """The node a program (and gradexpr's graph views) sees for ``node``: a custom Function's node for
+    the edge of one of its outputs, else the node itself."""
+    return node._fn if type(node) is OutputEdge else node
+
+
 def output_nr(t) -> int:
     """``Tensor.output_nr``: which output of its grad_fn the tensor is (0 for a leaf)."""
     fn = t._grad_fn
