@@ -121,7 +121,9 @@ class BackwardCFunction(Node, FunctionCtx):
             raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
         if saved is None:
             return ()
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        # a saved output comes back with its history: this node, or for output k >= 1 its edge
+        edges = self._saved_edges
+        return tuple(None if s is None else s.unpack(self if e is None else e) for s, e in zip(saved, edges))
 
     saved_variables = saved_tensors
 
@@ -131,15 +133,18 @@ class BackwardCFunction(Node, FunctionCtx):
         if not tensors:
             return
         producer = self.name()
-        saved = []
+        saved, edges = [], []
         for t in tensors:
+            k = next((k for k, o in enumerate(outputs) if t is o), None)
             if t is None:
                 saved.append(None)
-            elif any(t is o for o in outputs):
+            elif k is not None:
                 saved.append(SavedTensor(t, is_output=True, producer=producer))
             else:
                 saved.append(SavedTensor(t))
+            edges.append(outputs[k]._grad_fn if k and type(outputs[k]._grad_fn) is OutputEdge else None)
         self._saved_list = saved
+        self._saved_edges = edges
         self._saved = {f"saved_tensors[{i}]": s for i, s in enumerate(saved) if s is not None}
         self._frees = True
 
