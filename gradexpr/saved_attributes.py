@@ -126,9 +126,12 @@ def _total_weight(node, saved):
     kept = target != ignore
     weight = saved.get("weight")
     if type(weight) is SavedTensor:
-        total = weight.unpack(node)._data[np.where(kept, target, 0)][kept].sum()
-    else:
+        weight = weight.unpack(node)
+    if weight is None:
         total = kept.sum()
+    else:
+        w = np.asarray(weight._data if isinstance(weight, Tensor) else weight)
+        total = w[np.where(kept, target, 0)][kept].sum()
     return Tensor._make(np.asarray(total, dtype=self._data.dtype), self._dtype)
 
 
