@@ -22,6 +22,7 @@ from . import dtypes, errors, limits, range_factories
 from .dtypes import DType
 from .graph import Node, _grad_enabled
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
+from .graph import INFERENCE as _INFERENCE, mark_inference
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .ops.common import _reduce_dim
@@ -116,6 +117,8 @@ def _dtype_arg(dtype, default=None):
 
 
 def _finish(t: Tensor, requires_grad=False):
+    if _INFERENCE:
+        mark_inference(t)
     if requires_grad:
         if not t._dtype.is_floating_point:
             raise errors.RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

@@ -102,11 +102,47 @@ class set_grad_enabled(_GradMode):
 
 
 _inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
+# [True] while inference mode is on: ``apply`` and the factories test its truthiness (as forward_ad.ACTIVE)
+# to make their results inference tensors
+INFERENCE: list = []
+_INPLACE_INFERENCE = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone "
+                      "to get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 "
+                      "for more details.")
+_SAVED_INFERENCE = ("Inference tensors cannot be saved for backward. Please do not use Tensors created in inference "
+                    "mode in computation tracked by autograd. To work around this, you can make a clone to get a "
+                    "normal tensor and use it in autograd, or use `torch.no_grad()` instead of "
+                    "`torch.inference_mode()`.")
+
+
+class InferenceVersion(list):
+    """The version counter of an inference tensor (one made in inference mode, and its views): PyTorch
+    tracks none, so reading ``_version`` fails, and so do an in-place change outside inference mode
+    and saving the tensor for backward."""
+
+    __slots__ = ()
+
+    def __setitem__(self, i, v):
+        if not INFERENCE:
+            raise errors.RuntimeError(_INPLACE_INFERENCE)
+        list.__setitem__(self, i, v)
+
+
+def mark_inference(t):
+    """Make ``t``, made in inference mode (not a view of a normal tensor), an inference tensor."""
+    if type(t._version_counter) is list:
+        t._version_counter = InferenceVersion(t._version_counter)
+    return t
+
+
+def check_not_inference(t):
+    """Before an in-place change of ``t``: PyTorch's refusal for an inference tensor outside inference mode."""
+    if type(t._version_counter) is InferenceVersion and not INFERENCE:
+        raise errors.RuntimeError(_INPLACE_INFERENCE)
 
 
 class inference_mode(_GradMode):
-    """``torch.inference_mode(mode=True)``: no graph is recorded (as no_grad). (PyTorch's inference
-    tensors, which refuse later autograd use and version counting, are not modelled.)"""
+    """``torch.inference_mode(mode=True)``: no graph is recorded (as no_grad), and the tensors made
+    meanwhile are inference tensors (``graph.InferenceVersion``)."""
 
     def __init__(self, mode: bool = True):
         super().__init__()
@@ -114,11 +150,13 @@ class inference_mode(_GradMode):
         self._inference = bool(mode)
 
     def __enter__(self):
-        self._tokens.append((_grad_enabled.set(self._mode), _inference_mode.set(self._inference)))
+        self._tokens.append((_grad_enabled.set(self._mode), _inference_mode.set(self._inference), INFERENCE[:]))
+        INFERENCE[:] = [True] if self._inference else []
         return None
 
     def __exit__(self, *exc):
-        grad, inference = self._tokens.pop()
+        grad, inference, flag = self._tokens.pop()
+        INFERENCE[:] = flag
         _inference_mode.reset(inference)
         _grad_enabled.reset(grad)
         return False
@@ -193,8 +231,11 @@ class SavedTensor:
         # (after ``y.add_(1)`` that is AddBackward0, after a write through a view CopySlices).
         self.is_output = is_output
         self.producer = producer if is_output else None
+        vc = tensor._version_counter
+        if type(vc) is not list and type(vc) is InferenceVersion:
+            raise errors.RuntimeError(_SAVED_INFERENCE)
         self.tensor = tensor._detached_alias() if is_output else tensor
-        self.version = tensor._version_counter[0]
+        self.version = vc[0]
 
     def unpack(self, node):
         t = self.tensor

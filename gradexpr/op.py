@@ -22,6 +22,7 @@ from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTen
 from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
+from .graph import INFERENCE as _INFERENCE, check_not_inference, mark_inference
 
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
@@ -201,6 +202,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
                 break
     if _DUAL_LEVEL:
         _propagate_tangent(op, ts, params, result, extras)
+    if _INFERENCE and not op.view:
+        mark_inference(result)
     return result
 
 
@@ -608,7 +611,9 @@ def check_inplace(t: Tensor, others=()):
 
 
 def check_writeable(t: Tensor):
-    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view)."""
+    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view), and
+    into an inference tensor outside inference mode."""
+    check_not_inference(t)
     if not t._data.flags.writeable:
         raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                   "a single memory location. Please clone() the tensor before performing the "
