@@ -123,12 +123,13 @@ def _build() -> dict:
                         "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
                         "inference_mode": graph.inference_mode,
                         "is_inference_mode_enabled": graph.is_inference_mode_enabled})
+    torch_names["cosine_similarity"] = NF.cosine_similarity                     # torch.nn (issue 15)
     linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
         "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
-                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
+                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot pad cosine_similarity").split()
     F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
                       _nn_functional_names)
     # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
