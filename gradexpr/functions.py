@@ -23,6 +23,7 @@ from .dtypes import DType
 from .graph import Node, _grad_enabled
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 from .batching import LEVELS as _VMAP
+from .graph import INFERENCE as _INFERENCE, mark_inference
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .ops.common import _reduce_dim
@@ -117,6 +118,8 @@ def _dtype_arg(dtype, default=None):
 
 
 def _finish(t: Tensor, requires_grad=False):
+    if _INFERENCE:
+        mark_inference(t)
     if requires_grad:
         if not t._dtype.is_floating_point:
             raise errors.RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
@@ -1026,10 +1029,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _ord(p):
     if p in ("fro", None):
-        return 2.0
+        return 2
     if p == "nuc":
         raise errors.RuntimeError("nuclear norm is not supported in gradexpr")
-    return float(p)
+    return p if type(p) in (int, float) else float(p)      # as given: the node shows it (ord 2, 2.0)
 
 
 def _norm_params(params, dtype):
@@ -1044,7 +1047,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    return apply(D.norm, (x,), _norm_params({"ord": float(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
+    return apply(D.norm, (x,), _norm_params({"ord": _ord(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
                                             dtype))
 
 

@@ -68,7 +68,7 @@ def relu(input, inplace=False):
 
 
 def relu6(input, inplace=False):
-    return T.clamp(input, 0.0, 6.0)
+    return apply(D.hardtanh, (input,), {"min_val": 0, "max_val": 6})
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -113,11 +113,13 @@ def tanh(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return T.clamp(input, min_val, max_val)
+    if min_val > max_val:
+        raise errors.ValueError("min_val cannot be greater than max_val")
+    return apply(D.hardtanh, (input,), {"min_val": min_val, "max_val": max_val})
 
 
 def logsigmoid(input):
-    return -softplus(-input)
+    return apply(D.log_sigmoid, (input,))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):

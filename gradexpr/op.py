@@ -24,6 +24,7 @@ from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
 from .batching import (LEVELS as _VMAP, dispatch as _vmap_dispatch, dispatch_inplace as _vmap_inplace, level_of,
                        inplace_view as _vmap_inplace_view, write_inplace as _vmap_write)
+from .graph import INFERENCE as _INFERENCE, check_not_inference, mark_inference
 
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
@@ -205,6 +206,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
                 break
     if _DUAL_LEVEL:
         _propagate_tangent(op, ts, params, result, extras)
+    if _INFERENCE and not op.view:
+        mark_inference(result)
     return result
 
 
@@ -612,7 +615,9 @@ def check_inplace(t: Tensor, others=()):
 
 
 def check_writeable(t: Tensor):
-    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view)."""
+    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view), and
+    into an inference tensor outside inference mode."""
+    check_not_inference(t)
     if not t._data.flags.writeable:
         raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                   "a single memory location. Please clone() the tensor before performing the "
