@@ -55,6 +55,11 @@ def _torch(name):
     return surface.bound()["function"][name]
 
 
+def _torch_call(name):
+    """A call of ``torch.<name>`` looked up when it runs (the table binds it after this module loads)."""
+    return lambda *args, **kwargs: _torch(name)(*args, **kwargs)
+
+
 def _not_int(a) -> bool:
     return isinstance(a, bool) or not (isinstance(a, numbers.Integral) or (_is_tensor(a) and a._dtype.category == 1
                                                                            and a._data.ndim == 0))
@@ -631,21 +636,6 @@ def square(input):
     return pow(input, 2)
 
 
-def atan2(input, other):
-    _need_tensors("atan2", input, other)
-    return apply(D.atan2, (input, other))
-
-
-def maximum(input, other):
-    _need_tensors("maximum", input, other)
-    return apply(D.maximum, (input, other))
-
-
-def minimum(input, other):
-    _need_tensors("minimum", input, other)
-    return apply(D.minimum, (input, other))
-
-
 def clamp(input, min=None, max=None, *, out=None):
     _need_tensor(input, "input", "clamp")
     if min is None and max is None:
@@ -744,15 +734,6 @@ def masked_fill(input, mask, value):
     return apply(D.masked_fill, (input, mask), {"value": value})
 
 
-def _unary(entry):
-    def f(input, *, out=None):
-        if type(input) is not Tensor:
-            _need_tensor(input, "input", entry.name)
-        return apply(entry, (input,))
-    f.__name__ = entry.name
-    return f
-
-
 def neg(input, *, out=None):
     if _is_tensor(input) and input._dtype is dtypes.bool_:
         raise errors.RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
@@ -761,36 +742,6 @@ def neg(input, *, out=None):
 
 
 negative = neg
-abs = _unary(D.abs_)
-sign = _unary(D.sign)
-sgn = _unary(D.sgn)
-sqrt = _unary(D.sqrt)
-rsqrt = _unary(D.rsqrt)
-exp = _unary(D.exp)
-exp2 = _unary(D.exp2)
-expm1 = _unary(D.expm1)
-log = _unary(D.log)
-log2 = _unary(D.log2)
-log10 = _unary(D.log10)
-log1p = _unary(D.log1p)
-sin = _unary(D.sin)
-cos = _unary(D.cos)
-tan = _unary(D.tan)
-asin = arcsin = _unary(D.asin)
-acos = arccos = _unary(D.acos)
-atan = arctan = _unary(D.atan)
-arctan2 = atan2
-sinh = _unary(D.sinh)
-cosh = _unary(D.cosh)
-tanh = _unary(D.tanh)
-sigmoid = _unary(D.sigmoid)
-reciprocal = _unary(D.reciprocal)
-erf = _unary(D.erf)
-floor = _unary(D.floor)
-ceil = _unary(D.ceil)
-trunc = fix = _unary(D.trunc)
-frac = _unary(D.frac)
-
 
 def relu(input, inplace=False):
     if inplace:
@@ -802,36 +753,8 @@ def round(input, *, decimals=0, out=None):
     return apply(D.round_, (input,), {"decimals": decimals} if decimals else {})
 
 
-def isnan(input):
-    return apply(D.isnan, (input,))
-
-
-def isinf(input):
-    return apply(D.isinf, (input,))
-
-
-def isfinite(input):
-    return apply(D.isfinite, (input,))
-
-
 def isreal(input):
     return ones_like(input, dtype=dtypes.bool_)
-
-
-def logical_not(input):
-    return apply(D.logical_not, (input,))
-
-
-def logical_and(input, other):
-    return apply(D.logical_and, (input, other))
-
-
-def logical_or(input, other):
-    return apply(D.logical_or, (input, other))
-
-
-def logical_xor(input, other):
-    return apply(D.logical_xor, (input, other))
 
 
 def bitwise_and(input, other):
@@ -866,21 +789,6 @@ def _bitwise_fail(kind, a, b):
 
 
 # ---------------------------------------------------------------- comparisons
-def _compare(entry):
-    def f(input, other, *, out=None):
-        return apply(entry, (input, other))
-    f.__name__ = entry.name
-    return f
-
-
-eq = _compare(D.eq)
-ne = not_equal = _compare(D.ne)
-lt = less = _compare(D.lt)
-le = less_equal = _compare(D.le)
-gt = greater = _compare(D.gt)
-ge = greater_equal = _compare(D.ge)
-
-
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _need_tensors("isclose", input, other)
     if input._dtype is not other._dtype:
@@ -972,8 +880,8 @@ def _minmax(name, all_entry, dim_entry, binary):
     return f
 
 
-max = _minmax("max", D.max_all, D.max_dim, maximum)
-min = _minmax("min", D.min_all, D.min_dim, minimum)
+max = _minmax("max", D.max_all, D.max_dim, _torch_call("maximum"))
+min = _minmax("min", D.min_all, D.min_dim, _torch_call("minimum"))
 
 
 def amax(input, dim=(), keepdim=False):
@@ -1077,7 +985,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             d0, d1 = d1, d0
         if not keepdim and d0 < d1:
             d1 -= 1
-        summed = _torch("sum")(abs(A), d0, keepdim)
+        summed = _torch("sum")(A.abs(), d0, keepdim)
         return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
     if ord in (2, -2, "nuc"):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
@@ -1131,7 +1039,7 @@ def any(input, dim=None, keepdim=False):
 
 
 def count_nonzero(input, dim=None):
-    return _torch("sum")(ne(input, 0), dim)
+    return _torch("sum")(apply(D.ne, (input, 0)), dim)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -2413,7 +2321,7 @@ def _reflected(fn):
 
 def _rtruediv(self, other):
     # PyTorch computes ``number / t`` as ``t.reciprocal() * number`` (hence MulBackward0)
-    return mul(reciprocal(self), other)
+    return mul(self.reciprocal(), other)
 
 
 def _rpow(self, other):
@@ -2448,20 +2356,26 @@ def _invert(self):
     if self._dtype.category == 2:
         raise errors.TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
     if self._dtype is dtypes.bool_:
-        return logical_not(self)
+        return apply(D.logical_not, (self,))
     return bitwise_not(self)
 
 
 def _eq(self, other):
     if not (_is_tensor(other) or isinstance(other, numbers.Number)):
         return False
-    return eq(self, other)
+    return apply(D.eq, (self, other))
 
 
 def _ne(self, other):
     if not (_is_tensor(other) or isinstance(other, numbers.Number)):
         return True
-    return ne(self, other)
+    return apply(D.ne, (self, other))
+
+
+def _comparison(entry):
+    def compare(self, other):
+        return apply(entry, (self, other))
+    return compare
 
 
 def _floordiv(self, other):
@@ -2481,7 +2395,7 @@ def _rmod(self, other):
 
 
 def _abs(self):
-    return abs(self)
+    return self.abs()
 
 
 def _pos(self):
@@ -2530,19 +2444,11 @@ _METHODS = {
     # arithmetic
     "add": add, "sub": sub, "subtract": sub, "mul": mul, "multiply": mul, "div": div, "divide": div,
     "true_divide": true_divide, "floor_divide": floor_divide, "remainder": remainder, "fmod": fmod,
-    "neg": neg, "negative": neg, "pow": pow, "float_power": float_power, "square": square, "abs": abs,
-    "sign": sign, "sgn": sgn, "sqrt": sqrt, "rsqrt": rsqrt, "exp": exp, "exp2": exp2,
-    "expm1": expm1, "log": log, "log2": log2, "log10": log10, "log1p": log1p, "sin": sin, "cos": cos, "tan": tan,
-    "asin": asin, "arcsin": asin, "acos": acos, "arccos": acos, "atan": atan, "arctan": atan, "atan2": atan2,
-    "arctan2": atan2, "sinh": sinh, "cosh": cosh, "tanh": tanh, "sigmoid": sigmoid, "relu": relu,
-    "reciprocal": reciprocal, "erf": erf, "floor": floor, "ceil": ceil, "round": round, "trunc": trunc,
-    "fix": trunc, "frac": frac, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
-    "maximum": maximum, "minimum": minimum, "lerp": lerp, "masked_fill": masked_fill, "where": lambda self, c, o:
-    where(c, self, o), "isnan": isnan, "isinf": isinf, "isfinite": isfinite, "logical_not": logical_not,
-    "logical_and": logical_and, "logical_or": logical_or, "logical_xor": logical_xor,
+    "neg": neg, "negative": neg, "pow": pow, "float_power": float_power, "square": square,
+    "relu": relu, "round": round, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "lerp": lerp, "masked_fill": masked_fill, "where": lambda self, c, o: where(c, self, o),
     "bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor, "bitwise_not": bitwise_not,
-    "eq": eq, "ne": ne, "not_equal": ne, "lt": lt, "less": lt, "le": le, "less_equal": le, "gt": gt,
-    "greater": gt, "ge": ge, "greater_equal": ge, "isclose": isclose, "allclose": allclose, "equal": equal,
+    "isclose": isclose, "allclose": allclose, "equal": equal,
     # reductions
     "prod": prod, "max": _max_method,
     "min": _min_method, "amax": amax,
@@ -2579,11 +2485,9 @@ _METHODS = {
     "_index_put": _index_put_, "_narrow_step": _narrow_step,
 }
 
-_INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "abs", "sqrt", "rsqrt", "exp", "log", "sin", "cos", "tanh",
-            "sigmoid", "relu", "reciprocal", "clamp", "clip", "clamp_min", "clamp_max", "masked_fill", "floor",
-            "ceil", "round", "trunc", "sign", "remainder", "fmod", "lerp", "square", "log1p", "expm1", "atan2",
-            "fill_diagonal", "exp2", "log2", "log10", "tan", "asin", "acos", "atan", "sinh", "cosh", "erf",
-            "frac", "true_divide", "floor_divide", "index_add")
+_INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max",
+            "masked_fill", "round", "remainder", "fmod", "lerp", "square", "fill_diagonal",
+            "true_divide", "floor_divide", "index_add")
 
 _OPERATORS = {
     "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
@@ -2592,7 +2496,8 @@ _OPERATORS = {
     "__pow__": pow, "__rpow__": _rpow, "__matmul__": matmul, "__rmatmul__": _rmatmul, "__neg__": neg,
     "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor, "__rxor__": _reflected(_xor),
     "__and__": _and, "__rand__": _reflected(_and), "__or__": _or, "__ror__": _reflected(_or),
-    "__eq__": _eq, "__ne__": _ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "__eq__": _eq, "__ne__": _ne, "__lt__": _comparison(D.lt), "__le__": _comparison(D.le),
+    "__gt__": _comparison(D.gt), "__ge__": _comparison(D.ge),
     "__getitem__": getitem, "__setitem__": setitem, "__iter__": _iter,
     "__iadd__": _iop("add"), "__isub__": _iop("sub"), "__imul__": _iop("mul"), "__itruediv__": _iop("div"),
     "__ipow__": _iop("pow"), "__ifloordiv__": _iop("floor_divide"), "__imod__": _iop("remainder"),
@@ -2666,3 +2571,13 @@ _bind()
 subtract = sub
 multiply = mul
 divide = div
+
+
+def __getattr__(name):
+    """``functions.exp`` and the other ``torch.X`` bound from the op table (``surface.py``), for library
+    code written with torch calls (``nn``, ``optim``, ``data`` import this module as their ``torch``)."""
+    from . import surface
+    fn = surface.namespace("function", {}).get(name)
+    if fn is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return fn

@@ -210,6 +210,9 @@ class Signature:
         if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
             kwargs = _numpy_keywords(kwargs, label)
         params, positional, by_name = self._layouts[method]
+        if method and kwargs and not by_name and raise_:
+            # a method of no parameters is METH_NOARGS in PyTorch: CPython refuses keywords first
+            raise errors.TypeError(f"TensorBase.{label}() takes no keyword arguments")
         values = {}
         if len(args) > len(positional):
             if not raise_:
