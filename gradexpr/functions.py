@@ -21,7 +21,7 @@ _MODULES = (arguments, creation, random_functions, shape, linalg, reductions, ar
 
 
 def _collect():
-    """Every function and class the composites define, under its own name (``T.cat``, ``T._cap_dtype``)."""
+    """Every function and class the composites define, under its own name (``T.cat``, ``T._missing``)."""
     g = globals()
     for module in _MODULES:
         for name, value in vars(module).items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import errors, ops
-from .op import _can_cast, _cap, apply, apply_inplace, bump_version
+from .op import _can_cast, apply, apply_inplace, bump_version
 from .signatures import Overloads
 from .tensor import Tensor
 
@@ -45,8 +45,8 @@ def _into(out, entry, values, name):
     with no_grad():
         result = run(entry, {**values, "out": None}, name)
     if not _can_cast(result._dtype, out._dtype):
-        raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
-                                  f"{_cap(out._dtype)}")
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
+                                  f"{out._dtype._scalar_name}")
     if out._data.shape != result._data.shape:
         out._data = np.empty(result._data.shape, out._dtype.np)
     np.copyto(out._data, result._data, casting="unsafe")

@@ -113,16 +113,6 @@ def _scalar(x):
     return x
 
 
-def _long_name(d):
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "float16": "c10::Half",
-            "bool": "bool"}.get(d.name, d.name)
-
-
-def _cap_dtype(d):
-    from ..op import _cap
-    return _cap(d)
-
-
 def _int_list_arg(value, name, arg, position):
     """An ``int[]`` argument of a function form (``torch.permute(x, dims)``), which takes one
     sequence: a bare int is PyTorch's TypeError there (the method forms take varargs)."""

@@ -13,7 +13,7 @@ from .. import ops as D
 from .. import dtypes, errors
 from ..op import _check_broadcast, apply, apply_inplace, wrap
 from ..tensor import Tensor
-from .arguments import _UNSET, _cap_dtype, _is_tensor, _long_name, _need_tensor, _need_tensors, _no_overload, _scalar
+from .arguments import _UNSET, _is_tensor, _need_tensor, _need_tensors, _no_overload, _scalar
 from .creation import full_like, ones_like
 from .reductions import nonzero
 from .shape import expand
@@ -176,7 +176,7 @@ def where(condition, input=None, other=None):
             condition = condition.bool()
         else:
             raise errors.RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with "
-                                      f"dtype {D._cap_name(condition._dtype) if condition._dtype.category != 2 else {'float32': 'Float', 'float64': 'Double', 'float16': 'Half'}[condition._dtype.name]}")
+                                      f"dtype {condition._dtype._scalar_name}")
     return apply(D.where, (condition, input, other))
 
 
@@ -186,11 +186,11 @@ def lerp(input, end, weight):
         raise _no_overload("lerp", types)
     if input._dtype.category != 2:
         kernel = "lerp_kernel_tensor" if _is_tensor(weight) else "lerp_kernel_scalar"
-        raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{_cap_dtype(input._dtype)}\'')
+        raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{input._dtype._scalar_name}\'')
     for name, t in (("end", end), ("weight", weight)):
         if _is_tensor(t) and t._dtype is not input._dtype:
-            raise errors.RuntimeError(f"expected dtype {_long_name(input._dtype)} for `{name}` but got dtype "
-                                      f"{_long_name(t._dtype)}")
+            raise errors.RuntimeError(f"expected dtype {input._dtype._cpp_name} for `{name}` but got dtype "
+                                      f"{t._dtype._cpp_name}")
     if _is_tensor(weight):
         return apply(D.lerp_tensor, (input, end, weight))
     return apply(D.lerp, (input, end), {"weight": weight})
@@ -200,7 +200,7 @@ def masked_fill(input, mask, value):
     _need_tensor(mask, "mask", "masked_fill", 2)
     if mask._dtype is not dtypes.bool_:
         raise errors.RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                                  f"{_long_name(mask._dtype)}")
+                                  f"{mask._dtype._cpp_name}")
     if mask._data.shape != input._data.shape:
         _check_broadcast([mask._data, input._data])
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
@@ -263,7 +263,7 @@ def _bitwise_fail(kind, a, b):
     d = dtypes.result_type([ta, tb])
     if d.category < 2:   # a Python float with an integer tensor
         d = dtypes.default_float
-    name = {"float32": "Float", "float64": "Double", "float16": "Half"}[d.name]
+    name = d._scalar_name
     hint = "`^` is xor in Python and PyTorch; for a power write `**`" if kind == "xor" else None
     raise errors.NotImplementedError(f'"bitwise_{kind}_cpu" not implemented for \'{name}\'', hint=hint)
 
@@ -272,7 +272,7 @@ def _bitwise_fail(kind, a, b):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _need_tensors("isclose", input, other)
     if input._dtype is not other._dtype:
-        raise errors.RuntimeError(f"{_cap_dtype(input._dtype)} did not match {_cap_dtype(other._dtype)}")
+        raise errors.RuntimeError(f"{input._dtype._scalar_name} did not match {other._dtype._scalar_name}")
     _check_broadcast([input._data, other._data])
     a, b = input, other
     d = dtypes.result_type([a, b])

@@ -13,7 +13,7 @@ from .. import dtypes, errors, limits
 from ..graph import _grad_enabled
 from ..op import apply, bump_version, check_inplace, check_writeable, write_inplace
 from ..tensor import Tensor
-from .arguments import _cap_dtype, _is_tensor, _scalar
+from .arguments import _is_tensor, _scalar
 from .conversion import to
 from .creation import tensor
 from .inplace import copy_
@@ -293,8 +293,8 @@ def _index_put_inplace(dst, index, values):
             values = to(values, dst._dtype)
         else:
             raise errors.RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                                      f"{_cap_dtype(dst._dtype)} for the destination and "
-                                      f"{_cap_dtype(values._dtype)} for the source.")
+                                      f"{dst._dtype._scalar_name} for the destination and "
+                                      f"{values._dtype._scalar_name} for the source.")
     stripped = _strip_leading_ones(values._data).shape
     if stripped != values._data.shape:
         values = view(values, stripped)

@@ -11,13 +11,13 @@ from .. import ops as D
 from .. import errors, limits
 from ..op import _check_broadcast, apply
 from ..tensor import _wrap_dim
-from .arguments import _UNSET, _cap_dtype, _int_list_arg, _long_name, _missing, _need_tensors, _shape_args
+from .arguments import _UNSET, _int_list_arg, _missing, _need_tensors, _shape_args
 from .shape import contiguous, expand, reshape, squeeze, unsqueeze
 
 
 def _ensure_float_matmul(a, b, name):
     if a._dtype is not b._dtype:
-        raise errors.RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype.name if False else _long_name(a._dtype)} != {_long_name(b._dtype)}")
+        raise errors.RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype._cpp_name} != {b._dtype._cpp_name}")
 
 
 def mm(input, mat2, *, out=None):
@@ -69,7 +69,7 @@ def dot(input, tensor, *, out=None):
                                   f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
     if input._dtype is not tensor._dtype:
         raise errors.RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                                  f"{_cap_dtype(input._dtype)} and {_cap_dtype(tensor._dtype)}")
+                                  f"{input._dtype._scalar_name} and {tensor._dtype._scalar_name}")
     return apply(D.dot, (input, tensor))
 
 

@@ -13,7 +13,7 @@ from ..op import apply, apply_ex
 from ..ops.common import _reduce_dim
 from ..signatures import Overloads
 from ..tensor import Tensor, _wrap_dim
-from .arguments import _cap_dtype, _dtype_arg, _missing, _torch
+from .arguments import _dtype_arg, _missing, _torch
 from .linalg import movedim
 from .shape import unsqueeze
 
@@ -206,7 +206,7 @@ def svdvals(A, *, driver=None):
         raise errors.RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
     if A._dtype.category != 2:
         raise errors.RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
-                                  f"{_cap_dtype(A._dtype)}")
+                                  f"{A._dtype._scalar_name}")
     return apply(D.svdvals, (A,))
 
 

@@ -14,7 +14,7 @@ from ..dtypes import DType
 from ..op import apply, mark_multi_output_views
 from ..ops.common import _reduce_dim
 from ..tensor import _wrap_dim
-from .arguments import (_UNSET, _cap_dtype, _check_new_shape, _int_list_arg, _is_tensor, _missing, _need_tensor,
+from .arguments import (_UNSET, _check_new_shape, _int_list_arg, _is_tensor, _missing, _need_tensor,
                         _no_overload, _scalar, _shape_args)
 
 
@@ -131,7 +131,7 @@ def expand(input, *sizes):
     sizes = _shape_args(sizes, "expand")
     cur = input._data.shape
     if len(sizes) < len(cur):
-        raise errors.RuntimeError(f"expand(torch.{_cap_dtype(input._dtype)}Tensor{{{list(cur)}}}, size={list(sizes)}): "
+        raise errors.RuntimeError(f"expand(torch.{input._dtype._scalar_name}Tensor{{{list(cur)}}}, size={list(sizes)}): "
                                   "the number of sizes provided (" + str(len(sizes)) + ") must be greater or equal "
                                   "to the number of dimensions in the tensor (" + str(len(cur)) + ")")
     lead = len(sizes) - len(cur)

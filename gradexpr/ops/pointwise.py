@@ -490,7 +490,7 @@ logical_xor = op("logical_xor", "", np.logical_xor, ("self", "other"), dtype="co
 def _bitwise(name, fn):
     def forward(a, b=None):
         if a.dtype.kind == "f":
-            kind = {"float32": "Float", "float64": "Double", "float16": "Half"}[a.dtype.name]
+            kind = dtypes.from_numpy(a.dtype)._scalar_name
             raise errors.NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'',
                                              hint="`^` is xor in Python and PyTorch; for a power write `**`"
                                              if name == "bitwise_xor" else None)

@@ -9,7 +9,7 @@ from .. import corner_grads, dtypes, errors, reduction_order
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import op
-from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .common import _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -69,13 +69,8 @@ def _mean_dtype(ts, params):
     d = params.get("dtype") or ts[0]._dtype
     if d.category != 2:
         raise errors.RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                                  f"point or complex dtype. Got: {_cap_name(d)}")
+                                  f"point or complex dtype. Got: {d._scalar_name}")
     return d, d
-
-
-def _cap_name(d):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(d.name, d.name)
 
 
 def _numel(shape, dim=None):
@@ -344,10 +339,10 @@ def _norm_dtype(ts, params, _check=_floating_only(
     if want is not None and want is not d:
         if want.category != 2:
             raise errors.RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
-                                      f"{_CAP[want.name]}")
+                                      f"{want._scalar_name}")
         if want.itemsize < d.itemsize:
-            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({_CAP[d.name]}) should be "
-                                      f"convertible without narrowing to the specified dtype ({_CAP[want.name]})")
+            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({d._scalar_name}) should be "
+                                      f"convertible without narrowing to the specified dtype ({want._scalar_name})")
         d = want
     return d, d
 
