@@ -3,7 +3,7 @@
 
 Each bound name is one small function: PyTorch's argument parser (``signatures.py``) picks the
 overload and its entry, then ``apply`` runs it (an in-place variant writes back through
-``apply_inplace``). Names also bound by hand (composites in ``functions.py``/``nn_functional.py``)
+``apply_inplace``). Names also bound by hand (``composites/``, ``nn_functional.py``)
 must not be declared here too: ``bind`` refuses a name bound twice.
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Importing the package fills ``TABLE`` (families in the order of the old single file) and
 exposes every entry by its Python name (``ops.mul``, ``ops.sum_dim``), which the
-composites (``functions.py``, ``nn_functional.py``) use to choose an overload.
+composites (``composites/``, ``nn_functional.py``) use to choose an overload.
 """
 from __future__ import annotations
 
