@@ -14,7 +14,7 @@ from . import dtypes  # noqa: F401
 from .composites import (arguments, arithmetic, conversion, creation, indexing, inplace, linalg, methods,
                          random_functions, reductions, shape)
 from .op import wrap  # noqa: F401
-from .tensor import Tensor, _wrap_dim  # noqa: F401
+from .tensor import Size, Tensor, _wrap_dim  # noqa: F401
 
 _MODULES = (arguments, creation, random_functions, shape, linalg, reductions, arithmetic, conversion, inplace,
             indexing, methods)

@@ -7,7 +7,9 @@ import numpy as np
 
 from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
-from .registry import op
+from .registry import batch_rules, op
+from ..exact import fma
+from ..graph import is_grad_enabled
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
 from .pointwise import _erf, _sigmoid
 
@@ -74,7 +76,24 @@ def _gelu(a, approximate="none"):
     return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
+def _gelu_tanh_grad_kernel(dy, x):
+    """GeluBackwardKernelImpl's tanh branch as PyTorch's AVX2 build rounds it: the inner sum, the
+    tanh derivative and the inner derivative fused (``fma``)."""
+    c = x.dtype.type
+    beta, kappa = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5), c(0.044715)
+    x_sq = x * x
+    tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
+    left = c(0.5) * x
+    left_derivative = c(0.5) * (c(1) + tanh_inner)
+    tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+    inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+    return (dy * (left_derivative + left * tanh_derivative * inner_derivative)).astype(x.dtype)
+
+
 def _gelu_grad(grad, self, approximate="none"):
+    if approximate == "tanh" and not is_grad_enabled() and grad.dtype == self.dtype \
+            and grad.shape == self.shape and self.dtype.is_floating_point:
+        return Tensor._make(_gelu_tanh_grad_kernel(grad._data, self._data), self.dtype)
     if approximate == "tanh":
         # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
         beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
@@ -262,8 +281,27 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
 
 
+def _nll_grad_unweighted(grad, x, target, reduction, ignore_index):
+    """The same gradient in NumPy for the common case (no class weights, no graph being built): each
+    valid sample's target class gets ``-grad`` (``-grad / count`` for the mean), the rest +0."""
+    rows = x.reshape(-1, x.shape[-1])
+    tgt = target.reshape(-1).astype(np.int64, copy=False)
+    valid = tgt != ignore_index
+    g = grad.astype(x.dtype, copy=False)
+    if reduction == "mean":
+        g = g / x.dtype.type(np.count_nonzero(valid))
+    per = np.broadcast_to(-g.reshape(-1) if g.ndim else -g, tgt.shape)
+    out = np.zeros(rows.shape, x.dtype)
+    idx = np.flatnonzero(valid)
+    out[idx, tgt[idx]] = per[idx]
+    return out.reshape(x.shape)
+
+
 def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
     F = _F()
+    if weight is None and self.dim() <= 2 and not is_grad_enabled():
+        return Tensor._make(_nll_grad_unweighted(grad._data, self._data, target._data, reduction, ignore_index),
+                            self.dtype)
     x = self if self.dim() > 1 else self.unsqueeze(0)
     tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
     C = x.shape[1]
@@ -301,3 +339,8 @@ NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt"
                                 "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
                                 "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
                                 "logical_xor")
+
+
+# ============================================================ vmap's batch rules (batching.py)
+batch_rules("dims", "softmax", "log_softmax")
+batch_rules("loss", "mse_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits")
