@@ -637,8 +637,8 @@ def write_inplace(t: Tensor, result: Tensor):
     if _VMAP and level_of((t, result)) >= 0:
         return _vmap_write(t, result)
     if not _can_cast(result._dtype, t._dtype):
-        raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
-                                  f"{_cap(t._dtype)}")
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
+                                  f"{t._dtype._scalar_name}")
     if result._data.shape != t._data.shape:
         try:
             shape = np.broadcast_shapes(result._data.shape, t._data.shape)
@@ -686,11 +686,6 @@ def _rebase_history_of_view(view: Tensor, fn):
         node = CopySlices(_D().copy_slices, [_edge(base), fn], {"fn": None, "geometry": geometry},
                           [base_meta, (view._data.shape, view._dtype)], False, None)
     _set_grad_fn(base, node)
-
-
-def _cap(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
 
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):

@@ -1,8 +1,8 @@
 """``Tensor``: a NumPy array plus autograd state.
 
-Data and dispatch only. Arithmetic operators and methods are one-line calls into the
-functions of ``gradexpr.functions`` (which read the op table); no derivative lives
-here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
+Data and dispatch only. Methods and operators are put on the class by ``surface.py``
+(bound from the op table) and ``composites/methods.py`` (hand-written); no derivative
+lives here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
 counter, as in PyTorch, so an in-place change through any alias is seen by saved
 tensors. A differentiable view also remembers its root base (``_base``) and how it
 was created (``_view_meta``), which the in-place rules of ``op.py`` read.
