@@ -74,12 +74,10 @@ def _params(signature: str) -> set:
 @pytest.mark.parametrize("name", sorted(
     f"{prefix}.{n}" for ns, prefix in (("function", "torch"), ("method", "torch.Tensor"), ("inplace", "torch.Tensor"),
                                        ("F", "torch.nn.functional"), ("linalg", "torch.linalg"))
-    for n in surface.bound()[ns]))
+    for n in surface.bound()[ns] if RECORDED[f"{prefix}.{n}"][1]))   # (a few, e.g. Tensor.less, have none)
 def test_a_table_bound_name_has_pytorchs_parameters(name):
     """The parameters PyTorch's docstring names are parameters of one of the entry's schema lines."""
     kind, signature = RECORDED[name]
-    if not signature:
-        pytest.skip(f"PyTorch documents no signature line for {name}")
     short = name.rsplit(".", 1)[1]
     method = name.startswith("torch.Tensor.")
     ours = {p.name if method or p.name != "self" else "input"
