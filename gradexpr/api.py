@@ -103,9 +103,21 @@ def build() -> dict:
     return dict(_prelude)
 
 
+def _with_out(fn):
+    """``fn`` with ``out=`` written by ``surface.write_out`` when its signature takes one."""
+    from . import surface
+    inner = fn
+    while hasattr(inner, "__wrapped__"):          # (the axis=/keepdims= wrappers of methods._numpy_names)
+        inner = inner.__wrapped__
+    code = getattr(inner, "__code__", None)
+    if code is None or "out" not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+        return fn
+    return surface.with_out(fn)
+
+
 def _build() -> dict:
     from . import surface
-    torch_names = surface.namespace("function", {name: getattr(T, name) for name in _TORCH_FUNCTIONS})
+    torch_names = surface.namespace("function", {name: _with_out(getattr(T, name)) for name in _TORCH_FUNCTIONS})
     torch_names.update(_dtype_names())
     torch_names.update({
         "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,

@@ -36,22 +36,63 @@ def run(entry, values, name):
 
 
 def _into(out, entry, values, name):
-    """``torch.X(..., out=t)``: computed without a graph, then stored in ``t`` (resized when its shape
-    differs), as ATen's ``.out`` overloads do; they are not differentiable."""
+    """``torch.X(..., out=t)`` of a table-bound name (see ``write_out``)."""
+    return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+
+
+_RESIZED = ("An output with one or more elements was resized since it had shape {}, which does not match the "
+            "required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will not "
+            "be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing it, "
+            "inplace, to zero elements with t.resize_(0). (Triggered internally at "
+            "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
+
+
+def write_out(out, name, arguments, compute):
+    """``torch.X(..., out=t)``: ``compute()`` without a graph, stored in ``t`` and ``t`` returned, as
+    ATen's ``.out`` overloads do: not differentiable, the result's dtype must cast to ``t``'s, and
+    ``t`` is resized when its shape differs (with PyTorch's warning unless it was empty)."""
     from .graph import _grad_enabled, no_grad
-    if _grad_enabled.get() and any(isinstance(v, Tensor) and v._requires_grad for v in values.values()):
+    from .warn import warn
+    if _grad_enabled.get() and any(_requires_grad(v) for v in (*arguments, out)):
         raise errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                   "differentiation, but one of the arguments requires grad.")
     with no_grad():
-        result = run(entry, {**values, "out": None}, name)
+        result = compute()
     if not _can_cast(result._dtype, out._dtype):
-        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
-                                  f"{out._dtype._scalar_name}")
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output "
+                                  f"type {out._dtype._scalar_name}")
     if out._data.shape != result._data.shape:
+        if out._data.size:
+            warn(_RESIZED.format(list(out._data.shape), list(result._data.shape)))
         out._data = np.empty(result._data.shape, out._dtype.np)
     np.copyto(out._data, result._data, casting="unsafe")
     bump_version(out)
     return out
+
+
+def _requires_grad(value):
+    if isinstance(value, Tensor):
+        return value._requires_grad
+    if isinstance(value, (list, tuple)):             # cat/stack's tensors
+        return any(isinstance(v, Tensor) and v._requires_grad for v in value)
+    return False
+
+
+def with_out(fn):
+    """A hand-written ``torch.X`` whose signature has ``out=``, as programs call it: the ``out``
+    tensor is written by ``write_out`` (the function itself computes without it)."""
+    import functools
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def function(*args, **kwargs):
+        out = kwargs.pop("out", None)
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise errors.TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
+    return function
 
 
 def _lone_tensor_call(entry, values):
