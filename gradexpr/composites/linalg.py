@@ -73,7 +73,27 @@ def dot(input, tensor, *, out=None):
     return apply(D.dot, (input, tensor))
 
 
-vdot = inner = dot
+vdot = dot
+
+
+def inner(input, other, *, out=None):
+    """ATen's inner: a product with a 0-d operand, else tensordot over both last dimensions (the
+    operands permuted and reshaped to a matrix product, or a dot of two vectors), reshaped back."""
+    _need_tensors("inner", input, other)
+    a, b = input, other
+    if a._data.ndim == 0 or b._data.ndim == 0:
+        return a * b
+    if a._data.shape[-1] != b._data.shape[-1]:
+        raise errors.RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                                  f"{list(a._data.shape)} and {list(b._data.shape)}")
+    k = a._data.shape[-1]
+    ta = a.permute(*range(a._data.ndim))
+    tb = b.permute(b._data.ndim - 1, *range(b._data.ndim - 1))
+    if a._data.ndim == 1 and b._data.ndim == 1:
+        return ta.dot(tb).reshape(())
+    rows, columns = a._data.shape[:-1], b._data.shape[:-1]
+    product = ta.reshape(int(np.prod(rows)), k).mm(tb.reshape(k, int(np.prod(columns))))
+    return product.reshape(*rows, *columns)
 
 
 def matmul(input, other, *, out=None):

@@ -18,7 +18,7 @@ from .conversion import (_converter, new_empty, new_full, new_ones, new_tensor, 
                          type_as)
 from .indexing import _diagonal_scatter, _index_put_, _narrow_step, _select_scatter, _slice_scatter, getitem, setitem
 from .inplace import _inplace_of, copy_, fill_, squeeze_, t_, transpose_, unsqueeze_, zero_
-from .linalg import (_T, _mT, _varargs_method, addmm, bmm, det, dot, inverse, matmul, mm, movedim, mv, outer, permute,
+from .linalg import (_T, _mT, _varargs_method, addmm, bmm, det, dot, inner, inverse, matmul, mm, movedim, mv, outer, permute,
                      t, trace, transpose)
 from .random_functions import _bernoulli_, _normal_, _random_, _uniform_, bernoulli
 from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp,
@@ -152,7 +152,7 @@ _METHODS = {
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
     "count_nonzero": count_nonzero, "nonzero": nonzero,
     # linear algebra
-    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "inner": dot, "vdot": dot, "outer": outer,
+    "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "inner": inner, "vdot": dot, "outer": outer,
     "ger": outer, "addmm": addmm, "t": t, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose,
     "permute": _varargs_method("permute", "dims", permute), "movedim": movedim, "det": det, "inverse": inverse, "trace": trace,
     # shape

@@ -45,9 +45,24 @@ class ReturnType(tuple):
         return self[1]
 
     def __repr__(self):
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+        first, second = self._fields
+        return f"torch.return_types.{self._name}(\n{first}={self[0]!r},\n{second}={self[1]!r})"
 
     __str__ = __repr__
+
+
+class MinMax(ReturnType):
+    """``torch.return_types.aminmax(min=…, max=…)``."""
+
+    _fields = ("min", "max")
+
+    @property
+    def min(self):
+        return self[0]
+
+    @property
+    def max(self):
+        return self[1]
 
 
 def _minmax(name, all_entry, dim_entry, binary_entry):
@@ -94,7 +109,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return ReturnType("aminmax", amin(input, () if dim is None else dim, keepdim),
+    return MinMax("aminmax", amin(input, () if dim is None else dim, keepdim),
                       amax(input, () if dim is None else dim, keepdim))
 
 
@@ -244,7 +259,12 @@ def count_nonzero(input, dim=None):
 
 
 def nonzero(input, *, as_tuple=False):
-    idx = np.nonzero(input._data)
+    data = input._data
+    if data.ndim == 0:          # a 0-d tensor: n rows of no columns, or as a 1-d tensor for as_tuple
+        if as_tuple:
+            return (Tensor._make(np.nonzero(data.reshape(1))[0].astype(np.int64)),)
+        return Tensor._make(np.zeros((int(bool(data)), 0), np.int64))
+    idx = np.nonzero(data)
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
     return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))

@@ -312,7 +312,10 @@ def _round(a, decimals=0):
         return a
     if decimals == 0:
         return np.round(a)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):       # as ATen's round_decimals: a negative count divides by 10^-d
+        if decimals < 0:
+            s = a.dtype.type(10.0 ** -decimals)
+            return np.round(a / s) * s
         s = a.dtype.type(10.0 ** decimals)
         return np.round(a * s) / s
 
