@@ -68,7 +68,7 @@ def relu(input, inplace=False):
 
 
 def relu6(input, inplace=False):
-    return T.clamp(input, 0.0, 6.0)
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -113,7 +113,8 @@ def tanh(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    return T.clamp(input, min_val, max_val)
+    params = {"min_val": min_val, "max_val": max_val}
+    return _inplace(D.hardtanh_inplace, input, (), params) if inplace else apply(D.hardtanh, (input,), params)
 
 
 def logsigmoid(input):

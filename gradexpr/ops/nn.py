@@ -7,9 +7,10 @@ import numpy as np
 
 from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
+from . import backward_ops as _bw
 from .registry import op
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
-from .pointwise import _erf, _sigmoid
+from .pointwise import _clamp, _erf, _sigmoid
 
 
 # ============================================================ neural-network functions
@@ -35,20 +36,20 @@ def _log_softmax(a, dim):
 
 
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
-             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
+             self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real", forward_ad="transpose")
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
-                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
+                 self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
                  forward_ad="transpose")
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
-                self=lambda grad, self, negative_slope=0.01: _F().where(self > 0, grad, grad * negative_slope),
+                self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),
                 dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # the in-place forms save the result (the input is overwritten), hence other node names
 leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.forward,
                         self=lambda grad, result, negative_slope=0.01:
-                        _F().where(result > 0, grad, grad * negative_slope),
+                        _bw.leaky_relu_grad(grad, result, negative_slope, True),
                         dtype=leaky_relu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
@@ -58,10 +59,10 @@ def _elu(a, alpha=1.0):
 
 
 elu = op("elu", "EluBackward0", _elu,
-         self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
+         self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha),
          dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 elu_inplace = op("elu_inplace", "EluBackward1", _elu,
-                 self=lambda grad, result, alpha=1.0: grad * _F().where(result > 0, 1.0, result + alpha),
+                 self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True),
                  dtype=elu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
@@ -74,21 +75,7 @@ def _gelu(a, approximate="none"):
     return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
-def _gelu_grad(grad, self, approximate="none"):
-    if approximate == "tanh":
-        # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
-        beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
-        x_sq = self * self
-        tanh_inner = (beta * (self + kappa * (x_sq * self))).tanh()
-        left_derivative = 0.5 * (1 + tanh_inner)
-        right_derivative = (0.5 * self) * (1 - tanh_inner * tanh_inner) * (beta * (1 + 3 * kappa * x_sq))
-        return grad * (left_derivative + right_derivative)
-    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
-    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
-    return grad * (cdf + self * pdf)
-
-
-gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
+gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
           domain="real", forward_ad="element_wise")
 
 
@@ -100,8 +87,16 @@ def _softplus(a, beta=1.0, threshold=20.0):
 
 
 softplus = op("softplus", "SoftplusBackward0", _softplus,
-              self=corner_grads.softplus_grad,
+              self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
+hardtanh = op("hardtanh", "HardtanhBackward0", lambda a, min_val=-1.0, max_val=1.0: _clamp(a, min_val, max_val),
+              self=lambda grad, self, min_val=-1.0, max_val=1.0: _bw.hardtanh_grad(grad, self, min_val, max_val),
+              dtype=_kernel("hardtanh_cpu", refuse="b"), domain="real", forward_ad="element_wise")
+# in place the input is overwritten: the result gives the same mask (it is at a bound exactly where self is)
+hardtanh_inplace = op("hardtanh_inplace", "HardtanhBackward0", hardtanh.forward,
+                      self=lambda grad, result, min_val=-1.0, max_val=1.0:
+                      _bw.hardtanh_grad(grad, result, min_val, max_val),
+                      dtype=hardtanh.dtype, domain="real", forward_ad="element_wise")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
@@ -126,10 +121,8 @@ def _check_reduction(reduction):
 
 mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction),
               ("self", "target"),
-              self=lambda grad, self, target, reduction="mean":
-              _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
-              target=lambda grad, self, target, reduction="mean":
-              _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
+              self=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, self, target, reduction),
+              target=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, target, self, reduction),
               dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
@@ -140,17 +133,10 @@ def _smooth_l1(a, b, reduction="mean", beta=1.0):
     return _reduce(x.astype(a.dtype), reduction)
 
 
-def _smooth_l1_grad(grad, self, target, reduction="mean", beta=1.0):
-    F = _F()
-    d = self - target
-    g = F.where(d.abs() < beta, d / beta, d.sign()) if beta else d.sign()
-    return _reduce_grad(g * grad, reduction, self.numel())
-
-
 smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("self", "target"),
-                    self=_smooth_l1_grad,
+                    self=_bw.smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
-                    -_smooth_l1_grad(grad, self, target, reduction, beta),
+                    _bw.smooth_l1_grad(grad, target, self, reduction, beta),
                     dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
@@ -171,13 +157,6 @@ def _const(array, like):
     return None if array is None else Tensor._make(np.asarray(array, like.dtype.np))
 
 
-def _bce_grad(grad, self, target, weight=None, reduction="mean"):
-    g = grad * (self - target) / (self * (1 - self)).clamp(min=1e-12)
-    if weight is not None:
-        g = g * _const(weight, self)
-    return _reduce_grad(g, reduction, self.numel())
-
-
 def _bce_target_grad(grad, self, weight=None, reduction="mean"):
     g = -(self / (1 - self)).log() * grad                    # -logit(self)
     if weight is not None:
@@ -186,7 +165,7 @@ def _bce_target_grad(grad, self, weight=None, reduction="mean"):
 
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
-                          self=_bce_grad, target=_bce_target_grad,
+                          self=_bw.bce_grad, target=_bce_target_grad,
                           dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability",
                           forward_ad="transpose")
 
@@ -262,30 +241,9 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
 
 
-def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
-    F = _F()
-    x = self if self.dim() > 1 else self.unsqueeze(0)
-    tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
-    C = x.shape[1]
-    w = F.ones(C, dtype=self.dtype) if weight is None else _const(weight, self)
-    valid = tgt != ignore_index
-    safe = F.where(valid, tgt, 0)
-    wt = F.where(valid, w[safe], 0.0)                  # weight of each sample's target class
-    if reduction == "mean":
-        g = -(wt * (grad / wt.sum()))
-    elif reduction == "sum":
-        g = -(wt * grad)
-    else:
-        g = -(wt * grad.reshape(tgt.shape))
-    # only each sample's target class receives a gradient (+0. elsewhere, ignored samples included)
-    g = F.where(valid, g, 0.0)
-    out = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), g.unsqueeze(1))
-    return out if self.dim() > 1 else out.squeeze(0)
-
-
-nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_bw.nll_grad, dtype="first",
               domain="logprob", forward_ad="transpose")
-nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_bw.nll2d_grad, dtype="first",
                 domain="logprob", forward_ad="transpose")
 
 
