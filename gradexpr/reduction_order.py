@@ -372,7 +372,8 @@ def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
 def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
     if _exact_kind(x):
-        x = np.where(np.isnan(x), x.dtype.type(0), x)
+        x = x.copy(order="K")         # (the layout decides the summation order)
+        x[np.isnan(x)] = 0
         return torch_sum(x, dim, keepdim)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
@@ -393,12 +394,20 @@ def torch_cumsum(x: np.ndarray, dim: int) -> np.ndarray:
         return x.copy()
     axis = dim % x.ndim
     acc = _CUM_ACC.get(x.dtype)
-    if acc is not None:
-        out = np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype)
-    else:
-        out = np.cumsum(x, axis=axis)
+    out = _like(x, np.cumsum(x, axis=axis, dtype=acc) if acc is not None else np.cumsum(x, axis=axis))
     if out.dtype.kind == "f":
         out += out.dtype.type(0)      # the running sum starts at +0: a zero sum is never -0
+    return out
+
+
+def _like(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (in x's dtype when floating) laid out as ``x`` is: ATen's ``empty_like`` keeps a
+    permuted input's strides, and the summation order of a later reduction follows the memory layout."""
+    dtype = x.dtype if values.dtype.kind == "f" else values.dtype
+    if x.flags.c_contiguous:
+        return values.astype(dtype, copy=False)
+    out = np.empty_like(x, dtype=dtype)
+    out[...] = values
     return out
 
 
@@ -407,9 +416,8 @@ def torch_cumprod(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         return x.copy()
     acc = _CUM_ACC.get(x.dtype)
-    if acc is not None:
-        return np.cumprod(x, axis=dim % x.ndim, dtype=acc).astype(x.dtype)
-    return np.cumprod(x, axis=dim % x.ndim)
+    axis = dim % x.ndim
+    return _like(x, np.cumprod(x, axis=axis, dtype=acc) if acc is not None else np.cumprod(x, axis=axis))
 
 
 # acc_type<T, /*is_cuda=*/false> of the cumulative kernels
