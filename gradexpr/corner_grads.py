@@ -122,3 +122,35 @@ def prod_dim_grad(grad, self, result, dim, keepdim=False):
     if not bool((self == 0).any()):
         return grad * (result / self)
     return _prod_safe_zeros(grad, self, dim)
+
+
+def det_grad(grad, A, result):
+    """linalg_det_backward: ``grad * det * A^{-H}`` for invertible matrices. Where a matrix is singular
+    (det exactly 0), PyTorch's LU solve of a zero right-hand side gives zeros when no graph is
+    recorded; with a graph PyTorch takes an SVD path to the cofactor matrix, which is defined for singular
+    matrices too: here the cofactors are the minors' determinants (the same values up to rounding, and
+    differentiable again)."""
+    T = _T()
+    scaled = (grad * result).unsqueeze(-1).unsqueeze(-1)
+    singular = result == 0
+    if not bool(singular.any()):
+        return scaled * A.inverse().mT
+    if is_grad_enabled():
+        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
+    eye = T.eye(A.shape[-1], dtype=A.dtype)
+    safe = T.where(singular.unsqueeze(-1).unsqueeze(-1), eye, A)
+    return T.where(singular.unsqueeze(-1).unsqueeze(-1), 0.0, scaled * safe.inverse().mT)
+
+
+def _cofactors(A):
+    """The cofactor matrix of (a batch of) square ``A``: signed determinants of the minors."""
+    T = _T()
+    n = A.shape[-1]
+    if n == 1:
+        return T.ones_like(A)
+    rows = []
+    for i in range(n):
+        without_row = A.index_select(-2, T.tensor([r for r in range(n) if r != i]))
+        rows.append(T.stack([without_row.index_select(-1, T.tensor([c for c in range(n) if c != j])).det()
+                             * (-1.0) ** (i + j) for j in range(n)], -1))
+    return T.stack(rows, -2)
