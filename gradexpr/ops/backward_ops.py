@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .. import corner_grads
-from ..exact import fma
+from ..exact import fma, fma32
 from ..graph import no_grad
 from ..tensor import Tensor
 from .common import _F, _apply
@@ -62,8 +62,26 @@ def _in_float32(kernel):
 
 
 # ============================================================ activations
+_LOW_WORD = 0 if np.little_endian else 1
+
+
+def _one_minus_square32(y):
+    """``fma(-y, y, 1)`` for float32 ``y``, fast: y² is exact in float64, so ``1 - y²`` there is rounded
+    once; only a result landing exactly halfway between two float32 values (possible for |y| < 1/8)
+    could round twice, and those rare elements go through the exact fma."""
+    r = y.astype(np.float64)
+    np.multiply(r, r, out=r)
+    np.subtract(1.0, r, out=r)
+    low = r.view(np.uint32)[_LOW_WORD::2]                  # the low 32 bits of each float64
+    tie = (low & np.uint32(0x1FFFFFFF)) == np.uint32(0x10000000)
+    out = r.astype(np.float32)
+    if tie.any():
+        out[tie] = fma32(-y[tie], y[tie], 1.0)
+    return out
+
+
 def _tanh_backward(g, y):
-    return g * fma(-y, y, np.ones_like(y))
+    return g * (_one_minus_square32(y) if y.dtype == np.float32 else fma(-y, y, y.dtype.type(1)))
 
 
 tanh_backward = op(
