@@ -422,3 +422,39 @@ def torch_cumprod(x: np.ndarray, dim: int) -> np.ndarray:
 
 # acc_type<T, /*is_cuda=*/false> of the cumulative kernels
 _CUM_ACC = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+def nll_cascade(picked: np.ndarray, valid: np.ndarray, weights=None):
+    """``nll_loss``'s sum over the batch as its CPU kernel adds it, and the total weight: eight levels of
+    partial sums, level j flushed into level j + 1 whenever the sample index is a multiple of
+    ``2**((j + 1) * power)`` (ignored samples are skipped before the flush), the levels added in order.
+    ``picked``: each sample's input at its target; ``weights``: its class weight, or None."""
+    c = picked.dtype.type
+    batch = picked.shape[0]
+    power = max(4, _ceil_log2(batch) // 8)
+    step = (1 << power) - 1
+    loss = [c(0)] * 8
+    weight = [c(0)] * 8
+    for b in range(batch):
+        if not valid[b]:
+            continue
+        if weights is None:
+            loss[0] = loss[0] - picked[b]
+        else:
+            loss[0] = loss[0] - picked[b] * weights[b]
+            weight[0] = weight[0] + weights[b]
+        for j in range(7):
+            if b & (step << (j * power)):
+                break
+            weight[j + 1] = weight[j + 1] + weight[j]
+            loss[j + 1] = loss[j + 1] + loss[j]
+            weight[j] = loss[j] = c(0)
+    total = c(0)
+    for v in loss:
+        total = total + v
+    if weights is None:
+        return total, c(int(np.count_nonzero(valid)))
+    weight_total = c(0)
+    for v in weight:
+        weight_total = weight_total + v
+    return total, weight_total

@@ -235,10 +235,13 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
     losses = picked * wt
     if reduction == "none":
         return losses.reshape(target.shape).astype(logp.dtype)
-    if reduction == "sum":
-        return np.asarray(np.sum(losses), logp.dtype)
     with np.errstate(all="ignore"):
-        return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
+        if logp.ndim <= 2:              # the kernel's cascaded sum (reduction_order.nll_cascade)
+            total, weight_total = reduction_order.nll_cascade(
+                -picked, valid, None if weight is None else wt)
+        else:
+            total, weight_total = np.sum(losses), np.sum(wt)
+        return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 
 nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_bw.nll_grad, dtype="first",
