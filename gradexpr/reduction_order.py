@@ -394,20 +394,11 @@ def torch_cumsum(x: np.ndarray, dim: int) -> np.ndarray:
         return x.copy()
     axis = dim % x.ndim
     acc = _CUM_ACC.get(x.dtype)
-    out = _like(x, np.cumsum(x, axis=axis, dtype=acc) if acc is not None else np.cumsum(x, axis=axis))
+    # C order whatever the input's layout (NumPy keeps it, ATen allocates the result contiguous)
+    out = np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype, order="C") if acc is not None \
+        else np.ascontiguousarray(np.cumsum(x, axis=axis))
     if out.dtype.kind == "f":
         out += out.dtype.type(0)      # the running sum starts at +0: a zero sum is never -0
-    return out
-
-
-def _like(x: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``values`` (in x's dtype when floating) laid out as ``x`` is: ATen's ``empty_like`` keeps a
-    permuted input's strides, and the summation order of a later reduction follows the memory layout."""
-    dtype = x.dtype if values.dtype.kind == "f" else values.dtype
-    if x.flags.c_contiguous:
-        return values.astype(dtype, copy=False)
-    out = np.empty_like(x, dtype=dtype)
-    out[...] = values
     return out
 
 
@@ -417,7 +408,8 @@ def torch_cumprod(x: np.ndarray, dim: int) -> np.ndarray:
         return x.copy()
     acc = _CUM_ACC.get(x.dtype)
     axis = dim % x.ndim
-    return _like(x, np.cumprod(x, axis=axis, dtype=acc) if acc is not None else np.cumprod(x, axis=axis))
+    return np.cumprod(x, axis=axis, dtype=acc).astype(x.dtype, order="C") if acc is not None \
+        else np.ascontiguousarray(np.cumprod(x, axis=axis))
 
 
 # acc_type<T, /*is_cuda=*/false> of the cumulative kernels
