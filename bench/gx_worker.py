@@ -240,6 +240,39 @@ def hessian_gradexpr(size):
     return {"hessian": seconds}
 
 
+# ------------------------------------------------------------------ forward mode and vmap (issue 17)
+def _forward_data(size):
+    """W (outputs × inputs) and x for jacfwd; an MLP's weights and a batch of samples for per-sample grads."""
+    import numpy as np
+    rng = np.random.default_rng(4)
+    n, m, b = size["inputs"], size["outputs"], size["batch"]
+    return _arrays(("forward", n, m, b), lambda: (
+        _normal(rng, (m, n), n ** -0.5), _normal(rng, (n,)), _normal(rng, (32, 64), 32 ** -0.5),
+        _normal(rng, (64, 10), 64 ** -0.5), _normal(rng, (b, 32)), _normal(rng, (b, 10))))
+
+
+def per_sample_loss(w1, w2, x, y):
+    """The per-sample loss of the bench's 2-layer MLP (gradexpr's and torch's workers share it)."""
+    return ((((x @ w1).tanh() @ w2) - y) ** 2).sum()
+
+
+def forward_gradexpr(size):
+    """jacfwd vs jacrev of tanh(W @ x) (few inputs, many outputs); per-sample gradients of an MLP by
+    vmap(grad) and by a Python loop of grad."""
+    torch = _torch()
+    Wa, xa, w1a, w2a, Xa, Ya = _forward_data(size)
+    W, x, w1, w2, X, Y = (torch.from_numpy(a) for a in (Wa, xa, w1a, w2a, Xa, Ya))
+    f = lambda v: torch.tanh(W @ v)          # noqa: E731
+    fwd, J = timed(torch.func.jacfwd(f), x)
+    rev, J2 = timed(torch.func.jacrev(f), x)
+    assert tuple(J.shape) == (size["outputs"], size["inputs"]) and J.allclose(J2, atol=1e-5)
+    g = torch.func.grad(per_sample_loss, argnums=(0, 1))
+    batched, G = timed(torch.func.vmap(g, in_dims=(None, None, 0, 0)), w1, w2, X, Y)
+    looped, rows = timed(lambda: [g(w1, w2, X[i], Y[i]) for i in range(X.shape[0])])
+    assert G[0].allclose(torch.stack([r[0] for r in rows]), atol=1e-5)
+    return {"jacfwd": fwd, "jacrev": rev, "per-sample": batched, "per-sample loop": looped}
+
+
 # ------------------------------------------------------------------ parsing
 def program_lines(count: int) -> str:
     """A program of ``count`` lines in the style of the tutorials (valid gradexpr and Python)."""
@@ -280,6 +313,7 @@ WORKLOADS = {
     "train": {"gradexpr": train_gradexpr},
     "jacobian": {"gradexpr": jacobian_gradexpr},
     "hessian": {"gradexpr": hessian_gradexpr},
+    "forward": {"gradexpr": forward_gradexpr},
     "parse": {"gradexpr": parse_gradexpr, "python": parse_python},
 }
 

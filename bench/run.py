@@ -45,15 +45,18 @@ FULL = {
     "perop": {"n": 10_000}, "elementwise": {"n": 10_000_000},
     "mlp": {"batch": 512, "inp": 1024, "hidden": 1024, "out": 256}, "train": {"batch": 32},
     "jacobian": {"n": 1024}, "hessian": {"n": 256}, "parse": {"lines": 1000}, "batch": {"lines": 1000},
+    "forward": {"inputs": 16, "outputs": 4096, "batch": 256},
     "scale": {"sizes": [10_000, 100_000, 1_000_000]},
 }
 QUICK = {
     "perop": {"n": 200}, "elementwise": {"n": 10_000}, "mlp": {"batch": 8, "inp": 16, "hidden": 16, "out": 4},
     "train": {"batch": 8},
     "jacobian": {"n": 16}, "hessian": {"n": 8}, "parse": {"lines": 50}, "batch": {"lines": 20},
+    "forward": {"inputs": 4, "outputs": 64, "batch": 8},
     "scale": {"sizes": [100, 1000]},
 }
-ORDER = ("startup", "perop", "elementwise", "mlp", "train", "jacobian", "hessian", "parse", "batch", "scale")
+ORDER = ("startup", "perop", "elementwise", "mlp", "train", "jacobian", "hessian", "forward", "parse", "batch",
+         "scale")
 
 
 # ====================================================================== measurement helpers
@@ -381,6 +384,24 @@ class Bench:
 
     def hessian(self):
         self.derivative_matrix("hessian", "Hessian of sum(tanh(W@x)**2)", "hessian", "torch.func.hessian")
+
+    def forward(self):
+        """Issue 17's targets: jacfwd (few inputs, many outputs) against jacrev and torch.func.jacfwd;
+        per-sample gradients by vmap(grad) against a loop of grad and torch.func."""
+        metrics = ("jacfwd", "jacrev", "per-sample", "per-sample loop")
+        get = self.measure("forward", [("gradexpr", "gradexpr")], [("torch.func", "torch.func")], metrics,
+                           self.reps(7))
+        s = self.sizes["forward"]
+        shape = f"{s['inputs']} inputs, {s['outputs']} outputs"
+        self.rows.append(_row("forward", f"jacfwd of tanh(W@x), {shape}, vs gradexpr's jacrev",
+                              get("gradexpr", "jacfwd"), get("gradexpr", "jacrev"), max_ratio=1.0))
+        self.rows.append(_row("forward", f"jacfwd of tanh(W@x), {shape}, vs torch.func.jacfwd",
+                              get("gradexpr", "jacfwd"), get("torch.func", "jacfwd"), max_ratio=1.0))
+        title = f"per-sample grads vmap(grad) of a 2-layer MLP, batch {s['batch']}"
+        self.rows.append(_row("forward", f"{title}, vs a Python loop of grad", get("gradexpr", "per-sample"),
+                              get("gradexpr", "per-sample loop"), max_ratio=0.1))
+        self.rows.append(_row("forward", f"{title}, vs torch.func", get("gradexpr", "per-sample"),
+                              get("torch.func", "per-sample"), max_ratio=1.0))
 
     def parse(self):
         get = self.measure("parse", [("gradexpr", "gradexpr"), ("ast.parse", "python")], [], ("parse",),

@@ -125,6 +125,25 @@ def hessian_looped(size):
     return {"hessian": seconds}
 
 
+def forward(size):
+    """torch.func.jacfwd/jacrev of tanh(W @ x) and per-sample gradients by vmap(grad) and by a loop of grad
+    (the gradexpr worker's data)."""
+    rng = np.random.default_rng(4)
+    n, m, b = size["inputs"], size["outputs"], size["batch"]
+    W, x, w1, w2, X, Y = _arrays(("forward", n, m, b), lambda: (
+        _normal(rng, (m, n), n ** -0.5), _normal(rng, (n,)), _normal(rng, (32, 64), 32 ** -0.5),
+        _normal(rng, (64, 10), 64 ** -0.5), _normal(rng, (b, 32)), _normal(rng, (b, 10))))
+    fwd, _ = timed(torch.func.jacfwd(lambda v: torch.tanh(W @ v)), x)
+    rev, _ = timed(torch.func.jacrev(lambda v: torch.tanh(W @ v)), x)
+
+    def loss(w1, w2, x, y):
+        return ((((x @ w1).tanh() @ w2) - y) ** 2).sum()
+    g = torch.func.grad(loss, argnums=(0, 1))
+    batched, _ = timed(torch.func.vmap(g, in_dims=(None, None, 0, 0)), w1, w2, X, Y)
+    looped, _ = timed(lambda: [g(w1, w2, X[i], Y[i]) for i in range(X.shape[0])])
+    return {"jacfwd": fwd, "jacrev": rev, "per-sample": batched, "per-sample loop": looped}
+
+
 WORKLOADS = {
     "perop": {"torch": perop},
     "elementwise": {"torch": elementwise},
@@ -132,6 +151,7 @@ WORKLOADS = {
     "train": {"torch": train},
     "jacobian": {"torch.func": jacrev, "torch looped": jacobian_looped},
     "hessian": {"torch.func": func_hessian, "torch looped": hessian_looped},
+    "forward": {"torch.func": forward},
 }
 
 if __name__ == "__main__":

@@ -160,14 +160,15 @@ class Result:
                          for p in self.problems)
 
 
-def judge(program: Path, run: Run, name: str) -> Result:
-    """Compare ``run`` with the recordings beside ``program``."""
+def judge(program: Path, run: Run, name: str, tolerance=None) -> Result:
+    """Compare ``run`` with the recordings beside ``program`` (numbers within ``tolerance``, an
+    ``(rtol, atol)`` pair, when given)."""
     out_path, err_path = recordings(program)
     problems, diff = [], ""
     if out_path.exists() or err_path.exists():
         expected = normalise(out_path.read_text(encoding="utf-8")) if out_path.exists() else ""
         got = normalise(run.stdout)
-        if got != expected:
+        if got != expected and not (tolerance and same_within(got, expected, *tolerance)):
             diff = "".join(difflib.unified_diff(
                 _diff_lines(expected), _diff_lines(got),
                 f"{out_path.name} (expected)" if out_path.exists() else "(no .out: no output expected)",
@@ -190,6 +191,27 @@ def judge(program: Path, run: Run, name: str) -> Result:
     return Result(name, not problems, run.seconds, run.code, problems, diff, run.stdout)
 
 
+_NUMBER = re.compile(r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf\b|nan\b)")
+
+
+def same_within(got: str, expected: str, rtol: float, atol: float) -> bool:
+    """Whether two outputs differ only in their numbers, each within ``atol + rtol * |expected|``.
+
+    For recordings made with real PyTorch, whose last bits differ from ours where the order
+    of a sum differs (matrix products). The text between the numbers must be the same, but
+    for runs of spaces (PyTorch pads a column to its widest number)."""
+    a, b = _NUMBER.split(got), _NUMBER.split(expected)
+    if len(a) != len(b) or any(re.sub(r"[ \t]+", " ", x) != re.sub(r"[ \t]+", " ", y) for x, y in zip(a, b)):
+        return False
+    for x, y in zip(_NUMBER.findall(got), _NUMBER.findall(expected)):
+        fx, fy = float(x), float(y)
+        if fx != fx and fy != fy:
+            continue
+        if not abs(fx - fy) <= atol + rtol * abs(fy):
+            return False
+    return True
+
+
 def _diff_lines(text: str) -> list[str]:
     """Lines for ``unified_diff``, a missing last newline marked as ``diff`` and git mark it."""
     lines = text.splitlines(True)
@@ -198,21 +220,22 @@ def _diff_lines(text: str) -> list[str]:
     return lines
 
 
-def record(program: Path, run: Run) -> list[str]:
-    """Write ``X.gx.out``/``X.gx.err`` from ``run``; the names of the files that changed.
+def record(program: Path, run: Run, accept_errors: bool = False) -> tuple[list[str], str | None]:
+    """Write ``X.gx.out``/``X.gx.err`` from ``run``: (the names of the files that changed, why
+    nothing was recorded).
 
     An empty ``X.gx.out`` is not created beside an ``X.gx.err`` (no ``.out`` means no output).
 
-    A syntax error (or another exit but 0 and 1) is never recorded, nor is a failing assert
-    unless ``X.gx.err`` exists already: ``--update`` must not turn a failing test into one
-    that expects to fail.
+    A syntax error (or another exit but 0 and 1) is never recorded, and a new runtime error
+    (a failing assert included: no ``X.gx.err`` expects one yet) only with ``accept_errors``:
+    ``--update`` must not turn a crash into a test that expects it unless asked.
     """
     out_path, err_path = recordings(program)
     if run.code not in (Exit.OK, Exit.RUNTIME):
-        return []
-    if (run.code == Exit.RUNTIME and isinstance(run.error, builtins.AssertionError)
-            and not err_path.exists()):
-        return []
+        return [], f"not recorded: exit status {run.code} is never recorded"
+    if run.code == Exit.RUNTIME and not err_path.exists() and not accept_errors:
+        return [], (f"not recorded: it now fails with `{error_line(run)}`; "
+                    "--update --accept-errors records a new error as expected")
     changed = []
 
     def write(path: Path, text: str):
@@ -228,16 +251,20 @@ def record(program: Path, run: Run) -> list[str]:
     elif err_path.exists():
         err_path.unlink()
         changed.append(err_path.name + " (removed)")
-    return changed
+    return changed, None
 
 
-def check_file(program: str, name: str, limits=None, update: bool = False) -> Result:
+def check_file(program: str, name: str, limits=None, update: bool = False, accept_errors: bool = False,
+               tolerance=None) -> Result:
     """Run one program and judge it (recording it first with ``update``). Picklable, for workers."""
     path = Path(program)
     run = run_program(path, limits, name)
-    updated = record(path, run) if update else []
-    result = judge(path, run, name)
+    updated, refused = record(path, run, accept_errors) if update else ([], None)
+    result = judge(path, run, name, tolerance)
     result.updated = [posixpath.join(posixpath.dirname(name), f) for f in updated]
+    if refused:
+        result.problems.insert(0, refused)
+        result.passed = False
     return result
 
 
@@ -283,9 +310,9 @@ def selected(name: str, patterns) -> bool:
                if any(c in p for c in "*?[") else p in name for p in patterns)
 
 
-def run_all(programs, limits, update: bool, jobs: int):
+def run_all(programs, limits, update: bool, jobs: int, accept_errors: bool = False, tolerance=None):
     """Yield each program's Result, in order, running them in ``jobs`` worker processes."""
-    tasks = [(str(p), name, limits, update) for p, name in programs]
+    tasks = [(str(p), name, limits, update, accept_errors, tolerance) for p, name in programs]
     _warm_up()
     if jobs <= 1 or len(tasks) <= 1:
         for task in tasks:
@@ -396,28 +423,6 @@ def report_updates(results, echo) -> None:
 
 # ------------------------------------------------------------------------ the command
 
-class Progress:
-    """A transient progress bar on stderr while programs run (only on a terminal; rich loaded only then)."""
-
-    def __init__(self, total: int):
-        self.bar = None
-        if total > 1 and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn
-            self.bar = Bar(TextColumn("checking"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
-                           console=Console(file=sys.stderr), transient=True)
-            self.task = self.bar.add_task("", total=total)
-            self.bar.start()
-
-    def advance(self, result):
-        if self.bar is not None:
-            self.bar.update(self.task, advance=1, description=result.file)
-
-    def close(self):
-        if self.bar is not None:
-            self.bar.stop()
-
-
 def _format_options(fn):
     return format_options(fn, default_help="rich on a terminal, plain when piped; json: one object per line")
 
@@ -425,7 +430,14 @@ def _format_options(fn):
 @click.command("check")
 @click.argument("paths", nargs=-1, type=click.Path(), metavar="[PATH...]")
 @click.option("-v", "--verbose", is_flag=True, help="list every program (default: the failures and a summary)")
-@click.option("--update", is_flag=True, help="record X.gx.out / X.gx.err from the current behaviour")
+@click.option("--update", is_flag=True, help="record X.gx.out / X.gx.err from the current behaviour "
+              "(a new error only with --accept-errors)")
+@click.option("--accept-errors", is_flag=True,
+              help="with --update, record a program's new runtime error as expected (X.gx.err)")
+@click.option("--rtol", type=click.FloatRange(min=0), default=None, metavar="R",
+              help="compare the numbers in outputs within atol + rtol*|expected| (default: exactly)")
+@click.option("--atol", type=click.FloatRange(min=0), default=None, metavar="A",
+              help="absolute tolerance of --rtol (default 0; alone, it compares with rtol 0)")
 @click.option("-k", "patterns", multiple=True, metavar="PATTERN",
               help="only the files whose path contains PATTERN (a glob if it has * ? [); repeatable")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
@@ -434,7 +446,7 @@ def _format_options(fn):
               help="also write a JUnit XML report to FILE")
 @_format_options
 @limit_options
-def check(paths, verbose, update, patterns, jobs, junit_xml, fmt, **kwargs):
+def check(paths, verbose, update, accept_errors, rtol, atol, patterns, jobs, junit_xml, fmt, **kwargs):
     """Run each program and compare it with its recordings.
 
     \b
@@ -446,6 +458,9 @@ def check(paths, verbose, update, patterns, jobs, junit_xml, fmt, **kwargs):
     Exit status: 0 when every program passes, 1 otherwise, 2 for a usage error.
     """
     limits = limits_from(kwargs)
+    if accept_errors and not update:
+        raise click.UsageError("--accept-errors goes with --update")
+    tolerance = None if rtol is None and atol is None else (rtol or 0.0, atol or 0.0)
     programs = [(p, name) for p, name in discover(paths or (".",)) if selected(name, patterns)]
     if not programs:
         raise click.UsageError("no .gx programs found" + (" matching -k " + " ".join(patterns) if patterns else ""))
@@ -453,11 +468,12 @@ def check(paths, verbose, update, patterns, jobs, junit_xml, fmt, **kwargs):
     start = time.perf_counter()
     results = []
     stopped = False
-    progress = Progress(len(programs))
+    from .progress import Progress
+    progress = Progress(enabled=len(programs) > 1 and sys.stderr.isatty(), delay=0)
     try:
-        for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1):
+        for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1, accept_errors, tolerance):
             results.append(result)
-            progress.advance(result)
+            progress.update("checking", len(results), len(programs), result.file)
             if fmt == "json":
                 import json
                 click.echo(json.dumps(result.as_json(), ensure_ascii=False))

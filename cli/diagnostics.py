@@ -71,6 +71,14 @@ def better_hint(exc) -> str | None:
     return exc.hint
 
 
+def error_object(kind: str, message: str, hint: str | None, exit_status: int, file=None, line=None,
+                 column=None) -> dict:
+    """An error as ``--json`` writes it (docs/eval.schema.json's error; ``{"error": …}`` for commands
+    other than ``eval``)."""
+    return {"type": kind, "message": message, "file": file, "line": line, "column": column, "hint": hint,
+            "exit_status": exit_status}
+
+
 def request_error_text(e) -> str:
     """A bad option value (``gradexpr.session.RequestError``) as a usage error shows it: when the
     value's expression failed, that error located in the expression."""

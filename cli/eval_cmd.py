@@ -84,11 +84,16 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         source, filename = sys.stdin.read(), "<stdin>"
     else:
         source, filename = expr, "<expr>"
-    try:
-        ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
-    except RequestError as e:
-        _request_failed(e, fmt, source, filename)
     fmt = resolve_format(fmt)
+    from .progress import Progress
+    from gradexpr.session import reporting
+    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json)
+    with Progress(enabled=None if fmt != "json" else False) as progress, reporting(progress):
+        try:
+            ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
+        except RequestError as e:
+            progress.close()
+            _request_failed(e, fmt, source, filename)
     from . import render
     if fmt == "json":
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")

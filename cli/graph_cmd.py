@@ -84,94 +84,9 @@ def _label_lines(node, show_saved: bool) -> list:
     return lines
 
 
-# ---------------------------------------------------------------- tree (plain and rich)
+# ---------------------------------------------------------------- tree (plain and rich): tree.py's
 
-def _walk_tree(nodes, edges, max_nodes: int):
-    """Depth-first from the target: yields ``(lasts, node, first_time)``, where ``lasts`` says for
-    each level of the path whether that node is its parent's last input (to draw the guides).
-
-    A node reached again (a shared subexpression) is yielded with ``first_time`` False and not
-    expanded, so the tree stays as long as the edge list. Iterative: deep chains are fine."""
-    by_id = {n.id: n for n in nodes}
-    inputs = _inputs(nodes, edges)
-    seen = set()
-    stack = [(nodes[0].id, ())]
-    while stack:
-        node_id, lasts = stack.pop()
-        first = node_id not in seen
-        if first and max_nodes and len(seen) >= max_nodes:
-            return
-        seen.add(node_id)
-        yield lasts, by_id[node_id], first
-        if first:
-            kids = inputs[node_id]
-            for i in range(len(kids) - 1, -1, -1):
-                stack.append((kids[i], lasts + (i == len(kids) - 1,)))
-
-
-def _tree_text(node, first: bool, show_saved: bool) -> tuple:
-    """``(variable, name, details, id, note)`` of one tree line."""
-    if not first:
-        return node.variable or "", _short_name(node), "(shown above)", node.id, ""
-    note = "← target" if node.is_target else ""
-    if show_saved and node.saved:
-        note = (note + "  " if note else "") + "saved: " + ", ".join(f"{k} {_shape(s)}" for k, s in node.saved)
-    return node.variable or "", _short_name(node), f"{_shape(node.shape)} {node.dtype}", node.id, note
-
-
-def render_plain_tree(nodes, edges, show_saved=False, max_nodes=0) -> str:
-    """The tree as plain text with ``├──``/``└──`` guides; ``(nK)`` ids (as in eval's trace) tie repeated nodes together."""
-    out = []
-    shown = set()
-    for lasts, node, first in _walk_tree(nodes, edges, max_nodes):
-        shown.add(node.id)
-        prefix = "".join("    " if last else "│   " for last in lasts[:-1])
-        branch = ("└── " if lasts[-1] else "├── ") if lasts else ""
-        var, name, details, nid, note = _tree_text(node, first, show_saved)
-        line = f"{prefix}{branch}{var + ': ' if var else ''}{name} {details} ({nid})"
-        out.append(line + ("  " + note if note else ""))
-    if len(shown) < len(nodes):
-        out.append(_cut_note(len(nodes) - len(shown)))
-    return "\n".join(out) + "\n"
-
-
-def _cut_note(hidden: int) -> str:
-    return f"… {hidden} more nodes not shown (--max-nodes 0 shows all; --format json or dot show the whole graph)"
-
-
-def print_rich_tree(nodes, edges, show_saved=False, max_nodes=0):
-    """The tree for a terminal: op names bold, leaves blue with their variable, the target green."""
-    from rich.text import Text
-    from rich.tree import Tree
-
-    root = None
-    parents = []          # parents[d]: the Tree node at depth d on the current path
-    shown = set()
-    for lasts, node, first in _walk_tree(nodes, edges, max_nodes):
-        shown.add(node.id)
-        var, name, details, nid, note = _tree_text(node, first, show_saved)
-        label = Text()
-        if var:
-            label.append(var, style="bold cyan" if node.kind == "leaf" else "bold green")
-            label.append(": ")
-        style = "bold green" if node.is_target else ("cyan" if node.kind == "leaf" else "bold")
-        label.append(name, style=style if first else "dim")
-        label.append(f" {details} ", style="" if first else "dim")
-        label.append(f"({nid})", style="dim")
-        if note:
-            label.append("  " + note, style="yellow")
-        depth = len(lasts)
-        if root is None:
-            branch = root = Tree(label, guide_style="dim")
-        else:
-            branch = parents[depth - 1].add(label)
-        del parents[depth:]
-        parents.append(branch)
-    from .terminal import console as terminal_console
-    console = terminal_console()
-    console.print(root)
-    if len(shown) < len(nodes):
-        console.print(Text(_cut_note(len(nodes) - len(shown)), style="dim"))
+TREE_MORE = "--max-nodes 0 shows all; --format json or dot show the whole graph"
 
 
 # ---------------------------------------------------------------- DOT, Mermaid, JSON
@@ -314,12 +229,16 @@ def graph(expr, file, variables, constants, of, fmt, output, show_saved, max_nod
         sys.stderr.write("gradexpr graph: note: the target does not require grad, so it has no graph\n"
                          "hint: bind floating inputs with -v NAME=VALUE to make them leaves that require grad\n")
 
+    from . import tree
     if fmt == "tree" and output is None and sys.stdout.isatty():
         if nodes:
-            print_rich_tree(nodes, edges, show_saved, max_nodes)
+            from .terminal import console
+            terminal = console()
+            terminal.print(tree.rich_text(nodes, edges, terminal.width, show_saved=show_saved, max_nodes=max_nodes,
+                                          more_hint=TREE_MORE), soft_wrap=True)
         return
     if fmt == "tree":
-        text = render_plain_tree(nodes, edges, show_saved, max_nodes) if nodes else ""
+        text = tree.plain(nodes, edges, show_saved=show_saved, max_nodes=max_nodes, more_hint=TREE_MORE)
     elif fmt == "json":
         text = render_json(nodes, edges)
     elif fmt == "mermaid":

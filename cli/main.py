@@ -144,11 +144,33 @@ def main(argv=None):
         args = sys.argv[1:] if argv is None else list(argv)
         if wants_json(args):
             sys.stdout.write(json_error(e, args) + "\n")
-        e.show()
+        show_error(e)
         code = e.exit_code
     finally:
         set_aside_for_exit()
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def show_error(e: click.ClickException) -> None:
+    """Click's errors in the diagnostics' style: ``gradexpr CMD: message`` and a ``hint:`` line (Click's
+    "(Did you mean …?)"); the usage banner only for a real usage mistake (an unknown option or command,
+    a missing argument), not for a bad option value."""
+    import re
+    from .terminal import write_error
+    ctx = getattr(e, "ctx", None)
+    message, hint = e.format_message(), None
+    m = re.search(r"\s*\((Did you mean [^()]*)\)$", message)
+    if m:
+        message, hint = message[:m.start()], "d" + m.group(1)[1:]
+    choice = re.search(r"'([^']*)' is not one of", message)
+    if choice and isinstance(getattr(e, "param", None), click.Parameter) and isinstance(e.param.type, click.Choice):
+        from .suggest import did_you_mean
+        hint = did_you_mean(choice.group(1), e.param.type.choices)
+    if ctx is not None and isinstance(e, click.UsageError) and not isinstance(e, click.BadParameter):
+        help_option = max(ctx.help_option_names, key=len)
+        sys.stderr.write(f"{ctx.get_usage()}\nTry '{ctx.command_path} {help_option}' for help.\n\n")
+    where = ctx.command_path if ctx is not None else "gradexpr"
+    write_error(f"{where}: {message}\n" + (f"hint: {hint}\n" if hint else ""))
 
 
 def wants_json(args) -> bool:
@@ -161,8 +183,8 @@ def json_error(e, args) -> str:
     """A usage error as JSON: for ``eval``, an evaluation object whose ``errors`` holds it (the schema of
     docs/eval.schema.json); for other commands ``{"error": {...}}`` with the same fields."""
     import json
-    error = {"type": "UsageError", "message": e.format_message(), "file": None, "line": None, "column": None,
-             "hint": None, "exit_status": e.exit_code}
+    from .diagnostics import error_object
+    error = error_object("UsageError", e.format_message(), None, e.exit_code)
     if "eval" in args:
         from gradexpr.session import Evaluation
         from . import render

@@ -92,7 +92,16 @@ def ops(patterns, fmt):
     """
     rows = _rows(patterns)
     if patterns and not rows:
-        sys.stderr.write(f"gradexpr ops: no entry matches {' '.join(patterns)}\n")
+        from .suggest import did_you_mean
+        every = _rows(())
+        hints = [h for h in (did_you_mean(p, {r[k] for r in every for k in ("name", "node") if r[k]})
+                             for p in patterns) if h]
+        message = f"no entry matches {' '.join(patterns)}"
+        if resolve_format(fmt) == "json":
+            from .diagnostics import error_object
+            json.dump({"error": error_object("NoMatch", message, " ".join(hints) or None, 1)}, sys.stdout)
+            sys.stdout.write("\n")
+        sys.stderr.write(f"gradexpr ops: {message}\n" + "".join(f"hint: {h}\n" for h in hints))
         sys.exit(1)
     fmt = resolve_format(fmt)
     if fmt == "json":

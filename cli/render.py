@@ -5,8 +5,7 @@ grad_fn graph, gradients, Jacobian, Hessian, trace, check, notes — from one
 ``Evaluation`` (``eval_cmd.py``). Tensors are written as PyTorch prints them
 (``gradexpr.printing``), so big ones are summarised as PyTorch summarises them;
 Jacobian and Hessian tables show at most ``MAX_ROWS`` × ``MAX_COLUMNS`` cells and say
-so. The graph tree (``tree_rows``, ``plain_tree``, ``rich_tree``) reads only
-``graphview.describe``'s nodes and edges, so ``gradexpr graph`` can reuse it.
+so. The graph tree is ``tree.py``'s, the one ``gradexpr graph`` draws.
 
 JSON follows ``docs/eval.schema.json`` (``SCHEMA``): numbers as JSON numbers (float32
 values by their shortest round-trip decimal), non-finite values as the strings
@@ -21,7 +20,8 @@ import numpy as np
 SCHEMA = "gradexpr-eval/1"
 MAX_ROWS = 12          # rows of a Jacobian/Hessian table (the first and last half when cut)
 MAX_COLUMNS = 8
-MAX_TREE_NODES = 200   # lines of the graph tree; the JSON graph always has every node
+MAX_TREE_NODES = 200   # nodes of the graph tree; the JSON graph always has every node
+TREE_MORE = "gradexpr graph or --json shows them all"
 
 
 # ================================================================ small pieces
@@ -76,69 +76,6 @@ def matrix_cells(block, out_shape, in_shape, ellipsis="…"):
     if len(keep_r) < rows_n or len(keep_c) < cols_n:
         note = f"showing {len(keep_r)} of {rows_n} rows and {len(keep_c)} of {cols_n} columns; --json has them all"
     return header, body, note
-
-
-# ================================================================ the graph tree
-def tree_rows(nodes, edges, max_nodes: int = MAX_TREE_NODES):
-    """(depth, node, seen_before, is_last) from the target to the leaves, inputs in order.
-
-    A node reached again (a shared subexpression) is listed once more without its subtree
-    (``seen_before``).
-    At most ``max_nodes`` rows; ``tree_rows`` returns them and the number left out.
-    """
-    if not nodes:
-        return [], 0
-    by_id = {n.id: n for n in nodes}
-    inputs = {}
-    for e in edges:
-        inputs.setdefault(e.target, []).append((e.input, e.source))
-    for v in inputs.values():
-        v.sort()
-    rows, seen = [], set()
-    stack = [(nodes[0].id, 0, True)]
-    while stack:
-        node_id, depth, last = stack.pop()
-        if len(rows) >= max_nodes:
-            return rows, len(nodes) - len({r[1].id for r in rows})
-        again = node_id in seen
-        rows.append((depth, by_id[node_id], again, last))
-        if again:
-            continue
-        seen.add(node_id)
-        children = inputs.get(node_id, [])
-        for k in range(len(children) - 1, -1, -1):
-            stack.append((children[k][1], depth + 1, k == len(children) - 1))
-    return rows, 0
-
-
-def node_label(node, saved: bool = False) -> str:
-    """``MulBackward0 [2, 2] float32``; a leaf by its variable name."""
-    meta = f"{shape_text(node.shape)} {node.dtype}"
-    if node.kind == "leaf":
-        text = f"{node.variable or '?'} {meta} (AccumulateGrad)"
-    else:
-        text = f"{node.name} {meta}"
-        if node.is_target and node.variable:
-            text += f" = {node.variable}"
-    if saved and node.saved:
-        text += " saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved)
-    return text
-
-
-def plain_tree(nodes, edges, saved: bool = False) -> str:
-    rows, left_out = tree_rows(nodes, edges)
-    lines, open_levels = [], []
-    for depth, node, again, last in rows:
-        del open_levels[max(0, depth - 1):]
-        prefix = "".join("|   " if o else "    " for o in open_levels)
-        if depth:
-            prefix += "`-- " if last else "|-- "
-            open_levels.append(not last)
-        label = f"{node.name} (see above)" if again and node.kind == "op" else node_label(node, saved)
-        lines.append(prefix + label)
-    if left_out:
-        lines.append(f"... {left_out} more nodes (gradexpr graph or --json shows them all)")
-    return "\n".join(lines)
 
 
 # ================================================================ plain text
@@ -229,12 +166,16 @@ def plain(ev) -> str:
     parts = []
     if ev.output:
         parts.append("printed:\n" + ev.output.rstrip("\n"))
-    if ev.error is not None:
+    if ev.error is not None and ev.value is None:       # the program failed: nothing more to show
         return "\n\n".join(parts) + "\n" if parts else ""
     parts.append("value:\n" + value_text(ev.value))
     if isinstance(ev.value, Tensor):
         nodes, edges = ev.graph
-        parts.append("grad_fn:\n" + (plain_tree(nodes, edges) if nodes else "None"))
+        from . import tree
+        parts.append("grad_fn:\n" + (tree.plain(nodes, edges, max_nodes=MAX_TREE_NODES, more_hint=TREE_MORE)
+                                      .rstrip("\n") if nodes else "None"))
+    if ev.error is not None:                            # the differentiation failed: the value and graph stand
+        return "\n\n".join(parts) + "\n"
     leaves = {leaf.name: leaf for leaf in ev.leaves}
     if ev.grads is not None:
         head = "gradients:" if ev.grad_output is None else "vector-Jacobian products (--grad-output):"
@@ -390,8 +331,8 @@ def to_json(ev) -> dict:
         "schema": SCHEMA,
         "ok": ev.ok,
         "target": ev.target_name,
-        "text": None if ev.error is not None else value_text(value),
-        "value": None if ev.error is not None else _python_json(value),
+        "text": None if ev.error is not None and value is None else value_text(value),
+        "value": None if ev.error is not None and value is None else _python_json(value),
         "shape": list(value._data.shape) if is_tensor else None,
         "dtype": value._dtype.name if is_tensor else None,
         "requires_grad": bool(is_tensor and value._requires_grad),

@@ -42,13 +42,22 @@ def show(ev, console=None):
     if ev.output:
         heading("printed")
         block(ev.output.rstrip("\n"), style="dim")     # as the program printed it; the terminal wraps it
-    if ev.error is not None:
+    if ev.error is not None and ev.value is None:       # the program failed: nothing more to show
         return
     heading("value" + (f" of {ev.target_name}" if ev.target_name else ""))
     block(tensor_text(ev.value, width), style="bold blue")
     if isinstance(ev.value, Tensor):
         nodes, edges = ev.graph
-        console.print(rich_tree(nodes, edges) if nodes else Text("grad_fn: None", style="dim"))
+        if nodes:
+            from . import tree
+            from .render import MAX_TREE_NODES, TREE_MORE
+            heading("grad_fn")
+            console.print(tree.rich_text(nodes, edges, console.width, max_nodes=MAX_TREE_NODES, more_hint=TREE_MORE),
+                          soft_wrap=True)
+        else:
+            console.print(Text("grad_fn: None", style="dim"))
+    if ev.error is not None:                            # the differentiation failed: the value and graph stand
+        return
     leaves = {leaf.name: leaf for leaf in ev.leaves}
     if ev.grads is not None:
         heading("gradients" if ev.grad_output is None else "vector–Jacobian products (--grad-output)")
@@ -178,31 +187,3 @@ def matrix_table(console, block, out_shape, in_shape):
         note = (f"showing {kept_rows} of {rows_n} rows and {k} of {cols_n} columns{dropped}; "
                 "--json has them all")
     return table, note
-
-
-# ================================================================ the graph tree
-def rich_tree(nodes, edges, title="grad_fn", saved: bool = False):
-    from rich.text import Text
-    from rich.tree import Tree
-    from .render import tree_rows
-    root = Tree(Text(title, style="bold"))
-    rows, left_out = tree_rows(nodes, edges)
-    parents = [root]
-    for depth, node, again, _ in rows:
-        del parents[depth + 1:]
-        if again and node.kind == "op":
-            label = Text(f"{node.name} (see above)", style="dim")
-        elif node.kind == "leaf":
-            label = Text.assemble((node.variable or "?", "bold green"), f" {shape_text(node.shape)} {node.dtype} ",
-                                  ("AccumulateGrad", "dim"))
-        else:
-            label = Text.assemble((node.name, "bold cyan"), f" {shape_text(node.shape)} {node.dtype}")
-            if node.is_target and node.variable:
-                label.append(f" = {node.variable}", style="bold")
-            if saved and node.saved:
-                label.append(" saved: " + ", ".join(f"{k} {shape_text(s)}" for k, s in node.saved), style="dim")
-        branch = parents[-1].add(label)
-        parents.append(branch)
-    if left_out:
-        root.add(Text(f"… {left_out} more nodes (gradexpr graph or --json shows them all)", style="dim"))
-    return root

@@ -57,7 +57,7 @@ def paint_error(text: str) -> str:
     head = lines[0]
     # FILE:LINE:COL: Type: message  — the type is the word before the second ": " from the end of the location
     parts = head.split(": ", 2)
-    if len(parts) == 3 and parts[1][:1].isupper():
+    if len(parts) == 3 and parts[1][:1].isupper() and parts[1].isidentifier():
         lines[0] = f"{parts[0]}: {_RED}{_BOLD}{parts[1]}{_RESET}: {parts[2]}"
     elif len(parts) == 2 and parts[0][:1].isupper() and " " not in parts[0]:
         lines[0] = f"{_RED}{_BOLD}{parts[0]}{_RESET}: {parts[1]}"

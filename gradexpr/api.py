@@ -123,12 +123,13 @@ def _build() -> dict:
                         "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
                         "inference_mode": graph.inference_mode,
                         "is_inference_mode_enabled": graph.is_inference_mode_enabled})
+    torch_names["cosine_similarity"] = NF.cosine_similarity                     # torch.nn (issue 15)
     linalg = Namespace("torch.linalg", surface.namespace("linalg", {
         "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
         "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
     fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
                 "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
-                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot").split()
+                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot pad cosine_similarity").split()
     F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
                       _nn_functional_names)
     # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
@@ -150,6 +151,7 @@ def _build() -> dict:
     torch_names.update(_device.namespaces())
     torch_names.update(_legacy.TYPED_CLASSES)
     autograd_ns._names["Variable"] = _legacy.Variable
+    torch_names["vmap"] = _vmap            # ---- torch.vmap is torch.func.vmap (gradexpr/func.py)
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
@@ -205,6 +207,16 @@ def _forward_ad_namespace():
 def _func_names():
     from . import func
     return func.NAMES
+
+
+def _vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    from . import func as _func
+    return _func.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+
+def functorch_namespace():
+    """``functorch``, torch.func's old name (``from functorch import vmap, grad``)."""
+    return LazyNamespace("functorch", {}, _func_names)
 
 
 def _generator_class():

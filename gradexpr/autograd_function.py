@@ -143,6 +143,7 @@ class BackwardCFunction(Node, FunctionCtx):
             for k, g in self._pending.items():
                 grads[k] = g
             self._pending = None
+        self._grad_outputs = tuple(grads)       # what the node's post hooks see (hooks.py)
         return self._run_backward(grads)
 
     def _run_backward(self, grads):

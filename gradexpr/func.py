@@ -59,6 +59,13 @@ def _differentiable(x):
         from . import ops
         from .op import apply
         return apply(ops.alias, (x,))
+    from .batching import BatchedTensor, batched
+    if type(x) is BatchedTensor:           # under vmap: a logical leaf over the same batch
+        t = batched(x._phys, x._bdim, x._level)
+        t._requires_grad = True
+        if fw.ACTIVE:
+            fw.copy_tangent(x, t)
+        return t
     t = Tensor._make(x._data, x._dtype, requires_grad=True)
     if fw.ACTIVE:
         fw.copy_tangent(x, t)
@@ -258,7 +265,8 @@ def _jacobian_rows(o, ins):
     dual level (forward-over-reverse), one backward pass per row so each row carries its tangent."""
     from .functional import jacobian_blocks
     from .functions import stack
-    if not fw.ACTIVE:
+    from .batching import LEVELS
+    if not fw.ACTIVE and not LEVELS:
         blocks = jacobian_blocks(o, ins, create_graph=True)
     else:
         rows = []
@@ -273,44 +281,55 @@ def _jacobian_rows(o, ins):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """Forward-mode Jacobian: ``jvp`` under ``vmap`` over the basis tangents (one pass, batched
+    tangents), as functorch composes it."""
     def wrapper(*args):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
-        columns = []          # per differentiated input: the jvp outputs of each basis tangent
+        diff = [args[a] for a in nums]
+        sizes = [int(x._data.size) for x in diff]
+        total = sum(sizes)
         out = aux = None
-        for a in nums:
-            x = args[a]
-            cols = []
-            for j in range(x._data.size):
-                basis = np.zeros(x._data.shape, x._dtype.np)
-                basis.reshape(-1)[j] = 1
-                tangents = [Tensor._make(basis, x._dtype) if k == a else _zeros_like(args[k]) for k in
-                            range(len(args))]
-                _depth[0] += 1
-                try:
-                    res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
-                finally:
-                    _depth[0] -= 1
-                out, t = res[0], res[1]
-                if has_aux:
-                    aux = res[2]
-                cols.append(t)
-            columns.append((x, cols))
-        if out is None:
+        if total:
+            eye = np.eye(total, dtype=diff[0]._dtype.np)
+            bases, off = [], 0
+            for x, n in zip(diff, sizes):
+                bases.append(Tensor._make(np.ascontiguousarray(eye[:, off:off + n]).reshape((total,) + x._data.shape),
+                                          x._dtype))
+                off += n
+
+            def column(*basis):
+                tangents = [_zeros_like(a) for a in args]
+                for a, b in zip(nums, basis):
+                    tangents[a] = b
+                res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
+                return (res[1], res[0], res[2]) if has_aux else (res[1], res[0])
+
+            _depth[0] += 1
+            try:
+                res = vmap(column, randomness=randomness, out_dims=(0, None, None) if has_aux else (0, None))(*bases)
+            finally:
+                _depth[0] -= 1
+            cols, out = res[0], res[1]
+            if has_aux:
+                aux = res[2]
+        else:
             out = func(*args)
             if has_aux:
                 out, aux = out
+            cols = None
         o_leaves, o_spec = _flatten(out)
-        from .functions import stack
+        c_leaves = _flatten(cols)[0] if cols is not None else [None] * len(o_leaves)
         per_out = []
-        for i, o in enumerate(o_leaves):
-            blocks = []
-            for x, cols in columns:
-                if cols:
-                    col = stack([_flatten(c)[0][i] for c in cols], -1)
-                    col = col.reshape(o._data.shape + x._data.shape)
+        for o, c in zip(o_leaves, c_leaves):
+            blocks, off = [], 0
+            for x, n in zip(diff, sizes):
+                if c is None or not n:
+                    block = Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype)
                 else:
-                    col = Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype)
-                blocks.append(_finish(col))
+                    part = c.narrow(0, off, n) if len(sizes) > 1 else c
+                    block = part.movedim(0, -1).reshape(o._data.shape + x._data.shape)
+                off += n
+                blocks.append(_finish(block))
             per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
         jac = _unflatten(per_out, o_spec)
         return (jac, _finish_tree(aux)) if has_aux else jac
@@ -387,8 +406,156 @@ def _raw_set(owner, attr, value):
     object.__setattr__(owner, attr, value)
 
 
+# ---------------------------------------------------------------- vmap
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Run ``func`` once on its inputs with a batch dimension (batching.py's batched tensors)."""
+    if randomness not in ("error", "different", "same"):
+        raise errors.RuntimeError("Only allowed values for randomness are 'error', 'different', or 'same'. "
+                                  f"Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise errors.ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+
+    def wrapped(*args, **kwargs):
+        size, flat_dims, flat_args, spec = _batched_inputs(func, in_dims, args)
+        if chunk_size is None or chunk_size >= size:
+            return _vmap_once(func, flat_dims, flat_args, spec, size, out_dims, randomness, kwargs)
+        from .functions import cat
+        chunks = []
+        for start in range(0, size, chunk_size):
+            n = min(chunk_size, size - start)
+            part = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims)]
+            chunks.append(_vmap_once(func, flat_dims, part, spec, n, out_dims, randomness, kwargs))
+        leaves0, out_spec = _flatten(chunks[0])
+        dims = _out_dims_list(func, out_dims, chunks[0], out_spec)
+        joined = [cat([_flatten(c)[0][i] for c in chunks], d) if d is not None else leaves0[i]
+                  for i, d in enumerate(dims)]
+        return _unflatten(joined, out_spec)
+    return wrapped
+
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+def _tuple_repr(value):
+    return repr(value)
+
+
+def _batched_inputs(func, in_dims, args):
+    """PyTorch's checks of vmap's inputs; (batch size, in_dim per flat argument, flat arguments, spec)."""
+    where = f"vmap({_name(func)}, in_dims={_tuple_repr(in_dims)}, ...)(<inputs>)"
+    if not isinstance(in_dims, (int, tuple)):
+        raise errors.ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
+                                f"structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise errors.ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
+                                "you are trying to vmap over a function with no inputs. The latter is unsupported.")
+    flat_args, spec = _flatten(tuple(args))
+    flat_dims = _broadcast_dims(in_dims, tuple(args))
+    if flat_dims is None:
+        raise errors.ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`.")
+    for i, (a, d) in enumerate(zip(flat_args, flat_dims)):
+        if d is not None and not isinstance(d, int):
+            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but in_dim must be either an integer "
+                                    "dimension or None.")
+        if isinstance(d, int) and not isinstance(a, Tensor):
+            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but the input is of type {type(a)}. We "
+                                    "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
+        if d is not None and not -a.dim() <= d < a.dim():
+            raise errors.ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
+                                    f"dimensionality {a.dim()} so expected in_dim to satisfy -{a.dim()} <= in_dim < "
+                                    f"{a.dim()}.")
+        if d is not None and d < 0:
+            flat_dims[i] = d % a.dim()
+    sizes = [a.size(d) for a, d in zip(flat_args, flat_dims) if d is not None]
+    if not sizes:
+        raise errors.ValueError("vmap: Expected at least one Tensor to vmap over")
+    if any(s != sizes[0] for s in sizes):
+        raise errors.ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                                f"{sizes} for the mapped dimension")
+    return sizes[0], flat_dims, flat_args, spec
+
+
+def _broadcast_dims(dims, tree):
+    """``dims`` (an int/None for a whole subtree, or a tuple/list/dict matching it) per flat leaf, or None."""
+    if dims is None or isinstance(dims, int):
+        return [dims] * len(_flatten(tree)[0])
+    if isinstance(tree, (tuple, list)) and isinstance(dims, (tuple, list)) and len(dims) == len(tree):
+        out = []
+        for d, t in zip(dims, tree):
+            sub = _broadcast_dims(d, t)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    if isinstance(tree, dict) and isinstance(dims, dict) and set(dims) == set(tree):
+        out = []
+        for k, t in tree.items():
+            sub = _broadcast_dims(dims[k], t)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
+
+
+def _vmap_once(func, flat_dims, flat_args, spec, size, out_dims, randomness, kwargs):
+    from .batching import LEVELS, _state, batched
+    level = _state["next"] = _state["next"] + 1
+    LEVELS.append((level, size, randomness))
+    try:
+        inputs = [a if d is None else batched(a, d, level) for a, d in zip(flat_args, flat_dims)]
+        out = func(*_unflatten(inputs, spec), **kwargs)
+        leaves, out_spec = _flatten(out)
+        dims = _out_dims_list(func, out_dims, out, out_spec)
+        return _unflatten([_unbatched(func, o, d, level, size) for o, d in zip(leaves, dims)], out_spec)
+    finally:
+        LEVELS.pop()
+        if not LEVELS:
+            _state["next"] = 0
+
+
+def _out_dims_list(func, out_dims, out, out_spec):
+    if not (out_dims is None or isinstance(out_dims, int) or isinstance(out_dims, (tuple, list))):
+        raise errors.ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                                "python collection of ints representing where in the outputs the vmapped dimension "
+                                "should appear.")
+    if isinstance(out, Tensor):
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        if isinstance(out_dims, (int, type(None))):
+            return [out_dims]
+        dims = None
+    else:
+        dims = _broadcast_dims(out_dims, out)
+    if dims is None:
+        raise errors.ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+                                "with the structure of `outputs`.")
+    return dims
+
+
+def _unbatched(func, o, out_dim, level, size):
+    """An output with its batch dimension at ``out_dim`` (an unbatched output is expanded to the batch)."""
+    from .batching import BatchedTensor, _front
+    name = _name(func)
+    if out_dim is None:
+        if isinstance(o, BatchedTensor) and o._level == level:
+            raise errors.ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+        return o
+    if not isinstance(o, Tensor):
+        raise errors.ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you "
+                                "mean to set out_dims= to None for output?")
+    if isinstance(o, BatchedTensor) and o._level == level:
+        phys = _front(o._phys, o._bdim)
+    else:
+        phys = o.unsqueeze(0).expand((size,) + tuple(o.shape))
+    n = phys.dim()
+    d = out_dim % n if -n <= out_dim < n else out_dim
+    return phys.movedim(0, d) if d else phys
+
+
 NAMES = {"grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev,
-         "jacfwd": jacfwd, "hessian": hessian, "linearize": linearize, "functional_call": functional_call}
+         "jacfwd": jacfwd, "hessian": hessian, "linearize": linearize, "functional_call": functional_call, "vmap": vmap}
 
 
 # ---------------------------------------------------------------- torch.autograd.functional, forward mode

@@ -118,12 +118,13 @@ _ROW_BUDGET = 1 << 22     # elements of the largest batched gradient of one pass
 _AGREE_RTOL = {"float64": 1e-9, "float32": 1e-4}
 
 
-def jacobian_blocks(output, inputs, *, create_graph=False):
+def jacobian_blocks(output, inputs, *, create_graph=False, progress=None):
     """d ``output`` / d ``inputs[k]`` for each k, shaped ``output.shape + inputs[k].shape``.
 
     ``inputs`` must already be in ``output``'s graph (leaves or tensors it was computed
     from); a block is None where ``output`` does not depend on that input. Nothing is
-    accumulated into ``.grad`` and the graph is retained.
+    accumulated into ``.grad`` and the graph is retained. ``progress(rows done, rows)`` is
+    called after each batch of rows (a command's progress bar).
     """
     from .functions import cat
     from .graph import run_backward
@@ -156,6 +157,8 @@ def jacobian_blocks(output, inputs, *, create_graph=False):
                                  node_apply=apply_batched)
             for k, g in enumerate(grads):
                 parts[k].append((rows, g))
+            if progress is not None:
+                progress(start + rows, m)
     finally:
         _grad_enabled.reset(token)
     blocks = []

@@ -22,6 +22,7 @@ from . import dtypes, errors, limits, range_factories
 from .dtypes import DType
 from .graph import Node, _grad_enabled
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
+from .batching import LEVELS as _VMAP
 from .op import (_check_broadcast, apply, apply_ex, apply_inplace, apply_inplace_view, bump_version, check_inplace,
                  check_writeable, mark_multi_output_views, save_inplace_result, wrap, write_inplace)
 from .ops.common import _reduce_dim
@@ -2350,11 +2351,11 @@ def fill_(self, value, *, entry=None):
         if value._data.ndim != 0:
             raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                       f"{value._data.ndim} dimensions.")
-        if _grad_enabled.get() and value._requires_grad:
+        if (_grad_enabled.get() and value._requires_grad) or _VMAP:
             write_inplace(self, apply(D.fill_tensor_inplace, (self, value)))
             return self
         value = value.item()
-    if _grad_enabled.get() and self._requires_grad:
+    if (_grad_enabled.get() and self._requires_grad) or _VMAP:     # (under vmap: the batch rule writes)
         write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
         return self
     check_writeable(self)
@@ -2366,7 +2367,7 @@ def fill_(self, value, *, entry=None):
 def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
-    if _grad_enabled.get() and (self._requires_grad or src._requires_grad):
+    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP:
         result = apply(D.copy_inplace, (self, src))
         write_inplace(self, result)
         return self

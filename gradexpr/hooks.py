@@ -75,9 +75,9 @@ class NodeHooks(list):
                 grad = new[0] if new[0] is None else _checked_hook_result(fn, new[0], grad)
         return grad
 
-    def run_post(self, grad_inputs, grad):
+    def run_post(self, grad_inputs, grad, grad_outputs=None):
         for fn in list(self.post.values()):
-            new = fn(tuple(grad_inputs), (grad,))
+            new = fn(tuple(grad_inputs), grad_outputs if grad_outputs is not None else (grad,))
             if new is not None:
                 grad_inputs = list(_checked_hook_tuple(fn, new, len(grad_inputs)))
         return grad_inputs
@@ -133,8 +133,8 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
             for fn in list(hooks.post_accumulate.values()):
                 fn(node.variable)
         return grads
-    if hooks.post:
-        grads = hooks.run_post(grads, grad)
+    if hooks.post:      # a multi-output custom Function's node keeps all its outputs' gradients
+        grads = hooks.run_post(grads, grad, getattr(node, "_grad_outputs", None))
     return grads
 
 

@@ -386,5 +386,91 @@ def one_hot(tensor, num_classes=-1):
     return T.Tensor._make((tensor._data[..., None] == T.np.arange(n)).astype(T.np.int64), dtypes.int64)
 
 
-def pad(input, pad, mode="constant", value=0.0):
-    raise errors.NotImplementedError("F.pad is not supported in gradexpr")
+_PAD_HELP = ("Supported combinations for non-constant padding:\n"
+             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """F.pad: constant_pad_nd, or the reflection / replication pads, or the circular composite."""
+    from .ops import nn_layers as L
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise errors.RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise errors.RuntimeError("Padding length should be less than or equal to two times the input dimension "
+                                  f"but got padding length {len(pad)} and input of dimension {input.dim()}")
+    if mode == "constant":
+        return apply(D.constant_pad_nd, (input,), {"pad": pad, "value": 0.0 if value is None else float(value)})
+    if mode not in ("reflect", "replicate", "circular"):
+        raise errors.NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise errors.RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    k = len(pad) // 2
+    if input.dim() not in (k + 1, k + 2):
+        raise errors.NotImplementedError(f"Padding size {len(pad)} is not supported for {input.dim()}D input "
+                                         f"tensor.\n{_PAD_HELP}")
+    if mode == "circular":
+        return _pad_circular(input, pad)
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (left >= input.shape[dim] or right >= input.shape[dim]):
+            raise errors.RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                                      f"dimension, but got: padding ({left}, {right}) at dimension {dim} of input "
+                                      f"{list(input.shape)}")
+    entry = getattr(L, f"{mode}_pad{k}d")
+    return apply(entry, (input,), {"pad": pad})
+
+
+def _pad_circular(input, pad):
+    """ATen's _pad_circular: the input copied into the middle, then each padded dimension's ends
+    copied from the opposite side (so the graph ends in CopySlices, as PyTorch's)."""
+    k = len(pad) // 2
+    shape = list(input.shape)
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        if pad[2 * i] > shape[dim] or pad[2 * i + 1] > shape[dim]:
+            raise errors.RuntimeError("Padding value causes wrapping around more than once.")
+        shape[dim] += pad[2 * i] + pad[2 * i + 1]
+    out = T.zeros(shape, dtype=input.dtype)
+    core = [slice(None)] * input.dim()
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        core[dim] = slice(pad[2 * i], shape[dim] - pad[2 * i + 1])
+    out[tuple(core)] = input
+    for i in range(k):
+        dim = input.dim() - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        if left > 0:
+            out.narrow(dim, 0, left).copy_(out.narrow(dim, shape[dim] - right - left, left))
+        if right > 0:
+            out.narrow(dim, shape[dim] - right, right).copy_(out.narrow(dim, left, right))
+    return out
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """ATen's composite: each input divided by its 2-norm (a clone clamped to ``eps`` outside the
+    graph), multiplied, summed over ``dim``."""
+    from .graph import no_grad
+    common = dtypes.result_type((x1, x2))
+    if common.category != 2:
+        raise errors.RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                                  f"{common.name.capitalize() if common.name != 'int64' else 'Long'}")
+    import numpy as np
+    shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(shape)
+    if x1.dtype is not common:
+        x1 = x1.to(common)
+    if x2.dtype is not common:
+        x2 = x2.to(common)
+    n1 = T.vector_norm(x1, 2, dim=dim, keepdim=True).clone()
+    n2 = T.vector_norm(x2, 2, dim=dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)

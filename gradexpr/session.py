@@ -41,11 +41,37 @@ about a millisecond, paid at every start of the command.
 """
 from __future__ import annotations
 
+import contextvars
 import io
 
 CHECK_EPS = 1e-6              # central-difference step (float64), as torch.autograd.gradcheck
 CHECK_MAX_ELEMENTS = 128      # perturbed elements per leaf: two program runs each
 RUNTIME, USAGE = 1, 2         # an evaluation's error_code: the process exit status (cli/exitcodes.Exit)
+
+
+# progress(task, done, total) for long work (a Jacobian's rows, --check's program runs): set by a
+# front end that shows progress (``reporting``); None by default
+_progress = contextvars.ContextVar("gradexpr_session_progress", default=None)
+
+
+class reporting:
+    """``with session.reporting(callback):`` calls ``callback(task, done, total)`` as long work advances."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def __enter__(self):
+        self.token = _progress.set(self.callback)
+        return self
+
+    def __exit__(self, *exc):
+        _progress.reset(self.token)
+
+
+def _report(task: str):
+    """A ``progress(done, total)`` for ``task``, or None when nobody listens."""
+    callback = _progress.get()
+    return None if callback is None else lambda done, total: callback(task, done, total)
 
 
 class RequestError(Exception):
@@ -574,7 +600,8 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         if tracer is not None:
             ev.trace = tracer.steps
     if (not scalar and request.grad_output is None and not request.pointwise) or request.jacobian:
-        blocks = jacobian_blocks(target, tensors)
+        _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
+        blocks = jacobian_blocks(target, tensors, progress=_report("Jacobian"))
         ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
                        for name, b, x in zip(names, blocks, tensors)}
     if not scalar and (request.pointwise or (ev.jacobian is not None and not request.jacobian)):
@@ -583,14 +610,39 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         if not ev.pointwise:
             raise not_scalar
     elif request.hessian:
+        _refuse_too_big("Hessian", (), ev.leaves, ev.leaves, limits)
         seed = Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
         firsts = run_backward((target,), (seed,), retain_graph=True, create_graph=True, inputs=tensors,
                               accumulate=False, allow_unused=True)
         ev.hessian = {}
         for name, g, x in zip(names, firsts, tensors):
-            blocks = jacobian_blocks(g, tensors) if g is not None else [None] * len(tensors)
+            blocks = jacobian_blocks(g, tensors, progress=_report(f"Hessian, {name} rows")) if g is not None \
+                else [None] * len(tensors)
             ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
                                 for other, b, y in zip(names, blocks, tensors)}
+
+
+def _refuse_too_big(what: str, out_shape, rows, columns, limits):
+    """A Jacobian or Hessian over ``--max-elements`` is refused before any of it is computed, with
+    the ways to ask for less (the engine's own refusal would only say to raise the limit)."""
+    from . import errors
+    from .limits import current
+    limit = (limits or current()).max_elements
+    out = 1
+    for s in out_shape:
+        out *= int(s)
+    for a in rows:
+        for b in columns if what == "Hessian" else (None,):
+            n = out * a.tensor._data.size * (b.tensor._data.size if b is not None else 1)
+            if not limit or n <= limit:
+                continue
+            by = f"{a.name} {list(a.tensor._data.shape)}" + (f" and {b.name} {list(b.tensor._data.shape)}" if b else "")
+            of = f" of the target {list(out_shape)}" if what == "Jacobian" else ""
+            raise errors.LimitError(
+                f"the {what}{of} with respect to {by} would have {n:,} elements, over the limit of {limit:,}",
+                hint="differentiate less: --wrt NAME keeps some leaves" + (
+                    ", --grad-output VALUE gives one vector-Jacobian product, --pointwise shows f'(x) "
+                    "when the target is elementwise in x" if what == "Jacobian" else ""))
 
 
 class Pointwise:
@@ -713,7 +765,8 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
                 if total else np.zeros(0, int)
             worst_abs = worst_rel = 0.0
             ok = True
-            for k in picks:
+            progress = _report(f"--check {leaf.name}")
+            for done, k in enumerate(picks, 1):
                 columns = []
                 for sign in (1.0, -1.0):
                     moved = base.copy()
@@ -736,6 +789,8 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
                 worst_abs = max(worst_abs, _worst(err))
                 worst_rel = max(worst_rel, _worst(rel))
                 ok = ok and bool(np.all(err <= request.atol + request.rtol * np.abs(numeric)))
+                if progress is not None:
+                    progress(done, len(picks))
             result.max_abs, result.max_rel, result.ok, result.checked = worst_abs, worst_rel, ok, len(picks)
     except ProgramError as e:
         raise e.error from None

@@ -102,14 +102,17 @@ def test_update_round_trip(tmp_path):
     failing = write(tmp_path, "sub/fails.gx", "x = tensor([1., 2.], requires_grad=True)\n(x * 2).backward()\n")
     bad_assert = write(tmp_path, "sub/bad_assert.gx", "assert ones(1) == 2\n")
     r = check(tmp_path, "--update")
-    assert "updated " in r.output and "sub/grad.gx.out (new)" in r.output and "sub/fails.gx.err (new)" in r.output
-    assert "2 recordings changed" in r.output
+    assert "sub/grad.gx.out (new)" in r.output and "1 recording changed" in r.output
     assert prog.with_name("grad.gx.out").read_text() == "tensor([2., 4.])\n<SumBackward0 object at 0x…>\n"
+    # a new error (a failing assert too) is not recorded as expected unless asked: the files stay failed
+    assert f"not recorded: it now fails with `{NONSCALAR_ERROR}`; --update --accept-errors" in r.output
+    assert not failing.with_name("fails.gx.err").exists() and not bad_assert.with_name("bad_assert.gx.err").exists()
+    assert r.exit_code == 1
+    bad_assert.unlink()
+    r = check(tmp_path, "--update", "--accept-errors")
+    assert "sub/fails.gx.err (new)" in r.output and r.exit_code == 0
     assert failing.with_name("fails.gx.err").read_text() == NONSCALAR_ERROR + "\n"
     assert not failing.with_name("fails.gx.out").exists()     # it printed nothing before failing
-    # a failing assert is not recorded as expected: the file stays failed
-    assert not bad_assert.with_name("bad_assert.gx.err").exists() and r.exit_code == 1
-    bad_assert.unlink()
     assert check(tmp_path).exit_code == 0
     # nothing changed: nothing rewritten
     r = check(tmp_path, "--update")
@@ -235,3 +238,27 @@ def test_by_default_only_failures_and_a_summary_and_the_current_folder(tmp_path,
     assert r.exit_code == 1
     assert "bad.gx  fail" in r.output and "grad.gx" not in r.output
     assert r.output.rstrip().splitlines()[-1].startswith("1 passed, 1 failed in ")
+
+
+def test_a_crash_of_a_recorded_program_is_not_recorded_without_accept_errors(tmp_path):
+    prog = write(tmp_path, "p.gx", "print(1)\n", out="1\n")
+    prog.write_text("print(1)\nones(2).backward()\n")
+    r = check(tmp_path, "--update")
+    assert r.exit_code == 1 and "not recorded" in r.output and "no recording changed" in r.output
+    assert prog.with_name("p.gx.out").read_text() == "1\n" and not prog.with_name("p.gx.err").exists()
+    assert check(tmp_path, "--accept-errors").exit_code == 2          # only with --update
+
+
+def test_rtol_atol_compare_the_numbers_of_the_output(tmp_path):
+    # recorded by PyTorch, whose matrix products round differently in the last digits
+    write(tmp_path, "mm.gx", "print(tensor([[1.23456, -2.5], [3., 10.]]) @ ones(2))\nprint('loss', 0.30000001)\n",
+          out="tensor([-1.2655, 13.0001])\nloss 0.30000002\n")
+    assert check(tmp_path).exit_code == 1
+    assert check(tmp_path, "--rtol", "1e-4").exit_code == 0
+    assert check(tmp_path, "--rtol", "1e-6").exit_code == 1
+    assert check(tmp_path, "--atol", "2e-4").exit_code == 0
+    # the text between the numbers must agree, whatever the tolerance (runs of spaces aside)
+    write(tmp_path, "mm.gx", "print('loss',  0.3)\n", out="cost 0.3\n")
+    assert check(tmp_path, "--rtol", "1").exit_code == 1
+    write(tmp_path, "mm.gx", "print('loss',  0.3)\n", out="loss 0.3\n")
+    assert check(tmp_path, "--rtol", "0").exit_code == 0

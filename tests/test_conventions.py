@@ -30,13 +30,15 @@ def test_colour_is_one_decision_flag_and_environment():
     assert "\x1b[" not in no_colour.stdout and "value" in no_colour.stdout
 
 
-def test_shell_completion_as_the_readme_documents_it():
+def test_shell_completion_as_docs_shell_completion_documents_it():
     p = gx(env={"_GRADEXPR_COMPLETE": "bash_source"})
     assert p.returncode == 0 and "_gradexpr_completion()" in p.stdout
     p = gx(env={"_GRADEXPR_COMPLETE": "bash_complete", "COMP_WORDS": "gradexpr re", "COMP_CWORD": "1"})
     assert "plain,repl" in p.stdout
-    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md"), encoding="utf-8").read()
-    assert 'eval "$(_GRADEXPR_COMPLETE=bash_source gradexpr)"' in readme
+    root = os.path.join(os.path.dirname(__file__), "..")
+    doc = open(os.path.join(root, "docs", "shell-completion.md"), encoding="utf-8").read()
+    assert 'eval "$(_GRADEXPR_COMPLETE=bash_source gradexpr)"' in doc
+    assert "docs/shell-completion.md" in open(os.path.join(root, "README.md"), encoding="utf-8").read()
 
 
 def test_without_a_terminal_plain_gradexpr_shows_the_help():

@@ -1,5 +1,5 @@
 """``gradexpr eval``: the commands of issue 3 through Click's CliRunner and as a subprocess,
-every JSON output validated against docs/eval.schema.json, numbers against PyTorch's
+every JSON output validated against docs/eval.schema.json (tests/eval_schema.py), numbers against PyTorch's
 (tests/data/eval_functional_cases.json, recorded by make_eval_functional_cases.py)."""
 import json
 import math
@@ -9,76 +9,16 @@ import subprocess
 import sys
 import time
 
+import jsonschema
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from eval_schema import strict_loads, validate
 from gradexpr.cli.main import cli
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCHEMA = json.load(open(os.path.join(HERE, "..", "docs", "eval.schema.json"), encoding="utf-8"))
 CASES = json.load(open(os.path.join(HERE, "data", "eval_functional_cases.json"), encoding="utf-8"))
-
-
-# ------------------------------------------------------------------ a small JSON Schema validator
-def validate(instance, schema=SCHEMA, path="$"):
-    """The keywords docs/eval.schema.json uses: $ref (local), anyOf, type, enum, const, properties,
-    required, additionalProperties, items, minimum, pattern. Raises AssertionError with a path."""
-    if "$ref" in schema:
-        node = SCHEMA
-        for part in schema["$ref"].lstrip("#/").split("/"):
-            node = node[part]
-        return validate(instance, node, path)
-    if "anyOf" in schema:
-        problems = []
-        for option in schema["anyOf"]:
-            try:
-                validate(instance, option, path)
-                break
-            except AssertionError as e:
-                problems.append(str(e))
-        else:
-            raise AssertionError(f"{path}: matches none of anyOf: {problems}")
-    if "const" in schema:
-        assert instance == schema["const"], f"{path}: {instance!r} != {schema['const']!r}"
-    if "enum" in schema:
-        assert any(instance == v and type(instance) is type(v) for v in schema["enum"]), \
-            f"{path}: {instance!r} not in {schema['enum']}"
-    if "type" in schema:
-        types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        checks = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
-                  "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
-                  "null": lambda v: v is None,
-                  "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-                  "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-                  and math.isfinite(v)}
-        assert any(checks[t](instance) for t in types), f"{path}: {instance!r} is not {types}"
-    if isinstance(instance, dict):
-        for key in schema.get("required", ()):
-            assert key in instance, f"{path}: missing {key!r}"
-        props = schema.get("properties", {})
-        extra = schema.get("additionalProperties", True)
-        for key, value in instance.items():
-            if key in props:
-                validate(value, props[key], f"{path}.{key}")
-            elif extra is False:
-                raise AssertionError(f"{path}: unexpected {key!r}")
-            elif isinstance(extra, dict):
-                validate(value, extra, f"{path}.{key}")
-    if isinstance(instance, list) and "items" in schema:
-        for i, item in enumerate(instance):
-            validate(item, schema["items"], f"{path}[{i}]")
-    if "minimum" in schema and isinstance(instance, (int, float)):
-        assert instance >= schema["minimum"], f"{path}: {instance} < {schema['minimum']}"
-    if "pattern" in schema and isinstance(instance, str):
-        assert re.search(schema["pattern"], instance), f"{path}: {instance!r} !~ {schema['pattern']}"
-
-
-def strict_loads(text):
-    """json.loads that refuses NaN/Infinity (invalid JSON that Python would otherwise accept)."""
-    def refuse(name):
-        raise ValueError(f"invalid JSON constant {name}")
-    return json.loads(text, parse_constant=refuse)
 
 
 def eval_(*args, input=None):
@@ -97,7 +37,7 @@ def test_validator_rejects_what_the_schema_forbids():
     good = eval_json("x.sum()", "-v", "x=ones(2)")
     for broken in ({**good, "value": float("nan")}, {**good, "extra": 1}, {**good, "grads": {"x": {"shape": [2]}}},
                    {k: v for k, v in good.items() if k != "graph"}, {**good, "schema": "gradexpr-eval/2"}):
-        with pytest.raises(AssertionError):
+        with pytest.raises(jsonschema.ValidationError):
             validate(broken)
 
 
@@ -107,11 +47,11 @@ value:
 tensor(27., grad_fn=<MeanBackward0>)
 
 grad_fn:
-MeanBackward0 [] float32
-`-- MulBackward0 [2, 2] float32
-    `-- PowBackward0 [2, 2] float32
-        `-- AddBackward0 [2, 2] float32
-            `-- x [2, 2] float32 (AccumulateGrad)
+MeanBackward0 [] float32 (n0)  ← target
+MulBackward0 [2, 2] float32 (n1)
+PowBackward0 [2, 2] float32 (n2)
+AddBackward0 [2, 2] float32 (n3)
+x: AccumulateGrad [2, 2] float32 (n4)
 
 gradients:
 x [2, 2] float32
@@ -142,7 +82,7 @@ def test_first_command_json():
 def test_first_command_rich_shows_tree_and_table():
     r = eval_("((x + 2) ** 2 * 3).mean()", "-v", "x=ones(2, 2)", "--rich")
     assert r.exit_code == 0
-    for text in ("tensor(27., grad_fn=<MeanBackward0>)", "└── MeanBackward0", "AccumulateGrad", "gradients",
+    for text in ("tensor(27., grad_fn=<MeanBackward0>)", "MeanBackward0 [] float32 (n0)", "x: AccumulateGrad", "gradients",
                  "4.5000"):
         assert text in r.stdout
     assert "\x1b[" not in eval_("x.sum()", "-v", "x=ones(2)", "--plain").stdout
@@ -187,13 +127,13 @@ def test_third_command_hessian_of_a_named_target_in_a_file(tmp_path):
     r = eval_("-f", str(model), "--of", "loss", "--hessian", "--plain")
     assert r.stdout.startswith("printed:\nbuilding the loss\n\nvalue:\ntensor(1.7927, grad_fn=<SumBackward0>)")
     assert "Hessian d2loss/dWdW (rows: W [2, 2] (4), columns: W [2, 2] (4))" in r.stdout
-    assert "SumBackward0 [] float32 = loss" in r.stdout
+    assert "loss: SumBackward0 [] float32 (n0)" in r.stdout
 
 
 def test_fourth_command_program_made_leaf_from_stdin():
     r = eval_("-", input="x = ones(3, requires_grad=True); (x ** 3).sum()")
     assert r.exit_code == 0, r.stderr
-    assert "x [3] float32 (AccumulateGrad)" in r.stdout and "tensor([3., 3., 3.])" in r.stdout
+    assert "x: AccumulateGrad [3] float32 (n2)" in r.stdout and "tensor([3., 3., 3.])" in r.stdout
     doc = eval_json("-", input="x = ones(3, requires_grad=True); (x ** 3).sum()")
     assert doc["leaves"] == [{"name": "x", "shape": [3], "dtype": "float32", "bound": "program"}]
     assert doc["grads"]["x"]["value"] == [3.0, 3.0, 3.0]
@@ -397,7 +337,7 @@ def test_big_jacobians_are_capped_tables_and_big_tensors_summarised():
 
 def test_shared_subexpressions_are_shown_once():
     r = eval_("y = x * 2; (y * y).sum()", "-v", "x=ones(2)", "--plain")
-    assert "MulBackward0 (see above)" in r.stdout and r.stdout.count("x [2] float32 (AccumulateGrad)") == 1
+    assert "MulBackward0 (shown above) (n2)" in r.stdout and r.stdout.count("x: AccumulateGrad [2] float32") == 1
 
 
 # ------------------------------------------------------------------ the Jacobian is batched and fast
@@ -506,3 +446,19 @@ def test_as_a_subprocess_plain_when_piped_and_json():
     assert p.returncode == 1 and len(p.stdout.splitlines()) == 2 and "Traceback" not in p.stderr
     p = _gradexpr("eval", "sin(x) * x ** 2", "-v", "x=1.5", "--trace", "--check")
     assert p.returncode == 0 and "x: ok" in p.stdout
+
+
+def test_a_jacobian_over_the_limit_shows_value_and_graph_then_says_how_to_ask_for_less():
+    r = eval_("x.expand(3000, 3000) * 1", "-v", "x=ones(3000, 1)")
+    assert r.exit_code == 1
+    assert r.stdout.startswith("value:\ntensor([[1., 1., 1.,  ..., 1., 1., 1.],")
+    assert "grad_fn:\nMulBackward0 [3000, 3000] float32 (n0)" in r.stdout
+    assert ("LimitError: the Jacobian of the target [3000, 3000] with respect to x [3000, 1] would have "
+            "27,000,000,000 elements, over the limit of 100,000,000") in r.stderr
+    assert "--wrt" in r.stderr and "--grad-output" in r.stderr and "--pointwise" in r.stderr
+    assert "--max-elements" not in r.stderr
+    doc = eval_json("x * 2", "-v", "x=ones(20000)", code=1)
+    assert doc["ok"] is False and doc["shape"] == [20000] and len(doc["graph"]["nodes"]) == 2
+    assert doc["errors"][0]["type"] == "LimitError" and "--wrt" in doc["errors"][0]["hint"]
+    assert eval_("(x * x).sum()", "-v", "x=ones(20000)", "--hessian").stderr.endswith(
+        "hint: differentiate less: --wrt NAME keeps some leaves\n")

@@ -63,22 +63,26 @@ TREE_LINE = re.compile(r"^((?:│   |    )*)((?:├── |└── )?)(?:(\w+)
 
 
 def parse_tree(text):
-    """Node ids -> (variable, name), and the (input, consumer) edges, from the ``├──`` tree."""
-    nodes, pairs, path = {}, Counter(), []
+    """Node ids -> (variable, name), and the (input, consumer) edges, from the tree: a line with a
+    ``├──``/``└──`` branch is an input of the last line whose text starts where the branch does; a
+    line without one (a chain) is the input of the last line starting in its own column."""
+    nodes, pairs, path = {}, Counter(), []       # path: (text column, node id)
     for line in text.splitlines():
         m = TREE_LINE.match(line)
         assert m, f"not a tree line: {line!r}"
-        depth = len(m[1]) // 4 + (1 if m[2] else 0)
+        column = len(m[1])
         var, name, node_id = m[3], m[4], m[5]
         if "(shown above)" in line:
             assert node_id in nodes
         else:
             assert node_id not in nodes
             nodes[node_id] = (var, name)
-        del path[depth:]
+        while path and path[-1][0] > column:
+            path.pop()
         if path:
-            pairs[(node_id, path[-1])] += 1
-        path.append(node_id)
+            assert path[-1][0] == column, line
+            pairs[(node_id, path[-1][1])] += 1
+        path.append((column + len(m[2]), node_id))
     return nodes, pairs
 
 
@@ -252,7 +256,9 @@ def test_errors_are_located_with_the_right_exit_code_and_no_traceback(args, code
 
 
 def test_tree_stops_at_max_nodes_with_a_note():
-    chain = "x = ones(2, requires_grad=True)\ny = x\nfor i in range(50):\n    y = y * 2.0\ny\n"
+    # each step multiplies by a leaf of its own, so no run repeats and nothing is folded
+    chain = ("x = ones(2, requires_grad=True)\nws = [ones(2, requires_grad=True) for i in range(25)]\ny = x\n"
+             "for w in ws:\n    y = y * w\ny\n")
     r = graph(chain, "--max-nodes", "10")
     lines = r.stdout.splitlines()
     assert r.exit_code == 0 and len(lines) == 11

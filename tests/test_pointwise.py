@@ -1,14 +1,13 @@
 """A derivative on a grid is a column: x | f(x) | f'(x) (| f''(x)) when the target is elementwise in a leaf."""
 import json
-import pathlib
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from eval_schema import validate
 from gradexpr.cli.main import cli
 
-SCHEMA = json.loads((pathlib.Path(__file__).resolve().parent.parent / "docs" / "eval.schema.json").read_text())
 
 
 def eval_(*args):
@@ -16,11 +15,10 @@ def eval_(*args):
 
 
 def eval_json(*args):
-    import jsonschema
     r = eval_(*args, "--json")
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)
-    jsonschema.validate(doc, SCHEMA)
+    validate(doc)
     return doc
 
 

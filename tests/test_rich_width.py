@@ -97,3 +97,13 @@ def test_hessian_and_trace_fit(width):
     _, text = render("(x.tanh() ** 2).sum()", width, session.Request(hessian=True, trace=True), x="linspace(-1, 1, 30)")
     assert_no_cut_numbers(text, width)
     assert "Hessian" in text and "backward pass" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_long_loop_tree_is_folded_and_fits(width):
+    ev, text = render("y = x\nfor i in range(60):\n    y = (y * w).sin()\ny.sum()", width, x="ones(3)", w="0.5")
+    assert_no_cut_numbers(text, width)
+    tree = text.split("grad_fn", 1)[1].split("gradients", 1)[0]
+    assert "× 58" in tree and len(tree.splitlines()) <= 14
+    ids = re.findall(r"\(n(\d+)\)|\(n(\d+)–|–n(\d+)\)", tree)
+    assert ids and all(0 <= int("".join(i)) < len(ev.graph[0]) for i in ids)   # ids read whole, never cut

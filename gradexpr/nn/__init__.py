@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .batchnorm import BatchNorm1d, BatchNorm2d
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
@@ -14,6 +15,8 @@ from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss,
                    SmoothL1Loss)
 from .module import Module
+from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarity)
+from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional
@@ -21,7 +24,7 @@ from . import functional
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
-LayerNorm AvgPool2d AdaptiveAvgPool2d""".split()
+LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES
 
 
 def names():

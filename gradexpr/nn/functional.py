@@ -142,7 +142,40 @@ def adaptive_avg_pool2d(input, output_size):
     x = input.unsqueeze(0) if unbatched else input
     out = apply(L.adaptive_avg_pool2d, (x,), {"output_size": tuple(size)})
     return out.squeeze(0) if unbatched else out
-NAMES = "conv1d conv2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear".split()
+NAMES = "conv1d conv2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear batch_norm".split()
+
+
+def _verify_batch_size(size):
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise errors.ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """F.batch_norm -> torch.batch_norm -> native_batch_norm (one NativeBatchNormBackward0 node)."""
+    if training:
+        _verify_batch_size(T.Size(input.shape))
+    if training and eps <= 0.0:
+        raise errors.ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise errors.ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    channels = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise errors.RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+        if t is None and name.startswith("running") and not training:
+            raise errors.RuntimeError(f"{name} must be defined in evaluation mode")
+    if weight is None:
+        weight = T.ones(channels, dtype=input.dtype)
+    if bias is None:
+        bias = T.zeros(channels, dtype=input.dtype)
+    params = {"running_mean": None if running_mean is None else running_mean._data,
+              "running_var": None if running_var is None else running_var._data,
+              "training": bool(training), "momentum": float(momentum), "eps": float(eps)}
+    return apply(L.native_batch_norm, (input, weight, bias), params)
 
 
 def bilinear(input1, input2, weight, bias=None):

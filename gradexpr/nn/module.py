@@ -88,6 +88,8 @@ class Module:
         sa(self, "_buffers", {})
         sa(self, "_non_persistent_buffers_set", set())
         sa(self, "_backward_hooks", collections.OrderedDict())
+        sa(self, "_backward_pre_hooks", collections.OrderedDict())
+        sa(self, "_is_full_backward_hook", None)
         sa(self, "_forward_hooks", collections.OrderedDict())
         sa(self, "_forward_hooks_with_kwargs", {})
         sa(self, "_forward_pre_hooks", collections.OrderedDict())
@@ -262,8 +264,18 @@ class Module:
         return self._register_hook(self._forward_hooks, hook, prepend, self._forward_hooks_with_kwargs,
                                    with_kwargs)
 
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        return self._register_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        if self._is_full_backward_hook is False:
+            raise errors.RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
+                                      "Module. Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", True)
+        return self._register_hook(self._backward_hooks, hook, prepend)
+
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
@@ -278,6 +290,11 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        bw_hook = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            from .backward_hook import BackwardHook
+            bw_hook = BackwardHook(self, list(self._backward_hooks.values()), list(self._backward_pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -286,6 +303,8 @@ class Module:
                 hook_result = hook(self, args, result)
             if hook_result is not None:
                 result = hook_result
+        if bw_hook:
+            result = bw_hook.setup_output_hook(result)
         return result
 
     # ------------------------------------------------------------ traversal

@@ -9,7 +9,8 @@ gradient is that entry's formula.  The forward of each entry here is the CPU ker
 its order (``tanh_backward`` is ``g * fma(-y, y, 1)``: the kernel is compiled with contraction);
 the formulas are PyTorch's (``derivatives.yaml`` and ``FunctionsManual.cpp``), written with tensor
 ops so a third derivative works.  The entries have no public names: the forward ops' formulas
-(``pointwise``, ``nn``) call them through ``apply``.
+(``pointwise``, ``nn``) call them through ``apply``.  The losses' and softmax's backwards read sizes
+and dims of the whole input, so vmap maps them sample by sample (``batch="loop"``).
 """
 from __future__ import annotations
 
@@ -219,13 +220,16 @@ def _gelu_backward(g, x, approximate="none"):
     c = x.dtype.type
     with np.errstate(all="ignore"):
         if approximate == "tanh":
+            # as PyTorch's AVX2 build rounds it: the inner sum, the tanh derivative and the inner
+            # derivative fused (fma)
+            beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
             x_sq = x * x
-            inner = c(_GELU_TANH_BETA) * (x + c(_GELU_KAPPA) * (x_sq * x))
-            tanh_inner = np.tanh(inner)
+            tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
+            left = c(0.5) * x
             left_derivative = c(0.5) * (c(1) + tanh_inner)
-            right_derivative = c(0.5) * x * (c(1) - tanh_inner * tanh_inner) * (
-                c(_GELU_TANH_BETA) * (c(1) + c(3 * _GELU_KAPPA) * x_sq))
-            return g * (left_derivative + right_derivative)
+            tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+            inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+            return g * (left_derivative + left * tanh_derivative * inner_derivative)
         cdf = c(0.5) * (c(1) + _erf(x * c(_SQRT1_2)))
         pdf = c(_GELU_PDF) * np.exp(x * x * c(-0.5))
         return g * (cdf + x * pdf)
@@ -263,9 +267,6 @@ gelu_backward = op(
 
 
 # ============================================================ losses
-_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
-
-
 def _mse_loss_backward(g, x, t, reduction="mean"):
     c = x.dtype.type
     norm = c(2.0 / x.size) if reduction == "mean" else c(2.0)
@@ -288,7 +289,7 @@ mse_loss_backward = op(
     self=lambda grad, grad_output, self, reduction: _mse_double_backward(grad * grad_output, self, reduction),
     target=lambda grad, grad_output, target, reduction: -_mse_double_backward(grad * grad_output, target,
                                                                               reduction),
-    broadcast=True, domain="real", forward_ad="element_wise")
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
 
 
 def _smooth_l1_loss_backward(g, x, t, reduction="mean", beta=1.0):
@@ -321,7 +322,7 @@ smooth_l1_loss_backward = op(
     _smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
     target=lambda grad, grad_output, self, target, reduction, beta:
     -_smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
-    broadcast=True, domain="real", forward_ad="element_wise")
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
 
 def _huber_loss_backward(g, x, t, reduction="mean", delta=1.0):
     c = x.dtype.type
@@ -347,7 +348,7 @@ huber_loss_backward = op(
     _huber_double_backward(grad * grad_output, self, target, reduction, delta),
     target=lambda grad, grad_output, self, target, reduction, delta:
     -_huber_double_backward(grad * grad_output, self, target, reduction, delta),
-    broadcast=True, domain="real", forward_ad="element_wise")
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
 
 _BCE_EPS = 1e-12
 
@@ -401,7 +402,7 @@ binary_cross_entropy_backward = op(
     "binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", _in_float32(_bce_backward),
     ("grad_output", "self", "target"),
     grad_output=_bce_double_backward_grad_output, self=_bce_double_backward, target=_bce_double_backward_target,
-    broadcast=True, domain="probability", forward_ad="element_wise")
+    broadcast=True, domain="probability", forward_ad="element_wise", batch="loop")
 
 
 def _nll_loss_backward(g, x, target, weight=None, reduction="mean", ignore_index=-100):
@@ -443,11 +444,11 @@ def _nll_of_grad(forward_name):
 nll_loss_backward = op(
     "nll_loss_backward", "NllLossBackwardBackward0", _nll_loss_backward, ("grad_output", "self", "target"),
     grad_output=_nll_of_grad("nll_loss"), self=corner_grads.zero_grad, dtype="first", domain="logprob",
-    forward_ad="transpose")
+    forward_ad="transpose", batch="loop")
 nll_loss2d_backward = op(
     "nll_loss2d_backward", "NllLoss2DBackwardBackward0", _nll_loss_backward, ("grad_output", "self", "target"),
     grad_output=_nll_of_grad("nll_loss2d"), self=corner_grads.zero_grad, dtype="first", domain="logprob",
-    forward_ad="transpose")
+    forward_ad="transpose", batch="loop")
 
 
 def nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
@@ -479,7 +480,7 @@ softmax_backward_data = op(
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
     output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
-    domain="probability", forward_ad="transpose", twice=True)
+    domain="probability", forward_ad="transpose", twice=True, batch="loop")
 
 
 def _log_softmax_backward_data(g, y, dim):
@@ -495,4 +496,4 @@ log_softmax_backward_data = op(
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,
-    domain="logprob", forward_ad="transpose")
+    domain="logprob", forward_ad="transpose", batch="loop")

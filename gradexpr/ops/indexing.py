@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import TABLE, Op, op
+from .registry import TABLE, Op, batch_rules, op
 
 
 index_select = op("index_select", "IndexSelectBackward0", lambda a, index, dim: np.take(a, index, axis=dim),
@@ -269,3 +269,7 @@ copy_slices = CopySlicesOp("copy_slices", "torch::autograd::CopySlices", _copy_s
                            domain="index")
 TABLE["copy_slices"] = copy_slices
 
+
+# ============================================================ vmap's batch rules (batching.py)
+batch_rules("index", "getitem_basic")
+batch_rules("dims", "index_select")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import corner_grads, errors
 from ..graph import NOT_IMPLEMENTED_NODE
-from .registry import NotDifferentiable, op
+from .registry import NotDifferentiable, batch_rules, op
 from .common import _F, _apply, _floating_only, _kernel
 from .pointwise import _F_
 from .reductions import _sum_dtype
@@ -139,3 +139,7 @@ trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
            dtype=_sum_dtype, domain="matrix", forward_ad="linear")
 
+
+# ============================================================ vmap's batch rules (batching.py)
+for _name in ("mm", "mv", "dot", "bmm", "addmm"):
+    batch_rules(_name, _name)

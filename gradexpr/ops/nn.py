@@ -8,7 +8,7 @@ import numpy as np
 from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
 from . import backward_ops as _bw
-from .registry import op
+from .registry import batch_rules, op
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
 from .pointwise import _clamp, _erf, _sigmoid
 
@@ -262,3 +262,8 @@ NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt"
                                 "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
                                 "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
                                 "logical_xor")
+
+
+# ============================================================ vmap's batch rules (batching.py)
+batch_rules("dims", "softmax", "log_softmax")
+batch_rules("loss", "mse_loss", "smooth_l1_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backward_ops as _bw
-from .common import _F, _NOT_FLOAT, _kernel
+from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import op
 
@@ -354,3 +354,111 @@ trilinear = op("trilinear", "TrilinearBackward0",
                                                                                        weight_shape),
                input2=lambda grad, input1, weight: _bilinear_x2_grad(grad, input1, weight),
                dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
+
+
+# ============================================================ batch norm (PyTorch's CPU kernels: batch_norm_kernel.py)
+def _batch_norm(input, weight, bias, running_mean=None, running_var=None, training=True, momentum=0.1, eps=1e-5):
+    from .. import batch_norm_kernel
+    out, mean, invstd = batch_norm_kernel.forward(input, weight, bias, running_mean, running_var, training,
+                                                  momentum, eps)
+    return out, {"save_mean": mean, "save_invstd": invstd}
+
+
+def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training, eps, running_mean, running_var):
+    """(grad_input, grad_weight, grad_bias): PyTorch's kernel under no_grad; under create_graph the
+    same formulas in Tensor ops, the batch statistics recomputed from the input so that they are
+    differentiated too."""
+    from .. import batch_norm_kernel
+    from ..graph import is_grad_enabled
+    from ..tensor import Tensor
+    if not is_grad_enabled():
+        dx, dw, db = batch_norm_kernel.backward(grad._data, input._data, weight._data, save_mean._data,
+                                                save_invstd._data, training, eps, running_var)
+        return Tensor._make(dx), Tensor._make(dw), Tensor._make(db)
+    dims = [0] + list(range(2, input.dim()))
+    shape = (1, -1) + (1,) * (input.dim() - 2)
+    if training:
+        mean = input.mean(dims, keepdim=True)
+        centred = input - mean
+        invstd = ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        centred = input - _F().tensor(running_mean, dtype=input.dtype).view(shape)
+        invstd = (_F().tensor(running_var, dtype=input.dtype).view(shape) + eps).rsqrt()
+    xhat = centred * invstd
+    scale = invstd * weight.view(shape)
+    if training:
+        dx = scale * (grad - grad.mean(dims, keepdim=True) - xhat * (grad * xhat).mean(dims, keepdim=True))
+    else:
+        dx = grad * scale
+    return dx, (grad * xhat).sum(dims), grad.sum(dims)
+
+
+def _bn_grad(which):
+    def formula(grad, input, weight, save_mean, save_invstd, training=True, eps=1e-5, running_mean=None,
+                running_var=None):
+        return _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training, eps, running_mean,
+                                 running_var)[which]
+    return formula
+
+
+native_batch_norm = op("native_batch_norm", "NativeBatchNormBackward0", _batch_norm, ("input", "weight", "bias"),
+                       input=_bn_grad(0), weight=_bn_grad(1), bias=_bn_grad(2),
+                       dtype="first", broadcast=False, domain="real",
+                       samples=[((4, 3), (3,), (3,)), ((2, 3, 5), (3,), (3,)), ((2, 2, 3, 3), (2,), (2,))])
+
+
+# ============================================================ padding (F.pad): constant_pad_nd, reflection and replication
+def _constant_pad(a, pad, value=0.0):
+    """``pad`` as F.pad gives it (last dimension first, (left, right) pairs); negative sizes crop."""
+    k = len(pad) // 2
+    widths = [(0, 0)] * (a.ndim - k) + [(max(pad[2 * i], 0), max(pad[2 * i + 1], 0)) for i in reversed(range(k))]
+    out = np.pad(a, widths, constant_values=value) if any(w != (0, 0) for w in widths) else a
+    crop = [slice(None)] * (a.ndim - k) + [slice(-min(pad[2 * i], 0), out.shape[a.ndim - 1 - i] + min(pad[2 * i + 1], 0))
+                                           for i in reversed(range(k))]
+    return np.ascontiguousarray(out[tuple(crop)])
+
+
+constant_pad_nd = op("constant_pad_nd", "ConstantPadNdBackward0", _constant_pad,
+                     self=lambda grad, pad: _apply(constant_pad_nd, (grad,), {"pad": tuple(-p for p in pad)}),
+                     dtype="first", domain="real",
+                     forward_ad=lambda self_t, pad: _apply(constant_pad_nd, (self_t,), {"pad": pad}))
+
+
+def pad_positions(mode, size, left, right):
+    """The input position each output position of a reflect/replicate pad of one dimension reads."""
+    i = np.arange(-left, size + right)
+    if mode == "replicate":
+        return np.clip(i, 0, size - 1)
+    period = 2 * (size - 1)
+    i = np.abs(i) % period if period else np.zeros_like(i)
+    return np.where(i >= size, period - i, i)
+
+
+def _index_pad(a, mode, pad):
+    k = len(pad) // 2
+    index = np.ix_(*[pad_positions(mode, a.shape[a.ndim - k + j], pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1])
+                     for j in range(k)])
+    return np.ascontiguousarray(a[(Ellipsis,) + index])
+
+
+def _index_pad_grad(grad, self_shape, mode, pad):
+    """Each output's gradient added back into the input position it read."""
+    k = len(pad) // 2
+    inner = tuple(self_shape[-k:])
+    positions = [pad_positions(mode, inner[j], pad[2 * (k - 1 - j)], pad[2 * (k - 1 - j) + 1]) for j in range(k)]
+    flat = np.ravel_multi_index(np.ix_(*positions), inner).reshape(-1)
+    lead = tuple(self_shape[:-k])
+    g = grad.reshape(lead + (-1,))
+    total = _F().zeros(lead + (int(np.prod(inner)),), dtype=grad.dtype)
+    return total.index_add(len(lead), _F().tensor(flat), g).view(self_shape)
+
+
+def _pad_entry(mode, nd):
+    node = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackward0"
+    return op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
+              self=lambda grad, self_shape, pad: _index_pad_grad(grad, self_shape, mode, pad),
+              dtype="first", domain="real", forward_ad="linear")
+
+
+reflect_pad1d, reflect_pad2d, reflect_pad3d = (_pad_entry("reflect", n) for n in (1, 2, 3))
+replicate_pad1d, replicate_pad2d, replicate_pad3d = (_pad_entry("replicate", n) for n in (1, 2, 3))

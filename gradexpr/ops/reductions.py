@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
 from ..graph import may_expand_lazily
-from .registry import op
+from .registry import batch_rules, op
 from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
@@ -375,3 +375,12 @@ cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 
+
+# ============================================================ vmap's batch rules (batching.py)
+batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
+            "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
+            "all", "any")
+batch_rules("arg", "argmax", "argmin")
+for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
+                         ("min", "amin")):
+    batch_rules(("reduce_all", _over_dims), _all)

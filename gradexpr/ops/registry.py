@@ -74,6 +74,13 @@ def op(name, node, forward, inputs=("self",), **kw):
     return entry
 
 
+def batch_rules(kind, *names):
+    """Declare how vmap batches the entries ``names`` (batching.RULES: "dims", "reduce", "shape", ...;
+    or ("reduce_all", the entry over dims)); elementwise entries need no declaration."""
+    for name in names:
+        TABLE[name].batch = kind
+
+
 def alias(name, target):
     """``name`` is another public name of ``target`` (``absolute`` of ``abs``, ``moveaxis`` of
     ``movedim``, ``absolute_`` of ``abs_``), bound wherever ``target`` is."""
@@ -124,7 +131,7 @@ class Op:
             not samples[0] or isinstance(samples[0][0], int)) else list(samples)
         self.pointwise = pointwise
         self.prepare = prepare    # values -> (inputs, params) when the bound call checks its parameters
-        self.batch = batch        # how functional.py batches the op over a leading dimension (None: by default)
+        self.batch = batch        # vmap's batch rule (batching.py; None: elementwise entries map, others loop)
         # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
         # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative
         self.tangent = forward_ad

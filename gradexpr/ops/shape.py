@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
-from .registry import op
+from .registry import batch_rules, op
 
 
 # ============================================================ shape and views
@@ -285,3 +285,15 @@ copy_inplace = op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broa
                   forward_ad=lambda self_t, src_t: self_t * 0 + src_t)
 
 
+# ============================================================ vmap's batch rules (batching.py)
+batch_rules("shape", "view", "reshape_alias", "unsafe_view", "expand")
+batch_rules("t", "t", "t_inplace")
+batch_rules("permute", "permute")
+batch_rules("dims", "transpose", "transpose_inplace", "squeeze_dim", "squeeze_dims", "squeeze_inplace_dim",
+            "squeeze_inplace_dims", "narrow", "split", "select", "unbind",
+            "diagonal", "flip", "cat")
+batch_rules("new_dim", "unsqueeze", "unsqueeze_inplace", "stack")
+batch_rules("squeeze", "squeeze", "squeeze_inplace")
+batch_rules("repeat", "repeat")
+batch_rules("elementwise", "clone", "alias", "to", "copy", "fill_inplace", "fill_tensor_inplace", "zero_inplace", "tril",
+            "triu")

@@ -5,17 +5,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..exact import fma32, fma64
 from ..ops.common import _lerp, fma
+
+
+def _fused(x, y, z, dtype):
+    """``x * y + z`` rounded once, straight to the float32/float64 kernel when the parameter is one
+    (the optimisers' arrays already share a shape and dtype: no broadcasting or casting pass)."""
+    if dtype == np.float32:
+        return fma32(x, y, z)
+    if dtype == np.float64:
+        return fma64(x, y, z)
+    return fma(x, y, z).astype(dtype, copy=False)
 
 
 def add(a, b, alpha=1):
     """``a.add(b, alpha=alpha)``."""
-    return fma(b, a.dtype.type(alpha), a).astype(a.dtype, copy=False)
+    return _fused(b, a.dtype.type(alpha), a, a.dtype)
 
 
 def addcmul(a, t1, t2, value=1):
     """``a.addcmul(t1, t2, value=value)``."""
-    return fma(a.dtype.type(value) * t1, t2, a).astype(a.dtype, copy=False)
+    return _fused(a.dtype.type(value) * t1, t2, a, a.dtype)
 
 
 def addcdiv(a, t1, t2, value=1):
@@ -24,7 +35,13 @@ def addcdiv(a, t1, t2, value=1):
 
 
 def lerp(a, b, weight):
-    return _lerp(a, b, weight)
+    """``a.lerp(b, weight)`` for a number ``weight``: the branch of PyTorch's formula chosen once."""
+    if not isinstance(weight, (int, float)) or a.dtype not in (np.float32, np.float64):
+        return _lerp(a, b, weight)
+    w = a.dtype.type(weight)
+    if abs(w) < 0.5:
+        return _fused(w, b - a, a, a.dtype)
+    return _fused(w - a.dtype.type(1), b - a, b, a.dtype)
 
 
 def state_tensor(array, like):

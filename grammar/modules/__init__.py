@@ -37,10 +37,15 @@ def _numpy():
     return build_numpy()
 
 
+def _functorch():
+    from gradexpr.api import functorch_namespace
+    return functorch_namespace()
+
+
 MODULES = {
     **{n: _stdlib(n) for n in ("math", "itertools", "functools", "collections", "copy", "typing", "time",
                                "dataclasses")},
-    "random": _random, "warnings": _warnings, "numpy": _numpy,
+    "random": _random, "warnings": _warnings, "numpy": _numpy, "functorch": _functorch,
 }
 
 _built: dict = {}

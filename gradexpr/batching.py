@@ -1,0 +1,503 @@
+"""``vmap``'s batched tensors and the batch rules that run an op once over a whole batch.
+
+A ``BatchedTensor`` is what a function under ``vmap`` sees: a tensor of the *logical* shape (one
+sample) standing for a *physical* tensor with one more dimension, the batch dimension ``bdim``, at
+a vmap ``level`` (nested vmaps wrap wrappers, the innermost level outermost). Its ``_data`` is a
+view of sample 0, so shapes, dtypes and the composites that read them see one sample; computation
+never reads it: ``apply`` hands any op with a batched input to ``dispatch``, which runs the op's
+batch rule on the physical tensors (``apply`` again, so a graph of the physical tensors is recorded
+when they require grad, as for ``grad(vmap(f))``) and wraps the result. When a logical input
+requires grad (``vmap(grad(f))``: grad's inputs are created inside vmap), the op's node is recorded
+on the logical tensors too, so its backward formulas run batched again, as functorch's do.
+
+The rule of an entry is its ``batch=`` declaration in the op table (``registry.batch_rules``);
+elementwise entries need none (their tangent is ``element_wise`` or they broadcast). An entry
+without a rule is mapped sample by sample (PyTorch's slow fallback), so every op is correct.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import errors
+from .tensor import Tensor, _new_object
+
+LEVELS: list = []          # [level, batch size, randomness] of each running vmap (apply tests truthiness)
+_state = {"next": 0}
+
+
+class BatchedTensor(Tensor):
+    __slots__ = ("_phys", "_bdim", "_level")
+
+    def _detached_alias(self):
+        return batched(self._phys.detach(), self._bdim, self._level)
+
+    def _detached_copy(self):
+        return batched(self._phys._detached_copy(), self._bdim, self._level)
+
+    def _with_grad_fn(self, node):
+        t = batched(self._phys, self._bdim, self._level, self._version_counter)
+        t._requires_grad = True
+        t._grad_fn = node
+        t._base = self._base
+        t._view_meta = self._view_meta
+        return t
+
+    def __repr__(self):
+        inner = repr(self._phys).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
+
+    __str__ = __repr__
+
+    def item(self):
+        raise errors.RuntimeError(_ITEM)
+
+    tolist = __float__ = __int__ = __index__ = item
+
+    def __bool__(self):
+        raise errors.RuntimeError("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+                                  "control flow. We don't support that yet, please file an issue at "
+                                  "https://github.com/pytorch/pytorch/issues .")
+
+    def numpy(self, force=False):
+        raise errors.RuntimeError(_ITEM)
+
+
+_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
+         "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
+         "inside PyTorch internals, please file a bug report.")
+
+
+def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> BatchedTensor:
+    """The logical tensor of ``phys`` batched along ``bdim`` at ``level``."""
+    data = phys._data
+    if data.shape[bdim]:
+        sample = data[(slice(None),) * bdim + (0,)]
+    else:
+        sample = np.zeros(data.shape[:bdim] + data.shape[bdim + 1:], data.dtype)
+    t = _new_object(BatchedTensor)
+    t._data = sample
+    t._dtype = phys._dtype
+    t._requires_grad = False
+    t._grad = None
+    t._grad_fn = None
+    t._version_counter = [0] if version_counter is None else version_counter
+    t._base = None
+    t._view_meta = None
+    t._wrapped = False
+    t._acc = None
+    t._name = None
+    t._phys = phys
+    t._bdim = bdim
+    t._level = level
+    return t
+
+
+def level_of(args) -> int:
+    """The innermost vmap level among ``args`` (-1: none is batched)."""
+    lv = -1
+    for a in args:
+        if type(a) is BatchedTensor and a._level > lv:
+            lv = a._level
+    return lv
+
+
+def _size(level):
+    for lv, size, _ in LEVELS:
+        if lv == level:
+            return size
+    raise errors.RuntimeError("vmap: a BatchedTensor escaped the vmap that created it")
+
+
+# ---------------------------------------------------------------- physical helpers
+def _apply(entry_name, args, params=None):
+    from . import ops
+    from .op import apply
+    return apply(ops.TABLE[entry_name], tuple(args), params or {})
+
+
+def _unwrap(a, level):
+    """(physical tensor, bdim) of ``a`` at ``level``; (a, None) when ``a`` is not batched there."""
+    if type(a) is BatchedTensor and a._level == level:
+        return a._phys, a._bdim
+    return a, None
+
+
+def _front(phys, bdim):
+    """``phys`` with its batch dimension first."""
+    if bdim == 0:
+        return phys
+    n = phys._data.ndim
+    return _apply("permute", (phys,), {"dims": (bdim,) + tuple(d for d in range(n) if d != bdim)})
+
+
+def _view(phys, shape):
+    return _apply("view", (phys,), {"shape": tuple(shape)})
+
+
+def _fronted(args, level):
+    """Each argument's physical tensor with the batch first, and which ones were batched."""
+    out, flags = [], []
+    for a in args:
+        p, b = _unwrap(a, level)
+        out.append(p if b is None else _front(p, b))
+        flags.append(b is not None)
+    return out, flags
+
+
+def _expanded(p, size):
+    """An unbatched tensor given a batch dimension of ``size`` (first)."""
+    shape = tuple(p._data.shape)
+    return _apply("expand", (_view(p, (1,) + shape),), {"shape": (size,) + shape})
+
+
+# ---------------------------------------------------------------- rules: (op, args, params, level) -> (phys, bdim)
+def _elementwise(op, args, params, level):
+    """Batched inputs move their batch first and get the broadcast's missing dimensions after it;
+    unbatched ones broadcast as they are (NumPy aligns trailing dimensions)."""
+    ndim = max(a._data.ndim for a in args if isinstance(a, Tensor))
+    phys = []
+    for a in args:
+        p, b = _unwrap(a, level)
+        if b is not None:
+            p = _front(p, b)
+            missing = ndim - a._data.ndim
+            if missing:
+                p = _view(p, p._data.shape[:1] + (1,) * missing + p._data.shape[1:])
+        phys.append(p)
+    return _call(op, phys, params), 0
+
+
+_DIM_KEYS = ("dim", "dims", "dim0", "dim1", "dim2")
+
+
+def _shift(value, ndim):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_shift(v, ndim) for v in value)
+    return value % max(ndim, 1) + 1 if ndim else 1
+
+
+def _dims_rule(new_dim=False, reduce=False):
+    def rule(op, args, params, level):
+        phys, flags = _fronted(args, level)
+        if not op.variadic and any(flags[1:]):
+            return _loop(op, args, params, level)
+        logical = args[0]._data.ndim + (1 if new_dim else 0)
+        if op.variadic:
+            size = _size(level)
+            phys = [p if f else _expanded(p, size) for p, f in zip(phys, flags)]
+        params = dict(params)
+        for k in _DIM_KEYS:
+            if k in params and params[k] is not None:
+                params[k] = _shift(params[k], logical)
+        if reduce and params.get("dim") in (None, ()):
+            params["dim"] = tuple(range(1, logical + 1))
+        return _call(op, phys, params), 0
+    return rule
+
+
+def _reduce_all(target):
+    """A reduction of every element: the entry ``target`` over every dimension but the batch's."""
+    def rule(op, args, params, level):
+        from . import ops
+        p, b = _unwrap(args[0], level)
+        p = _front(p, b)
+        flat = _view(p, (p._data.shape[0], -1))
+        return _call(ops.TABLE[target], [flat], {**params, "dim": 1, "keepdim": False}), 0
+    return rule
+
+
+def _permute_rule(op, args, params, level):
+    p, b = _unwrap(args[0], level)
+    dims = params["dims"]
+    return _call(op, [_front(p, b)], {**params, "dims": (0,) + tuple(_shift(dims, len(dims)))}), 0
+
+
+def _arg_rule(op, args, params, level):
+    """argmax/argmin: over a dim as the reductions, else over each sample's flattened elements."""
+    if params.get("dim") is not None:
+        return RULES["dims"](op, args, params, level)
+    return _reduce_all(op.name)(op, args, params, level)
+
+
+def _loss_rule(op, args, params, level):
+    """A loss: the unreduced loss elementwise, then each sample's mean or sum."""
+    from . import ops
+    reduction = params.get("reduction", "mean")
+    phys, bdim = _elementwise(op, args, {**params, "reduction": "none"}, level)
+    if reduction == "none":
+        return phys, bdim
+    dims = tuple(range(1, phys._data.ndim))
+    if not dims:
+        return phys, bdim
+    return _apply("mean_dim" if reduction == "mean" else "sum_dim", (phys,), {"dim": dims}), 0
+
+
+def _shape_rule(op, args, params, level):
+    """view/expand/reshape: the batch's size before the shape asked for."""
+    p, b = _unwrap(args[0], level)
+    p = _front(p, b)
+    shape = tuple(params["shape"])
+    if op.name == "expand" and len(shape) > args[0]._data.ndim:      # expand adds leading dims: after the batch
+        extra = len(shape) - args[0]._data.ndim
+        p = _view(p, p._data.shape[:1] + (1,) * extra + p._data.shape[1:])
+    return _call(op, [p], {**params, "shape": (p._data.shape[0],) + shape}), 0
+
+
+def _repeat_rule(op, args, params, level):
+    p, b = _unwrap(args[0], level)
+    p = _front(p, b)
+    repeats = tuple(params["repeats"])
+    extra = len(repeats) - args[0]._data.ndim
+    if extra > 0:
+        p = _view(p, p._data.shape[:1] + (1,) * extra + p._data.shape[1:])
+    return _call(op, [p], {**params, "repeats": (1,) + repeats}), 0
+
+
+def _index_rule(op, args, params, level):
+    """Basic indexing: every sample indexed the same way (a full slice first for the batch)."""
+    p, b = _unwrap(args[0], level)
+    index = params["index"]
+    index = index if isinstance(index, tuple) else (index,)
+    return _call(op, [_front(p, b)], {**params, "index": (slice(None),) + index}), 0
+
+
+def _t_rule(op, args, params, level):
+    p, b = _unwrap(args[0], level)
+    p = _front(p, b)
+    if p._data.ndim < 3:
+        return p, 0
+    return _apply("transpose", (p,), {"dim0": 1, "dim1": 2}), 0
+
+
+def _squeeze_rule(op, args, params, level):
+    p, b = _unwrap(args[0], level)
+    p = _front(p, b)
+    dims = tuple(i + 1 for i, s in enumerate(args[0]._data.shape) if s == 1)
+    if not dims:
+        return p, 0
+    return _apply("squeeze_dims", (p,), {"dims": dims}), 0
+
+
+# ---------------------------------------------------------------- matrix products
+def _mm_phys(a, b, level):
+    """(phys, bdim) of the matrix product of logical matrices ``a`` (n, k) and ``b`` (k, m)."""
+    pa, ba = _unwrap(a, level)
+    pb, bb = _unwrap(b, level)
+    if ba is not None and bb is not None:
+        return _apply("bmm", (_front(pa, ba), _front(pb, bb))), 0
+    if ba is not None:
+        pa = _front(pa, ba)
+        size, n, k = pa._data.shape
+        r = _apply("mm", (_view(pa, (size * n, k)), pb))
+        return _view(r, (size, n, r._data.shape[1])), 0
+    pb = _front(pb, bb)
+    size, k, m = pb._data.shape
+    flat = _view(_apply("permute", (pb,), {"dims": (1, 0, 2)}), (k, size * m))
+    r = _apply("mm", (pa, flat))
+    return _view(r, (r._data.shape[0], size, m)), 1
+
+
+def _mm_rule(op, args, params, level):
+    return _mm_phys(args[0], args[1], level)
+
+
+def _as_matrix(a, level, column):
+    """A logical vector as a logical (k, 1) or (1, k) matrix (batched as it was)."""
+    p, b = _unwrap(a, level)
+    if b is None:
+        return _view(p, (-1, 1) if column else (1, -1))
+    p = _front(p, b)
+    return batched(_view(p, (p._data.shape[0], -1, 1) if column else (p._data.shape[0], 1, -1)), 0, level)
+
+
+def _mv_rule(op, args, params, level):
+    phys, bdim = _mm_phys(args[0], _as_matrix(args[1], level, True), level)
+    return _apply("squeeze_dim", (phys,), {"dim": phys._data.ndim - 1}), bdim
+
+
+def _dot_rule(op, args, params, level):
+    phys, bdim = _mm_phys(_as_matrix(args[0], level, False), _as_matrix(args[1], level, True), level)
+    n = phys._data.ndim
+    return _apply("squeeze_dims", (phys,), {"dims": tuple(d for d in range(n) if d != bdim)}), 0
+
+
+def _bmm_rule(op, args, params, level):
+    size = _size(level)
+    phys, flags = _fronted(args, level)
+    phys = [p if f else _expanded(p, size) for p, f in zip(phys, flags)]
+    a, b = phys
+    _, n_b, n, k = a._data.shape
+    m = b._data.shape[3]
+    r = _apply("bmm", (_view(a, (size * n_b, n, k)), _view(b, (size * n_b, k, m))))
+    return _view(r, (size, n_b, n, m)), 0
+
+
+def _addmm_rule(op, args, params, level):
+    bias, m1, m2 = args
+    prod = batched(*_mm_phys(m1, m2, level), level)
+    from . import ops
+    alpha, beta = params.get("alpha", 1), params.get("beta", 1)
+    if alpha != 1:
+        prod = batched(_elementwise(ops.TABLE["mul"], (prod, alpha), {}, level)[0], 0, level)
+    if beta != 1:
+        bias = _apply("mul", (bias, beta)) if level_of((bias,)) != level else \
+            batched(_elementwise(ops.TABLE["mul"], (bias, beta), {}, level)[0], 0, level)
+    return _elementwise(ops.TABLE["add"], (bias, prod), {}, level)
+
+
+# ---------------------------------------------------------------- the fallback: sample by sample
+def _loop(op, args, params, level):
+    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule)."""
+    size = _size(level)
+    results = []
+    for i in range(size):
+        sample = []
+        for a in args:
+            p, b = _unwrap(a, level)
+            sample.append(p if b is None else _apply("select", (p,), {"dim": b, "index": i}))
+        results.append(_call(op, sample, params))
+    return _apply("stack", results, {"dim": 0}), 0
+
+
+_BOXES: list = []          # the extras of the op being dispatched (its physical call appends them)
+
+
+def _call(op, phys, params):
+    from .op import apply
+    return apply(op, tuple(phys), params, _BOXES[-1] if _BOXES else None)
+
+
+RULES = {
+    "elementwise": _elementwise,
+    "dims": _dims_rule(),
+    "new_dim": _dims_rule(new_dim=True),
+    "reduce": _dims_rule(reduce=True),
+    "shape": _shape_rule,
+    "repeat": _repeat_rule,
+    "index": _index_rule,
+    "t": _t_rule,
+    "squeeze": _squeeze_rule,
+    "mm": _mm_rule,
+    "mv": _mv_rule,
+    "dot": _dot_rule,
+    "bmm": _bmm_rule,
+    "addmm": _addmm_rule,
+    "arg": _arg_rule,
+    "permute": _permute_rule,
+    "loss": _loss_rule,
+    "loop": _loop,
+}
+
+
+def rule_of(op):
+    """The batch rule of an entry: its declaration, elementwise for elementwise entries, else the loop."""
+    kind = op.batch
+    if kind is None:
+        kind = "elementwise" if (op.tangent == "element_wise" or op.broadcast or op.pointwise) else "loop"
+    if isinstance(kind, tuple):          # ("reduce_all", entry over dims)
+        return _reduce_all(kind[1])
+    return RULES[kind]
+
+
+# ---------------------------------------------------------------- dispatch (called by apply)
+def dispatch(op, args, params, extras_out=None):
+    """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
+    wrapped, and the op's node recorded on the logical tensors when one of them requires grad."""
+    from .graph import _grad_enabled
+    from .op import _record, wrap
+    from .forward_ad import ACTIVE as dual_active, propagate
+    level = level_of(args)
+    ts = tuple(a if isinstance(a, Tensor) else wrap(a) for a in args)
+    box = []
+    _BOXES.append(box)
+    try:
+        phys, bdim = rule_of(op)(op, ts, params, level)
+    finally:
+        _BOXES.pop()
+    result = batched(phys, bdim, level)
+    extras = _batched_extras(box[0] if len(box) == 1 else None, phys, bdim, level)
+    if extras_out is not None:
+        extras_out.append(extras)
+    if op.differentiable and result._dtype.category == 2 and _grad_enabled.get() and any(
+            t._requires_grad for t in ts):
+        _record(op, ts, params, result, extras)
+    if dual_active:
+        propagate(op, ts, params, result, extras)
+    return result
+
+
+def _batched_extras(extras, phys, bdim, level):
+    """The extras of the physical call (e.g. max's indices) as batched tensors like the result."""
+    if not extras:
+        return extras
+    out = {}
+    for k, v in extras.items():
+        if isinstance(v, np.ndarray) and v.ndim == phys._data.ndim and v.shape[bdim] == phys._data.shape[bdim]:
+            v = batched(Tensor._make(v), bdim, level)
+        out[k] = v
+    return out
+
+
+def dispatch_inplace(op, t, args, params):
+    """``t.op_(*args)`` with a batched argument: written into ``t``'s physical memory. An unbatched
+    ``t`` receiving a batched value fails as PyTorch's does (the physical shapes don't broadcast)."""
+    from .op import apply_inplace
+    level = level_of((t,) + tuple(args))
+    pt, bt = _unwrap(t, level)
+    if bt is None:
+        phys = [_unwrap(a, level) for a in args]
+        apply_inplace(op, t, tuple(p if b is None else _front(p, b) for p, b in phys), params)
+        return t
+    target = _front(pt, bt)
+    if rule_of(op) is _elementwise:
+        ndim = t._data.ndim
+        phys = []
+        for a in args:
+            p, b = _unwrap(a, level)
+            if b is not None:
+                p = _front(p, b)
+                missing = ndim - a._data.ndim
+                if missing:
+                    p = _view(p, p._data.shape[:1] + (1,) * missing + p._data.shape[1:])
+            phys.append(p)
+        apply_inplace(op, target, tuple(phys), params)
+        return t
+    for i in range(_size(level)):
+        sample = []
+        for a in args:
+            p, b = _unwrap(a, level)
+            sample.append(p if b is None else _apply("select", (p,), {"dim": b, "index": i}))
+        apply_inplace(op, _apply("select", (target,), {"dim": 0, "index": i}), tuple(sample), params)
+    return t
+
+
+def write_inplace(t, result):
+    """Store a batched ``result`` into ``t`` (op.write_inplace under vmap): physically, so an unbatched
+    ``t`` fails with the physical shapes, as PyTorch's does; ``t`` takes the result's logical history."""
+    from .op import write_inplace as write
+    level = level_of((t, result))
+    pr, br = _unwrap(result, level)
+    pt, bt = _unwrap(t, level)
+    if bt is None:
+        write(t, pr if br is None else _front(pr, br))
+        return
+    source = _expanded(pr, _size(level)) if br is None else _front(pr, br)
+    ndim = t._data.ndim
+    missing = ndim - result._data.ndim
+    if missing > 0:
+        source = _view(source, source._data.shape[:1] + (1,) * missing + source._data.shape[1:])
+    write(_front(pt, bt), source)
+    if result._grad_fn is not None:
+        t._grad_fn = result._grad_fn
+        t._requires_grad = True
+
+
+def inplace_view(op, t, params):
+    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
+    from .op import apply
+    result = apply(op, (t,), params)
+    t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
+    if result._grad_fn is not None:
+        t._grad_fn = result._grad_fn
+        t._requires_grad = True
+    return t
