@@ -133,7 +133,7 @@ def det_grad(grad, A, result):
     T = _T()
     scaled = (grad * result).unsqueeze(-1).unsqueeze(-1)
     singular = result == 0
-    if not bool(singular.any()):
+    if not singular._data.any():        # (the data, not bool(): no control flow on a tensor under vmap)
         return scaled * A.inverse().mT
     if is_grad_enabled():
         return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)

@@ -113,8 +113,9 @@ def tanh(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    params = {"min_val": min_val, "max_val": max_val}
-    return _inplace(D.hardtanh_inplace, input, (), params) if inplace else apply(D.hardtanh, (input,), params)
+    if inplace:     # (PyTorch: hardtanh_ in place, HardtanhBackward0; here still an out-of-place clamp)
+        return T.clamp(input, min_val, max_val)
+    return apply(D.hardtanh, (input,), {"min_val": min_val, "max_val": max_val})
 
 
 def logsigmoid(input):

@@ -70,10 +70,10 @@ def _one_minus_square32(y):
     """``fma(-y, y, 1)`` for float32 ``y``, fast: y² is exact in float64, so ``1 - y²`` there is rounded
     once; only a result landing exactly halfway between two float32 values (possible for |y| < 1/8)
     could round twice, and those rare elements go through the exact fma."""
-    r = y.astype(np.float64)
+    r = np.array(y, dtype=np.float64, order="C")
     np.multiply(r, r, out=r)
     np.subtract(1.0, r, out=r)
-    low = r.view(np.uint32)[_LOW_WORD::2]                  # the low 32 bits of each float64
+    low = r.reshape(-1).view(np.uint32)[_LOW_WORD::2].reshape(r.shape)   # the low 32 bits of each float64
     tie = (low & np.uint32(0x1FFFFFFF)) == np.uint32(0x10000000)
     out = r.astype(np.float32)
     if tie.any():

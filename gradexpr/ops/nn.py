@@ -92,11 +92,6 @@ softplus = op("softplus", "SoftplusBackward0", _softplus,
 hardtanh = op("hardtanh", "HardtanhBackward0", lambda a, min_val=-1.0, max_val=1.0: _clamp(a, min_val, max_val),
               self=lambda grad, self, min_val=-1.0, max_val=1.0: _bw.hardtanh_grad(grad, self, min_val, max_val),
               dtype=_kernel("hardtanh_cpu", refuse="b"), domain="real", forward_ad="element_wise")
-# in place the input is overwritten: the result gives the same mask (it is at a bound exactly where self is)
-hardtanh_inplace = op("hardtanh_inplace", "HardtanhBackward0", hardtanh.forward,
-                      self=lambda grad, result, min_val=-1.0, max_val=1.0:
-                      _bw.hardtanh_grad(grad, result, min_val, max_val),
-                      dtype=hardtanh.dtype, domain="real", forward_ad="element_wise")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
