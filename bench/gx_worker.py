@@ -306,7 +306,61 @@ def parse_python(size):
     return {"parse": seconds}
 
 
+# ------------------------------------------------------------------ custom autograd.Function
+def _one_line_function():
+    """``Scale``, the one-line custom Function of the ``function`` workload (made once)."""
+    if "Scale" not in _cache:
+        from gradexpr.autograd_function import Function
+
+        class Scale(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1.0001
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 1.0001
+        _cache["Scale"] = Scale
+    return _cache["Scale"]
+
+
+def function_engine(size):
+    """A chain of ``n`` calls ``y = Scale.apply(y)`` of a one-line custom Function, then backward."""
+    torch = _torch()
+    scale = _one_line_function()
+    n = size["n"]
+    x = torch.ones(2, 2, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n):
+        y = scale.apply(y)
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return {"forward/call": (t1 - t0) / n, "backward/call": (t2 - t1) / n}
+
+
+def function_language(size):
+    """The same chain as a .gx program: its class statement makes the Function, a for loop applies it."""
+    from gradexpr import limits as gx_limits
+    from gradexpr.grammar.interpreter import Interpreter
+    from gradexpr.grammar.parser import parse
+    from gradexpr.grammar.prelude import make_globals
+    n = size["n"]
+    loop = parse("class Scale(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+                 "        return x * 1.0001\n\n    @staticmethod\n    def backward(ctx, grad):\n"
+                 f"        return grad * 1.0001\n\nx = ones(2, 2, requires_grad=True)\ny = x\nfor i in range({n}):\n"
+                 "    y = Scale.apply(y)\n", "function.gx")
+    back = parse("y.sum().backward()\n", "function.gx")
+    interp = Interpreter(make_globals(), filename="function.gx", out=io.StringIO(),
+                         limits=gx_limits.Limits.from_env(max_loop_iterations=0, max_seconds=0))
+    forward, _ = timed(interp.run, loop)
+    backward, _ = timed(interp.run, back)
+    return {"forward/call": forward / n, "backward/call": backward / n}
+
+
 WORKLOADS = {
+    "function": {"gradexpr": function_engine, "language": function_language},
     "perop": {"gradexpr": perop_engine, "language": perop_language, "default gc": perop_engine_default_gc},
     "elementwise": {"gradexpr": elementwise_gradexpr, "numpy": elementwise_numpy},
     "mlp": {"gradexpr": mlp_gradexpr, "numpy": mlp_numpy},

@@ -47,6 +47,7 @@ FULL = {
     "jacobian": {"n": 1024}, "hessian": {"n": 256}, "parse": {"lines": 1000}, "batch": {"lines": 1000},
     "forward": {"inputs": 16, "outputs": 4096, "batch": 256},
     "scale": {"sizes": [10_000, 100_000, 1_000_000]},
+    "function": {"n": 10_000},
 }
 QUICK = {
     "perop": {"n": 200}, "elementwise": {"n": 10_000}, "mlp": {"batch": 8, "inp": 16, "hidden": 16, "out": 4},
@@ -54,9 +55,10 @@ QUICK = {
     "jacobian": {"n": 16}, "hessian": {"n": 8}, "parse": {"lines": 50}, "batch": {"lines": 20},
     "forward": {"inputs": 4, "outputs": 64, "batch": 8},
     "scale": {"sizes": [100, 1000]},
+    "function": {"n": 200},
 }
 ORDER = ("startup", "perop", "elementwise", "mlp", "train", "jacobian", "hessian", "forward", "parse", "batch",
-         "scale")
+         "scale", "function")
 
 
 # ====================================================================== measurement helpers
@@ -344,6 +346,20 @@ class Bench:
             m = f"{what}/op"
             self.rows.append(_row("per-op", f"{what} per op, .gx for loop (vs torch engine)",
                                   get("gradexpr language", m), get("torch", m), max_ratio=3.0))
+
+    def function(self):
+        """A chain of calls of a one-line custom autograd.Function, forward and backward, vs torch."""
+        n = self.sizes["function"]["n"]
+        get = self.measure("function", [("gradexpr", "gradexpr"), ("gradexpr language", "language")],
+                           [("torch", "torch")], ("forward/call", "backward/call"), self.reps(7))
+        for what in ("forward", "backward"):
+            m = f"{what}/call"
+            self.rows.append(_row("function", f"{what} per call, engine API, {n}-call chain of a one-line "
+                                  "custom Function", get("gradexpr", m), get("torch", m), max_ratio=1.0))
+        for what in ("forward", "backward"):
+            m = f"{what}/call"
+            self.rows.append(_row("function", f"{what} per call, .gx class + for loop (vs torch engine)",
+                                  get("gradexpr language", m), get("torch", m)))
 
     def big(self, workload, title):
         get = self.measure(workload, [("gradexpr", "gradexpr"), ("numpy", "numpy")], [("torch", "torch")],

@@ -144,7 +144,33 @@ def forward(size):
     return {"jacfwd": fwd, "jacrev": rev, "per-sample": batched, "per-sample loop": looped}
 
 
+class Scale(torch.autograd.Function):
+    """The one-line custom Function of the ``function`` workload."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0001
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 1.0001
+
+
+def function(size):
+    n = size["n"]
+    x = torch.ones(2, 2, requires_grad=True)
+    t0 = time.perf_counter()
+    y = x
+    for _ in range(n):
+        y = Scale.apply(y)
+    t1 = time.perf_counter()
+    y.sum().backward()
+    t2 = time.perf_counter()
+    return {"forward/call": (t1 - t0) / n, "backward/call": (t2 - t1) / n}
+
+
 WORKLOADS = {
+    "function": {"torch": function},
     "perop": {"torch": perop},
     "elementwise": {"torch": elementwise},
     "mlp": {"torch": mlp},

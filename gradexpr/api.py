@@ -75,14 +75,11 @@ def _dtype_names():
 
 
 _TORCH_FUNCTIONS = """
-tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace logspace
-rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
+tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace
+logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
-square abs sign sgn sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin arcsin acos arccos atan arctan
-atan2 arctan2 sinh cosh tanh sigmoid relu reciprocal erf floor ceil round trunc fix frac clamp clip clamp_min clamp_max
-maximum minimum where lerp masked_fill isnan isinf isfinite isreal logical_not logical_and logical_or logical_xor
-bitwise_and bitwise_or bitwise_xor bitwise_not eq ne not_equal lt less le less_equal gt greater ge greater_equal
-isclose allclose equal prod max min amax amin aminmax argmax argmin std var var_mean std_mean norm
+square relu round clamp clip clamp_min clamp_max where lerp masked_fill isreal bitwise_and bitwise_or bitwise_xor
+bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather

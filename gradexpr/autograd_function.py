@@ -8,18 +8,19 @@ stores on it (``ctx.k = 3``, ``save_for_backward``) is what backward and the pro
 outputs go in, the user's ``backward`` runs, and its results are checked (number, type, shape)
 with PyTorch's words before they flow on.
 
-A Function with several outputs is still one node; the outputs after the first reach it
-through ``_OutputEdge`` nodes that hand their gradient to it (so the engine keeps its one
-gradient per node) and that print, and read, as the node itself.
+A Function with several outputs is still one node, every output's ``grad_fn`` (``a.grad_fn is
+b.grad_fn``); inside the engine the outputs after the first reach it through ``graph.OutputEdge``
+nodes that hand their gradient to it (so the engine keeps its one gradient per node).
 """
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 
-from . import errors
-from .graph import _RELEASED, SECOND_BACKWARD, Node, SavedTensor, _grad_enabled, set_output_nr
+from . import errors, forward_ad
+from .graph import _RELEASED, SECOND_BACKWARD, Node, OutputEdge, SavedTensor, _grad_enabled, set_output_nr
 from .tensor import Tensor
 from .warn import warn
 
@@ -28,6 +29,9 @@ _NOT_IMPLEMENTED_BACKWARD = ("You must implement either the backward or vjp meth
 _LEGACY = ("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
            "autograd function with static forward method. (Example: "
            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+_NEEDS_SETUP_CONTEXT = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), "
+                        "it must override the setup_context staticmethod. For more details, please see "
+                        "https://pytorch.org/docs/main/notes/extending.func.html")
 _LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
 
 
@@ -88,6 +92,7 @@ class BackwardCFunction(Node, FunctionCtx):
     to_save = None
     dirty_tensors = None
     non_differentiable = None
+    _in_jvp = False
 
     def __init__(self):
         Node.__init__(self, type(self)._record, [], {}, [], False)
@@ -109,12 +114,16 @@ class BackwardCFunction(Node, FunctionCtx):
     # ------------------------------------------------------------ saved tensors
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return tuple(getattr(self, "saved_for_forward", ()))
         saved = self._saved_list
         if self._saved is _RELEASED:
             raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
         if saved is None:
             return ()
-        return tuple(None if s is None else s.unpack(self) for s in saved)
+        # a saved output comes back with its history: this node, or for output k >= 1 its edge
+        edges = self._saved_edges
+        return tuple(None if s is None else s.unpack(self if e is None else e) for s, e in zip(saved, edges))
 
     saved_variables = saved_tensors
 
@@ -124,27 +133,52 @@ class BackwardCFunction(Node, FunctionCtx):
         if not tensors:
             return
         producer = self.name()
-        saved = []
+        saved, edges = [], []
         for t in tensors:
+            k = next((k for k, o in enumerate(outputs) if t is o), None)
             if t is None:
                 saved.append(None)
-            elif any(t is o for o in outputs):
+            elif k is not None:
                 saved.append(SavedTensor(t, is_output=True, producer=producer))
             else:
                 saved.append(SavedTensor(t))
+            edges.append(outputs[k]._grad_fn if k and type(outputs[k]._grad_fn) is OutputEdge else None)
         self._saved_list = saved
+        self._saved_edges = edges
         self._saved = {f"saved_tensors[{i}]": s for i, s in enumerate(saved) if s is not None}
         self._frees = True
 
     # ------------------------------------------------------------ backward
-    def _apply(self, grad):
+    def _take_grad_outputs(self, grad) -> tuple:
+        """The gradients of all the outputs: ``grad`` (output 0's, the engine's) and those the
+        outputs' edges handed over (None for an output that got none)."""
         grads = [grad] + ([None] * (len(self._outputs) - 1))
         if self._pending:
             for k, g in self._pending.items():
                 grads[k] = g
             self._pending = None
-        self._grad_outputs = tuple(grads)       # what the node's post hooks see (hooks.py)
-        return self._run_backward(grads)
+        return tuple(grads)
+
+    def _apply(self, grad):
+        return self._run_backward(list(self._take_grad_outputs(grad)))
+
+    def _apply_batched(self, grad):
+        """``_apply`` for a batch of cotangent rows (batched Jacobians): the user's backward runs
+        once per row, and the rows' gradients are stacked."""
+        from .functions import stack
+        grads = self._take_grad_outputs(grad)
+        m = next(g._data.shape[0] for g in grads if g is not None)
+        rows = [self._run_backward([None if g is None else g[i] for g in grads]) for i in range(m)]
+        out = []
+        for k, (nxt, meta) in enumerate(zip(self._next, self._meta)):
+            column = [r[k] for r in rows]
+            if nxt is None or all(g is None for g in column):
+                out.append(None)
+                continue
+            shape, dtype = meta
+            out.append(stack([g if g is not None else Tensor._make(np.zeros(shape, dtype.np), dtype)
+                              for g in column], 0))
+        return out
 
     def _run_backward(self, grads):
         for k, meta in enumerate(self._outputs):
@@ -194,42 +228,6 @@ def _expandable(shape, desired) -> bool:
         if s != d and s != 1:
             return False
     return True
-
-
-class _OutputEdge(Node):
-    """The grad_fn of output k >= 1 of a multi-output Function: hands its gradient to the Function's
-    node (which must run once, with all of them), and reads and prints as that node."""
-
-    __slots__ = ("_fn", "_k")
-
-    def __init__(self, fn, k, meta):
-        Node.__init__(self, fn._op, [fn], {}, [meta], False)
-        self._fn = fn
-        self._k = k
-
-    def name(self):
-        return self._fn.name()
-
-    def type_name(self):
-        return self._fn.type_name()
-
-    def __repr__(self):
-        return repr(self._fn)
-
-    @property
-    def next_functions(self):
-        return self._fn.next_functions
-
-    def __getattr__(self, name):
-        return getattr(self._fn, name)
-
-    def _apply(self, grad):
-        fn = self._fn
-        if fn._pending is None:
-            fn._pending = {}
-        old = fn._pending.get(self._k)
-        fn._pending[self._k] = grad if old is None else old + grad
-        return [None]
 
 
 class _FunctionMeta(type):
@@ -288,6 +286,8 @@ BackwardCFunction.__module__ = "torch.autograd.function"
 def _apply(cls, args, kwargs):
     if cls.forward is Function.forward:
         raise errors.NotImplementedError("You must implement the forward function for custom autograd.Function.")
+    if cls.setup_context is Function.setup_context and _in_func_transform():
+        raise errors.RuntimeError(_NEEDS_SETUP_CONTEXT)
     ctx = cls._backward_cls()
     needs, inputs, next_nodes, meta = [], [], [], []
     for a in args:
@@ -309,25 +309,75 @@ def _apply(cls, args, kwargs):
     recording = _grad_enabled.get() and any(needs)
     ctx.needs_input_grad = tuple(needs) if recording else (False,) * len(needs)
     ctx._inputs = tuple(inputs)
+    tangents = _input_tangents(args) if forward_ad.ACTIVE else None
     token = _grad_enabled.set(False)
+    level = forward_ad.ACTIVE[:]
+    forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
     try:
         if cls.setup_context is Function.setup_context:
             output = cls.forward(ctx, *args, **kwargs)
         else:
             output = cls.forward(*args, **kwargs)
     finally:
+        forward_ad.ACTIVE[:] = level
         _grad_enabled.reset(token)
     if cls.setup_context is not Function.setup_context:
         cls.setup_context(ctx, args, output)
     outputs = output if type(output) is tuple else (output,)
     if not recording:
         ctx.to_save = None
-        return output
-    ctx._next = next_nodes
-    ctx._meta = meta
-    wrapped = _attach_outputs(ctx, args, outputs)
-    ctx._save(wrapped)
+        wrapped = outputs
+    else:
+        ctx._next = next_nodes
+        ctx._meta = meta
+        wrapped = _attach_outputs(ctx, args, outputs)
+        ctx._save(wrapped)
+    if tangents is not None:
+        _forward_tangents(cls, ctx, tangents, wrapped)
     return tuple(wrapped) if type(output) is tuple else wrapped[0]
+
+
+def _in_func_transform() -> bool:
+    """Whether a ``torch.func`` transform (grad, vjp, jvp, jacrev, jacfwd) is running."""
+    func = sys.modules.get("gradexpr.func")
+    return func is not None and func._depth[0] > 0
+
+
+def _input_tangents(args):
+    """Each argument's tangent at the open dual level (zeros for a tensor without one, None for a
+    non-tensor), or None when no argument has one."""
+    tangents, any_tangent = [], False
+    for a in args:
+        t = forward_ad.tangent_of(a) if isinstance(a, Tensor) else None
+        if t is not None:
+            any_tangent = True
+        elif isinstance(a, Tensor):
+            t = Tensor._make(np.zeros(a._data.shape, a._dtype.np), a._dtype)
+        tangents.append(t)
+    return tangents if any_tangent else None
+
+
+def _forward_tangents(cls, ctx, tangents, outputs):
+    """Forward-mode AD through the Function: ``jvp(ctx, *input_tangents)`` gives the outputs' tangents
+    (``ctx.saved_tensors`` reads what ``save_for_forward`` kept)."""
+    if cls.jvp is Function.jvp:
+        raise errors.NotImplementedError("You must implement the jvp function for custom autograd.Function "
+                                         "to use it with forward mode AD.")
+    level = forward_ad.ACTIVE[:]
+    forward_ad.ACTIVE.clear()
+    ctx._in_jvp = True
+    try:
+        result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        forward_ad.ACTIVE[:] = level
+    results = result if type(result) is tuple else (result,)
+    if len(results) != len(outputs):
+        raise errors.RuntimeError(f"{ctx.name()}: jvp returned an incorrect number of tangents "
+                                  f"(expected {len(outputs)}, got {len(results)})")
+    for o, t in zip(outputs, results):
+        if isinstance(o, Tensor) and isinstance(t, Tensor) and o._dtype.is_floating_point:
+            forward_ad.set_tangent(o, t)
 
 
 def _attach_outputs(ctx, args, outputs):
@@ -360,7 +410,7 @@ def _attach_outputs(ctx, args, outputs):
         if k == 0:
             o._grad_fn = ctx
         else:
-            edge = _OutputEdge(ctx, k, out_meta)
+            edge = OutputEdge(ctx, k, out_meta)
             set_output_nr(edge, k)
             o._grad_fn = edge
         o._requires_grad = True

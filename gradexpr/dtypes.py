@@ -14,7 +14,7 @@ import numpy as np
 class DType:
     _gx_exposed = True
     __module__, __qualname__ = "torch", "dtype"       # print(torch.dtype) is <class 'torch.dtype'>
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category")
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "category", "_scalar_name", "_cpp_name")
 
     def __init__(self, name: str, np_dtype, category: int):
         self.name = name
@@ -51,6 +51,15 @@ float32 = DType("float32", np.float32, 2)
 float64 = DType("float64", np.float64, 2)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+
+# PyTorch's two names of each dtype in its messages, written once: c10's ScalarType name ("result type
+# Float can't be cast to the desired output type Long") and the C++ type name ("expected dtype float for
+# `end` but got dtype long int"). Underscored: programs read only PyTorch's public dtype attributes.
+for _d, _scalar, _cpp in ((bool_, "Bool", "bool"), (uint8, "Byte", "unsigned char"), (int8, "Char", "signed char"),
+                          (int16, "Short", "short int"), (int32, "Int", "int"), (int64, "Long", "long int"),
+                          (float16, "Half", "c10::Half"), (float32, "Float", "float"), (float64, "Double", "double")):
+    _d._scalar_name, _d._cpp_name = _scalar, _cpp
+del _d, _scalar, _cpp
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 # torch's aliases: torch.float is float32, torch.double float64, torch.long int64, ...

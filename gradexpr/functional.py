@@ -194,6 +194,9 @@ def _largest_tensor(output) -> int:
 
 def apply_batched(node, grad):
     """``node``'s input gradients for a batch of cotangents ``grad`` (rows along dimension 0)."""
+    own = getattr(node, "_apply_batched", None)       # a custom Function's node batches itself
+    if own is not None:
+        return own(grad)
     m = grad._data.shape[0]
     if node._retains:       # as the row-by-row passes would: the rows' sum
         _retain(node, grad.sum(0))

@@ -24,119 +24,12 @@ from numpy import add as np_add
 from . import errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 
-# ---------------------------------------------------------------- grad mode
-_grad_enabled: contextvars.ContextVar[bool] = contextvars.ContextVar("grad_enabled", default=True)
-
-
-def is_grad_enabled() -> bool:
-    return _grad_enabled.get()
-
-
-# True while a plain backward pass runs (no create_graph, no inputs=, no node_apply): then a
-# gradient reaches users only through AccumulateGrad or retain_grad, which copy it, so a formula
-# may return a broadcast view where PyTorch materializes (same values, one pass over memory less).
-_expand_lazily: contextvars.ContextVar[bool] = contextvars.ContextVar("expand_lazily", default=False)
-
-
-def may_expand_lazily() -> bool:
-    return _expand_lazily.get()
-
-
-def _set_grad_enabled(mode: bool):
-    return _grad_enabled.set(bool(mode))
-
-
-class _GradMode:
-    """Base of no_grad / enable_grad / set_grad_enabled: a context manager that restores the mode."""
-
-    _gx_exposed = True
-    _mode = True
-
-    def __init__(self):
-        self._tokens = []
-
-    def __enter__(self):
-        self._tokens.append(_grad_enabled.set(self._mode))
-        return None
-
-    def __exit__(self, *exc):
-        _grad_enabled.reset(self._tokens.pop())
-        return False
-
-    def __call__(self, fn):
-        """Use as a decorator: run ``fn`` in this grad mode."""
-        mode = self._mode
-
-        def wrapped(*args, **kwargs):
-            token = _grad_enabled.set(mode)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _grad_enabled.reset(token)
-        return wrapped
-
-
-class no_grad(_GradMode):
-    _mode = False
-
-
-class enable_grad(_GradMode):
-    _mode = True
-
-
-class set_grad_enabled(_GradMode):
-    """Like torch.set_grad_enabled: takes effect at once, and as a ``with`` block restores on exit."""
-
-    def __init__(self, mode: bool):
-        super().__init__()
-        self._prev = _grad_enabled.get()
-        self._mode = bool(mode)
-        _grad_enabled.set(self._mode)
-
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        _grad_enabled.set(self._prev)
-        return False
-
-
-_inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
-
-
-class inference_mode(_GradMode):
-    """``torch.inference_mode(mode=True)``: no graph is recorded (as no_grad). (PyTorch's inference
-    tensors, which refuse later autograd use and version counting, are not modelled.)"""
-
-    def __init__(self, mode: bool = True):
-        super().__init__()
-        self._mode = not mode
-        self._inference = bool(mode)
-
-    def __enter__(self):
-        self._tokens.append((_grad_enabled.set(self._mode), _inference_mode.set(self._inference)))
-        return None
-
-    def __exit__(self, *exc):
-        grad, inference = self._tokens.pop()
-        _inference_mode.reset(inference)
-        _grad_enabled.reset(grad)
-        return False
-
-    def __call__(self, fn):
-        def wrapped(*args, **kwargs):
-            with self.__class__(self._inference):
-                return fn(*args, **kwargs)
-        return wrapped
-
-
-def is_inference_mode_enabled() -> bool:
-    return _inference_mode.get()
-
-
-for _cls in (no_grad, enable_grad, set_grad_enabled, inference_mode):     # named where PyTorch defines them
-    _cls.__module__ = "torch.autograd.grad_mode"
-    _cls.__qualname__ = _cls.__name__
+# grad mode and inference mode live in grad_mode.py; the engine and the rest of gradexpr read them here too
+from .grad_mode import (INFERENCE, InferenceVersion, _expand_lazily, _grad_enabled, _GradMode,  # noqa: F401
+                        _inference_mode, _set_grad_enabled, check_not_inference, enable_grad,
+                        inference_mode, is_grad_enabled, is_inference_mode_enabled, mark_inference,
+                        may_expand_lazily, no_grad, set_grad_enabled)
+from .grad_mode import _SAVED_INFERENCE
 
 
 # ---------------------------------------------------------------- anomaly mode
@@ -193,8 +86,11 @@ class SavedTensor:
         # (after ``y.add_(1)`` that is AddBackward0, after a write through a view CopySlices).
         self.is_output = is_output
         self.producer = producer if is_output else None
+        vc = tensor._version_counter
+        if type(vc) is not list and type(vc) is InferenceVersion:
+            raise errors.RuntimeError(_SAVED_INFERENCE)
         self.tensor = tensor._detached_alias() if is_output else tensor
-        self.version = tensor._version_counter[0]
+        self.version = vc[0]
 
     def unpack(self, node):
         t = self.tensor
@@ -395,7 +291,66 @@ def set_output_nr(node, nr: int):
 
 def _edge(node):
     """A ``next_functions`` entry: the node and the number of its output the edge reads."""
-    return (node, _OUTPUT_NR.get(node, 0) if node is not None else 0)
+    if node is None:
+        return (None, 0)
+    if type(node) is OutputEdge:
+        return (node._fn, node._k)
+    return (node, _OUTPUT_NR.get(node, 0))
+
+
+def shown_node(node):
+    """The node a program (and gradexpr's graph views) sees for ``node``: a custom Function's node for
+    the edge of one of its outputs, else the node itself."""
+    return node._fn if type(node) is OutputEdge else node
+
+
+def output_nr(t) -> int:
+    """``Tensor.output_nr``: which output of its grad_fn the tensor is (0 for a leaf)."""
+    fn = t._grad_fn
+    if fn is None:
+        return 0
+    if type(fn) is OutputEdge:
+        return fn._k
+    return _OUTPUT_NR.get(fn, 0)
+
+
+class OutputEdge(Node):
+    """The engine-side grad_fn of output k >= 1 of a multi-output custom Function: it hands its
+    gradient to the Function's node (which must run once, with all of them). Programs never see it:
+    ``Tensor.grad_fn`` and ``next_functions`` show the Function's node and the output number."""
+
+    __slots__ = ("_fn", "_k")
+
+    def __init__(self, fn, k, meta):
+        Node.__init__(self, fn._op, [fn], {}, [meta], False)
+        self._fn = fn
+        self._k = k
+
+    def name(self):
+        return self._fn.name()
+
+    def type_name(self):
+        return self._fn.type_name()
+
+    def __repr__(self):
+        return repr(self._fn)
+
+    @property
+    def next_functions(self):
+        return self._fn.next_functions
+
+    def __getattr__(self, name):
+        return getattr(self._fn, name)
+
+    def _apply(self, grad):
+        fn = self._fn
+        if fn._pending is None:
+            fn._pending = {}
+        old = fn._pending.get(self._k)
+        fn._pending[self._k] = grad if old is None else old + grad
+        return [None]
+
+    _apply_batched = _apply         # a batch of rows is handed over whole
 
 
 class CopySlices(Node):

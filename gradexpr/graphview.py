@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .graph import AccumulateGrad, SavedTensor, SavedTensors, _RELEASED
+from .graph import AccumulateGrad, SavedTensor, SavedTensors, _RELEASED, shown_node
 
 
 class GraphNode:
@@ -64,7 +64,7 @@ class GraphEdge:
 def describe(target, names: dict | None = None):
     """(nodes, edges) of the graph of ``target``; empty when it has no history."""
     names = names or {}
-    root = target._grad_fn
+    root = shown_node(target._grad_fn)
     if root is None:
         if target._requires_grad:
             root = target._accumulator()
@@ -82,6 +82,7 @@ def describe(target, names: dict | None = None):
         for i, nxt in enumerate(node._next):
             if nxt is None:
                 continue
+            nxt = shown_node(nxt)       # each output of a custom Function leads to its one node
             if nxt not in ids:
                 ids[nxt] = f"n{len(ids)}"
                 order.append(nxt)

@@ -67,17 +67,18 @@ class NodeHooks(list):
                 grad = _checked_hook_result(fn, new, grad)
         return grad
 
-    def run_pre(self, grad):
+    def run_pre(self, grad_outputs: tuple) -> tuple:
         for fn in list(self.pre.values()):
-            new = fn((grad,))
+            new = fn(grad_outputs)
             if new is not None:
-                new = _checked_hook_tuple(fn, new, 1)
-                grad = new[0] if new[0] is None else _checked_hook_result(fn, new[0], grad)
-        return grad
+                new = _checked_hook_tuple(fn, new, len(grad_outputs))
+                grad_outputs = tuple(n if n is None else _checked_hook_result(fn, n, g)
+                                     for n, g in zip(new, grad_outputs))
+        return grad_outputs
 
-    def run_post(self, grad_inputs, grad, grad_outputs=None):
+    def run_post(self, grad_inputs, grad_outputs: tuple):
         for fn in list(self.post.values()):
-            new = fn(tuple(grad_inputs), grad_outputs if grad_outputs is not None else (grad,))
+            new = fn(tuple(grad_inputs), grad_outputs)
             if new is not None:
                 grad_inputs = list(_checked_hook_tuple(fn, new, len(grad_inputs)))
         return grad_inputs
@@ -120,8 +121,19 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
         grad = hooks.run_tensor_pre(grad)
         if len(hooks) and node_apply is None:
             _retain(node, grad)
+    # a custom Function's node with several outputs: its hooks see all their gradients
+    multi = len(getattr(node, "_outputs", ())) > 1 and (hooks.pre or hooks.post)
+    if multi:
+        grad_outputs = node._take_grad_outputs(grad)
         if hooks.pre:
-            grad = hooks.run_pre(grad)
+            grad_outputs = hooks.run_pre(grad_outputs)
+        node._pending = {k: g for k, g in enumerate(grad_outputs) if k and g is not None} or None
+        grad = grad_outputs[0]
+    elif grad is not None:
+        grad_outputs = (grad,)
+        if hooks.pre:
+            grad_outputs = hooks.run_pre(grad_outputs)
+            grad = grad_outputs[0]
     node._retains = None
     try:
         grads = _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph,
@@ -133,8 +145,8 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
             for fn in list(hooks.post_accumulate.values()):
                 fn(node.variable)
         return grads
-    if hooks.post:      # a multi-output custom Function's node keeps all its outputs' gradients
-        grads = hooks.run_post(grads, grad, getattr(node, "_grad_outputs", None))
+    if hooks.post:
+        grads = hooks.run_post(grads, grad_outputs if multi else (grad,))
     return grads
 
 
@@ -143,7 +155,8 @@ def _hook_node(t):
     """The node a tensor hook of ``t`` sits on: its grad_fn, or a leaf's AccumulateGrad."""
     if not t.requires_grad:
         raise errors.RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    fn = t.grad_fn
+    t.grad_fn                   # raises for a view whose history is invalid
+    fn = t._grad_fn             # (an output after the first of a custom Function: its own edge)
     return fn if fn is not None else t._accumulator()
 
 

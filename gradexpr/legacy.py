@@ -43,9 +43,9 @@ def construct(dtype, args, kwargs, typed=False):
             from .op import apply
             return apply(ops.alias, (t,))
         if t._dtype is not dtype:
-            raise errors.TypeError(f"expected TensorOptions(dtype={_options_name(dtype)}, device=cpu, layout=Strided, "
+            raise errors.TypeError(f"expected TensorOptions(dtype={dtype._cpp_name}, device=cpu, layout=Strided, "
                                    "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)) "
-                                   f"(got TensorOptions(dtype={_options_name(t._dtype)}, device=cpu, layout=Strided, "
+                                   f"(got TensorOptions(dtype={t._dtype._cpp_name}, device=cpu, layout=Strided, "
                                    "requires_grad=false (default), pinned_memory=false (default), "
                                    "memory_format=(nullopt)))")
         return t.detach()
@@ -69,11 +69,6 @@ def construct(dtype, args, kwargs, typed=False):
 
 def _type_name(value):
     return "torch.dtype" if isinstance(value, dtypes.DType) else type(value).__name__
-
-
-def _options_name(dtype):
-    return {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int", "int32": "int",
-            "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}[dtype.name]
 
 
 class _TypedMeta(type):

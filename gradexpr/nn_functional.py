@@ -68,7 +68,7 @@ def relu(input, inplace=False):
 
 
 def relu6(input, inplace=False):
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return apply(D.hardtanh, (input,), {"min_val": 0, "max_val": 6})
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -113,13 +113,13 @@ def tanh(input):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    if inplace:     # (PyTorch: hardtanh_ in place, HardtanhBackward0; here still an out-of-place clamp)
-        return T.clamp(input, min_val, max_val)
+    if min_val > max_val:
+        raise errors.ValueError("min_val cannot be greater than max_val")
     return apply(D.hardtanh, (input,), {"min_val": min_val, "max_val": max_val})
 
 
 def logsigmoid(input):
-    return -softplus(-input)
+    return apply(D.log_sigmoid, (input,))
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -185,8 +185,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise errors.ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                                 f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if input._dtype.category == 2 and target._dtype is not input._dtype:
-        raise errors.RuntimeError(f"Found dtype {T._cap_dtype(target._dtype)} but expected "
-                                  f"{T._cap_dtype(input._dtype)}")
+        raise errors.RuntimeError(f"Found dtype {target._dtype._scalar_name} but expected "
+                                  f"{input._dtype._scalar_name}")
     params = {"reduction": r} if r != "mean" else {}
     if weight is not None:
         params["weight"] = weight.expand(input.shape)._data
@@ -234,7 +234,7 @@ def _nll_loss_nd(input, target, weight, r, ignore_index):
     if n <= 2 and target.dim() > 1:          # nll_loss's shape checks come before its kernel's dtype check
         raise errors.RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target._dtype not in (dtypes.int64, dtypes.uint8):
-        raise errors.RuntimeError(f"expected target dtype to be Long or Byte, but got {T._cap_dtype(target._dtype)}")
+        raise errors.RuntimeError(f"expected target dtype to be Long or Byte, but got {target._dtype._scalar_name}")
     classes = input.shape[0 if n == 1 else 1]
     if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
         raise errors.RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
@@ -267,7 +267,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if input.shape == target.shape:           # class probabilities
         if target._dtype.category != 2:
             raise errors.RuntimeError(f"Expected floating point type for target with class probabilities, got "
-                                      f"{T._cap_dtype(target._dtype)}")
+                                      f"{target._dtype._scalar_name}")
         if ignore_index >= 0:
             raise errors.RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probabilities(input, target, weight, r, label_smoothing, class_dim)

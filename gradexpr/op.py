@@ -24,6 +24,7 @@ from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
 from .batching import (LEVELS as _VMAP, dispatch as _vmap_dispatch, dispatch_inplace as _vmap_inplace, level_of,
                        inplace_view as _vmap_inplace_view, write_inplace as _vmap_write)
+from .graph import INFERENCE as _INFERENCE, check_not_inference, mark_inference
 
 
 # PyTorch computes nan/inf silently; so does the engine (once, instead of an errstate per op).
@@ -218,6 +219,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
                 break
     if _DUAL_LEVEL:
         _propagate_tangent(op, ts, params, result, extras)
+    if _INFERENCE and not op.view:
+        mark_inference(result)
     return result
 
 
@@ -625,7 +628,9 @@ def check_inplace(t: Tensor, others=()):
 
 
 def check_writeable(t: Tensor):
-    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view)."""
+    """PyTorch's refusal to write into memory that several elements share (an ``expand``-ed view), and
+    into an inference tensor outside inference mode."""
+    check_not_inference(t)
     if not t._data.flags.writeable:
         raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                   "a single memory location. Please clone() the tensor before performing the "
@@ -645,8 +650,8 @@ def write_inplace(t: Tensor, result: Tensor):
     if _VMAP and level_of((t, result)) >= 0:
         return _vmap_write(t, result)
     if not _can_cast(result._dtype, t._dtype):
-        raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
-                                  f"{_cap(t._dtype)}")
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
+                                  f"{t._dtype._scalar_name}")
     if result._data.shape != t._data.shape:
         try:
             shape = np.broadcast_shapes(result._data.shape, t._data.shape)
@@ -694,11 +699,6 @@ def _rebase_history_of_view(view: Tensor, fn):
         node = CopySlices(_D().copy_slices, [_edge(base), fn], {"fn": None, "geometry": geometry},
                           [base_meta, (view._data.shape, view._dtype)], False, None)
     _set_grad_fn(base, node)
-
-
-def _cap(d):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-            "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[d.name]
 
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):

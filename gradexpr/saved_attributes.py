@@ -78,8 +78,135 @@ def _formula_parameters(node):
                 out[a] = defaults[i - first_default] if i >= first_default else None
     return out
 
-def saved_value(node, key, attribute):
+# ---------------------------------------------------------------- as PyTorch shows them
+# PyTorch's int64 fields (dims, indices, sizes) print as unsigned: a saved -1 reads 18446744073709551615
+# (its Scalars, alpha or min_val, print signed)
+_INT64_FIELDS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "index", "ignore_index", "padding_idx", "start",
+                           "end", "step", "shifts", "split_size", "source_dim", "offset", "repeats"))
+_U64 = 1 << 64
+# nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim), beyond the sums
+_DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0", "StdMeanBackward0",
+                              "LinalgVectorNormBackward0"))
+# values PyTorch saves that gradexpr's formulas do not read (constants of the op, or the same
+# value under PyTorch's name): node -> {name: f(node, saved)}
+_PRESENTED = {
+    "EluBackward0": {"scale": lambda n, s: 1, "input_scale": lambda n, s: 1},
+    "GatherBackward0": {"sparse_grad": lambda n, s: False},
+    "EmbeddingBackward0": {"scale_grad_by_freq": lambda n, s: False, "sparse": lambda n, s: False,
+                           "weight_sym_argsize_0": lambda n, s: int(s["weight_shape"][0]),
+                           "padding_idx": lambda n, s: -1 if s.get("padding_idx") is None else s["padding_idx"]},
+    "ConvolutionBackward0": {"transposed": lambda n, s: False,
+                             "output_padding": lambda n, s: (0,) * len(s["stride"]),
+                             "bias_sym_sizes_opt": lambda n, s: (int(s["weight_shape"][0]),)
+                             if n._op.name == "convolution" else (0,)},
+    "DiagEmbedBackward0": {"dim1": lambda n, s: -2, "dim2": lambda n, s: -1},
+    "LinalgInvExBackward0": {"inverse": lambda n, s: s["result"]},
+    "StdMeanBackward0": {"result0": lambda n, s: s["result"]},
+    "SplitBackward0": {"split_size": lambda n, s: _split_size(n, s)},
+    "NllLossBackward0": {"total_weight": lambda n, s: _total_weight(n, s)},
+}
+# defaults PyTorch's signature gives as ints where gradexpr's formulas write floats
+_INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
+
+
+def _split_size(node, saved):
+    """split's size: the length of every output but maybe the last (outputs are numbered)."""
+    from .graph import _OUTPUT_NR
+    k = _OUTPUT_NR.get(node, 0)
+    return saved["start"] // k if k else saved["end"] - saved["start"]
+
+
+def _total_weight(node, saved):
+    """nll_loss's total weight: the summed weight of the targets not ignored."""
+    import numpy as np
+    from .tensor import Tensor
+    target = saved["target"].unpack(node)._data
+    self = saved["self"].unpack(node)
+    ignore = saved.get("ignore_index", -100)
+    kept = target != ignore
+    weight = saved.get("weight")
+    if type(weight) is SavedTensor:
+        weight = weight.unpack(node)
+    if weight is None:
+        total = kept.sum()
+    else:
+        w = np.asarray(weight._data if isinstance(weight, Tensor) else weight)
+        total = w[np.where(kept, target, 0)][kept].sum()
+    return Tensor._make(np.asarray(total, dtype=self._data.dtype), self._dtype)
+
+
+def _presented(node, key, attribute):
+    """What PyTorch shows for ``key`` on ``node``: the saved value, reshaped where PyTorch keeps it
+    another way, or a value PyTorch keeps and gradexpr's formulas do not need."""
+    name = node._op.node
+    extra = _PRESENTED.get(name)
+    if extra is not None and key in extra:
+        saved = node._saved
+        if saved is _RELEASED:
+            raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+        return extra[key](node, saved)
+    if name == "SelectBackward0" and key in ("dim", "index"):
+        return _select_from_getitem(node, key, attribute)
+    if name == "IndexBackward0" and key == "indices":
+        return _advanced_indices(node, attribute)
+    if name == "RollBackward0" and key in ("dims", "shifts"):
+        v = _saved_entry(node, key, attribute)
+        return () if v is None else (v,) if type(v) is int else tuple(v)
     v = _saved_entry(node, key, attribute)
+    if (name, key) in _INT_DEFAULTS and key not in node._saved:
+        return _INT_DEFAULTS[name, key]
+    if key == "correction" and v == 1 and _saved_entry(node, "dim", attribute) is None:
+        return None     # x.var() with no arguments: PyTorch saves no correction (x.var(unbiased=True) too, here)
+    if key == "dim" and type(v) is int and name in _DIM_TUPLE_NODES:
+        return (v,)
+    return v
+
+
+def _select_from_getitem(node, key, attribute):
+    """``m[i]``, ``m[:, i]``: the node of an int index is select's, whose dim and index are that int's."""
+    saved = node._saved
+    if "dim" in saved or key not in ("dim", "index") or type(saved.get("index")) is not tuple:
+        return _saved_entry(node, key, attribute)
+    for d, i in enumerate(saved["index"]):
+        if type(i) is int:
+            return d if key == "dim" else i
+    return _saved_entry(node, key, attribute)
+
+
+def _advanced_indices(node, attribute):
+    """``m[:, t]``: PyTorch's ``indices``, a tensor per indexed dim (None for a full slice), up to the last."""
+    import numpy as np
+    from .tensor import Tensor
+    index = _saved_entry(node, "index", attribute)
+    out = []
+    for i in index if type(index) is tuple else (index,):
+        if isinstance(i, np.ndarray):
+            out.append(Tensor._make(i))
+        elif isinstance(i, Tensor):
+            out.append(i)
+        elif isinstance(i, slice):
+            out.append(None)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+def _unsigned(key, v):
+    if key not in _INT64_FIELDS:
+        return v
+    if type(v) is int and v < 0:
+        return v + _U64
+    if type(v) is tuple and any(type(e) is int and e < 0 for e in v):
+        return tuple(e + _U64 if type(e) is int and e < 0 else e for e in v)
+    return v
+
+
+def saved_value(node, key, attribute):
+    return _unsigned(key, _shown(node, key, attribute))
+
+
+def _shown(node, key, attribute):
+    v = _presented(node, key, attribute)
     tv = type(v)
     if tv is SavedTensor:
         t = v.unpack(node)

@@ -350,12 +350,14 @@ class Leaf:
 def graph_nodes(target):
     """The target's graph nodes in ``graphview.describe`` order (n0, n1, …: breadth first)."""
     from collections import deque
-    root = target._grad_fn
+    from .graph import shown_node
+    root = shown_node(target._grad_fn)
     if root is None:
         return [target._accumulator()] if target._requires_grad else []
     order, seen, queue = [root], {root}, deque([root])
     while queue:
         for nxt in queue.popleft()._next:
+            nxt = shown_node(nxt)
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 order.append(nxt)
@@ -729,8 +731,12 @@ class _Tracer:
         self.steps = []
 
     def __call__(self, node, grad):
+        from .graph import OutputEdge, shown_node
         grads = node._apply(grad)
-        sent = [(self.ids.get(nxt), self.labels.get(nxt, nxt.name()), i, g)
+        if type(node) is OutputEdge:    # the gradient of output k of a custom Function, handed to its node
+            self.steps.append(TraceStep(self.ids.get(node._fn, "?"), f"{node.name()} (output {node._k})", grad, []))
+            return grads
+        sent = [(self.ids.get(shown_node(nxt)), self.labels.get(shown_node(nxt), nxt.name()), i, g)
                 for i, (nxt, g) in enumerate(zip(node._next, grads)) if nxt is not None and g is not None]
         self.steps.append(TraceStep(self.ids.get(node, "?"), node.name(), grad, sent))
         return grads

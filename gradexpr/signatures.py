@@ -190,6 +190,10 @@ class Signature:
                    if not (method and p.name == "self")}
         return params, positional, by_name
 
+    def max_args(self, method):
+        """How many arguments a call can give (a method's ``self`` and ``out`` are not among them)."""
+        return len(self._layouts[method][0]) - (1 if method else 0)
+
     def display(self, method):
         """PyTorch's text of this signature in its list of overloads."""
         parts, star = [], False
@@ -210,6 +214,9 @@ class Signature:
         if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
             kwargs = _numpy_keywords(kwargs, label)
         params, positional, by_name = self._layouts[method]
+        if method and kwargs and not by_name and raise_:
+            # a method of no parameters is METH_NOARGS in PyTorch: CPython refuses keywords first
+            raise errors.TypeError(f"TensorBase.{label}() takes no keyword arguments")
         values = {}
         if len(args) > len(positional):
             if not raise_:
@@ -266,7 +273,7 @@ class Signature:
         """``_argcountMatch`` of PyTorch's error text: the signature's items ('*' counted, as its
         text is split) against the arguments given."""
         text = self.display(method)[1:-1]
-        items = text.split(", ") if text else []
+        items = text.split(", ")        # (an empty signature is one empty item there, as in PyTorch)
         n = len(items)
         return len(args) + len(kwargs) == n, items
 
@@ -321,7 +328,7 @@ class Overloads:
             if values is not None:
                 return s, values
         given = len(args) - (1 if method else 0) + len(kwargs)
-        plausible = [s for s in sigs if s._min - (1 if method else 0) <= given <= s._max - (1 if method else 0)]
+        plausible = [s for s in sigs if s._min - (1 if method else 0) <= given <= s.max_args(method)]
         if len(plausible) == 1:
             plausible[0].bind(args, kwargs, method, True, label)
         raise errors.TypeError(self.invalid_combination(args[1:] if method else args, kwargs, method, label))

@@ -3,7 +3,7 @@
 
 Each bound name is one small function: PyTorch's argument parser (``signatures.py``) picks the
 overload and its entry, then ``apply`` runs it (an in-place variant writes back through
-``apply_inplace``). Names also bound by hand (composites in ``functions.py``/``nn_functional.py``)
+``apply_inplace``). Names also bound by hand (``composites/``, ``nn_functional.py``)
 must not be declared here too: ``bind`` refuses a name bound twice.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import errors, ops
-from .op import _can_cast, _cap, apply, apply_inplace, bump_version
+from .op import _can_cast, apply, apply_inplace, bump_version
 from .signatures import Overloads
 from .tensor import Tensor
 
@@ -45,8 +45,8 @@ def _into(out, entry, values, name):
     with no_grad():
         result = run(entry, {**values, "out": None}, name)
     if not _can_cast(result._dtype, out._dtype):
-        raise errors.RuntimeError(f"result type {_cap(result._dtype)} can't be cast to the desired output type "
-                                  f"{_cap(out._dtype)}")
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
+                                  f"{out._dtype._scalar_name}")
     if out._data.shape != result._data.shape:
         out._data = np.empty(result._data.shape, out._dtype.np)
     np.copyto(out._data, result._data, casting="unsafe")
@@ -54,17 +54,39 @@ def _into(out, entry, values, name):
     return out
 
 
+def _lone_tensor_call(entry, values):
+    """(entry, params) when a call given only its tensor can skip the parser next time: the overload
+    chosen for a lone tensor is always the same, so its parameters (the defaults) are too."""
+    if entry.prepare is None and entry.inputs == ("self",) and values.get("out") is None:
+        return entry, _values_to_call(entry, values)[1]
+    return None
+
+
 def _function(overloads):
+    lone = []           # (entry, params) of a call with one tensor and nothing else, once known
+
     def function(*args, **kwargs):
+        if lone and not kwargs and len(args) == 1 and type(args[0]) is Tensor:
+            entry, params = lone[0]
+            return apply(entry, args, params)
         sig, values = overloads.parse(args, kwargs)
+        if not lone and not kwargs and len(args) == 1 and type(args[0]) is Tensor:
+            lone.extend(filter(None, [_lone_tensor_call(sig.entry, values)]))
         return run(sig.entry, values, overloads.name)
     function.__name__ = function.__qualname__ = overloads.name
     return function
 
 
 def _method(overloads):
+    lone = []
+
     def method(self, *args, **kwargs):
+        if lone and not args and not kwargs:
+            entry, params = lone[0]
+            return apply(entry, (self,), params)
         sig, values = overloads.parse((self,) + args, kwargs, method=True)
+        if not lone and not args and not kwargs:
+            lone.extend(filter(None, [_lone_tensor_call(sig.entry, values)]))
         return run(sig.entry, values, overloads.name)
     method.__name__ = method.__qualname__ = overloads.name
     return method
@@ -72,10 +94,16 @@ def _method(overloads):
 
 def _inplace(overloads):
     name = overloads.name + "_"
+    lone = []
 
     def inplace(self, *args, **kwargs):
+        if lone and not args and not kwargs:
+            entry, params = lone[0]
+            return apply_inplace(entry, self, (), params)
         sig, values = overloads.parse((self,) + args, kwargs, method=True, label=name)
         entry = sig.entry
+        if not lone and not args and not kwargs:
+            lone.extend(filter(None, [_lone_tensor_call(entry, values)]))
         inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
         return apply_inplace(entry, self, inputs[1:], params)
     inplace.__name__ = inplace.__qualname__ = name
@@ -109,6 +137,11 @@ def _bind_table() -> dict:
                 lines.setdefault(name, ([], set()))
                 lines[name][0].append((line, entry))
                 lines[name][1].update(entry.variants)
+    for alias, target in ops.ALIASES.items():
+        renamed = _alias_lines(alias, target, lines)
+        if renamed is not None:
+            _TABLE_ALIASES.add(alias)
+            lines[renamed[0]] = renamed[1:]
     out = {ns: {} for ns in _NAMESPACES}
     for name, (pairs, variants) in lines.items():
         overloads = _overloads[name] = Overloads(name, pairs)
@@ -122,10 +155,29 @@ def _bind_table() -> dict:
     return out
 
 
+_TABLE_ALIASES: set = set()
+
+
+def _alias_lines(alias, target, lines):
+    """(name, schema lines renamed, namespaces) of an alias of a table-bound name: PyTorch binds an
+    alias as its own schema, so its errors carry the alias's name (``arcsin()``, not ``asin()``)."""
+    inplace = target.endswith("_") and target[:-1] in lines
+    base = target[:-1] if inplace else target
+    if base not in lines:
+        return None             # the target is bound by hand: with_aliases binds the alias
+    name = alias[:-1] if inplace else alias
+    pairs = [(name + line[len(base):], entry) for line, entry in lines[base][0]]
+    namespaces = {"inplace"} if inplace else lines[base][1] - {"inplace"}
+    if name in lines:           # the alias's other variants (arcsin beside arcsin_)
+        pairs, namespaces = lines[name][0], lines[name][1] | namespaces
+    return name, pairs, namespaces
+
+
 def with_aliases(names: dict) -> dict:
-    """``names`` (one namespace, table and hand-written together) plus the aliases of its names."""
+    """``names`` (one namespace, table and hand-written together) plus the aliases of its names
+    bound by hand (the table's own aliases are bound with their own schema lines)."""
     for alias, target in ops.ALIASES.items():
-        if target in names:
+        if target in names and alias not in _TABLE_ALIASES:
             if alias in names:
                 raise ValueError(f"{alias!r} is bound twice (an alias line and a name)")
             names[alias] = names[target]

@@ -1,8 +1,8 @@
 """``Tensor``: a NumPy array plus autograd state.
 
-Data and dispatch only. Arithmetic operators and methods are one-line calls into the
-functions of ``gradexpr.functions`` (which read the op table); no derivative lives
-here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
+Data and dispatch only. Methods and operators are put on the class by ``surface.py``
+(bound from the op table) and ``composites/methods.py`` (hand-written); no derivative
+lives here. Views (``view``, ``t``, slicing, ``detach`` …) share their base's version
 counter, as in PyTorch, so an in-place change through any alias is seen by saved
 tensors. A differentiable view also remembers its root base (``_base``) and how it
 was created (``_view_meta``), which the in-place rules of ``op.py`` read.
@@ -15,7 +15,8 @@ import numpy as np
 
 from . import dtypes, errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, tangent_of as _tangent_of
-from .graph import AccumulateGrad, InvalidGradFn, _grad_enabled
+from .graph import AccumulateGrad, InvalidGradFn, OutputEdge, _grad_enabled, output_nr as _output_nr
+from .graph import is_inference_mode_enabled as _inference_on
 
 
 class Tensor:
@@ -107,6 +108,9 @@ class Tensor:
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
         if requires_grad and not self._dtype.is_floating_point:
             raise errors.RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self.is_inference() and not _inference_on():
+            raise errors.RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                                      "allowed.")
         if self._grad_fn is None:
             self._requires_grad = bool(requires_grad)
         return self
@@ -138,7 +142,13 @@ class Tensor:
         fn = self._grad_fn
         if type(fn) is InvalidGradFn:
             fn.fail()
+        elif type(fn) is OutputEdge:
+            return fn._fn       # every output of a custom Function shares its node
         return fn
+
+    @property
+    def output_nr(self) -> int:
+        return _output_nr(self)
 
     @property
     def is_leaf(self) -> bool:
@@ -146,7 +156,13 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._version_counter[0]
+        vc = self._version_counter
+        if type(vc) is not list:
+            raise errors.RuntimeError("Inference tensors do not track version counter.")
+        return vc[0]
+
+    def is_inference(self) -> bool:
+        return type(self._version_counter) is not list
 
     def register_hook(self, hook):
         from .hooks import register_tensor_hook

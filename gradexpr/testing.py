@@ -106,8 +106,37 @@ def analytical_jacobian(fn: Callable, inputs: Sequence):
     return jac
 
 
+def forward_jacobian(fn: Callable, inputs: Sequence):
+    """The Jacobian forward-mode AD gives, one dual pass per input element (``numerical_jacobian``'s layout)."""
+    from . import forward_ad
+    inputs = _as_tuple(inputs)
+    diff = _differentiable(inputs)
+    n_out = len(_outputs(fn, inputs))
+    jac = [[None] * len(inputs) for _ in range(n_out)]
+    for i in diff:
+        x = inputs[i]
+        cols = None
+        for j in range(x._data.size):
+            seed = np.zeros(x._data.size, x._dtype.np)
+            seed[j] = 1
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x, Tensor._make(seed.reshape(x._data.shape), x._dtype))
+                outs = _outputs(fn, args)
+                tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
+            if cols is None:
+                cols = [np.zeros((o._data.size, x._data.size)) for o in outs]
+            for k, t in enumerate(tangents):
+                if t is not None:
+                    cols[k][:, j] = t._data.astype(np.float64).reshape(-1)
+        for k in range(n_out):
+            jac[k][i] = cols[k]
+    return jac
+
+
 def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, *,
-              raise_exception: bool = True) -> bool:
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False) -> bool:
     """True when the engine's Jacobian matches central differences within ``atol + rtol * |numerical|``.
 
     ``inputs`` is a tensor or a sequence of them (and other arguments, passed through);
@@ -118,17 +147,23 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     if not _differentiable(inputs):
         raise errors.ValueError("gradcheck expects at least one input tensor to require gradient, but none of them "
                                 "have requires_grad=True.")
+    # (the engine is deterministic, so nondet_tol changes nothing; fast_mode's check is the full one here)
     numerical = numerical_jacobian(fn, inputs, eps)
-    analytical = analytical_jacobian(fn, inputs)
-    for k, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
-        for i, (n, a) in enumerate(zip(num_row, ana_row)):
-            if n is None:
-                continue
-            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
-                if not raise_exception:
-                    return False
-                raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                                     f"numerical:{Tensor._make(n)!r}\nanalytical:{Tensor._make(a)!r}\n")
+    checks = []
+    if check_backward_ad:
+        checks.append(("", analytical_jacobian(fn, inputs)))
+    if check_forward_ad:
+        checks.append(("computed with forward mode ", forward_jacobian(fn, inputs)))
+    for mode, analytical in checks:
+        for k, (num_row, ana_row) in enumerate(zip(numerical, analytical)):
+            for i, (n, a) in enumerate(zip(num_row, ana_row)):
+                if n is None:
+                    continue
+                if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
+                    if not raise_exception:
+                        return False
+                    raise GradcheckError(f"Jacobian {mode}mismatch for output {k} with respect to input {i},\n"
+                                         f"numerical:{Tensor._make(n)!r}\nanalytical:{Tensor._make(a)!r}\n")
     return True
 
 

@@ -478,7 +478,7 @@ def g_type(*args, **kwargs):
         # one class per node type in PyTorch: <class 'MulBackward0'>, <class 'AccumulateGrad'>
         name = obj.type_name() if hasattr(obj, "type_name") else t.__name__
         return _display_class("builtins", name)
-    if t.__name__ == "ReturnType" and t.__module__ == "gradexpr.functions":
+    if t.__name__ == "ReturnType" and t.__module__ == "gradexpr.composites.reductions":
         return _display_class("torch.return_types", obj._name)
     return t
 

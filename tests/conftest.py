@@ -8,7 +8,5 @@ depend on it: the suite's matrix products are split among threads by rows and co
 """
 import os
 
-# (not OMP_NUM_THREADS: gradexpr reads it as PyTorch does, for the thread count its reductions are
-# split by -- reduction_order.threads() -- and the recordings were made with PyTorch's default)
-for _name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_name, "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Not OMP_NUM_THREADS: gradexpr reads it as PyTorch does, to split reductions among PyTorch's threads.

@@ -326,7 +326,8 @@ def test_tuple_outputs_one_node_and_set_materialize_grads():
     w = u * v
     (n0, k0), (n1, k1) = w.grad_fn.next_functions
     assert (n0.name(), k0, n1.name(), k1) == ("TwoBackward", 0, "TwoBackward", 1)
-    assert repr(n0) == repr(n1)
+    assert n0 is n1 and u.grad_fn is v.grad_fn is n0      # one node, numbered outputs (as PyTorch)
+    assert (u.output_nr, v.output_nr, a.output_nr) == (0, 1, 0)
     v.sum().backward()
     assert seen[-1] == ([0., 0., 0.], [1., 1., 1.]) and values(a.grad) == [3., 3., 3.]
     a.grad = None

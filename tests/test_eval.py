@@ -462,3 +462,25 @@ def test_a_jacobian_over_the_limit_shows_value_and_graph_then_says_how_to_ask_fo
     assert doc["errors"][0]["type"] == "LimitError" and "--wrt" in doc["errors"][0]["hint"]
     assert eval_("(x * x).sum()", "-v", "x=ones(20000)", "--hessian").stderr.endswith(
         "hint: differentiate less: --wrt NAME keeps some leaves\n")
+
+
+CUBE = ("class Cube(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+        "        ctx.save_for_backward(x)\n        return x ** 3, x * 2\n    @staticmethod\n"
+        "    def backward(ctx, g, g2):\n        x, = ctx.saved_tensors\n        return 3 * x ** 2 * g + 2 * g2\n"
+        "a, b = Cube.apply(x)\n(a * b).sum()\n")
+
+
+def test_a_custom_function_is_one_node_in_the_tree_and_the_trace():
+    r = eval_(CUBE, "-v", "x=[1., 2.]", "--trace")
+    assert r.exit_code == 0, r.stderr
+    assert ("MulBackward0 [2] float32 (n1)\n├── CubeBackward [2] float32 (n2)\n│   x: AccumulateGrad [2] float32 "
+            "(n3)\n└── CubeBackward (shown above) (n2)\n") in r.stdout
+    doc = eval_json(CUBE, "-v", "x=[1., 2.]", "--trace")
+    names = {n["id"]: n["name"] for n in doc["graph"]["nodes"]}
+    assert sorted(names.values()) == ["CubeBackward", "MulBackward0", "SumBackward0",
+                                      "torch::autograd::AccumulateGrad"]
+    cube = next(n for n in doc["graph"]["nodes"] if n["name"] == "CubeBackward")
+    assert cube["saved"] == [{"name": "saved_tensors[0]", "shape": [2]}]
+    steps = [(s["node"], s["name"]) for s in doc["trace"]]
+    assert steps[2:] == [(cube["id"], "CubeBackward (output 1)"), (cube["id"], "CubeBackward")]
+    assert doc["grads"]["x"]["value"] == [8.0, 64.0]

@@ -31,6 +31,12 @@ PROGRAMS = {
     "no-grad-branch": (X + "d = tensor([1., 1., 1.], requires_grad=True)\nwith torch.no_grad():\n"
                        "    c = (x * d).exp()\n(x * c).sum()\n", {"x"}),
     "leaf-without-grad": (X + "k = tensor([1., 2., 3.])\ni = arange(3)\n(x * k + i).sum()\n", {"x"}),
+    # a custom Function with two outputs: one node, reached by both
+    "custom-function": (X + "class Two(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, a):\n"
+                        "        ctx.save_for_backward(a)\n        return a ** 3, a * 2\n    @staticmethod\n"
+                        "    def backward(ctx, g, h):\n        a, = ctx.saved_tensors\n"
+                        "        return 3 * a ** 2 * g + 2 * h\n"
+                        "u, v = Two.apply(x)\n(u * v).sum()\n", {"x"}),
 }
 
 

@@ -13,9 +13,11 @@ BATCH = 3
 RANDOM = {"dropout"}                    # draws random numbers: vmap's randomness="error" refuses them
 # Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
 # (max/min's indices, max_pool2d's), and backward formulas that branch on values (prod, cumprod, svdvals,
-# elu_/leaky_relu_ in place).
+# elu_/leaky_relu_ in place), and the per-sample gradients of an op run sample by sample whose formula reads its
+# forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the node yet).
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices"}
-NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "prod", "prod_dim", "svdvals"}
+NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "prod", "prod_dim", "svdvals",
+                          "native_batch_norm"}
 
 
 def _batch(entry, c, k):

@@ -2,14 +2,13 @@
 
 Importing the package fills ``TABLE`` (families in the order of the old single file) and
 exposes every entry by its Python name (``ops.mul``, ``ops.sum_dim``), which the
-composites (``functions.py``, ``nn_functional.py``) use to choose an overload.
+composites (``composites/``, ``nn_functional.py``) use to choose an overload.
 """
 from __future__ import annotations
 
 from . import common, backward_ops, pointwise, reductions, linalg, shape, indexing, nn, nn_layers, aliases  # noqa: F401  (fill the table)
 from .indexing import GETITEM, _as_strided_grad  # noqa: F401  (used by the indexing engine and views)
 from .nn import NON_DIFFERENTIABLE_FUNCTIONS, _check_reduction  # noqa: F401
-from .reductions import _cap_name  # noqa: F401
 from .registry import ALIASES, NOT_DIFFERENTIABLE, TABLE, NotDifferentiable, Op, op  # noqa: F401
 
 

@@ -141,20 +141,6 @@ def leaky_relu_grad(grad, self, negative_slope, self_is_result=False):
                   {"negative_slope": negative_slope, "self_is_result": self_is_result})
 
 
-def _hardtanh_backward(g, x, min_val, max_val):
-    return np.where((x <= min_val) | (x >= max_val), g.dtype.type(0), g)
-
-
-hardtanh_backward = op(
-    "hardtanh_backward", "HardtanhBackwardBackward0", _hardtanh_backward, ("grad_output", "self"),
-    grad_output=lambda grad, self, min_val, max_val: hardtanh_grad(grad, self, min_val, max_val),
-    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
-
-
-def hardtanh_grad(grad, self, min_val, max_val):
-    return _apply(hardtanh_backward, (grad, self), {"min_val": min_val, "max_val": max_val})
-
-
 def _softplus_backward(g, x, beta, threshold):
     with np.errstate(all="ignore"):
         bx = x * x.dtype.type(beta)

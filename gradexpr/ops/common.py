@@ -65,10 +65,6 @@ def _restore(grad, shape, dim, keepdim):
     return grad
 
 
-_CAP = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-        "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _kernel(kernel, base="first", refuse="b", on="first"):
     """A dtype rule for an op PyTorch has no CPU kernel for on some input dtypes (``refuse``: "b" bool,
     "iu" integers): PyTorch's ``NotImplementedError: "<kernel>" not implemented for 'Bool'``, else
@@ -78,7 +74,7 @@ def _kernel(kernel, base="first", refuse="b", on="first"):
         d = ts[0]._dtype if on == "first" else dtypes.result_type(ts)
         if np.dtype(d.np).kind in refuse:
             name = kernel(ts, params) if callable(kernel) else kernel
-            raise errors.NotImplementedError(f'"{name}" not implemented for \'{_CAP[d.name]}\'')
+            raise errors.NotImplementedError(f'"{name}" not implemented for \'{d._scalar_name}\'')
         if base == "first":
             return None, d
         out = dtypes.result_type(ts)
@@ -93,7 +89,7 @@ def _floating_only(message):
     def rule(ts, params):
         d = ts[0]._dtype
         if d.category != 2:
-            raise errors.RuntimeError(message.format(_CAP[d.name]))
+            raise errors.RuntimeError(message.format(d._scalar_name))
         return d, d
     return rule
 

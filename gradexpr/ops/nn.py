@@ -53,6 +53,65 @@ leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.f
                         dtype=leaky_relu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
+def _hardtanh_dtype(ts, params):
+    if ts[0]._dtype.name == "bool":
+        raise errors.RuntimeError("Bool inputs not supported for hardtanh")
+    return None, ts[0]._dtype
+
+
+def _hardtanh(a, min_val=-1.0, max_val=1.0):
+    return np.minimum(np.maximum(a, a.dtype.type(min_val)), a.dtype.type(max_val))
+
+
+def _apply(entry, ts, params=None):
+    from ..op import apply
+    return apply(entry, ts, params or {})
+
+
+def _hardtanh_grad(g, x, min_val=-1.0, max_val=1.0):
+    return np.where((x <= min_val) | (x >= max_val), g.dtype.type(0), g)
+
+
+# hardtanh's own node (F.hardtanh, relu6): unlike clamp's, its gradient is 0 AT the bounds; its
+# backward is an op too (HardtanhBackwardBackward0 under create_graph, as PyTorch's)
+hardtanh_backward = op("hardtanh_backward", "HardtanhBackwardBackward0", _hardtanh_grad, ("grad_output", "self"),
+                       grad_output=lambda grad, self, min_val=-1.0, max_val=1.0:
+                       _apply(hardtanh_backward, (grad, self), {"min_val": min_val, "max_val": max_val}),
+                       self=lambda grad: grad.new_zeros(grad.shape), dtype="promote", domain="nonzero")
+hardtanh = op("hardtanh", "HardtanhBackward0", _hardtanh,
+              self=lambda grad, self, min_val=-1.0, max_val=1.0:
+              _apply(hardtanh_backward, (grad, self), {"min_val": min_val, "max_val": max_val}),
+              dtype=_hardtanh_dtype, domain="nonzero", forward_ad="element_wise")
+
+
+def _log_sigmoid(a):
+    """PyTorch's kernel: min(x, 0) - log1p(exp(-|x|)), keeping exp(-|x|) as the node's ``buffer``."""
+    with np.errstate(all="ignore"):
+        z = np.exp(-np.abs(a))
+        return (np.minimum(a, 0) - np.log1p(z)).astype(a.dtype), {"buffer": z.astype(a.dtype)}
+
+
+def _log_sigmoid_grad(g, x, buffer):
+    one = g.dtype.type(1)
+    with np.errstate(all="ignore"):
+        t = buffer / (one + buffer)
+        return (np.where(x < 0, one - t, t) * g).astype(g.dtype)
+
+
+def _log_sigmoid_double_grad(grad, grad_output, self):
+    z = self.sigmoid()
+    return (grad * grad_output) * (z - 1) * z
+
+
+log_sigmoid_backward = op("log_sigmoid_backward", "LogSigmoidBackwardBackward0", _log_sigmoid_grad,
+                          ("grad_output", "self", "buffer"),
+                          grad_output=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
+                          self=_log_sigmoid_double_grad, dtype="promote", broadcast=False, domain="real")
+log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", _log_sigmoid,
+                 self=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
+                 dtype=_kernel("log_sigmoid_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
+
+
 def _elu(a, alpha=1.0):
     with np.errstate(all="ignore"):
         return np.where(a > 0, a, a.dtype.type(alpha) * np.expm1(a)).astype(a.dtype)
@@ -89,9 +148,6 @@ def _softplus(a, beta=1.0, threshold=20.0):
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
-hardtanh = op("hardtanh", "HardtanhBackward0", lambda a, min_val=-1.0, max_val=1.0: _clamp(a, min_val, max_val),
-              self=lambda grad, self, min_val=-1.0, max_val=1.0: _bw.hardtanh_grad(grad, self, min_val, max_val),
-              dtype=_kernel("hardtanh_cpu", refuse="b"), domain="real", forward_ad="element_wise")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")

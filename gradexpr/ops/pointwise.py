@@ -185,7 +185,8 @@ pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent
 # ============================================================ unary math
 _F_ = "float"
 abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
-          dtype=_kernel("abs_cpu"), forward_ad="element_wise")
+          dtype=_kernel("abs_cpu"), forward_ad="element_wise",
+          schema="abs(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _sign(a):
     """(0 < a) - (a < 0): nan has sign 0, as in PyTorch; bool is its own sign."""
     if a.dtype.kind == "b":
@@ -193,45 +194,65 @@ def _sign(a):
     return ((a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)).astype(a.dtype)
 
 
-sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real", forward_ad="element_wise")
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", forward_ad="element_wise")
+sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real", forward_ad="element_wise",
+          schema="sign(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", forward_ad="element_wise",
+         schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
-          dtype=_F_, domain="positive", forward_ad="element_wise")
+          dtype=_F_, domain="positive", forward_ad="element_wise",
+          schema="sqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
            self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive",
-           forward_ad="element_wise")
+           forward_ad="element_wise",
+           schema="rsqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
-         forward_ad="element_wise")
+         forward_ad="element_wise",
+         schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
-          dtype=_F_, domain="real", forward_ad="element_wise")
+          dtype=_F_, domain="real", forward_ad="element_wise",
+          schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
-           dtype=_F_, domain="real", forward_ad="element_wise")
+           dtype=_F_, domain="real", forward_ad="element_wise",
+           schema="expm1(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive",
-         forward_ad="element_wise")
+         forward_ad="element_wise",
+         schema="log(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log2 = op("log2", "Log2Backward0", _ew(np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
-          dtype=_F_, domain="positive", forward_ad="element_wise")
+          dtype=_F_, domain="positive", forward_ad="element_wise",
+          schema="log2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log10 = op("log10", "Log10Backward0", _ew(np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
-           dtype=_F_, domain="positive", forward_ad="element_wise")
+           dtype=_F_, domain="positive", forward_ad="element_wise",
+           schema="log10(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log1p = op("log1p", "Log1PBackward0", _ew(np.log1p), self=lambda grad, self: grad / (self + 1),
-           dtype=_F_, domain="positive", forward_ad="element_wise")
+           dtype=_F_, domain="positive", forward_ad="element_wise",
+           schema="log1p(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real",
-         forward_ad="element_wise")
+         forward_ad="element_wise",
+         schema="sin(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 cos = op("cos", "CosBackward0", _ew(np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
-         domain="real", forward_ad="element_wise")
+         domain="real", forward_ad="element_wise",
+         schema="cos(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 tan = op("tan", "TanBackward0", _ew(np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
-         domain="unit", forward_ad="element_wise")
+         domain="unit", forward_ad="element_wise",
+         schema="tan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 asin = op("asin", "AsinBackward0", _ew(np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
-          dtype=_F_, domain="unit", forward_ad="element_wise")
+          dtype=_F_, domain="unit", forward_ad="element_wise",
+          schema="asin(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 acos = op("acos", "AcosBackward0", _ew(np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
-          dtype=_F_, domain="unit", forward_ad="element_wise")
+          dtype=_F_, domain="unit", forward_ad="element_wise",
+          schema="acos(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 atan = op("atan", "AtanBackward0", _ew(np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
-          domain="real", forward_ad="element_wise")
+          domain="real", forward_ad="element_wise",
+          schema="atan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
-          domain="real", forward_ad="element_wise")
+          domain="real", forward_ad="element_wise",
+          schema="sinh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
-          domain="real", forward_ad="element_wise")
+          domain="real", forward_ad="element_wise",
+          schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_bw.tanh_grad,
-          dtype=_F_, domain="real", forward_ad="element_wise")
+          dtype=_F_, domain="real", forward_ad="element_wise",
+          schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
 def _sigmoid(a):
@@ -241,7 +262,8 @@ def _sigmoid(a):
 
 
 sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_bw.sigmoid_grad,
-             dtype=_F_, domain="real", forward_ad="element_wise")
+             dtype=_F_, domain="real", forward_ad="element_wise",
+             schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
     if a.dtype.kind == "b":
         raise errors.RuntimeError("Boolean inputs not supported for relu")
@@ -258,7 +280,8 @@ relu = op("relu", "ReluBackward0", _relu,
           self=_bw.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
-                forward_ad="element_wise")
+                forward_ad="element_wise",
+                schema="reciprocal(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
 def _erf(a):
@@ -268,16 +291,21 @@ def _erf(a):
 
 
 erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
-         dtype=_F_, domain="real", forward_ad="element_wise")
+         dtype=_F_, domain="real", forward_ad="element_wise",
+         schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
-           domain="real", forward_ad="element_wise")
+           domain="real", forward_ad="element_wise",
+           schema="floor(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 ceil = op("ceil", "CeilBackward0", np.ceil, self=corner_grads.zero_grad, dtype=_kernel("ceil_vml_cpu"),
-          domain="real", forward_ad="element_wise")
+          domain="real", forward_ad="element_wise",
+          schema="ceil(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 trunc = op("trunc", "TruncBackward0", np.trunc, self=corner_grads.zero_grad, dtype=_kernel("trunc_vml_cpu"),
-           domain="real", forward_ad="element_wise")
+           domain="real", forward_ad="element_wise",
+           schema="trunc(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 frac = op("frac", "FracBackward0", lambda a: a - np.trunc(a), self=lambda grad: grad,
            dtype=_kernel("frac_cpu", refuse=_NOT_FLOAT),
-          domain="real", forward_ad="element_wise")
+          domain="real", forward_ad="element_wise",
+          schema="frac(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
 def _round(a, decimals=0):
@@ -294,7 +322,8 @@ round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtyp
              domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
-           dtype=_F_, domain="real", forward_ad="element_wise")
+           dtype=_F_, domain="real", forward_ad="element_wise",
+           schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
                self=lambda grad, self, other: grad / (1 + (other - self).exp()),
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
@@ -313,11 +342,13 @@ def _pick_grad(grad, mine, theirs, greater):
 maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
-             domain="real", forward_ad="element_wise")
+             domain="real", forward_ad="element_wise",
+             schema="maximum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
 minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
-             domain="real", forward_ad="element_wise")
+             domain="real", forward_ad="element_wise",
+             schema="minimum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
 
 
 def _lo(a, lo):
@@ -417,25 +448,50 @@ masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
                         dtype="first", domain="mask", forward_ad="transpose")
 
 # ------------------------------------------------------------ comparison and logic (not differentiable)
-eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare")
-ne = op("ne", "NeBackward0", np.not_equal, ("self", "other"), dtype="compare")
-lt = op("lt", "LtBackward0", np.less, ("self", "other"), dtype="compare")
-le = op("le", "LeBackward0", np.less_equal, ("self", "other"), dtype="compare")
-gt = op("gt", "GtBackward0", np.greater, ("self", "other"), dtype="compare")
-ge = op("ge", "GeBackward0", np.greater_equal, ("self", "other"), dtype="compare")
-isnan = op("isnan", "", np.isnan, dtype="compare")
-isinf = op("isinf", "", np.isinf, dtype="compare")
-isfinite = op("isfinite", "", np.isfinite, dtype="compare")
-logical_not = op("logical_not", "", np.logical_not, dtype="compare")
-logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare")
-logical_or = op("logical_or", "", np.logical_or, ("self", "other"), dtype="compare")
-logical_xor = op("logical_xor", "", np.logical_xor, ("self", "other"), dtype="compare")
+eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare",
+        schema=("eq.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "eq.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+ne = op("ne", "NeBackward0", np.not_equal, ("self", "other"), dtype="compare",
+        schema=("ne.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "ne.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+lt = op("lt", "LtBackward0", np.less, ("self", "other"), dtype="compare",
+        schema=("lt.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "lt.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+le = op("le", "LeBackward0", np.less_equal, ("self", "other"), dtype="compare",
+        schema=("le.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "le.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+gt = op("gt", "GtBackward0", np.greater, ("self", "other"), dtype="compare",
+        schema=("gt.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "gt.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+ge = op("ge", "GeBackward0", np.greater_equal, ("self", "other"), dtype="compare",
+        schema=("ge.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                "ge.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+        variants="function method inplace")
+isnan = op("isnan", "", np.isnan, dtype="compare",
+           schema="isnan(Tensor self) -> Tensor", variants="function method")
+isinf = op("isinf", "", np.isinf, dtype="compare",
+           schema="isinf(Tensor self) -> Tensor", variants="function method")
+isfinite = op("isfinite", "", np.isfinite, dtype="compare",
+              schema="isfinite(Tensor self) -> Tensor", variants="function method")
+logical_not = op("logical_not", "", np.logical_not, dtype="compare",
+                 schema="logical_not(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
+logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare",
+                 schema="logical_and(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
+logical_or = op("logical_or", "", np.logical_or, ("self", "other"), dtype="compare",
+                schema="logical_or(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
+logical_xor = op("logical_xor", "", np.logical_xor, ("self", "other"), dtype="compare",
+                 schema="logical_xor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
 def _bitwise(name, fn):
     def forward(a, b=None):
         if a.dtype.kind == "f":
-            kind = {"float32": "Float", "float64": "Double", "float16": "Half"}[a.dtype.name]
+            kind = dtypes.from_numpy(a.dtype)._scalar_name
             raise errors.NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'',
                                              hint="`^` is xor in Python and PyTorch; for a power write `**`"
                                              if name == "bitwise_xor" else None)

@@ -7,8 +7,9 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
 from ..graph import may_expand_lazily
+from ..tensor import _wrap_dim
 from .registry import batch_rules, op
-from .common import _CAP, _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .common import _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -32,6 +33,14 @@ def _dims_call(values):
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
     params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
+    return (self,), params
+
+
+def _one_dim_call(values):
+    """A reduction over one ``dim`` (``prod(x, -1)``), wrapped as ATen does."""
+    self = values["self"]
+    params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
+    params["dim"] = _wrap_dim(values["dim"], self._data.ndim)
     return (self,), params
 
 
@@ -60,13 +69,8 @@ def _mean_dtype(ts, params):
     d = params.get("dtype") or ts[0]._dtype
     if d.category != 2:
         raise errors.RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating "
-                                  f"point or complex dtype. Got: {_cap_name(d)}")
+                                  f"point or complex dtype. Got: {d._scalar_name}")
     return d, d
-
-
-def _cap_name(d):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(d.name, d.name)
 
 
 def _numel(shape, dim=None):
@@ -105,11 +109,15 @@ def _prod(a, dim=None, keepdim=False):
 
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: _prod(a),
               self=corner_grads.prod_grad, dtype=_sum_dtype, domain="real",
-              forward_ad="transpose")
+              forward_ad="transpose",
+              schema="prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: _prod(a, dim, keepdim),
               self=corner_grads.prod_dim_grad,
-              dtype=_sum_dtype, domain="real", forward_ad="transpose")
+              dtype=_sum_dtype, domain="real", forward_ad="transpose",
+              schema="prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
+                     "Tensor(a!)? out=None) -> Tensor",
+              variants="function method", prepare=_one_dim_call)
 
 
 _evenly = corner_grads.evenly_distribute
@@ -325,10 +333,10 @@ def _norm_dtype(ts, params, _check=_floating_only(
     if want is not None and want is not d:
         if want.category != 2:
             raise errors.RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, but got "
-                                      f"{_CAP[want.name]}")
+                                      f"{want._scalar_name}")
         if want.itemsize < d.itemsize:
-            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({_CAP[d.name]}) should be "
-                                      f"convertible without narrowing to the specified dtype ({_CAP[want.name]})")
+            raise errors.RuntimeError(f"linalg.vector_norm: the dtype of the input ({d._scalar_name}) should be "
+                                      f"convertible without narrowing to the specified dtype ({want._scalar_name})")
         d = want
     return d, d
 

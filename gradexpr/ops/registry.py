@@ -41,7 +41,7 @@ returned; ``apply`` (``op.py``) saves exactly those. Entries with a ``schema`` a
 ``variants`` are bound by ``surface.py`` through one argument parser
 (``signatures.py``) that words PyTorch's ``TypeError``s; the schema's ``Tensor``
 parameters named in ``inputs`` are the inputs, the others are passed as params.
-Ops without variants are reached through a composite (``functions.py``,
+Ops without variants are reached through a composite (``composites/``,
 ``nn_functional.py``) that chooses the entry, as ATen's composites do.
 """
 from __future__ import annotations

@@ -35,8 +35,7 @@ def _view_dtype(a, dtype):
 
 
 def _cap(np_dtype):
-    from .common import _CAP
-    return _CAP[np.dtype(np_dtype).name]
+    return dtypes.from_numpy(np.dtype(np_dtype))._scalar_name
 
 
 # not differentiable (derivatives.yaml: output_differentiability [False]): no node, no grad, and not an
@@ -56,7 +55,9 @@ squeeze = op("squeeze", "SqueezeBackward0", lambda a: np.squeeze(a),
              forward_ad="linear")
 squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
-                 self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                 # (dim unused: named so the node keeps it, as PyTorch's _saved_dim)
+                 self=lambda grad, self_shape, dim=None: grad.reshape(self_shape), dtype="first", view=True,
+                 domain="real",
                  forward_ad="linear")
 squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
                   lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim else a.view(),

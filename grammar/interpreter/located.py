@@ -127,7 +127,7 @@ def _callee_error(exc, f, name, args):
             return exc
         new = errors.TypeError(f"{name}(): argument '{_parameter_name(f, position)}' (position {position + 1}) "
                                f"must be Tensor, not {not_tensor[1]}")
-    elif kind is TypeError and (missing := _MISSING.match(message)) and module == "gradexpr.functions" \
+    elif kind is TypeError and (missing := _MISSING.match(message)) and module.startswith("gradexpr.composites.") \
             and name not in _PYTHON_LEVEL:
         # PyTorch's argument parser, not Python, reports it: 'roll() missing 1 required positional
         # arguments: "shifts"' (its plural is on 1, not on more: that is how it reads)

@@ -1,0 +1,100 @@
+"""Conversions (``to``, ``type``, ``float()`` …) and the ``new_*`` factories of a tensor.
+"""
+from __future__ import annotations
+
+
+from .. import ops as D
+from .. import device as _device
+from .. import dtypes
+from ..dtypes import DType
+from ..op import apply
+from .arguments import _is_tensor, _shape_args, _torch
+from .creation import full, ones, tensor, zeros
+from .shape import clone, view
+
+
+def to(self, *args, **kwargs):
+    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``; same dtype returns ``t``."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, DType) or a in (float, int, bool):
+            dtype = dtypes.resolve(a)
+        elif _is_tensor(a):
+            dtype = a._dtype
+        elif isinstance(a, (str, _device.device)) or (isinstance(a, int) and not isinstance(a, bool)):
+            _device.check_to(a)     # moving a tensor: PyTorch's errors of .to, not of a factory
+    if kwargs.get("device") is not None:
+        _device.check_to(kwargs["device"])
+    copy = kwargs.get("copy", False)
+    if dtype is None or dtype is self._dtype:
+        return clone(self) if copy else self
+    return apply(D.to_copy, (self,), {"dtype": dtype})
+
+
+def _converter(d):
+    def conv(self, memory_format=None):
+        return to(self, d)
+    return conv
+
+
+def type_(self, dtype=None, **_):
+    if dtype is None:
+        from ..graph import _TYPE_STRING
+        return _TYPE_STRING[self._dtype.name]
+    if isinstance(dtype, str):
+        names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
+        return to(self, dtypes.by_name(names[dtype]))
+    from ..legacy import typed_class_dtype
+    return to(self, typed_class_dtype(dtype) or dtype)
+
+
+def type_as(self, other):
+    return to(self, other._dtype)
+
+
+def new_zeros(self, *size, dtype=None, requires_grad=False, **_):
+    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_ones(self, *size, dtype=None, requires_grad=False, **_):
+    return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_full(self, size, fill_value, *, dtype=None, requires_grad=False, **_):
+    return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_tensor(self, data, *, dtype=None, requires_grad=False, **_):
+    return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def new_empty(self, *size, dtype=None, requires_grad=False, **_):
+    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+
+
+def is_tensor(obj) -> bool:
+    return _is_tensor(obj)
+
+
+def is_floating_point(input) -> bool:
+    return input._dtype.is_floating_point
+
+
+def numel(input) -> int:
+    return int(input._data.size)
+
+
+def sum_to_size(self, *size):
+    """Sum ``self`` down to ``size`` (the reverse of broadcasting): the engine's gradient reduction."""
+    shape = _shape_args(size)
+    cur = self._data.shape
+    lead = len(cur) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
+    out = self
+    if dims:
+        out = _torch("sum")(out, dims, keepdim=True)
+    if lead:
+        out = view(out, shape) if out._data.shape != shape else out
+    elif out._data.shape != shape:
+        out = view(out, shape)
+    return out

@@ -1,0 +1,115 @@
+"""Hand-written in-place methods (``zero_``, ``fill_``, ``copy_``, ``t_`` …) and the in-place form of a
+hand-written function (``_inplace_of``).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from .. import ops as D
+from .. import errors
+from ..graph import Node, _grad_enabled
+from ..batching import LEVELS as _VMAP
+from ..forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
+from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, save_inplace_result, wrap,
+                  write_inplace)
+from ..ops.common import _reduce_dim
+from ..tensor import Tensor, _wrap_dim
+from .arguments import _is_tensor
+
+
+def _inplace_of(fn_name, fn):
+    """``Tensor.<fn_name>_`` of a hand-written ``fn``: computed out of place, then written back into the tensor."""
+    def inplace(self, *args, **kwargs):
+        check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
+        result = fn(_old_self(self, fn_name), *args, **kwargs)
+        node = result._grad_fn
+        write_inplace(self, result)
+        if node is not None:
+            save_inplace_result(self, node)
+        return self
+    inplace.__name__ = fn_name + "_"
+    return inplace
+
+
+def _save_inplace_result(t, node=None):
+    """``op.save_inplace_result`` for callers that only have ``t`` (its grad_fn is then the op's node)."""
+    node = t._grad_fn if node is None else node
+    if type(node) is Node:
+        save_inplace_result(t, node)
+
+
+def _old_self(t, name):
+    """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it)."""
+    if not (_grad_enabled.get() and t._requires_grad) or name in _INPLACE_NO_SELF:
+        return t
+    old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
+    old._acc = t._acc
+    if _DUAL_LEVEL:
+        copy_tangent(t, old)
+    return old
+
+
+# in-place methods whose backward formulas do not read the input (others get a copy of the old value)
+_INPLACE_NO_SELF = {"add", "sub", "neg", "clone", "masked_fill", "relu", "exp", "sigmoid", "tanh", "sqrt", "rsqrt",
+                    "reciprocal"}
+
+
+def zero_(self):
+    return fill_(self, 0, entry=D.zero_inplace)
+
+
+def fill_(self, value, *, entry=None):
+    check_inplace(self, (value,))
+    if _is_tensor(value):
+        if value._data.ndim != 0:
+            raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                                      f"{value._data.ndim} dimensions.")
+        if (_grad_enabled.get() and value._requires_grad) or _VMAP:
+            write_inplace(self, apply(D.fill_tensor_inplace, (self, value)))
+            return self
+        value = value.item()
+    if (_grad_enabled.get() and self._requires_grad) or _VMAP:     # (under vmap: the batch rule writes)
+        write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
+        return self
+    check_writeable(self)
+    self._data[...] = value
+    bump_version(self)
+    return self
+
+
+def copy_(self, src, non_blocking=False):
+    check_inplace(self, (src,))
+    src = src if _is_tensor(src) else wrap(src)
+    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP:
+        result = apply(D.copy_inplace, (self, src))
+        write_inplace(self, result)
+        return self
+    check_writeable(self)
+    np.copyto(self._data, np.broadcast_to(src._data, self._data.shape).astype(self._dtype.np), casting="unsafe")
+    bump_version(self)
+    return self
+
+
+def t_(self):
+    if self._data.ndim > 2:
+        raise errors.RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
+    return apply_inplace_view(D.t_inplace, self)
+
+
+def transpose_(self, dim0, dim1):
+    n = self._data.ndim
+    return apply_inplace_view(D.transpose_inplace, self, {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+
+
+def unsqueeze_(self, dim):
+    return apply_inplace_view(D.unsqueeze_inplace, self, {"dim": _wrap_dim(dim, self._data.ndim + 1)})
+
+
+def squeeze_(self, dim=None):
+    if dim is None:
+        return apply_inplace_view(D.squeeze_inplace, self)
+    if isinstance(dim, (tuple, list)):
+        return apply_inplace_view(D.squeeze_inplace_dims, self,
+                                  {"dims": _reduce_dim(dim, self, empty_means_all=False)})
+    return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _wrap_dim(dim, self._data.ndim)})

@@ -1,0 +1,306 @@
+"""Matrix products (``matmul``'s dispatch, written as PyTorch composes it), transposes and permutes,
+``det``, ``inverse``, ``trace``.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import ops as D
+from .. import errors, limits
+from ..op import _check_broadcast, apply
+from ..tensor import _wrap_dim
+from .arguments import _UNSET, _int_list_arg, _missing, _need_tensors, _shape_args
+from .shape import contiguous, expand, reshape, squeeze, unsqueeze
+
+
+def _ensure_float_matmul(a, b, name):
+    if a._dtype is not b._dtype:
+        raise errors.RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a._dtype._cpp_name} != {b._dtype._cpp_name}")
+
+
+def mm(input, mat2, *, out=None):
+    _need_tensors("mm", input, mat2, "mat2")
+    if input._data.ndim != 2:
+        raise errors.RuntimeError(f"self must be a matrix")
+    if mat2._data.ndim != 2:
+        raise errors.RuntimeError(f"mat2 must be a matrix")
+    a, b = input._data.shape, mat2._data.shape
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    _ensure_float_matmul(input, mat2, "mm")
+    limits.check_elements((a[0], b[1]))
+    return apply(D.mm, (input, mat2))
+
+
+def bmm(input, mat2, *, out=None):
+    _need_tensors("bmm", input, mat2, "mat2")
+    if input._data.ndim != 3:
+        raise errors.RuntimeError(f"batch1 must be a 3D tensor")
+    if mat2._data.ndim != 3:
+        raise errors.RuntimeError(f"batch2 must be a 3D tensor")
+    a, b = input._data.shape, mat2._data.shape
+    if a[0] != b[0] or a[2] != b[1]:
+        raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] "
+                                  f"but got: [{b[0]}, {b[1]}].")
+    _ensure_float_matmul(input, mat2, "bmm")
+    limits.check_elements((a[0], a[1], b[2]))
+    return apply(D.bmm, (input, mat2))
+
+
+def mv(input, vec, *, out=None):
+    _need_tensors("mv", input, vec, "vec")
+    a, b = input._data.shape, vec._data.shape
+    if len(a) != 2 or len(b) != 1:
+        raise errors.RuntimeError(f"vector + matrix @ vector expected, got 1, {len(a)}, {len(b)}")
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})")
+    return apply(D.mv, (input, vec))
+
+
+def dot(input, tensor, *, out=None):
+    _need_tensors("dot", input, tensor, "tensor")
+    if input._data.ndim != 1 or tensor._data.ndim != 1:
+        raise errors.RuntimeError(f"1D tensors expected, but got {input._data.ndim}D and {tensor._data.ndim}D tensors")
+    if input._data.shape[0] != tensor._data.shape[0]:
+        raise errors.RuntimeError(f"inconsistent tensor size, expected tensor [{input._data.shape[0]}] and src "
+                                  f"[{tensor._data.shape[0]}] to have the same number of elements, but got "
+                                  f"{input._data.shape[0]} and {tensor._data.shape[0]} elements respectively")
+    if input._dtype is not tensor._dtype:
+        raise errors.RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                                  f"{input._dtype._scalar_name} and {tensor._dtype._scalar_name}")
+    return apply(D.dot, (input, tensor))
+
+
+vdot = inner = dot
+
+
+def matmul(input, other, *, out=None):
+    """PyTorch's matmul: dot, mv, mm, a folded mm/mv, or a broadcast bmm, chosen as ATen chooses
+    (which is what decides the node names of the result)."""
+    _need_tensors("matmul", input, other)
+    da, db = input._data.ndim, other._data.ndim
+    if da == 0 or db == 0:
+        raise errors.RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        if input._data.shape[0] != other._data.shape[0]:
+            raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied (1x{input._data.shape[0]} and "
+                                      f"{other._data.shape[0]}x{other._data.shape[1]})")
+        return apply(D.squeeze_inplace_dim, (mm(unsqueeze(input, 0), other),), {"dim": 0})
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if _should_fold(input, other):
+        return _matmul_folded(input, other)
+    return _matmul_batched(input, other)
+
+
+def _batch_contiguous(t):
+    a = t._data
+    return builtins.all(a.strides[i] == a.strides[i + 1] * a.shape[i + 1] for i in range(a.ndim - 2))
+
+
+def _should_fold(a, b):
+    """ATen's should_fold: fold the larger operand's batch into rows and use mm/mv instead of bmm."""
+    larger = a if a._data.ndim >= b._data.ndim else None
+    smaller = b if larger is not None else a
+    ndim_big = builtins.max(a._data.ndim, b._data.ndim)
+    if not (ndim_big >= 3 and smaller._data.ndim <= 2):
+        return False
+    if smaller._requires_grad:
+        return True
+    if a._data.ndim == 2:
+        return False
+    big = larger if larger is not None else _mT(b)
+    return big._data.size == 0 or _batch_contiguous(big)
+
+
+def _matmul_folded(a, b):
+    transpose = b._data.ndim > a._data.ndim
+    t1 = _mT(b) if transpose else a
+    t2 = (t(a) if a._data.ndim == 2 else a) if transpose else b
+    k = t1._data.shape[-1]
+    if t2._data.shape[0] != k:
+        rows = int(np.prod(t1._data.shape[:-1]))
+        cols = t2._data.shape[-1] if t2._data.ndim == 2 else 1
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                                  f"{t2._data.shape[0]}x{cols})")
+    shape = t1._data.shape[:-1]
+    folded = reshape(t1, int(np.prod(shape)), k)
+    if t2._data.ndim == 2:
+        out = apply(D.unsafe_view, (mm(folded, t2),), {"shape": shape + (t2._data.shape[1],)})
+        return contiguous(_mT(out)) if transpose else out
+    return apply(D.unsafe_view, (mv(folded, t2),), {"shape": shape})
+
+
+def _matmul_batched(a, b):
+    da, db = a._data.ndim, b._data.ndim
+    sa, sb = a._data.shape, b._data.shape
+    if da == 3 and db == 3 and sa[0] != sb[0]:
+        if sa[0] == 1 and a._requires_grad:
+            return matmul(squeeze(a, 0), b)
+        if sb[0] == 1 and b._requires_grad:
+            return matmul(a, squeeze(b, 0))
+    n = sa[-2] if da > 1 else 1
+    m1 = sa[-1]
+    m2 = sb[-2] if db > 1 else sb[0]
+    p = sb[-1] if db > 1 else 1
+    if m1 != m2:
+        raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                                  f"[{int(np.prod(sa[:-2])) if da > 2 else 1}, {m1}] but got: "
+                                  f"[{int(np.prod(sb[:-2])) if db > 2 else 1}, {m2}].")
+    try:
+        batch = tuple(np.broadcast_shapes(sa[:builtins.max(da - 2, 0)], sb[:builtins.max(db - 2, 0)]))
+    except ValueError:
+        ba, bb = sa[:builtins.max(da - 2, 0)], sb[:builtins.max(db - 2, 0)]
+        k = next(i for i in range(1, builtins.min(len(ba), len(bb)) + 1)
+                 if ba[-i] != bb[-i] and ba[-i] != 1 and bb[-i] != 1)
+        raise errors.RuntimeError(f"The size of tensor a ({ba[-k]}) must match the size of tensor b ({bb[-k]}) at "
+                                  f"non-singleton dimension {builtins.max(len(ba), len(bb)) - k}") from None
+    nb = int(np.prod(batch))
+    a3 = reshape(expand(a, batch + (n, m1)), nb, n, m1)
+    if db == 1:
+        b3 = unsqueeze(reshape(expand(b, batch + (m2,)), nb, m2), 2)
+    else:
+        b3 = reshape(expand(b, batch + (m2, p)), nb, m2, p)
+    shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    out = bmm(a3, b3)
+    if db == 1:
+        out = squeeze(out, -1)
+    return apply(D.unsafe_view, (out,), {"shape": shape})
+
+
+def outer(input, vec2):
+    _need_tensors("outer", input, vec2, "vec2")
+    return input.reshape(input._data.shape[0], 1) * vec2
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    params = {}
+    if beta != 1:
+        params["beta"] = beta
+    if alpha != 1:
+        params["alpha"] = alpha
+    for name, m in (("mat1", mat1), ("mat2", mat2)):
+        if m._data.ndim != 2:
+            raise errors.RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
+    a, b = mat1._data.shape, mat2._data.shape
+    if a[1] != b[0]:
+        raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
+    _check_broadcast([input._data, np.empty((a[0], b[1]), dtype=np.bool_)])
+    return apply(D.addmm, (input, mat1, mat2), params)
+
+
+def t(input):
+    if input._data.ndim > 2:
+        raise errors.RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")
+    return apply(D.t, (input,))
+
+
+def transpose(input, dim0, dim1):
+    n = input._data.ndim
+    return apply(D.transpose, (input,), {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+
+
+swapaxes = swapdims = transpose
+
+
+def _varargs_method(name, arg, fn):
+    """The method form of an op whose one ``int[]`` argument may also be spread (``x.permute(1, 0)``,
+    ``x.permute((1, 0))``, ``x.permute(dims=(1, 0))``), calling ``fn(self, tuple)``."""
+    def method(self, *args, **kwargs):
+        if arg in kwargs:
+            if args:
+                raise errors.TypeError(f"{name}() got multiple values for argument '{arg}'")
+            value = kwargs.pop(arg)
+            args = (value,) if isinstance(value, (tuple, list)) else None
+            if args is None:
+                raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {type(value).__name__}")
+        if kwargs:
+            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if not args:
+            raise _missing(name, arg)
+        if len(args) > 1 and isinstance(args[0], (tuple, list)):
+            raise errors.TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        return fn(self, _shape_args(args, name, arg))
+    method.__name__ = name
+    return method
+
+
+def permute(input, dims=_UNSET, *extra):
+    if extra:
+        raise errors.TypeError(f"permute() takes 2 positional arguments but {2 + len(extra)} were given")
+    if dims is _UNSET:
+        raise _missing("permute", "dims")
+    dims = _int_list_arg(dims, "permute", "dims", 2)
+    n = input._data.ndim
+    if len(dims) != n:
+        raise errors.RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                                  f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+                                  f"to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise errors.RuntimeError("permute(): duplicate dims are not allowed.")
+    return apply(D.permute, (input,), {"dims": dims})
+
+
+def movedim(input, source, destination):
+    n = input._data.ndim
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src = [_wrap_dim(s, n) for s in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    if n == 0:
+        return apply(D.alias, (input,))         # as ATen: a 0-d tensor's dims go nowhere
+    rest = [i for i in range(n) if i not in src]
+    perm = [None] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(rest)
+    perm = [p if p is not None else next(it) for p in perm]
+    return permute(input, perm)
+
+
+def det(A):
+    _square(A, "linalg.det")
+    return apply(D.det, (A,))
+
+
+def inverse(A):
+    _square(A, "linalg.inv")
+    return apply(D.inverse, (A,))
+
+
+def _square(A, name):
+    s = A._data.shape
+    if len(s) < 2:
+        raise errors.RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if s[-1] != s[-2]:
+        raise errors.RuntimeError(f"{name}: A must be batches of square matrices, but they are {s[-2] if len(s) > 1 else 1} by {s[-1] if s else 1} matrices")
+
+
+def trace(input):
+    if input._data.ndim != 2:
+        raise errors.RuntimeError("trace: expected a matrix, but got tensor with dim " + str(input._data.ndim))
+    return apply(D.trace, (input,))
+
+
+def _T(self):
+    n = self._data.ndim
+    return permute(self, tuple(range(n - 1, -1, -1)))
+
+
+def _mT(self):
+    if self._data.ndim == 0:
+        return self                             # PyTorch's mT of a 0-d tensor is the tensor itself
+    if self._data.ndim < 2:
+        raise errors.RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
+                                  f"{self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)

@@ -1,0 +1,148 @@
+"""Random factories and in-place samplers (``rand``, ``randn``, ``randint``, ``normal_`` …) over the
+process's generator (``gradexpr/rng``), seeded as PyTorch seeds.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+
+from .. import dtypes, errors
+from ..graph import _grad_enabled
+from ..op import bump_version
+from ..signatures import _check_device
+from ..tensor import Size, Tensor
+from .arguments import _UNSET, _check_new_shape, _dtype_arg, _finish, _is_tensor, _no_overload, _scalar, _shape_args
+from .creation import _size_keyword
+
+
+def _rng():
+    from .. import rng as _random
+    return _random
+
+
+def manual_seed(seed):
+    return _rng().manual_seed(int(seed))
+
+
+def seed():
+    return _rng().default_generator.seed()
+
+
+def initial_seed():
+    return _rng().default_generator.initial_seed()
+
+
+def _random_factory(kind):
+    def make(*args, size=_UNSET, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None, pin_memory=False):
+        shape = _size_keyword(kind, args, size, overloaded=True)
+        if shape is None:
+            raise _no_overload(kind)
+        _check_device(device)
+        _check_new_shape(shape)
+        d = _dtype_arg(dtype, dtypes.default_float)
+        arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
+        return _finish(Tensor._make(arr, d), requires_grad)
+    make.__name__ = kind
+    return make
+
+
+rand = _random_factory("rand")
+randn = _random_factory("randn")
+
+
+def rand_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+    return rand(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+    return randn(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+
+
+def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _check_device(device)
+    args = list(args)
+    if size is None:
+        if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
+            types = ", ".join(type(v).__name__ for v in args)
+            raise _no_overload("randint", types)
+        if not isinstance(args[-1], (tuple, list, Size)):
+            raise errors.TypeError(f"randint(): argument 'size' (position {len(args)}) must be tuple of ints, not "
+                                   f"{type(args[-1]).__name__}")
+        size = args.pop()
+    low, high = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+    shape = _shape_args((size,))
+    _check_new_shape(shape)
+    if high <= low:
+        raise errors.RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    d = _dtype_arg(dtype, dtypes.int64)
+    arr = _rng().randint(int(low), int(high), shape, d.name, generator=generator)
+    return _finish(Tensor._make(arr, d), requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._data.shape, dtype=dtype or input._dtype, generator=generator)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
+    _check_device(device)
+    _check_new_shape((n,))
+    d = _dtype_arg(dtype, dtypes.int64)
+    return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **_):
+    if _is_tensor(mean) or _is_tensor(std):
+        m = mean._data if _is_tensor(mean) else mean
+        s = std._data if _is_tensor(std) else std
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        d = mean._dtype if _is_tensor(mean) else std._dtype
+        arr = _rng().normal(m, s, shape, d.name, generator=generator)
+        return Tensor._make(arr, d)
+    shape = _shape_args((size,)) if size is not None else ()
+    _check_new_shape(shape)
+    d = _dtype_arg(dtype, dtypes.default_float)
+    return _finish(Tensor._make(_rng().normal(mean, std, shape, d.name, generator=generator), d), requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    if p is not None:
+        arr = _rng().bernoulli(float(p), input._data.shape, input._dtype.name, generator=generator)
+    else:
+        arr = _rng().bernoulli(input._data, input._data.shape, input._dtype.name, generator=generator)
+    return Tensor._make(arr, input._dtype)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    with _NoGrad():
+        self._data[...] = _rng().uniform(a, b, self._data.shape, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _random_(self, *bounds, generator=None):
+    self._data[...] = _rng().random_(self._data.shape, self._dtype.name, *bounds, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    self._data[...] = _rng().bernoulli(float(_scalar(p)), self._data.shape, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+class _NoGrad:
+    def __enter__(self):
+        self._t = _grad_enabled.set(False)
+
+    def __exit__(self, *a):
+        _grad_enabled.reset(self._t)

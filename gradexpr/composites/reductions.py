@@ -1,0 +1,250 @@
+"""Reductions with overloads the parser cannot choose alone (``max(input)``, ``max(input, dim)``,
+``max(input, other)``), variance, norms, cumulative ops and ``ReturnType`` (``torch.return_types``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops as D
+from .. import dtypes, errors
+from ..op import apply, apply_ex
+from ..ops.common import _reduce_dim
+from ..signatures import Overloads
+from ..tensor import Tensor, _wrap_dim
+from .arguments import _dtype_arg, _missing, _torch
+from .linalg import movedim
+from .shape import unsqueeze
+
+
+def _int_dim(dim, name, position=None):
+    if isinstance(dim, (tuple, list)):
+        where = f" (position {position})" if position else ""
+        raise errors.TypeError(f"{name}(): argument 'dim'{where} must be int, not {type(dim).__name__}")
+    return dim
+
+
+class ReturnType(tuple):
+    """A named pair such as ``torch.return_types.max(values=…, indices=…)``."""
+
+    _gx_exposed = True
+    _fields = ("values", "indices")
+
+    def __new__(cls, name, values, indices):
+        self = tuple.__new__(cls, (values, indices))
+        self._name = name
+        return self
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+    __str__ = __repr__
+
+
+def _minmax(name, all_entry, dim_entry, binary_entry):
+    """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
+    schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``."""
+    overloads = Overloads(name, [
+        (f"{name}(Tensor self, *, Tensor(a!)? out=None) -> Tensor", all_entry),
+        (f"{name}.other(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", binary_entry),
+        (f"{name}.dim(Tensor self, int dim, bool keepdim=False, *, Tensor(a!)[]? out=None) -> "
+         "(Tensor values, Tensor indices)", dim_entry)])
+
+    def run(args, kwargs, method):
+        if not kwargs and len(args) == 1 and type(args[0]) is Tensor:
+            return apply(all_entry, args)
+        sig, values = overloads.parse(args, kwargs, method=method)
+        entry, input = sig.entry, values["self"]
+        if entry is binary_entry:
+            return apply(entry, (input, values["other"]))
+        if entry is all_entry:
+            return apply(entry, (input,))
+        params = {"dim": _wrap_dim(values["dim"], input._data.ndim), "keepdim": values["keepdim"]}
+        result, extras = apply_ex(dim_entry, (input,), params)
+        return ReturnType(name, result, Tensor._make(extras["indices"], dtypes.int64))
+
+    def function(*args, **kwargs):
+        return run(args, kwargs, False)
+
+    def method(self, *args, **kwargs):
+        return run((self,) + args, kwargs, True)
+    function.__name__ = function.__qualname__ = method.__name__ = method.__qualname__ = name
+    return function, method
+
+
+max, _max_method = _minmax("max", D.max_all, D.max_dim, D.maximum)
+min, _min_method = _minmax("min", D.min_all, D.min_dim, D.minimum)
+
+
+def amax(input, dim=(), keepdim=False):
+    return apply(D.amax, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
+
+
+def amin(input, dim=(), keepdim=False):
+    return apply(D.amin, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return ReturnType("aminmax", amin(input, () if dim is None else dim, keepdim),
+                      amax(input, () if dim is None else dim, keepdim))
+
+
+def argmax(input, dim=None, keepdim=False):
+    return apply(D.argmax, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmax"), input), "keepdim": keepdim})
+
+
+def argmin(input, dim=None, keepdim=False):
+    return apply(D.argmin, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmin"), input), "keepdim": keepdim})
+
+
+def _var_args(input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):        # var(input, unbiased)
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return {"dim": _reduce_dim(dim, input), "correction": correction, "keepdim": keepdim}
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return apply(D.var, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return apply(D.std, (input,), _var_args(input, dim, unbiased, keepdim, correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    params = _var_args(input, dim, unbiased, keepdim, correction)
+    return apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)
+
+
+def _ord(p):
+    if p in ("fro", None):
+        return 2
+    if p == "nuc":
+        raise errors.RuntimeError("nuclear norm is not supported in gradexpr")
+    return p if type(p) in (int, float) else float(p)      # as given: the node shows it (ord 2, 2.0)
+
+
+def _norm_params(params, dtype):
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return params
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    return apply(D.norm, (input,), _norm_params({"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim},
+                                                dtype))
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    return apply(D.norm, (x,), _norm_params({"ord": _ord(ord), "dim": _reduce_dim(dim, x), "keepdim": keepdim},
+                                            dtype))
+
+
+def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """``torch.linalg.norm``: a vector norm over one dim (or all, without ord), else a matrix norm."""
+    n = A._data.ndim
+    if isinstance(dim, (tuple, list)) and len(dim) == 1:
+        dim = dim[0]
+    if isinstance(dim, int) or (dim is None and (ord is None or (n == 1 and not isinstance(ord, str)))):
+        if isinstance(ord, str):
+            raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
+        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    if dim is None:
+        if n != 2 and not (n == 1 and isinstance(ord, str)):     # a string ord is a matrix norm's
+            raise errors.RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+                                      f"Got {n}D.")
+        dim = (-2, -1)
+    return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """PyTorch's composition: Frobenius as a vector norm, 1/inf norms as amax(sum(abs))."""
+    n = A._data.ndim
+    if n < 2:
+        raise errors.RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = (_wrap_dim(d, n) for d in dim)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
+    if ord in (1, -1, math.inf, -math.inf):
+        if ord in (math.inf, -math.inf):
+            d0, d1 = d1, d0
+        if not keepdim and d0 < d1:
+            d1 -= 1
+        summed = _torch("sum")(A.abs(), d0, keepdim)
+        return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
+    if ord in (2, -2, "nuc"):
+        s = svdvals(movedim(A, (d0, d1), (-2, -1)))
+        if ord == "nuc":
+            out = _torch("sum")(s, -1)
+        else:
+            out = amax(s, -1) if ord == 2 else amin(s, -1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = unsqueeze(out, d)
+        return out
+    raise errors.RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def svdvals(A, *, driver=None):
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if A._dtype.category != 2:
+        raise errors.RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
+                                  f"{A._dtype._scalar_name}")
+    return apply(D.svdvals, (A,))
+
+
+def logsumexp(input, dim=None, keepdim=False):
+    if dim is None:
+        raise _missing("logsumexp", "dim")
+    return apply(D.logsumexp, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+
+
+def cumsum(input, dim, *, dtype=None):
+    params = {"dim": _wrap_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return apply(D.cumsum, (input,), params)
+
+
+def cumprod(input, dim, *, dtype=None):
+    params = {"dim": _wrap_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
+    if dtype is not None:
+        params["dtype"] = _dtype_arg(dtype)
+    return apply(D.cumprod, (input,), params)
+
+
+def all(input, dim=None, keepdim=False):
+    t = apply(D.all_, (input,), {"dim": _reduce_dim(dim, input, empty_means_all=False), "keepdim": keepdim})
+    return t if input._dtype is not dtypes.uint8 else t.to(dtypes.uint8)
+
+
+def any(input, dim=None, keepdim=False):
+    return apply(D.any_, (input,), {"dim": _reduce_dim(dim, input, empty_means_all=False), "keepdim": keepdim})
+
+
+def count_nonzero(input, dim=None):
+    return _torch("sum")(apply(D.ne, (input, 0)), dim)
+
+
+def nonzero(input, *, as_tuple=False):
+    idx = np.nonzero(input._data)
+    if as_tuple:
+        return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
+    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))
