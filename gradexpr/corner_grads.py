@@ -9,13 +9,13 @@ differentiated again.
   so the gradient is 0 (``-0`` for ``other``), not nan.
 * The gradient of ``sign``/``round``/``floor``/``ceil``/``trunc`` is ``zeros_like(grad)``: a
   plain zero tensor, outside the graph.
-* ``relu``'s (``threshold_backward``) and ``max``/``min``'s (``evenly_distribute_backward``:
-  ``zeros.masked_fill_(mask, grad / count)``) gradients write +0 where the input did not win,
-  never ``grad * 0`` (which is -0 for a negative grad).
-* ``softplus``'s gradient is ``grad * z / (z + 1)`` with ``z = exp(beta*x)``, which keeps the
-  subnormals ``sigmoid`` loses (``8.194e-40`` at ``beta*x = -90``).
+* ``max``/``min``'s gradient (``evenly_distribute_backward``: ``zeros.masked_fill_(mask, grad /
+  count)``) writes +0 where the input did not win, never ``grad * 0`` (-0 for a negative grad).
+  (``relu``'s and ``softplus``'s corners are their fused backward kernels: ``ops/backward_ops.py``.)
 """
 from __future__ import annotations
+
+from .graph import is_grad_enabled
 
 
 def _T():
@@ -29,15 +29,28 @@ def _reversed_cumsum(t, dim):
 
 def cumprod_grad(grad, self, result, dim):
     """PyTorch's cumprod_backward: before the first zero the usual formula; at the first zero the
-    sum of grad times the product that skips it; after it, zero."""
+    sum of grad times the product that skips it; after it, zero. A single element (or a dim of
+    size 1) passes grad through; without a graph to record, the masked form of the O(n) path."""
     T = _T()
-    w = grad * result
+    if self.numel() <= 1 or self.shape[dim] == 1:
+        return grad
+    w = result * grad
     is_zero = self == 0
     if not bool(is_zero.any()):
         return _reversed_cumsum(w, dim) / self
     count = is_zero.long().cumsum(dim)
     before = count == 0
     first = is_zero & (count == 1)
+    if not is_grad_enabled():
+        # before the first zero z1: reversed_cumsum(w with 0 from z1 on) / self; at z1: the product
+        # before z1 (result[z1 - 1]) times the sum of grad times the products over (z1, k]
+        plain = _reversed_cumsum(w.masked_fill(~before, 0.0), dim) / self
+        between = (count == 1) & ~first
+        after = (self.masked_fill(~between, 1.0).cumprod(dim) * grad.masked_fill(count != 1, 0.0)).sum(
+            dim, keepdim=True)
+        z1 = first.long().argmax(dim, keepdim=True)
+        prefix = T.where(z1 == 0, 1.0, result.gather(dim, (z1 - 1).clamp_min(0)))
+        return T.where(before, plain, T.where(first, after * prefix, 0.0))
     plain = _reversed_cumsum(w, dim) / T.where(before, self, 1.0)
     skipping = T.where(first, 1.0, self).cumprod(dim)
     at_first = T.where(count == 1, grad * skipping, 0.0).sum(dim, keepdim=True)
@@ -62,11 +75,6 @@ def zero_grad(grad):
     return _T().zeros_like(grad)
 
 
-def relu_grad(grad, result):
-    """threshold_backward(grad, result, 0): +0 where result <= 0, else grad (nan keeps grad)."""
-    return _T().where(result <= 0, 0.0, grad)
-
-
 def evenly_distribute(grad, self, result):
     """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere."""
     T = _T()
@@ -74,6 +82,75 @@ def evenly_distribute(grad, self, result):
     return T.where(mask, grad / mask.sum(), 0.0)
 
 
-def softplus_grad(grad, self, beta=1.0, threshold=20.0):
-    z = (self * beta).exp()
-    return _T().where(self * beta > threshold, grad, grad * z / (z + 1))
+def _prod_safe_zeros(grad, inp, dim):
+    """prod_safe_zeros_backward: grad times the exclusive products before and after each element
+    (cumprods of the shifted input), which stay right where the input has zeros."""
+    T = _T()
+    n = inp.shape[dim]
+    if inp.numel() == 0:
+        return grad.expand_as(inp)
+    if n == 1:
+        return grad
+    ones_shape = list(inp.shape)
+    ones_shape[dim] = 1
+    ones = T.ones(ones_shape, dtype=grad.dtype)
+    before = T.cat([ones, inp.narrow(dim, 0, n - 1)], dim).cumprod(dim)
+    after = T.cat([ones, inp.narrow(dim, 1, n - 1).flip(dim)], dim).cumprod(dim).flip(dim)
+    return grad * (before * after)
+
+
+def prod_grad(grad, self, result):
+    """prod_backward of a full product: result / self without zeros; all zeros (no graph) past one
+    zero; else the zero-safe exclusive products over the flattened input."""
+    if self.dim() == 0:
+        return grad
+    zeros = int((self == 0).sum())
+    if zeros == 0:
+        return grad * (result / self)
+    if zeros > 1 and not is_grad_enabled():
+        return _T().zeros_like(self)
+    return _prod_safe_zeros(grad, self.contiguous().view(-1), 0).view_as(self)
+
+
+def prod_dim_grad(grad, self, result, dim, keepdim=False):
+    """prod_backward along ``dim``: result / self unless the input has a zero anywhere."""
+    if self.dim() == 0:
+        return grad
+    dim = dim % self.dim()
+    if not keepdim:
+        grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
+    if not bool((self == 0).any()):
+        return grad * (result / self)
+    return _prod_safe_zeros(grad, self, dim)
+
+
+def det_grad(grad, A, result):
+    """linalg_det_backward: ``grad * det * A^{-H}`` for invertible matrices. Where a matrix is singular
+    (det exactly 0), PyTorch's LU solve of a zero right-hand side gives zeros when no graph is
+    recorded; with a graph PyTorch takes an SVD path to the cofactor matrix, which is defined for singular
+    matrices too: here the cofactors are the minors' determinants (the same values up to rounding, and
+    differentiable again)."""
+    T = _T()
+    scaled = (grad * result).unsqueeze(-1).unsqueeze(-1)
+    singular = result == 0
+    if not singular._data.any():        # (the data, not bool(): no control flow on a tensor under vmap)
+        return scaled * A.inverse().mT
+    if is_grad_enabled():
+        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
+    eye = T.eye(A.shape[-1], dtype=A.dtype)
+    safe = T.where(singular.unsqueeze(-1).unsqueeze(-1), eye, A)
+    return T.where(singular.unsqueeze(-1).unsqueeze(-1), 0.0, scaled * safe.inverse().mT)
+
+
+def _cofactors(A):
+    """The cofactor matrix of (a batch of) square ``A``: signed determinants of the minors."""
+    T = _T()
+    n = A.shape[-1]
+    if n == 1:
+        return T.ones_like(A)
+    rows = []
+    for i in range(n):
+        without_row = A.index_select(-2, T.tensor([r for r in range(n) if r != i]))
+        rows.append(T.stack([without_row.index_select(-1, T.tensor([c for c in range(n) if c != j])).det()
+                             * (-1.0) ** (i + j) for j in range(n)], -1))
+    return T.stack(rows, -2)

@@ -64,6 +64,17 @@ def wrap(value) -> Tensor:
     raise errors.TypeError(f"expected Tensor as element 0 in argument 0, but got {type(value).__name__}")
 
 
+_HALF = np.dtype(np.float16)
+
+
+def _half_with_scalar(a, b, x, y):
+    """PyTorch's CPU kernels take a float16 tensor and a Python number in float32 (opmath), the number
+    not first rounded to float16; the result is then rounded once (``h * 1.1``)."""
+    x = a._data.astype(np.float32) if a._wrapped or a._data.dtype == _HALF else x
+    y = b._data.astype(np.float32) if b._wrapped or b._data.dtype == _HALF else y
+    return x, y
+
+
 def _wrapped_number(value) -> Tensor:
     d = dtypes.of_python_scalar(value)
     if d.category == 1 and not -2**63 <= value < 2**63:
@@ -163,6 +174,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             sy = y.shape
             if sx != sy and sx and sy:
                 _check_broadcast((x, y))
+        if want is _HALF and (a._wrapped or b._wrapped):
+            x, y = _half_with_scalar(a, b, x, y)   # float16 with a Python number: in float32, rounded once
         out = op.forward(x, y, **params) if params else op.forward(x, y)
     else:
         if len(args) == 1:

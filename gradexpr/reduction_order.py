@@ -372,7 +372,8 @@ def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
 def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
     if _exact_kind(x):
-        x = np.where(np.isnan(x), x.dtype.type(0), x)
+        x = x.copy(order="K")         # (the layout decides the summation order)
+        x[np.isnan(x)] = 0
         return torch_sum(x, dim, keepdim)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
@@ -393,10 +394,9 @@ def torch_cumsum(x: np.ndarray, dim: int) -> np.ndarray:
         return x.copy()
     axis = dim % x.ndim
     acc = _CUM_ACC.get(x.dtype)
-    if acc is not None:
-        out = np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype)
-    else:
-        out = np.cumsum(x, axis=axis)
+    # C order whatever the input's layout (NumPy keeps it, ATen allocates the result contiguous)
+    out = np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype, order="C") if acc is not None \
+        else np.ascontiguousarray(np.cumsum(x, axis=axis))
     if out.dtype.kind == "f":
         out += out.dtype.type(0)      # the running sum starts at +0: a zero sum is never -0
     return out
@@ -407,10 +407,46 @@ def torch_cumprod(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim == 0:
         return x.copy()
     acc = _CUM_ACC.get(x.dtype)
-    if acc is not None:
-        return np.cumprod(x, axis=dim % x.ndim, dtype=acc).astype(x.dtype)
-    return np.cumprod(x, axis=dim % x.ndim)
+    axis = dim % x.ndim
+    return np.cumprod(x, axis=axis, dtype=acc).astype(x.dtype, order="C") if acc is not None \
+        else np.ascontiguousarray(np.cumprod(x, axis=axis))
 
 
 # acc_type<T, /*is_cuda=*/false> of the cumulative kernels
 _CUM_ACC = {np.dtype(np.float32): np.float64, np.dtype(np.float16): np.float32}
+
+
+def nll_cascade(picked: np.ndarray, valid: np.ndarray, weights=None):
+    """``nll_loss``'s sum over the batch as its CPU kernel adds it, and the total weight: eight levels of
+    partial sums, level j flushed into level j + 1 whenever the sample index is a multiple of
+    ``2**((j + 1) * power)`` (ignored samples are skipped before the flush), the levels added in order.
+    ``picked``: each sample's input at its target; ``weights``: its class weight, or None."""
+    c = picked.dtype.type
+    batch = picked.shape[0]
+    power = max(4, _ceil_log2(batch) // 8)
+    step = (1 << power) - 1
+    loss = [c(0)] * 8
+    weight = [c(0)] * 8
+    for b in range(batch):
+        if not valid[b]:
+            continue
+        if weights is None:
+            loss[0] = loss[0] - picked[b]
+        else:
+            loss[0] = loss[0] - picked[b] * weights[b]
+            weight[0] = weight[0] + weights[b]
+        for j in range(7):
+            if b & (step << (j * power)):
+                break
+            weight[j + 1] = weight[j + 1] + weight[j]
+            loss[j + 1] = loss[j + 1] + loss[j]
+            weight[j] = loss[j] = c(0)
+    total = c(0)
+    for v in loss:
+        total = total + v
+    if weights is None:
+        return total, c(int(np.count_nonzero(valid)))
+    weight_total = c(0)
+    for v in weight:
+        weight_total = weight_total + v
+    return total, weight_total

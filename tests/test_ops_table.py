@@ -322,7 +322,63 @@ CASES: dict[str, list[Case]] = {
     "fill_tensor_inplace": [case(_fill_tensor, (2, 3), ())],
     "zero_inplace": [case(_zero, (2, 3))],
     "copy": [case(_copy, (2, 3), (3,))],
+    "hardtanh": [case(lambda a: F.hardtanh(a, -0.5, 0.5), (2, 3)), case(lambda a: F.relu6(a * 4), (3,))],
 }
+
+
+def _differentiable(x):
+    """``x`` itself when it requires grad, else a copy that does (the finite differences run the case
+    under no_grad, on inputs that do not)."""
+    return x if x.requires_grad else x.detach().requires_grad_()
+
+
+def _vjp(f):
+    """``x, *rest, g -> grad(f(x, *rest), x, g)``: the backward of ``f`` as a function, which records the
+    fused backward op and is differentiated again (the second and third derivatives of ``f``)."""
+    def call(x, *rest):
+        with torch.enable_grad():
+            x = _differentiable(x)
+            return torch.autograd.grad(f(x, *rest[:-1]), x, rest[-1], create_graph=True)[0]
+    return call
+
+
+def _vjp_both(f):
+    """The backward of a loss ``f(x, t)`` with respect to both inputs, summed into one output."""
+    def call(x, t, g):
+        with torch.enable_grad():
+            x, t = _differentiable(x), _differentiable(t)
+            gx, gt = torch.autograd.grad(f(x, t), (x, t), g, create_graph=True)
+            return gx + 2 * gt
+    return call
+
+
+# the fused backward ops (ops/backward_ops.py): recorded by a gradient taken with create_graph=True
+CASES.update({
+    "tanh_backward": [case(_vjp(lambda a: a.tanh()), (2, 3), (2, 3))],
+    "sigmoid_backward": [case(_vjp(lambda a: a.sigmoid()), (2, 3), (2, 3), domain="real")],
+    "threshold_backward": [case(_vjp(lambda a: a.relu()), (2, 3), (2, 3))],
+    "leaky_relu_backward": [case(_vjp(lambda a: F.leaky_relu(a, 0.2)), (2, 3), (2, 3))],
+    "hardtanh_backward": [case(_vjp(lambda a: F.hardtanh(a, -0.5, 0.5)), (2, 3), (2, 3))],
+    "softplus_backward": [case(_vjp(lambda a: F.softplus(a)), (2, 3), (2, 3)),
+                          case(_vjp(lambda a: F.softplus(a, beta=2, threshold=1)), (4,), (4,))],
+    "elu_backward": [case(_vjp(lambda a: F.elu(a, 0.5)), (2, 3), (2, 3))],
+    "gelu_backward": [case(_vjp(lambda a: F.gelu(a)), (2, 3), (2, 3)),
+                      case(_vjp(lambda a: F.gelu(a, approximate="tanh")), (3,), (3,))],
+    "mse_loss_backward": [case(_vjp_both(lambda a, b: F.mse_loss(a, b)), (2, 3), (2, 3), ()),
+                          case(_vjp_both(lambda a, b: F.mse_loss(a, b, reduction="none")), (3,), (3,), (3,))],
+    "smooth_l1_loss_backward": [
+        case(_vjp_both(lambda a, b: F.smooth_l1_loss(a, b, beta=0.5)), (2, 3), (2, 3), ()),
+        case(_vjp_both(lambda a, b: F.smooth_l1_loss(a, b, reduction="sum")), (3,), (3,), ())],
+    "huber_loss_backward": [case(_vjp_both(lambda a, b: F.huber_loss(a, b, delta=0.5)), (2, 3), (2, 3), ())],
+    "binary_cross_entropy_backward": [
+        case(_vjp_both(lambda a, b: F.binary_cross_entropy(a, b)), (2, 3), (2, 3), ()),
+        case(_vjp_both(lambda a, b: F.binary_cross_entropy(a, b, reduction="none")), (3,), (3,), (3,))],
+    "nll_loss_backward": [case(_vjp(lambda a: F.nll_loss(a, TARGET)), (2, 3), ()),
+                          case(_vjp(lambda a: F.nll_loss(a, TARGET, reduction="none")), (2, 3), (2,))],
+    "nll_loss2d_backward": [case(_vjp(lambda a: F.cross_entropy(a, TARGET_2D)), (2, 3, 1, 2), ())],
+    "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
+    "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],
+})
 
 
 

@@ -54,7 +54,7 @@ def view(input, *shape):
     if not shape:
         raise _no_overload("view")
     if len(shape) == 1 and isinstance(shape[0], DType):
-        raise errors.RuntimeError("view(dtype) is not supported in gradexpr")
+        return apply(D.view_dtype, (input,), {"dtype": shape[0]})
     shape = _infer_shape(_shape_args(shape, "view"), input._data.size)
     if not _viewable(input._data, shape):
         raise errors.RuntimeError("view size is not compatible with input tensor's size and stride (at least one "

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from .. import errors
+from .. import corner_grads, errors
 from ..graph import NOT_IMPLEMENTED_NODE
 from .registry import NotDifferentiable, batch_rules, op
 from .common import _F, _apply, _floating_only, _kernel
@@ -74,7 +74,7 @@ def _det(a):
 
 
 det = op("det", "LinalgDetBackward0", _det, ("A",),
-         A=lambda grad, A, result: (grad * result).unsqueeze(-1).unsqueeze(-1) * A.inverse().mT,
+         A=corner_grads.det_grad,
          dtype=_floating_only("linalg.det: Expected a floating point or complex tensor as input. Got {}"),
          domain="square", forward_ad="transpose")
 

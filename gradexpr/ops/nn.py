@@ -7,11 +7,10 @@ import numpy as np
 
 from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
+from . import backward_ops as _bw
 from .registry import batch_rules, op
-from ..exact import fma
-from ..graph import is_grad_enabled
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
-from .pointwise import _erf, _sigmoid
+from .pointwise import _clamp, _erf, _sigmoid
 
 
 # ============================================================ neural-network functions
@@ -37,20 +36,20 @@ def _log_softmax(a, dim):
 
 
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
-             self=lambda grad, result, dim: result * (grad - (grad * result).sum(dim, keepdim=True)),
+             self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real", forward_ad="transpose")
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
-                 self=lambda grad, result, dim: grad - result.exp() * grad.sum(dim, keepdim=True),
+                 self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
                  forward_ad="transpose")
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
-                self=lambda grad, self, negative_slope=0.01: _F().where(self > 0, grad, grad * negative_slope),
+                self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),
                 dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # the in-place forms save the result (the input is overwritten), hence other node names
 leaky_relu_inplace = op("leaky_relu_inplace", "LeakyReluBackward1", leaky_relu.forward,
                         self=lambda grad, result, negative_slope=0.01:
-                        _F().where(result > 0, grad, grad * negative_slope),
+                        _bw.leaky_relu_grad(grad, result, negative_slope, True),
                         dtype=leaky_relu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
@@ -119,10 +118,10 @@ def _elu(a, alpha=1.0):
 
 
 elu = op("elu", "EluBackward0", _elu,
-         self=lambda grad, self, alpha=1.0: grad * _F().where(self > 0, 1.0, alpha * self.exp()),
+         self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha),
          dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 elu_inplace = op("elu_inplace", "EluBackward1", _elu,
-                 self=lambda grad, result, alpha=1.0: grad * _F().where(result > 0, 1.0, result + alpha),
+                 self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True),
                  dtype=elu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
@@ -135,38 +134,7 @@ def _gelu(a, approximate="none"):
     return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
-def _gelu_tanh_grad_kernel(dy, x):
-    """GeluBackwardKernelImpl's tanh branch as PyTorch's AVX2 build rounds it: the inner sum, the
-    tanh derivative and the inner derivative fused (``fma``)."""
-    c = x.dtype.type
-    beta, kappa = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5), c(0.044715)
-    x_sq = x * x
-    tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
-    left = c(0.5) * x
-    left_derivative = c(0.5) * (c(1) + tanh_inner)
-    tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
-    inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
-    return (dy * (left_derivative + left * tanh_derivative * inner_derivative)).astype(x.dtype)
-
-
-def _gelu_grad(grad, self, approximate="none"):
-    if approximate == "tanh" and not is_grad_enabled() and grad.dtype == self.dtype \
-            and grad.shape == self.shape and self.dtype.is_floating_point:
-        return Tensor._make(_gelu_tanh_grad_kernel(grad._data, self._data), self.dtype)
-    if approximate == "tanh":
-        # in PyTorch's order of operations (1 + tanh cancels for negative inputs: rounding shows)
-        beta, kappa = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5, 0.044715
-        x_sq = self * self
-        tanh_inner = (beta * (self + kappa * (x_sq * self))).tanh()
-        left_derivative = 0.5 * (1 + tanh_inner)
-        right_derivative = (0.5 * self) * (1 - tanh_inner * tanh_inner) * (beta * (1 + 3 * kappa * x_sq))
-        return grad * (left_derivative + right_derivative)
-    cdf = 0.5 * (1 + (self / math.sqrt(2)).erf())
-    pdf = (-0.5 * self * self).exp() / math.sqrt(2 * math.pi)
-    return grad * (cdf + self * pdf)
-
-
-gelu = op("gelu", "GeluBackward0", _gelu, self=_gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
+gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
           domain="real", forward_ad="element_wise")
 
 
@@ -178,7 +146,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
 
 
 softplus = op("softplus", "SoftplusBackward0", _softplus,
-              self=corner_grads.softplus_grad,
+              self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
@@ -204,10 +172,8 @@ def _check_reduction(reduction):
 
 mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction),
               ("self", "target"),
-              self=lambda grad, self, target, reduction="mean":
-              _reduce_grad(2 * (self - target) * grad, reduction, self.numel()),
-              target=lambda grad, self, target, reduction="mean":
-              _reduce_grad(-2 * (self - target) * grad, reduction, self.numel()),
+              self=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, self, target, reduction),
+              target=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, target, self, reduction),
               dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
@@ -218,17 +184,10 @@ def _smooth_l1(a, b, reduction="mean", beta=1.0):
     return _reduce(x.astype(a.dtype), reduction)
 
 
-def _smooth_l1_grad(grad, self, target, reduction="mean", beta=1.0):
-    F = _F()
-    d = self - target
-    g = F.where(d.abs() < beta, d / beta, d.sign()) if beta else d.sign()
-    return _reduce_grad(g * grad, reduction, self.numel())
-
-
 smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("self", "target"),
-                    self=_smooth_l1_grad,
+                    self=_bw.smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
-                    -_smooth_l1_grad(grad, self, target, reduction, beta),
+                    _bw.smooth_l1_grad(grad, target, self, reduction, beta),
                     dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 
@@ -249,13 +208,6 @@ def _const(array, like):
     return None if array is None else Tensor._make(np.asarray(array, like.dtype.np))
 
 
-def _bce_grad(grad, self, target, weight=None, reduction="mean"):
-    g = grad * (self - target) / (self * (1 - self)).clamp(min=1e-12)
-    if weight is not None:
-        g = g * _const(weight, self)
-    return _reduce_grad(g, reduction, self.numel())
-
-
 def _bce_target_grad(grad, self, weight=None, reduction="mean"):
     g = -(self / (1 - self)).log() * grad                    # -logit(self)
     if weight is not None:
@@ -264,7 +216,7 @@ def _bce_target_grad(grad, self, weight=None, reduction="mean"):
 
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
-                          self=_bce_grad, target=_bce_target_grad,
+                          self=_bw.bce_grad, target=_bce_target_grad,
                           dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability",
                           forward_ad="transpose")
 
@@ -334,55 +286,18 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
     losses = picked * wt
     if reduction == "none":
         return losses.reshape(target.shape).astype(logp.dtype)
-    if reduction == "sum":
-        return np.asarray(np.sum(losses), logp.dtype)
     with np.errstate(all="ignore"):
-        return np.asarray(np.sum(losses) / np.sum(wt), logp.dtype)
+        if logp.ndim <= 2:              # the kernel's cascaded sum (reduction_order.nll_cascade)
+            total, weight_total = reduction_order.nll_cascade(
+                -picked, valid, None if weight is None else wt)
+        else:
+            total, weight_total = np.sum(losses), np.sum(wt)
+        return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 
-def _nll_grad_unweighted(grad, x, target, reduction, ignore_index):
-    """The same gradient in NumPy for the common case (no class weights, no graph being built): each
-    valid sample's target class gets ``-grad`` (``-grad / count`` for the mean), the rest +0."""
-    rows = x.reshape(-1, x.shape[-1])
-    tgt = target.reshape(-1).astype(np.int64, copy=False)
-    valid = tgt != ignore_index
-    g = grad.astype(x.dtype, copy=False)
-    if reduction == "mean":
-        g = g / x.dtype.type(np.count_nonzero(valid))
-    per = np.broadcast_to(-g.reshape(-1) if g.ndim else -g, tgt.shape)
-    out = np.zeros(rows.shape, x.dtype)
-    idx = np.flatnonzero(valid)
-    out[idx, tgt[idx]] = per[idx]
-    return out.reshape(x.shape)
-
-
-def _nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
-    F = _F()
-    if weight is None and self.dim() <= 2 and not is_grad_enabled():
-        return Tensor._make(_nll_grad_unweighted(grad._data, self._data, target._data, reduction, ignore_index),
-                            self.dtype)
-    x = self if self.dim() > 1 else self.unsqueeze(0)
-    tgt = (target if self.dim() > 1 else target.reshape((1,))).long()
-    C = x.shape[1]
-    w = F.ones(C, dtype=self.dtype) if weight is None else _const(weight, self)
-    valid = tgt != ignore_index
-    safe = F.where(valid, tgt, 0)
-    wt = F.where(valid, w[safe], 0.0)                  # weight of each sample's target class
-    if reduction == "mean":
-        g = -(wt * (grad / wt.sum()))
-    elif reduction == "sum":
-        g = -(wt * grad)
-    else:
-        g = -(wt * grad.reshape(tgt.shape))
-    # only each sample's target class receives a gradient (+0. elsewhere, ignored samples included)
-    g = F.where(valid, g, 0.0)
-    out = F.zeros(x.shape, dtype=self.dtype).scatter(1, safe.unsqueeze(1), g.unsqueeze(1))
-    return out if self.dim() > 1 else out.squeeze(0)
-
-
-nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_bw.nll_grad, dtype="first",
               domain="logprob", forward_ad="transpose")
-nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_nll_grad, dtype="first",
+nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_bw.nll2d_grad, dtype="first",
                 domain="logprob", forward_ad="transpose")
 
 

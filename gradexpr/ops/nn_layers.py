@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import backward_ops as _bw
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import op
@@ -17,19 +18,11 @@ def _huber(a, b, reduction="mean", delta=1.0):
     return _reduce(x.astype(a.dtype), reduction)
 
 
-def _huber_grad(grad, self, target, reduction="mean", delta=1.0):
-    """PyTorch's huber_backward: ``norm * x * grad`` inside the band, ``±norm * delta * grad`` outside."""
-    F = _F()
-    x = self - target
-    norm = 1.0 / self.numel() if reduction == "mean" else 1.0
-    inside = x * norm * grad
-    return F.where(x <= -delta, -norm * delta * grad, F.where(x >= delta, norm * delta * grad, inside))
-
-
 huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
-                self=_huber_grad,
+                self=lambda grad, self, target, reduction="mean", delta=1.0:
+                _bw.huber_grad(grad, self, target, reduction, delta),
                 target=lambda grad, self, target, reduction="mean", delta=1.0:
-                -_huber_grad(grad, self, target, reduction, delta),
+                _bw.huber_grad(grad, target, self, reduction, delta),
                 dtype=_kernel("huber_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
+from . import backward_ops as _bw
 from .registry import NotDifferentiable, op
 from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
 
@@ -249,7 +250,7 @@ sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * 
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=lambda grad, result: grad * (1 - result * result),
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_bw.tanh_grad,
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
@@ -260,7 +261,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=lambda grad, result: grad * (result * (1 - result)),
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_bw.sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -276,7 +277,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=corner_grads.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
+          self=_bw.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
                 forward_ad="element_wise",

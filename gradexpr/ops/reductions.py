@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order
+from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
@@ -100,30 +100,20 @@ mean_dim = op("mean_dim", "MeanBackward1",
               variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real", forward_ad="linear")
 
 
-def _prod_grad(grad, self, result, dim=None, keepdim=False):
-    # grad * prod(others): result / self where self != 0; with exactly one zero the zero's
-    # gradient is the product of the others; with two or more zeros everything is zero.
-    F = _F()
-    shape = self.shape
-    g = _restore(grad, shape, dim, keepdim) if dim is not None else grad
-    r = _restore(result, shape, dim, keepdim) if dim is not None else result
-    zero = self == 0
-    nzeros = zero.sum() if dim is None else zero.sum(dim, keepdim=True)
-    if not bool((nzeros > 0).any()):
-        return g * (r / self)
-    others = F.where(zero, 1.0, self)
-    prod_others = others.prod() if dim is None else others.prod(dim, keepdim=True)
-    at_zero = F.where(nzeros == 1, prod_others, 0.0)
-    return g * F.where(zero, at_zero, F.where(nzeros > 0, 0.0, r / F.where(zero, 1.0, self)))
+def _prod(a, dim=None, keepdim=False):
+    """PyTorch's product order for float32/float64 (``reduction_product``), NumPy's for the rest."""
+    if reduction_order._exact_kind(a):
+        return reduction_product.torch_prod(a, () if dim is None else (dim % a.ndim,), keepdim)
+    return np.prod(a, axis=dim, keepdims=keepdim)
 
 
-prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: np.prod(a),
-              self=lambda grad, self, result: _prod_grad(grad, self, result), dtype=_sum_dtype, domain="real",
+prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: _prod(a),
+              self=corner_grads.prod_grad, dtype=_sum_dtype, domain="real",
               forward_ad="transpose",
               schema="prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 prod_dim = op("prod_dim", "ProdBackward1",
-              lambda a, dim, keepdim=False, dtype=None: np.prod(a, axis=dim, keepdims=keepdim),
-              self=lambda grad, self, result, dim, keepdim: _prod_grad(grad, self, result, dim, keepdim),
+              lambda a, dim, keepdim=False, dtype=None: _prod(a, dim, keepdim),
+              self=corner_grads.prod_dim_grad,
               dtype=_sum_dtype, domain="real", forward_ad="transpose",
               schema="prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
@@ -237,6 +227,8 @@ argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
 
 
 def _var(a, dim=None, correction=1, keepdim=False):
+    if reduction_order._exact_kind(a):
+        return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim)
     axis = _dims(dim, a.ndim)
     n = _numel(a.shape, dim)
     with np.errstate(all="ignore"):
@@ -260,6 +252,8 @@ var = op("var", "VarBackward0", _var, self=_var_grad,
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
+    if reduction_order._exact_kind(a):
+        return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim, take_sqrt=True)
     with np.errstate(all="ignore"):
         return np.sqrt(_var(a, dim, correction, keepdim))
 

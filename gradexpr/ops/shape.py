@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, errors
 from .registry import batch_rules, op
 
 
@@ -15,6 +15,32 @@ reshape_alias = op("reshape_alias", "ReshapeAliasBackward0", lambda a, shape: a.
                    forward_ad="linear")
 unsafe_view = op("unsafe_view", "UnsafeViewBackward0", lambda a, shape: a.reshape(shape), dtype="first",
                  self=lambda grad, self_shape: grad.reshape(self_shape), domain="real", forward_ad="linear")
+
+
+def _view_dtype(a, dtype):
+    """``Tensor.view(dtype)``: the same bytes read as ``dtype``; a different element size rescales the
+    last dimension, which must then be contiguous and divisible (PyTorch's checks and words)."""
+    want = np.dtype(dtype.np)
+    if want.itemsize != a.itemsize:
+        names = f"{_cap(a.dtype)} as {_cap(want)} (different element sizes)"
+        if a.ndim == 0:
+            raise errors.RuntimeError(f"self.dim() cannot be 0 to view {names}")
+        if a.shape[-1] != 1 and a.strides[-1] != a.itemsize:
+            raise errors.RuntimeError(f"self.stride(-1) must be 1 to view {names}, but got "
+                                      f"{a.strides[-1] // a.itemsize}")
+        if want.itemsize > a.itemsize and a.shape[-1] % (want.itemsize // a.itemsize):
+            raise errors.RuntimeError(f"self.size(-1) must be divisible by {want.itemsize // a.itemsize} to view "
+                                      f"{names}, but got {a.shape[-1]}")
+    return a.view(want)
+
+
+def _cap(np_dtype):
+    return dtypes.from_numpy(np.dtype(np_dtype))._scalar_name
+
+
+# not differentiable (derivatives.yaml: output_differentiability [False]): no node, no grad, and not an
+# autograd view of its base (the memory is shared all the same: NumPy's view)
+view_dtype = op("view_dtype", "", _view_dtype, dtype=lambda ts, params: (None, params["dtype"]))
 t = op("t", "TBackward0", lambda a: a.T, self=lambda grad: grad.t(), dtype="first", view=True, domain="matrix",
        forward_ad="linear")
 transpose = op("transpose", "TransposeBackward0",

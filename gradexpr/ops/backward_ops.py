@@ -1,0 +1,485 @@
+"""Fused backward ops: the kernels PyTorch's backward formulas call, as entries of their own.
+
+PyTorch's ``derivatives.yaml`` writes the gradient of ``tanh`` as ``tanh_backward(grad, result)``,
+of ``relu`` as ``threshold_backward(grad, result, 0)``, of ``mse_loss`` as
+``mse_loss_backward(grad, self, target, reduction)`` …; each of these is an ATen op with a
+derivative entry of its own.  So a gradient taken with ``create_graph=True`` records
+``TanhBackwardBackward0`` (not the ``MulBackward0`` of a formula spelled out), and its own
+gradient is that entry's formula.  The forward of each entry here is the CPU kernel's arithmetic in
+its order (``tanh_backward`` is ``g * fma(-y, y, 1)``: the kernel is compiled with contraction);
+the formulas are PyTorch's (``derivatives.yaml`` and ``FunctionsManual.cpp``), written with tensor
+ops so a third derivative works.  The entries have no public names: the forward ops' formulas
+(``pointwise``, ``nn``) call them through ``apply``.  The losses' and softmax's backwards read sizes
+and dims of the whole input, so vmap maps them sample by sample (``batch="loop"``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import corner_grads
+from ..exact import fma, fma32
+from ..graph import no_grad
+from ..tensor import Tensor
+from .common import _F, _apply
+from .registry import op
+
+
+def _ops():
+    """The op package (the forward families import this file, so their entries are read late)."""
+    from .. import ops
+    return ops
+
+
+def _smul(t, s):
+    """``t * s`` for a C++ Scalar ``s`` (mul.Scalar: ``MulBackward1``)."""
+    return _apply(_ops().mul_scalar, (t,), {"other": s})
+
+
+def _sdiv(t, s):
+    return _apply(_ops().div_scalar, (t,), {"other": s})
+
+
+def _const(array, like):
+    """A loss's weight (an array parameter: PyTorch sends it no gradient) as a tensor."""
+    return Tensor._make(np.asarray(array, like.dtype.np))
+
+
+def _erf(a):
+    from .pointwise import _erf
+    return _erf(a)
+
+
+def _in_float32(kernel):
+    """float16 computed as PyTorch's CPU kernels compute it: in float32, rounded once at the end."""
+    def forward(*arrays, **params):
+        if arrays[0].dtype == np.float16:
+            out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+                           for a in arrays), **params)
+            return out.astype(np.float16)
+        return kernel(*arrays, **params)
+    return forward
+
+
+# ============================================================ activations
+_LOW_WORD = 0 if np.little_endian else 1
+
+
+def _one_minus_square32(y):
+    """``fma(-y, y, 1)`` for float32 ``y``, fast: y² is exact in float64, so ``1 - y²`` there is rounded
+    once; only a result landing exactly halfway between two float32 values (possible for |y| < 1/8)
+    could round twice, and those rare elements go through the exact fma."""
+    r = np.array(y, dtype=np.float64, order="C")
+    np.multiply(r, r, out=r)
+    np.subtract(1.0, r, out=r)
+    low = r.reshape(-1).view(np.uint32)[_LOW_WORD::2].reshape(r.shape)   # the low 32 bits of each float64
+    tie = (low & np.uint32(0x1FFFFFFF)) == np.uint32(0x10000000)
+    out = r.astype(np.float32)
+    if tie.any():
+        out[tie] = fma32(-y[tie], y[tie], 1.0)
+    return out
+
+
+def _tanh_backward(g, y):
+    return g * (_one_minus_square32(y) if y.dtype == np.float32 else fma(-y, y, y.dtype.type(1)))
+
+
+tanh_backward = op(
+    "tanh_backward", "TanhBackwardBackward0", _in_float32(_tanh_backward), ("grad_output", "output"),
+    grad_output=lambda grad, output: _apply(tanh_backward, (grad, output)),
+    output=lambda grad, grad_output, output: grad * (_smul(output, -2) * grad_output),
+    domain="unit", forward_ad="element_wise")
+
+
+def tanh_grad(grad, result):
+    return _apply(tanh_backward, (grad, result))
+
+
+def _sigmoid_backward(g, y):
+    return g * (y.dtype.type(1) - y) * y
+
+
+sigmoid_backward = op(
+    "sigmoid_backward", "SigmoidBackwardBackward0", _in_float32(_sigmoid_backward), ("grad_output", "output"),
+    grad_output=lambda grad, output: _apply(sigmoid_backward, (grad, output)),
+    output=lambda grad, grad_output, output: (grad * grad_output) * (_smul(output, -2) + 1),
+    domain="probability", forward_ad="element_wise")
+
+
+def sigmoid_grad(grad, result):
+    return _apply(sigmoid_backward, (grad, result))
+
+
+def _threshold_backward(g, x, threshold):
+    return np.where(x <= threshold, g.dtype.type(0), g)
+
+
+threshold_backward = op(
+    "threshold_backward", "ThresholdBackwardBackward0", _threshold_backward, ("grad_output", "self"),
+    grad_output=lambda grad, self, threshold: _apply(threshold_backward, (grad, self), {"threshold": threshold}),
+    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
+
+
+def relu_grad(grad, result):
+    """relu's: ``threshold_backward(grad, result, 0)`` (+0 where the result is <= 0, nan keeps grad)."""
+    return _apply(threshold_backward, (grad, result), {"threshold": 0})
+
+
+def _leaky_relu_backward(g, x, negative_slope, self_is_result=False):
+    return np.where(x > 0, g, g * g.dtype.type(negative_slope))
+
+
+leaky_relu_backward = op(
+    "leaky_relu_backward", "LeakyReluBackwardBackward0", _leaky_relu_backward, ("grad_output", "self"),
+    grad_output=lambda grad, self, negative_slope: leaky_relu_grad(grad, self, negative_slope),
+    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
+
+
+def leaky_relu_grad(grad, self, negative_slope, self_is_result=False):
+    return _apply(leaky_relu_backward, (grad, self),
+                  {"negative_slope": negative_slope, "self_is_result": self_is_result})
+
+
+def _softplus_backward(g, x, beta, threshold):
+    with np.errstate(all="ignore"):
+        bx = x * x.dtype.type(beta)
+        z = np.exp(bx)
+        return np.where(bx > threshold, g, g * z / (z + 1))
+
+
+def softplus_grad(grad, self, beta=1.0, threshold=20.0):
+    return _apply(softplus_backward, (grad, self), {"beta": beta, "threshold": threshold})
+
+
+def _softplus_double_backward(grad, self, beta, threshold):
+    """FunctionsManual's: ``sigmoid_backward(grad, x.sigmoid()) * (x < threshold) * beta``, x = self·beta."""
+    x = _smul(self, beta)
+    inside = (x < threshold).to(grad.dtype)
+    return _smul(_apply(sigmoid_backward, (grad, x.sigmoid())) * inside, beta)
+
+
+softplus_backward = op(
+    "softplus_backward", "SoftplusBackwardBackward0", _in_float32(_softplus_backward), ("grad_output", "self"),
+    grad_output=softplus_grad,
+    self=lambda grad, grad_output, self, beta, threshold:
+    _softplus_double_backward(grad * grad_output, self, beta, threshold),
+    domain="real", forward_ad="element_wise")
+
+
+def _elu_backward(g, x, alpha, scale, input_scale, is_result):
+    c = g.dtype.type
+    with np.errstate(all="ignore"):
+        if is_result:
+            neg = g * c(input_scale) * (x + c(alpha * scale))
+        else:
+            neg = g * c(input_scale) * c(alpha * scale) * np.exp(x * c(input_scale))
+        return np.where(x <= 0, neg, g * c(scale))
+
+
+def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1.0, input_scale=1.0):
+    return _apply(elu_backward, (grad, self_or_result),
+                  {"alpha": alpha, "scale": scale, "input_scale": input_scale, "is_result": is_result})
+
+
+def _elu_double_backward(grad, grad_output, self_or_result, alpha, scale, input_scale, is_result):
+    negative = (self_or_result < 0).to(grad.dtype)
+    if is_result:
+        return _smul(grad * grad_output, input_scale) * negative
+    return elu_grad(_smul(grad * grad_output, input_scale), self_or_result, alpha, is_result, scale,
+                    input_scale) * negative
+
+
+elu_backward = op(
+    "elu_backward", "EluBackwardBackward0", _in_float32(_elu_backward), ("grad_output", "self_or_result"),
+    grad_output=lambda grad, self_or_result, alpha, scale, input_scale, is_result:
+    elu_grad(grad, self_or_result, alpha, is_result, scale, input_scale),
+    self_or_result=_elu_double_backward, domain="nonzero", forward_ad="element_wise")
+
+_SQRT1_2 = math.sqrt(0.5)
+_GELU_PDF = 2 / math.sqrt(math.pi) * _SQRT1_2 * 0.5          # M_2_SQRTPI * M_SQRT1_2 * 0.5
+_GELU_TANH_BETA = math.sqrt(2.0) * (2 / math.sqrt(math.pi)) * 0.5
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_backward(g, x, approximate="none"):
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        if approximate == "tanh":
+            # as PyTorch's AVX2 build rounds it: the inner sum, the tanh derivative and the inner
+            # derivative fused (fma)
+            beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
+            x_sq = x * x
+            tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
+            left = c(0.5) * x
+            left_derivative = c(0.5) * (c(1) + tanh_inner)
+            tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+            inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+            return g * (left_derivative + left * tanh_derivative * inner_derivative)
+        cdf = c(0.5) * (c(1) + _erf(x * c(_SQRT1_2)))
+        pdf = c(_GELU_PDF) * np.exp(x * x * c(-0.5))
+        return g * (cdf + x * pdf)
+
+
+def gelu_grad(grad, self, approximate="none"):
+    return _apply(gelu_backward, (grad, self), {"approximate": approximate})
+
+
+def _gelu_double_backward(grad, grad_output, self, approximate):
+    """FunctionsManual's gelu_double_backward: ``grad * grad_output * d(gelu')/dx``."""
+    if approximate == "tanh":
+        beta, kappa = _GELU_TANH_BETA, _GELU_KAPPA
+        inner = _smul(self + _smul(self.pow(3), kappa), beta)
+        tanh_inner = inner.tanh()
+        sech_inner = 1 / inner.cosh()
+        f = _smul(self, 0.5)
+        g = 1 - tanh_inner * tanh_inner
+        h = _smul(1 + _smul(_smul(self, 3 * kappa) * self, 1), beta)
+        f_prime_gh = _smul(g, 0.5) * h
+        g_prime = _smul(sech_inner, 2) * (-sech_inner * tanh_inner) * h
+        g_prime_fh = f * h * g_prime
+        h_prime = _smul(_smul(self, 6 * kappa), beta)
+        h_prime_fg = f * g * h_prime
+        return grad * grad_output * (f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg)
+    input_sq = self * self
+    pdf = _smul(_smul(input_sq, -0.5).exp(), _GELU_PDF)
+    return grad * grad_output * (_smul(pdf, 2) - input_sq * pdf)
+
+
+gelu_backward = op(
+    "gelu_backward", "GeluBackwardBackward0", _in_float32(_gelu_backward), ("grad_output", "self"),
+    grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
+    self=_gelu_double_backward, domain="real", forward_ad="element_wise")
+
+
+# ============================================================ losses
+def _mse_loss_backward(g, x, t, reduction="mean"):
+    c = x.dtype.type
+    norm = c(2.0 / x.size) if reduction == "mean" else c(2.0)
+    return norm * (x - t) * g
+
+
+def mse_grad(grad, self, target, reduction="mean"):
+    return _apply(mse_loss_backward, (grad, self, target), {"reduction": reduction})
+
+
+def _mse_double_backward(grad, self, reduction):
+    g = _smul(grad, 2)
+    return _sdiv(g, self.numel()) if reduction == "mean" else g
+
+
+mse_loss_backward = op(
+    "mse_loss_backward", "MseLossBackwardBackward0", _in_float32(_mse_loss_backward),
+    ("grad_output", "self", "target"),
+    grad_output=mse_grad,
+    self=lambda grad, grad_output, self, reduction: _mse_double_backward(grad * grad_output, self, reduction),
+    target=lambda grad, grad_output, target, reduction: -_mse_double_backward(grad * grad_output, target,
+                                                                              reduction),
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
+
+
+def _smooth_l1_loss_backward(g, x, t, reduction="mean", beta=1.0):
+    c = x.dtype.type
+    norm = c(1.0 / x.size) if reduction == "mean" else c(1.0)
+    d = x - t
+    with np.errstate(all="ignore"):
+        inner = d / c(beta) if beta else np.zeros_like(d)
+    slope = np.where(d <= -beta, c(-1), np.where(d >= beta, c(1), inner))
+    return slope * norm * g
+
+
+def smooth_l1_grad(grad, self, target, reduction="mean", beta=1.0):
+    return _apply(smooth_l1_loss_backward, (grad, self, target), {"reduction": reduction, "beta": beta})
+
+
+def _smooth_l1_double_backward(grad, self, target, reduction, beta):
+    if beta == 0:
+        return _F().zeros_like(grad)
+    inside = ((self - target).abs() < beta).to(grad.dtype)
+    g = _sdiv(grad * inside, beta)
+    return _sdiv(g, self.numel()) if reduction == "mean" else g
+
+
+smooth_l1_loss_backward = op(
+    "smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", _in_float32(_smooth_l1_loss_backward),
+    ("grad_output", "self", "target"),
+    grad_output=smooth_l1_grad,
+    self=lambda grad, grad_output, self, target, reduction, beta:
+    _smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
+    target=lambda grad, grad_output, self, target, reduction, beta:
+    -_smooth_l1_double_backward(grad * grad_output, self, target, reduction, beta),
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
+
+def _huber_loss_backward(g, x, t, reduction="mean", delta=1.0):
+    c = x.dtype.type
+    norm, d = c(1.0 / x.size) if reduction == "mean" else c(1.0), c(delta)
+    diff = x - t
+    return np.where(diff <= -d, -norm * g * d, np.where(diff >= d, norm * g * d, diff * norm * g))
+
+
+def huber_grad(grad, self, target, reduction="mean", delta=1.0):
+    return _apply(huber_loss_backward, (grad, self, target), {"reduction": reduction, "delta": delta})
+
+
+def _huber_double_backward(grad, self, target, reduction, delta):
+    g = grad * ((self - target).abs() < delta).to(grad.dtype)
+    return _sdiv(g, self.numel()) if reduction == "mean" else g
+
+
+huber_loss_backward = op(
+    "huber_loss_backward", "HuberLossBackwardBackward0", _in_float32(_huber_loss_backward),
+    ("grad_output", "self", "target"),
+    grad_output=huber_grad,
+    self=lambda grad, grad_output, self, target, reduction, delta:
+    _huber_double_backward(grad * grad_output, self, target, reduction, delta),
+    target=lambda grad, grad_output, self, target, reduction, delta:
+    -_huber_double_backward(grad * grad_output, self, target, reduction, delta),
+    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
+
+_BCE_EPS = 1e-12
+
+
+def _bce_backward(g, x, t, weight=None, reduction="mean"):
+    c = x.dtype.type
+    out = g * (x - t) / np.maximum((c(1) - x) * x, c(_BCE_EPS))
+    if weight is not None:
+        out = out * np.asarray(weight, x.dtype)
+    return out / c(x.size) if reduction == "mean" else out
+
+
+def bce_grad(grad, self, target, weight=None, reduction="mean"):
+    params = {"reduction": reduction}
+    if weight is not None:
+        params["weight"] = weight
+    return _apply(binary_cross_entropy_backward, (grad, self, target), params)
+
+
+def _bce_weighted(t, weight, reduction, n):
+    if weight is not None:
+        t = t * _const(weight, t)
+    return _sdiv(t, n) if reduction == "mean" else t
+
+
+def _bce_double_backward(grad, grad_output, self, target, weight=None, reduction="mean"):
+    """d/dself: ``(x² - 2xy + y) / ((x + eps)² (1 - x + eps)²) · grad · grad_output``."""
+    eps = _BCE_EPS
+    numerator = self * self - _smul(self, 2) * target + target
+    denominator = (self + eps).pow(2) * (1 - self + eps).pow(2)
+    return _bce_weighted(numerator / denominator * (grad * grad_output), weight, reduction, self.numel())
+
+
+def _bce_double_backward_grad_output(grad, self, target, weight=None, reduction="mean"):
+    g = (self - target) / ((self + _BCE_EPS) * (1 - self + _BCE_EPS)) * grad
+    return _bce_weighted(g, weight, reduction, self.numel())
+
+
+def _bce_double_backward_target(grad, grad_output, self, weight=None, reduction="mean"):
+    res = -grad * grad_output
+    if weight is not None:
+        res = res * _const(weight, self)
+    denominator = (1 - self) * self
+    with no_grad():                         # PyTorch clamps in place without recording: the graph is (1-x)x's
+        denominator.clamp_min_(_BCE_EPS)
+    res = res / denominator
+    return _sdiv(res, self.numel()) if reduction == "mean" else res
+
+
+binary_cross_entropy_backward = op(
+    "binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", _in_float32(_bce_backward),
+    ("grad_output", "self", "target"),
+    grad_output=_bce_double_backward_grad_output, self=_bce_double_backward, target=_bce_double_backward_target,
+    broadcast=True, domain="probability", forward_ad="element_wise", batch="loop")
+
+
+def _nll_loss_backward(g, x, target, weight=None, reduction="mean", ignore_index=-100):
+    """-w[t] · grad_output (divided by the total weight for a mean) at each sample's target class."""
+    logp2 = x[None, :] if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    tgt = target.reshape(-1)
+    valid = tgt != ignore_index
+    safe = np.where(valid, tgt, 0)
+    w = np.ones(logp2.shape[1], x.dtype) if weight is None else np.asarray(weight, x.dtype)
+    wt = np.where(valid, w[safe], 0).astype(x.dtype)
+    if reduction == "none":
+        per = -(g.reshape(-1).astype(x.dtype))
+    else:
+        go = g.reshape(()).astype(x.dtype)
+        per = np.full(len(tgt), -(go / wt.sum(dtype=x.dtype)) if reduction == "mean" else -go, x.dtype)
+    out = np.zeros_like(logp2)
+    rows = np.flatnonzero(valid)
+    out[rows, safe[rows]] = wt[rows] * per[rows]
+    if x.ndim == 1:
+        return out[0]
+    moved = out.reshape(np.moveaxis(x, 1, -1).shape)
+    return np.ascontiguousarray(np.moveaxis(moved, -1, 1))
+
+
+def _nll_params(weight, reduction, ignore_index):
+    params = {"reduction": reduction, "ignore_index": ignore_index}
+    if weight is not None:
+        params["weight"] = weight
+    return params
+
+
+def _nll_of_grad(forward_name):
+    def of_grad(grad, target, weight=None, reduction="mean", ignore_index=-100):
+        """d/dgrad_output: the forward loss of ``grad`` (``nll_loss(grad, target, weight, ...)``)."""
+        return _apply(getattr(_ops(), forward_name), (grad, target), _nll_params(weight, reduction, ignore_index))
+    return of_grad
+
+
+nll_loss_backward = op(
+    "nll_loss_backward", "NllLossBackwardBackward0", _nll_loss_backward, ("grad_output", "self", "target"),
+    grad_output=_nll_of_grad("nll_loss"), self=corner_grads.zero_grad, dtype="first", domain="logprob",
+    forward_ad="transpose", batch="loop")
+nll_loss2d_backward = op(
+    "nll_loss2d_backward", "NllLoss2DBackwardBackward0", _nll_loss_backward, ("grad_output", "self", "target"),
+    grad_output=_nll_of_grad("nll_loss2d"), self=corner_grads.zero_grad, dtype="first", domain="logprob",
+    forward_ad="transpose", batch="loop")
+
+
+def nll_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
+    """nll_loss's: ``nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)``."""
+    return _apply(nll_loss_backward, (grad, self, target), _nll_params(weight, reduction, ignore_index))
+
+
+def nll2d_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-100):
+    return _apply(nll_loss2d_backward, (grad, self, target), _nll_params(weight, reduction, ignore_index))
+
+
+# ============================================================ softmax
+def _softmax_backward_data(g, y, dim):
+    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
+
+
+def softmax_grad(grad, result, dim):
+    return _apply(softmax_backward_data, (grad, result), {"dim": dim})
+
+
+def _softmax_double_backward(grad, grad_output, output, dim):
+    """FunctionsManual's: ``gO·g - (y·gO).sum(dim)·g - gO·(y·g).sum(dim)``."""
+    return (grad_output * grad - (output * grad_output).sum(dim, keepdim=True) * grad
+            - grad_output * (output * grad).sum(dim, keepdim=True))
+
+
+softmax_backward_data = op(
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(_softmax_backward_data),
+    ("grad_output", "output"),
+    grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
+    output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
+    domain="probability", forward_ad="transpose", twice=True, batch="loop")
+
+
+def _log_softmax_backward_data(g, y, dim):
+    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
+
+
+def log_softmax_grad(grad, result, dim):
+    return _apply(log_softmax_backward_data, (grad, result), {"dim": dim})
+
+
+log_softmax_backward_data = op(
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(_log_softmax_backward_data),
+    ("grad_output", "output"),
+    grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
+    output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,
+    domain="logprob", forward_ad="transpose", batch="loop")
