@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import errors
 from . import _kernels as K
-from .optimizer import Optimizer, _scalar_step
+from .optimizer import Optimizer, first_use_state
 
 
 def _check_betas(betas):
@@ -40,13 +40,7 @@ class Adam(Optimizer):
         g = p.grad._data
         if group["maximize"]:
             g = -g
-        state = self.state[p]
-        if not state:
-            state["step"] = _scalar_step()
-            state["exp_avg"] = K.state_tensor(np.zeros_like(d), p)
-            state["exp_avg_sq"] = K.state_tensor(np.zeros_like(d), p)
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = K.state_tensor(np.zeros_like(d), p)
+        state = first_use_state(self, p, "exp_avg", "exp_avg_sq", *(("max_exp_avg_sq",) if group["amsgrad"] else ()))
         beta1, beta2 = group["betas"]
         lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         state["step"]._data += np.float32(1)
@@ -101,11 +95,7 @@ class Adamax(Optimizer):
         g = p.grad._data
         if group["maximize"]:
             g = -g
-        state = self.state[p]
-        if not state:
-            state["step"] = _scalar_step()
-            state["exp_avg"] = K.state_tensor(np.zeros_like(d), p)
-            state["exp_inf"] = K.state_tensor(np.zeros_like(d), p)
+        state = first_use_state(self, p, "exp_avg", "exp_inf")
         beta1, beta2 = group["betas"]
         state["step"]._data += np.float32(1)
         if group["weight_decay"] != 0:

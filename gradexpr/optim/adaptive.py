@@ -7,7 +7,7 @@ import numpy as np
 from .. import errors
 from ..tensor import Tensor
 from . import _kernels as K
-from .optimizer import Optimizer, _scalar_step
+from .optimizer import Optimizer, _scalar_step, first_use_state
 
 
 def _check(lr=0.0, eps=0.0, weight_decay=0.0):
@@ -46,14 +46,8 @@ class RMSprop(Optimizer):
     def _update(self, p, group):
         d = p._data
         dt = d.dtype.type
-        state = self.state[p]
-        if not state:
-            state["step"] = _scalar_step()
-            state["square_avg"] = K.state_tensor(np.zeros_like(d), p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = K.state_tensor(np.zeros_like(d), p)
-            if group["centered"]:
-                state["grad_avg"] = K.state_tensor(np.zeros_like(d), p)
+        state = first_use_state(self, p, "square_avg", *(("momentum_buffer",) if group["momentum"] > 0 else ()),
+                                *(("grad_avg",) if group["centered"] else ()))
         state["step"]._data += np.float32(1)
         g = _grad(p, group)
         alpha = group["alpha"]
@@ -130,11 +124,7 @@ class Adadelta(Optimizer):
     def _update(self, p, group):
         d = p._data
         dt = d.dtype.type
-        state = self.state[p]
-        if not state:
-            state["step"] = _scalar_step()
-            state["square_avg"] = K.state_tensor(np.zeros_like(d), p)
-            state["acc_delta"] = K.state_tensor(np.zeros_like(d), p)
+        state = first_use_state(self, p, "square_avg", "acc_delta")
         state["step"]._data += np.float32(1)
         g = _grad(p, group)
         rho, eps = group["rho"], dt(group["eps"])

@@ -207,6 +207,20 @@ class Optimizer:
         raise errors.NotImplementedError
 
 
+def first_use_state(optimizer, p, *buffers):
+    """``optimizer.state[p]``, made on the first step as Adam and friends make it: a float32 step count,
+    then a zeroed buffer of ``p``'s shape per name in ``buffers`` (in that order, as state_dict shows them)."""
+    state = optimizer.state[p]
+    if not state:
+        import numpy as np
+
+        from . import _kernels as K
+        state["step"] = _scalar_step()
+        for name in buffers:
+            state[name] = K.state_tensor(np.zeros_like(p._data), p)
+    return state
+
+
 def _scalar_step():
     """The step count of Adam and friends: a float32 0-d tensor (prints as ``tensor(1.)``)."""
     import numpy as np
