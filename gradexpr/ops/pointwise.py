@@ -451,30 +451,20 @@ masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
                         dtype="first", domain="mask", forward_ad="transpose")
 
 # ------------------------------------------------------------ comparison and logic (not differentiable)
-eq = op("eq", "EqBackward0", np.equal, ("self", "other"), dtype="compare",
-        schema=("eq.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "eq.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
-ne = op("ne", "NeBackward0", np.not_equal, ("self", "other"), dtype="compare",
-        schema=("ne.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "ne.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
-lt = op("lt", "LtBackward0", np.less, ("self", "other"), dtype="compare",
-        schema=("lt.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "lt.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
-le = op("le", "LeBackward0", np.less_equal, ("self", "other"), dtype="compare",
-        schema=("le.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "le.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
-gt = op("gt", "GtBackward0", np.greater, ("self", "other"), dtype="compare",
-        schema=("gt.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "gt.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
-ge = op("ge", "GeBackward0", np.greater_equal, ("self", "other"), dtype="compare",
-        schema=("ge.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-                "ge.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
-        variants="function method inplace")
+def _comparison(name, node, ufunc):
+    """A comparison entry: its Tensor and Scalar overloads are the same two schema lines under its name."""
+    return op(name, node, ufunc, ("self", "other"), dtype="compare",
+              schema=(f"{name}.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                      f"{name}.Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+              variants="function method inplace")
+
+
+eq = _comparison("eq", "EqBackward0", np.equal)
+ne = _comparison("ne", "NeBackward0", np.not_equal)
+lt = _comparison("lt", "LtBackward0", np.less)
+le = _comparison("le", "LeBackward0", np.less_equal)
+gt = _comparison("gt", "GtBackward0", np.greater)
+ge = _comparison("ge", "GeBackward0", np.greater_equal)
 isnan = op("isnan", "", np.isnan, dtype="compare",
            schema="isnan(Tensor self) -> Tensor", variants="function method")
 isinf = op("isinf", "", np.isinf, dtype="compare",
