@@ -489,8 +489,8 @@ def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=N
     from . import rng as _random
     ev = Evaluation(source, filename, request.of)
     # --check re-runs the program from the random state it started with
-    rng_state = _random.get_rng_state() if request.check else None
-    start = rng_state if rng_state is not None or not bindings.integers else _random.get_rng_state()
+    rng_state = _random.snapshot_rng_state() if request.check else None
+    start = rng_state if rng_state is not None or not bindings.integers else _random.snapshot_rng_state()
     try:
         run = run_program(source, filename, bindings, of=request.of, limits=limits, debug=debug)
     except ProgramError as e:
@@ -538,15 +538,15 @@ def _with_integers_promoted(run, bindings: Bindings, ev: Evaluation, source, fil
     differentiate (``gradexpr eval "x**2" -v x=3`` differentiates at 3.); else the run as it was."""
     from . import dtypes, rng as _random
     from .tensor import Tensor
-    after = _random.get_rng_state()
+    after = _random.snapshot_rng_state()
     promoted = bindings.promoted()
-    _random.set_rng_state(rng_state)
+    _random.restore_rng_state(rng_state)
     try:
         again = run_program(source, filename, promoted, of=request.of, limits=limits)
     except ProgramError:
         again = None
     if again is None or not (isinstance(again.target, Tensor) and again.target._requires_grad):
-        _random.set_rng_state(after)
+        _random.restore_rng_state(after)
         return run, bindings
     for name, text in bindings.integers.items():
         ev.notes.append(f"-v {name}={text} is an integer: promoted to {dtypes.default_float.name} to differentiate "
@@ -747,7 +747,7 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
     """Float64 central differences of the target, re-running the program with perturbed leaves."""
     import numpy as np
     from . import functions, rng as _random
-    after = _random.get_rng_state()
+    after = _random.snapshot_rng_state()
     target = run.target
     weights = None
     if ev.grads is not None:   # compare the gradient (or VJP): d(v . target)/dx
@@ -778,7 +778,7 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
                     moved = base.copy()
                     moved.reshape(-1)[k] += sign * CHECK_EPS
                     leaf_value = functions.from_numpy(moved).requires_grad_(True)
-                    _random.set_rng_state(rng_state)
+                    _random.restore_rng_state(rng_state)
                     again = run_program(source, filename, bindings, of=request.of, limits=limits,
                                         substitutes={leaf.name: leaf_value})
                     y = np.asarray(again.target._data, np.float64).reshape(-1)
@@ -801,7 +801,7 @@ def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, sourc
     except ProgramError as e:
         raise e.error from None
     finally:
-        _random.set_rng_state(after)
+        _random.restore_rng_state(after)
     return Check(results, CHECK_EPS, request.atol, request.rtol)
 
 

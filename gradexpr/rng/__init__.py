@@ -53,11 +53,11 @@ from __future__ import annotations
 
 from .distributions import bernoulli, dropout_mask, rand, randint, random_, randperm, uniform
 from .engine import (DEFAULT_RNG_SEED, Generator, default_generator, get_rng_state, initial_seed,
-                     manual_seed, seed, set_rng_state)
+                     manual_seed, restore_rng_state, seed, set_rng_state, snapshot_rng_state)
 from .normal import normal, randn
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-    "get_rng_state", "set_rng_state", "DEFAULT_RNG_SEED",
+    "get_rng_state", "set_rng_state", "snapshot_rng_state", "restore_rng_state", "DEFAULT_RNG_SEED",
     "rand", "randn", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
 ]

@@ -131,6 +131,22 @@ class Generator:
             struct.pack_into("<f?", buf, off + 32, self._next_float_normal, True)
         return np.frombuffer(bytes(buf), dtype=np.uint8).copy()
 
+    def _snapshot(self):
+        """A copy of the state to restore after a rerun (``eval``'s promotion and ``--check``).
+
+        A generator seeded but never drawn from is copied as its seed: building its engine key
+        would load ``numpy.random`` for a one-liner that draws nothing (start-up).
+        """
+        if self._pending:
+            return self._seed
+        return self.get_state()
+
+    def _restore(self, snapshot) -> None:
+        if isinstance(snapshot, int):
+            self.manual_seed(snapshot)
+        else:
+            self.set_state(snapshot)
+
     def set_state(self, state) -> "Generator":
         raw = np.asarray(state, dtype=np.uint8).tobytes() if not isinstance(state, (bytes, bytearray)) \
             else bytes(state)
@@ -210,6 +226,15 @@ def get_rng_state() -> np.ndarray:
 
 def set_rng_state(state) -> None:
     default_generator.set_state(state)
+
+
+def snapshot_rng_state():
+    """The default generator's state, cheaply, for ``restore_rng_state`` (not torch's bytes)."""
+    return default_generator._snapshot()
+
+
+def restore_rng_state(snapshot) -> None:
+    default_generator._restore(snapshot)
 
 
 # ====================================================================== helpers
