@@ -148,11 +148,8 @@ def _build() -> dict:
     # ----
     afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
                                                           ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
-    from . import testing
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
-                                               "functional": afunctional, "gradcheck": testing.gradcheck,
-                                               "gradgradcheck": testing.gradgradcheck,
-                                               "forward_ad": _forward_ad_namespace()},
+                                               "functional": afunctional, "forward_ad": _forward_ad_namespace()},
                             lazy=_autograd_extension_points)
     # ---- devices (torch.device, torch.cuda, torch.backends, torch.accelerator) and the legacy
     # constructors (torch.FloatTensor …, torch.autograd.Variable): gradexpr/device.py, gradexpr/legacy.py

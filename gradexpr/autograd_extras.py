@@ -1,5 +1,5 @@
 """The names of ``torch.autograd`` that programs reach for its extension points (custom Functions,
-hooks, saved tensors, anomaly mode), assembled on first use so a run that never touches them
+hooks, saved tensors, anomaly mode) and for ``gradcheck``, assembled on first use so a run that never touches them
 does not import them (api.py's ``torch.autograd`` namespace asks here for a name it lacks)."""
 from __future__ import annotations
 
@@ -45,7 +45,16 @@ def _grad_mode(namespace):
         "inference_mode": graph.inference_mode})
 
 
+def _testing(name):
+    def make(namespace):
+        from . import testing      # gradcheck, gradgradcheck
+        return getattr(testing, name)
+    return make
+
+
 _MAKERS = {
+    "gradcheck": _testing("gradcheck"),
+    "gradgradcheck": _testing("gradgradcheck"),
     "grad_mode": _grad_mode,
     "inference_mode": _member(_grad_mode, "inference_mode"),
     "no_grad": _member(_grad_mode, "no_grad"),

@@ -21,7 +21,7 @@ import numpy as np
 from . import errors
 from .tensor import Tensor, _new_object
 
-LEVELS: list = []          # [level, batch size, randomness] of each running vmap (apply tests truthiness)
+from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
 _state = {"next": 0}
 
 

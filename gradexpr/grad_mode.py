@@ -87,6 +87,10 @@ class set_grad_enabled(_GradMode):
         return False
 
 
+# [level, batch size, randomness] of each running vmap (batching.py pushes them); ``apply`` tests its
+# truthiness before it loads the batch rules, so a program that never calls vmap never imports them
+VMAP_LEVELS: list = []
+
 _inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
 # [True] while inference mode is on: ``apply`` and the factories test its truthiness (as forward_ad.ACTIVE)
 # to make their results inference tensors

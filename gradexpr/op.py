@@ -22,8 +22,7 @@ from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTen
 from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
-from .batching import (LEVELS as _VMAP, dispatch as _vmap_dispatch, dispatch_inplace as _vmap_inplace, level_of,
-                       inplace_view as _vmap_inplace_view, write_inplace as _vmap_write)
+from .grad_mode import VMAP_LEVELS as _VMAP     # non-empty only once batching.py is loaded (by vmap)
 from .graph import INFERENCE as _INFERENCE, check_not_inference, mark_inference
 
 
@@ -140,8 +139,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
     lists or helper calls, dtype checks by identity first.
     ``extras_out``, a list, receives the extras dict the forward returned (see ``apply_ex``).
     """
-    if _VMAP and level_of(args) >= 0:          # under vmap, a batched input: the op's batch rule (batching.py)
-        return _vmap_dispatch(op, args, params, extras_out)
+    if _VMAP and _batching().level_of(args) >= 0:          # under vmap, a batched input: the op's batch rule (batching.py)
+        return _batching().dispatch(op, args, params, extras_out)
     rule = op.dtype
     if len(args) == 2 and (rule == "promote" or rule == "float") and op.cast is None:
         a, b = args
@@ -511,6 +510,13 @@ def _forward_ad():
     return forward_ad
 
 
+def _batching():
+    """The batch rules (batching.py): loaded by vmap, so they are in ``sys.modules`` whenever
+    ``_VMAP`` is non-empty."""
+    from . import batching
+    return batching
+
+
 class ViewGeometry:
     """Where a view's elements lie in its base: for each element of the view, its position in the
     base's flattened (row-major) order. This is PyTorch's as_strided geometry (sizes, strides,
@@ -647,8 +653,8 @@ def write_inplace(t: Tensor, result: Tensor):
     ``result`` was computed out of place from ``t`` (its input 0) and the op's other inputs. When
     ``t`` is a view, the history goes to its base, as a ``CopySlices`` node over the op's node,
     and ``t`` (like every other view of the base) is then seen afresh from the base."""
-    if _VMAP and level_of((t, result)) >= 0:
-        return _vmap_write(t, result)
+    if _VMAP and _batching().level_of((t, result)) >= 0:
+        return _batching().write_inplace(t, result)
     if not _can_cast(result._dtype, t._dtype):
         raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
                                   f"{t._dtype._scalar_name}")
@@ -703,8 +709,8 @@ def _rebase_history_of_view(view: Tensor, fn):
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     """``t.op_(*args)``: compute out of place, then write back into ``t`` with its new history."""
-    if _VMAP and level_of((t,) + tuple(args)) >= 0:
-        return _vmap_inplace(op, t, args, params)
+    if _VMAP and _batching().level_of((t,) + tuple(args)) >= 0:
+        return _batching().dispatch_inplace(op, t, args, params)
     check_inplace(t, args)
     recording = _grad_enabled.get() and (t._requires_grad or any(
         type(a) is Tensor and a._requires_grad for a in args))
@@ -739,8 +745,8 @@ def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
     """``t.t_()``, ``t.squeeze_()`` …: ``t`` itself becomes the view ``op`` makes of it (same memory,
     new shape and strides), with the op's node as its history; the version counter moves, so other
     views of the same memory are seen afresh."""
-    if _VMAP and level_of((t,)) >= 0:
-        return _vmap_inplace_view(op, t, params)
+    if _VMAP and _batching().level_of((t,)) >= 0:
+        return _batching().inplace_view(op, t, params)
     check_inplace(t)
     result = apply(op, (t,), params)
     t._data = result._data

@@ -5,7 +5,6 @@ checks on targets, parameters and arguments.
 from __future__ import annotations
 
 from . import ast
-from .fstrings import _scan_literal
 from .literals import _decode_escapes, _number, _position_in, _split_string_token
 from .tokens import Tok, _at, _syntax, _too_deep
 
@@ -767,6 +766,7 @@ class _Builder:
             raw = "r" in prefix
             if "f" in prefix:
                 is_f = True
+                from .fstrings import _scan_literal     # (loaded by the first f-string)
                 parts, _ = _scan_literal(body, 0, tok, boff, raw=raw)
                 for p in parts:
                     if p[0] == "lit":

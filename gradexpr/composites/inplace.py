@@ -9,7 +9,7 @@ import numpy as np
 from .. import ops as D
 from .. import errors
 from ..graph import Node, _grad_enabled
-from ..batching import LEVELS as _VMAP
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, save_inplace_result, wrap,
                   write_inplace)

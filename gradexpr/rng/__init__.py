@@ -51,13 +51,27 @@ as ``torch.get_rng_state()`` / ``Generator.get_state()``, and ``set_state`` acce
 """
 from __future__ import annotations
 
-from .distributions import bernoulli, dropout_mask, rand, randint, random_, randperm, uniform
 from .engine import (DEFAULT_RNG_SEED, Generator, default_generator, get_rng_state, initial_seed,
                      manual_seed, restore_rng_state, seed, set_rng_state, snapshot_rng_state)
-from .normal import normal, randn
 
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
     "get_rng_state", "set_rng_state", "snapshot_rng_state", "restore_rng_state", "DEFAULT_RNG_SEED",
     "rand", "randn", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
 ]
+
+# the distributions are loaded by the first draw: every program builds ``torch.Generator`` from
+# the engine, few draw (start-up)
+_DRAWS = {"bernoulli": "distributions", "dropout_mask": "distributions", "rand": "distributions",
+          "randint": "distributions", "random_": "distributions", "randperm": "distributions",
+          "uniform": "distributions", "normal": "normal", "randn": "normal"}
+
+
+def __getattr__(name):
+    module = _DRAWS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

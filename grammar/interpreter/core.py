@@ -22,7 +22,8 @@ message), located at the innermost node that failed. KeyboardInterrupt passes th
 The compiler is assembled here from one mixin per concern: statements (``compile_stmt``),
 functions (``functions``), expressions (``compile_expr``), classes and decorators
 (``compile_defs``), exceptions and names (``compile_flow``), generators and comprehensions
-(``compile_generators``).
+(``compile_generators``). The last two are loaded when a program first has such a node: a
+one-liner's start-up does not pay for them (``_Compiler.__getattr__``).
 """
 from __future__ import annotations
 
@@ -38,10 +39,8 @@ from gradexpr.graph import forward_site as _forward_site
 from .. import ast
 from .. import builtins as _b
 
-from .compile_defs import DefinitionCompiler
 from .compile_expr import ExpressionCompiler
 from .compile_flow import FlowCompiler
-from .compile_generators import GeneratorCompiler
 from .compile_stmt import StatementCompiler
 from .functions import FunctionCompiler
 from .located import _loc, located
@@ -164,10 +163,24 @@ class Interpreter:
 
 # ============================================================================ the compiler
 
-class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, DefinitionCompiler, FlowCompiler,
-                GeneratorCompiler):
+def _lazy_mixins() -> tuple:
+    """The compiler's mixins for classes, decorators, generators and comprehensions."""
+    from .compile_defs import DefinitionCompiler
+    from .compile_generators import GeneratorCompiler
+    return DefinitionCompiler, GeneratorCompiler
+
+
+class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, FlowCompiler):
     """Turns AST nodes into closures. Expressions: ``fn(frame) -> value``. Statements:
     ``fn(frame) -> None | BREAK | CONTINUE | RETURN``. ``frame`` is None at top level."""
+
+    def __getattr__(self, name):
+        # a method of a lazy mixin (only names the class itself lacks get here)
+        for mixin in _lazy_mixins():
+            method = mixin.__dict__.get(name)
+            if method is not None:
+                return method.__get__(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     unbound_marker = UNBOUND
     signals = (BREAK, CONTINUE)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from gradexpr import errors
 
 from . import scopes as _scopes
-from .compile_defs import mentions_super
 from .runtime import _name_list
 from .runtime import _NO_DEFAULT, RETURN, UNBOUND
 from .scopes import Scope as _Scope
@@ -36,7 +35,7 @@ class FunctionCompiler:
             bound, glob, nonloc = walrus, (), ()
         else:
             bound, glob, nonloc = _scopes.bound_names(body)
-        uses_super = in_class and not is_lambda and mentions_super(body)
+        uses_super = in_class and not is_lambda and _mentions_super(body)
         fscope = _Scope(scope.parent if in_class else scope, names + bound + (["__class__"] if uses_super else []),
                         names, qual, globals=glob, nonlocals=nonloc)
         class_slot = fscope.slots["__class__"] if uses_super else None
@@ -191,3 +190,8 @@ class FunctionCompiler:
                 "<lambda>" if scope is None else f"{scope.qualname}.<locals>.<lambda>")
             return fn
         return make
+
+
+def _mentions_super(body):
+    from .compile_defs import mentions_super     # (the class compiler: loaded by a class body)
+    return mentions_super(body)
