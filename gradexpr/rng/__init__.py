@@ -64,7 +64,7 @@ __all__ = [
 # the engine, few draw (start-up)
 _DRAWS = {"bernoulli": "distributions", "dropout_mask": "distributions", "rand": "distributions",
           "randint": "distributions", "random_": "distributions", "randperm": "distributions",
-          "uniform": "distributions", "normal": "normal", "randn": "normal"}
+          "uniform": "distributions", "normal": "gaussian", "randn": "gaussian"}
 
 
 def __getattr__(name):
