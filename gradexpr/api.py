@@ -125,7 +125,8 @@ def _build() -> dict:
         "Tensor": Tensor, "Size": Size, "dtype": dtypes.DType, "no_grad": graph.no_grad,
         "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
         "is_grad_enabled": graph.is_grad_enabled, "e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan,
-        "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
+        "set_printoptions": printing.set_printoptions, "get_default_dtype": dtypes.get_default_dtype,
+        "set_default_dtype": dtypes.set_default_dtype,
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
