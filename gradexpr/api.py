@@ -76,7 +76,7 @@ def _dtype_names():
 
 _TORCH_FUNCTIONS = """
 tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace
-logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
+logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli multinomial manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
 square relu round clamp clip clamp_min clamp_max where lerp masked_fill isreal bitwise_and bitwise_or bitwise_xor
 bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin std var var_mean std_mean norm
