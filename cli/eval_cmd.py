@@ -85,15 +85,24 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     else:
         source, filename = expr, "<expr>"
     fmt = resolve_format(fmt)
-    from .progress import Progress
     from gradexpr.session import reporting
-    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json)
-    with Progress(enabled=None if fmt != "json" else False) as progress, reporting(progress):
-        try:
+    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json, whose
+    # start-up loads no bar)
+    if fmt == "json":
+        progress = None
+    else:
+        from .progress import Progress
+        progress = Progress()
+    try:
+        with reporting(progress):
             ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
-        except RequestError as e:
+    except RequestError as e:
+        if progress is not None:
             progress.close()
-            _request_failed(e, fmt, source, filename)
+        _request_failed(e, fmt, source, filename)
+    finally:
+        if progress is not None:
+            progress.close()
     from . import render
     if fmt == "json":
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
