@@ -12,7 +12,6 @@ import click
 
 from gradexpr.session import Bindings, Evaluation, Request, RequestError, evaluate
 
-from .diagnostics import request_error_text
 from .exitcodes import Exit
 from .options import ExpressionCommand, format_options, limit_options, limits_from, resolve_format
 
@@ -128,6 +127,7 @@ def _request_failed(e: RequestError, fmt, source: str, filename: str):
         ev.error, ev.error_code = e, Exit.USAGE
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
         sys.stdout.flush()
+    from .diagnostics import request_error_text
     text = request_error_text(e)
     write_error((text if e.error is not None else f"gradexpr eval: {text}") + "\n" +
                 (f"hint: {e.hint}\n" if e.hint else ""))
@@ -159,6 +159,7 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
         try:
             ev = evaluate(source, name, bindings, request, limits=limits, debug=debug)
         except RequestError as e:
+            from .diagnostics import request_error_text
             ev = Evaluation(source, name)
             ev.error, ev.error_code = RequestError(request_error_text(e)), Exit.USAGE
         if ev.error is not None:
