@@ -204,8 +204,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if len(p_leaves) != len(t_leaves):
         raise errors.RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same "
                                   "python structure.")
-    with fw.dual_level():
-        duals = [fw.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+    with fw.func_level() as level:
+        duals = [fw.dual_at(p, t, level) for p, t in zip(p_leaves, t_leaves)]
         _depth[0] += 1
         try:
             out = func(*_unflatten(duals, spec))
@@ -215,7 +215,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if has_aux:
             out, aux = out
         o_leaves, o_spec = _flatten(out)
-        pairs = [fw.unpack_dual(o) for o in o_leaves]
+        pairs = [fw.unpacked_at(o, level) for o in o_leaves]
         prim = [_finish(p) for p, _ in pairs]
         tans = [_finish(t) if t is not None else Tensor._make(np.zeros(p._data.shape, p._dtype.np), p._dtype)
                 for p, t in pairs]
