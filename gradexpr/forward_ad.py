@@ -308,6 +308,10 @@ def _write_into_base(view, tan, level):
 
 
 def _aten_name(op):
+    for formula in op.formulas.values():      # a NotImplemented input names PyTorch's op ("aten::remainder")
+        why = getattr(formula, "why", "")
+        if why.startswith("derivative for aten::"):
+            return why.split("aten::", 1)[1].split(" ", 1)[0]
     if op.schema:
         return op.schema[0].split("(", 1)[0].split(".", 1)[0]
     return op.name
