@@ -608,12 +608,7 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
             ev.notes.append("the target does not require grad: no leaf that requires grad reaches it")
         return
     names = [leaf.name for leaf in ev.leaves]
-    ev.mode = "reverse" if rerun is None else _forward().choose_mode(request.mode, target, ev.leaves)
-    if ev.mode == "forward" and request.trace:
-        raise RequestError("--trace follows the backward pass: it needs --mode reverse")
-    if request.jvp:
-        ev.tangents = _forward().parse_tangents(request.jvp, bindings, ev.leaves, limits)
-        ev.jvp = _forward().jvp(rerun, target, ev.leaves, ev.tangents)
+    ev.mode = "reverse" if rerun is None else rerun.begin(ev, target)    # forward mode: --jvp's product too
     if scalar and request.grad_output is None and ev.mode == "forward":   # the one row of its Jacobian
         jacobian = _jacobian(ev, target, tensors, rerun, limits)
         ev.grads = {name: b.reshape(x._data.shape) for (name, b), x in zip(jacobian.items(), tensors)}
@@ -650,18 +645,13 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
                                 for other, b, y in zip(names, blocks, tensors)}
 
 
-def _forward():
-    from . import session_forward
-    return session_forward
-
-
 def _jacobian(ev: Evaluation, target, tensors, rerun, limits) -> dict:
     """Leaf name -> d target / d leaf: rows by batched cotangents (reverse mode) or columns by batched
     tangents (forward mode, session_forward.py)."""
     from .functional import jacobian_blocks
     _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
     if ev.mode == "forward":
-        blocks = _forward().jacobian_blocks(rerun, target, ev.leaves)
+        blocks = rerun.jacobian_blocks(target, ev.leaves)
     else:
         blocks = jacobian_blocks(target, tensors, progress=_report("Jacobian"))
     return {leaf.name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)

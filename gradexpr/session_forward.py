@@ -33,6 +33,20 @@ class Rerun:
         self.source, self.filename, self.bindings = source, filename, bindings
         self.request, self.limits, self.rng_state = request, limits, rng_state
 
+    def begin(self, ev, target) -> str:
+        """The mode of ``ev``'s Jacobian; ``ev.jvp`` computed when ``--jvp`` asks for it."""
+        from .session import RequestError
+        mode = choose_mode(self.request.mode, target, ev.leaves)
+        if mode == "forward" and self.request.trace:
+            raise RequestError("--trace follows the backward pass: it needs --mode reverse")
+        if self.request.jvp:
+            ev.tangents = parse_tangents(self.request.jvp, self.bindings, ev.leaves, self.limits)
+            ev.jvp = jvp(self, target, ev.leaves, ev.tangents)
+        return mode
+
+    def jacobian_blocks(self, target, leaves):
+        return jacobian_blocks(self, target, leaves)
+
     def function(self, names):
         from . import rng as _random
         from .session import ProgramError, run_program
