@@ -102,18 +102,10 @@ _PRESENTED = {
     "DiagEmbedBackward0": {"dim1": lambda n, s: -2, "dim2": lambda n, s: -1},
     "LinalgInvExBackward0": {"inverse": lambda n, s: s["result"]},
     "StdMeanBackward0": {"result0": lambda n, s: s["result"]},
-    "SplitBackward0": {"split_size": lambda n, s: _split_size(n, s)},
     "NllLossBackward0": {"total_weight": lambda n, s: _total_weight(n, s)},
 }
 # defaults PyTorch's signature gives as ints where gradexpr's formulas write floats
 _INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
-
-
-def _split_size(node, saved):
-    """split's size: the length of every output but maybe the last (outputs are numbered)."""
-    from .graph import _OUTPUT_NR
-    k = _OUTPUT_NR.get(node, 0)
-    return saved["start"] // k if k else saved["end"] - saved["start"]
 
 
 def _total_weight(node, saved):
