@@ -230,6 +230,8 @@ CASES: dict[str, list[Case]] = {
     "slice_scatter": [case(lambda a, b: T._slice_scatter(a, b, 1, 0, 3, 2), (2, 3), (2, 2))],
     "select": [case(lambda a: a.select(1, 2), (2, 3)), case(lambda a: a[1], (2, 3))],
     "unbind": [case(lambda a: a.unbind(1)[2], (2, 3))],
+    "masked_select": [case(lambda a: a.masked_select(a > 0), (2, 3)),
+                      case(lambda a: torch.masked_select(a, torch.tensor([[True], [False]])), (3,))],
     "unbind_outputs": [case(lambda a: a.unbind(-1), (2, 3)), case(lambda a: a.unbind(0)[1], (2, 3))],
     "split_outputs": [case(lambda a: a.split(2, 1), (2, 3)), case(lambda a: a.chunk(3, -1)[1], (2, 3))],
     "split_with_sizes_outputs": [case(lambda a: a.split([2, 1], 1)[0], (2, 3)),
