@@ -29,10 +29,6 @@ def catchable(err):
     return isinstance(err, Exception) and not isinstance(err, errors.LimitError)
 
 
-class _Unbound:
-    __slots__ = ()
-
-
 class FlowCompiler:
     """Statements about control flow and names beyond the core ones."""
 
