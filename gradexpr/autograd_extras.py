@@ -25,7 +25,8 @@ def _graph(namespace):
         "saved_tensors_hooks": saved_hooks.saved_tensors_hooks, "save_on_cpu": saved_hooks.save_on_cpu,
         "disable_saved_tensors_hooks": saved_hooks.disable_saved_tensors_hooks,
         "allow_mutation_on_saved_tensors": saved_hooks.allow_mutation_on_saved_tensors,
-        "increment_version": saved_hooks.increment_version})
+        "increment_version": saved_hooks.increment_version,
+        "region_activation_memory_budget": saved_hooks.region_activation_memory_budget})
 
 
 def _anomaly_mode(namespace):

@@ -266,12 +266,14 @@ def _apply(cls, args, kwargs):
         raise errors.RuntimeError(_NEEDS_SETUP_CONTEXT)
     if VMAP_LEVELS:
         from .autograd_function_vmap import apply_under_vmap
-        return apply_under_vmap(cls, args, kwargs, lambda: _apply_and_record(cls, args, kwargs))
+        return apply_under_vmap(cls, args, kwargs, lambda run_forward=None: _apply_and_record(cls, args, kwargs,
+                                                                                              run_forward))
     return _apply_and_record(cls, args, kwargs)
 
 
-def _apply_and_record(cls, args, kwargs):
-    """Run the forward with grad mode off and record the node (when an input needs a gradient)."""
+def _apply_and_record(cls, args, kwargs, run_forward=None):
+    """Run the forward with grad mode off and record the node (when an input needs a gradient);
+    ``run_forward()``, when given, computes the outputs instead of ``cls.forward`` (a vmap rule)."""
     ctx = cls._backward_cls()
     needs, inputs, next_nodes, meta = [], [], [], []
     for a in args:
@@ -298,7 +300,9 @@ def _apply_and_record(cls, args, kwargs):
     level = forward_ad.ACTIVE[:]
     forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
     try:
-        if cls.setup_context is Function.setup_context:
+        if run_forward is not None:
+            output = run_forward()
+        elif cls.setup_context is Function.setup_context:
             output = cls.forward(ctx, *args, **kwargs)
         else:
             output = cls.forward(*args, **kwargs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import errors
 from .batching import LEVELS, BatchedTensor, batched
+from .grad_mode import _grad_enabled
 from .tensor import Tensor
 
 _DOCS = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
@@ -39,9 +40,10 @@ class VmapInfo(tuple):
 VmapInfo.__module__ = "torch._functorch.autograd_function"
 
 
-def apply_under_vmap(cls, args, kwargs, apply_plainly):
+def apply_under_vmap(cls, args, kwargs, apply_and_record):
     """``cls.apply(*args)`` while a vmap runs: the Function's vmap rule, PyTorch's refusals, or (with
-    ``generate_vmap_rule``) ``apply_plainly`` on the batched arguments."""
+    ``generate_vmap_rule``) the Function itself on the batched arguments. ``apply_and_record(run_forward)``
+    records the node, its outputs computed by ``run_forward()`` (default: the Function's forward)."""
     from .autograd_function import Function
     if any(isinstance(v, Tensor) for v in kwargs.values()):
         raise errors.NotImplementedError(f"Run vmap on autograd.Function with kwarg-only Tensor args. Please do not "
@@ -52,11 +54,15 @@ def apply_under_vmap(cls, args, kwargs, apply_plainly):
             raise errors.RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
                                       "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
                                       f"delete the overridden vmap staticmethod to avoid ambiguity. {_DOCS}")
-        return apply_plainly()
+        return apply_and_record()
     if not overridden:
         raise errors.RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
                                   "override and implement the vmap staticmethod or set generate_vmap_rule=True. "
                                   f"{_DOCS}")
+    if _grad_enabled.get() and any(type(a) is BatchedTensor and a._requires_grad for a in args):
+        # a transform inside this vmap (vmap(grad(f))) differentiates the batched tensors themselves: the
+        # node is recorded on them (its backward runs batched), its outputs computed by the vmap rule
+        return apply_and_record(lambda: _run_vmap_rule(cls, args, kwargs))
     return _run_vmap_rule(cls, args, kwargs)
 
 
