@@ -51,7 +51,7 @@ def _det(a):
     A, _, sign = lu_packed(a)
     with np.errstate(all="ignore"):
         d = sign.reshape(-1)
-        A = A.reshape((-1, n, n))
+        A = A.reshape((d.shape[0], n, n))
         for k in range(n):
             d = d * A[:, k, k]
         return np.asarray(d.reshape(a.shape[:-2]), a.dtype)

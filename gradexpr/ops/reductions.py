@@ -32,15 +32,17 @@ def _dims_call(values):
     """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
-    params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
+    # None (every dimension) stays None, which the node shows as PyTorch's does
+    params["dim"] = None if values["dim"] is None else _reduce_dim(values["dim"], self)
     return (self,), params
 
 
 def _one_dim_call(values):
-    """A reduction over one ``dim`` (``prod(x, -1)``), wrapped as ATen does."""
+    """A reduction over one ``dim`` (``prod(x, -1)``), checked and kept as given (the node shows -1 raw)."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
-    params["dim"] = _wrap_dim(values["dim"], self._data.ndim)
+    _wrap_dim(values["dim"], self._data.ndim)
+    params["dim"] = int(values["dim"])
     return (self,), params
 
 
@@ -147,7 +149,7 @@ def _check_dims_nonempty(a, dim, name):
     """A reduction along a dim of size 0 has no value to pick: PyTorch's IndexError."""
     for d in (dim,) if isinstance(dim, int) else dim:
         if a.ndim and a.shape[d] == 0:
-            raise errors.IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise errors.IndexError(f"{name}(): Expected reduction dim {d % a.ndim} to have non-zero size.")
 
 
 def _index_reduce(fn, name):
