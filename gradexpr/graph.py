@@ -484,6 +484,16 @@ class _Copy:
         return [ctx["grad"]]
 
 
+# [True] while torch.autograd.enforce_grad_layout_policy(False) lets a gradient the engine alone holds
+# become a leaf's .grad whatever its layout (grad_layout.py), which the engine then also checks when small
+LAYOUT_RELAXED = [False]
+
+
+def _layout():
+    from . import grad_layout
+    return grad_layout
+
+
 def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
     """PyTorch's AccumulateGrad: first gradient stored (a copy), later ones added.
 
@@ -494,15 +504,17 @@ def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
     if grad._dtype is not t._dtype:
         grad = grad.to(t._dtype)
     if t._grad is None:
+        # both row-major: the layout contract holds (else grad_layout.py: .grad takes the leaf's strides)
+        plain = t._data.flags.c_contiguous and grad._data.flags.c_contiguous
         if create_graph and grad._grad_fn is not None:
-            copy = grad._detached_copy()
+            copy = grad._detached_copy() if plain else _layout().copy_obeying_contract(grad, t)
             copy._requires_grad = True
             copy._grad_fn = Node(_Copy, [grad._grad_fn], {}, [(grad._data.shape, grad._dtype)], False)
             t._grad = copy
-        elif owned and grad._data.shape == t._data.shape:
+        elif owned and grad._data.shape == t._data.shape and (plain or _layout().may_keep(grad, t)):
             t._grad = grad._detached_alias()
         else:
-            t._grad = grad._detached_copy()
+            t._grad = grad._detached_copy() if plain else _layout().copy_obeying_contract(grad, t)
     elif create_graph:
         t._grad = t._grad + grad
     else:
@@ -682,7 +694,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             else:
                 # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
                 # still to run, which only read it) and whose memory is its own: see accumulate_into
-                owned = (type(node) is AccumulateGrad and not create_graph and grad._data.size >= _STEAL_MIN
+                owned = (type(node) is AccumulateGrad and not create_graph
+                         and (grad._data.size >= _STEAL_MIN or LAYOUT_RELAXED[0])
                          and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)
