@@ -294,6 +294,7 @@ def _super_getter(name):
 SAFE_ATTRIBUTES[types.GeneratorType] = frozenset(("send", "throw", "close"))
 SAFE_ATTRIBUTES[property] = frozenset(("setter", "getter", "deleter", "fget", "fset", "fdel"))
 SAFE_ATTRIBUTES[BaseException] = frozenset(("args", "with_traceback", "add_note"))
+SAFE_ATTRIBUTES[StopIteration] = SAFE_ATTRIBUTES[BaseException] | {"value"}     # a generator's return value
 
 
 def delete_attribute(obj, name):
