@@ -813,9 +813,3 @@ class _Builder:
             spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
         d = max(value.depth, spec_node.depth if spec_node else 0) + 1
         return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
-
-
-def _lark_builder():
-    """The builder for Lark's own parser: ``_Builder`` on a ``lark.Transformer``."""
-    from lark import Transformer
-    return type("Builder", (_Builder, Transformer), {})()
