@@ -186,6 +186,25 @@ def test_bad_super():
     refused("class C:\n    def m():\n        return super()\nC.m()\n", "RuntimeError: super(): no arguments")
 
 
+@pytest.mark.parametrize("display, wording", [("[(yield) for x in y]", "list comprehension"),
+                                               ("{(yield) for x in y}", "set comprehension"),
+                                               ("{x: (yield) for x in y}", "dict comprehension"),
+                                               ("((yield) for x in y)", "generator expression")])
+def test_a_yield_in_a_comprehension_is_pythons_syntax_error(display, wording):
+    refused(f"def f(y):\n    return {display}\nf([1])\n", f"SyntaxError: 'yield' inside {wording}")
+
+
+def test_yields_gradexpr_does_not_reach_say_where_they_may_stand():
+    refused("def g():\n    assert (yield 1)\nprint(list(g()))\n", "'yield' is supported in gradexpr in the value")
+    refused("def g():\n    f = lambda: (yield)\n    yield f\nlist(g())\n", "'yield' inside a lambda")
+
+
+def test_super_with_one_argument_is_unbound_and_its_init_changes_nothing():
+    src = ("class D:\n    def __init__(self, n):\n        super(D).__init__()\n        self.n = n\n"
+           "print(D(3).n)\n")
+    assert run(src) == "3\n"
+
+
 # ============================================================================ limits
 
 def test_comprehensions_and_generators_count_against_the_loop_budget():
