@@ -58,8 +58,7 @@ def _indentation(tok, blocks, max_depth):
 def _check_first(tok, src):
     """The first token of the input (other than a newline) must not be indented."""
     if tok.col > 1:
-        lead = (src[tok.start_pos - tok.col + 1:tok.start_pos]
-                if src is not None and tok.start_pos is not None else " ")
+        lead = src[tok.start_pos - tok.col + 1:tok.start_pos]
         if lead.rsplit("\f", 1)[-1]:      # a form feed resets the column
             raise _syntax("unexpected indent", tok.line, 1, tok.line, tok.col)
 
