@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import ast
 from .literals import _decode_escapes, _number, _position_in, _split_string_token
-from .tokens import Tok, _at, _syntax, _too_deep
+from .tokens import Tok, _at, _too_deep
 
 
 _MAX_DEPTH = [200]      # set by parse() from limits.current().max_depth (0: unlimited)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-from gradexpr import errors
-
 from . import ast
 from .indentation import _CLOSE, _OPEN, _unclosed
 from .tokens import Tok, _Fail, _at, _syntax
