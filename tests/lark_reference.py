@@ -118,6 +118,12 @@ class PythonIndenter(Indenter):
 
 
 @functools.lru_cache(maxsize=None)
+def plain_lark():
+    """Lark's parser of the grammar without a transformer (its rules, its callbacks), made once."""
+    return generator.build_lark()
+
+
+@functools.lru_cache(maxsize=None)
 def _reference():
     """(Lark's parser with our builder on a ``lark.Transformer``, its postlexer), made once."""
     builder = type("LarkBuilder", (_Builder, lark.Transformer), {})()
