@@ -17,6 +17,7 @@ import contextlib
 import copy
 import itertools
 
+from .. import rng as _rng
 from .fetch import fetcher
 from .sampler import draw_seed
 
@@ -55,7 +56,6 @@ class _Stopped:
 
 class _Worker:
     def __init__(self, loader, worker_id: int, base_seed: int):
-        from .. import rng
         self.dataset = copy.deepcopy(loader.dataset)
         self.info = WorkerInfo(worker_id, loader.num_workers, base_seed + worker_id, self.dataset)
         self.state = base_seed + worker_id      # torch.manual_seed(seed) in the new process
@@ -63,7 +63,7 @@ class _Worker:
         self.ended = False
         self.failure = None
         self.fetcher = None
-        with self.running(rng):
+        with self.running():
             try:
                 if loader.worker_init_fn is not None:
                     loader.worker_init_fn(worker_id)
@@ -78,21 +78,20 @@ class _Worker:
                                loader.drop_last)
 
     @contextlib.contextmanager
-    def running(self, rng):
+    def running(self):
         """This worker's random state and WorkerInfo in force; the main process's given back."""
-        main, outer = rng.snapshot_rng_state(), _current[0]
-        rng.restore_rng_state(self.state)
+        main, outer = _rng.snapshot_rng_state(), _current[0]
+        _rng.restore_rng_state(self.state)
         _current[0] = self.info
         try:
             yield
         finally:
-            self.state = rng.snapshot_rng_state()
-            rng.restore_rng_state(main)
+            self.state = _rng.snapshot_rng_state()
+            _rng.restore_rng_state(main)
             _current[0] = outer
 
     def fetch(self, index):
-        from .. import rng
-        with self.running(rng):
+        with self.running():
             if self.failure is not None:
                 failure, self.failure = self.failure, None
                 raise failure
@@ -136,10 +135,9 @@ class MultiWorkerIter:
 
     def _reset(self, loader):
         """The next epoch with the same workers (``persistent_workers=True``)."""
-        from .. import rng
         self._sampler_iter = iter(loader._index_sampler)
         for worker in self._workers:
-            with worker.running(rng):
+            with worker.running():
                 worker.restart(loader)
         self._start(loader)
 

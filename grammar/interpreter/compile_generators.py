@@ -25,7 +25,7 @@ from gradexpr import errors
 from .. import ast
 from . import scopes as _scopes
 from ..builtins import bounded_star_args
-from .compile_flow import catchable
+from .located import catchable
 from .scopes import Scope
 
 __all__ = ["GeneratorCompiler"]
