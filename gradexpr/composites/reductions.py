@@ -65,6 +65,13 @@ class MinMax(ReturnType):
         return self[1]
 
 
+def _given_dim(dim, input):
+    """``dim`` checked against the input's rank and kept as given: the node shows a -1 raw, as PyTorch's
+    does (the kernels and formulas take negative dims)."""
+    _wrap_dim(dim, input._data.ndim)
+    return int(dim)
+
+
 def _minmax(name, all_entry, dim_entry, binary_entry):
     """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
     schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``."""
@@ -83,7 +90,7 @@ def _minmax(name, all_entry, dim_entry, binary_entry):
             return apply(entry, (input, values["other"]))
         if entry is all_entry:
             return apply(entry, (input,))
-        params = {"dim": _wrap_dim(values["dim"], input._data.ndim), "keepdim": values["keepdim"]}
+        params = {"dim": _given_dim(values["dim"], input), "keepdim": values["keepdim"]}
         result, extras = apply_ex(dim_entry, (input,), params)
         return ReturnType(name, result, Tensor._make(extras["indices"], dtypes.int64))
 
@@ -235,14 +242,14 @@ def logsumexp(input, dim=None, keepdim=False):
 
 
 def cumsum(input, dim, *, dtype=None):
-    params = {"dim": _wrap_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumsum, (input,), params)
 
 
 def cumprod(input, dim, *, dtype=None):
-    params = {"dim": _wrap_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumprod, (input,), params)
