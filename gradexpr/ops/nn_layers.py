@@ -27,21 +27,24 @@ huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
 
 
 # ============================================================ convolution (1-d and 2-d, groups, dilation)
-def _windows(x, kernel, stride, padding, dilation):
-    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads."""
+def _windows(x, kernel, stride, padding, dilation, limit=None):
+    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads (the first
+    ``limit`` outputs per dimension where given: a transposed convolution's output_padding leaves
+    positions no input reached)."""
     from numpy.lib.stride_tricks import sliding_window_view
     nd = len(kernel)
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
     span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
     w = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
-    return w[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+    limit = limit or (None,) * nd
+    return w[(slice(None), slice(None)) + tuple(slice(None, m * s if m else None, s) for s, m in zip(stride, limit))
              + tuple(slice(None, None, d) for d in dilation)]
 
 
-def _columns(x, kernel, stride, padding, dilation, groups):
+def _columns(x, kernel, stride, padding, dilation, groups, limit=None):
     """im2col: (N, G, L, C/G * prod(kernel)) patches, L the number of output positions."""
     nd = len(kernel)
-    win = _windows(x, kernel, stride, padding, dilation)           # N, C, *out, *kernel
+    win = _windows(x, kernel, stride, padding, dilation, limit)    # N, C, *out, *kernel
     n, c = x.shape[:2]
     outs = win.shape[2:2 + nd]
     win = win.reshape((n, groups, c // groups) + win.shape[2:])      # N, G, C/G, *out, *kernel
@@ -50,8 +53,8 @@ def _columns(x, kernel, stride, padding, dilation, groups):
     return cols.reshape(n, groups, int(np.prod(outs)), -1), outs
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups)
+def _conv(x, w, stride, padding, dilation, groups, limit=None):
+    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups, limit)
     n, o = x.shape[0], w.shape[0]
     wg = w.reshape(groups, o // groups, -1)
     out = np.matmul(cols, wg.transpose(0, 2, 1)[None])               # N, G, L, O/G
@@ -88,7 +91,7 @@ def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), 
 
 
 def _conv_weight_grad(input, grad, weight_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    cols, _ = _columns(input, weight_shape[2:], stride, padding, dilation, groups)    # N, G, L, K
+    cols, _ = _columns(input, weight_shape[2:], stride, padding, dilation, groups, grad.shape[2:])  # N, G, L, K
     n, o = grad.shape[:2]
     gg = grad.reshape(n, groups, o // groups, -1)                                    # N, G, O/G, L
     out = np.matmul(gg, cols).sum(axis=0)                                           # G, O/G, K
@@ -111,9 +114,14 @@ def conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, group
                  {"weight_shape": tuple(weight_shape), **_conv_params(stride, padding, dilation, groups)})
 
 
-def conv_apply(input, weight, stride, padding, dilation, groups):
+def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None):
+    """A convolution without bias; cut to ``out_shape`` where given (the gradient of a transposed
+    convolution whose output_padding reached past the last stride: those positions had no input)."""
     from ..op import apply
-    return apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    out = apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    if out_shape is not None and tuple(out.shape[2:]) != tuple(out_shape[2:]):
+        out = out[(slice(None), slice(None)) + tuple(slice(0, m) for m in out_shape[2:])]
+    return out
 
 
 def _bias_grad(grad):
@@ -143,8 +151,63 @@ convolution_backward_weight = op(
     "convolution_backward_weight", "ConvolutionBackwardBackward0", _conv_weight_grad, ("input", "grad_output"),
     input=lambda grad, grad_output, input_shape, stride, padding, dilation, groups:
     conv_input_grad(grad_output, grad, input_shape, stride, padding, dilation, groups),
-    grad_output=lambda grad, input, stride, padding, dilation, groups:
-    conv_apply(input, grad, stride, padding, dilation, groups),
+    grad_output=lambda grad, input, grad_output_shape, stride, padding, dilation, groups:
+    conv_apply(input, grad, stride, padding, dilation, groups, grad_output_shape),
+    dtype="promote", broadcast=False, domain="real")
+
+
+# ---------------------------------------------------------------- transposed convolution: the input gradient
+# of a convolution run forward (weight (C_in, C_out/G, *k)); PyTorch records it as ConvolutionBackward0 too
+def transposed_size(in_sizes, kernel, stride, padding, output_padding, dilation):
+    return tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for i, k, s, p, op, d in zip(in_sizes, kernel, stride, padding, output_padding, dilation))
+
+
+def _conv_transpose_forward(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,),
+                            dilation=(1,), groups=1):
+    outs = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)
+    shape = (input.shape[0], weight.shape[1] * groups) + outs
+    out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+def _transposed_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    """A transposed convolution's input gradient: the plain convolution of ``grad``, cut to the input's
+    size (output_padding can leave extra positions)."""
+    return _conv(grad, weight, stride, padding, dilation, groups, input_shape[2:])
+
+
+def transposed_input_grad(grad, weight, input_shape, stride, padding, dilation, groups):
+    from ..op import apply
+    return apply(convolution_transposed_backward_input, (grad, weight),
+                 {"input_shape": tuple(input_shape), **_conv_params(stride, padding, dilation, groups)})
+
+
+_TRANSPOSED_GRADS = dict(
+    # output_padding is not needed here (input_shape cuts the result) but named so that the node saves it,
+    # as PyTorch's does (_saved_output_padding)
+    input=lambda grad, weight, input_shape, stride, padding, dilation, groups, output_padding:
+    transposed_input_grad(grad, weight, input_shape, stride, padding, dilation, groups),
+    # the weight's gradient is a convolution's weight gradient with the roles of input and grad swapped
+    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups:
+    conv_weight_grad(grad, input, weight_shape, stride, padding, dilation, groups))
+
+convolution_transposed = op(
+    "convolution_transposed", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight", "bias"),
+    bias=lambda grad: _bias_grad(grad), dtype="promote", broadcast=False, domain="real", **_TRANSPOSED_GRADS,
+    forward_ad="transpose")
+convolution_transposed_nobias = op(
+    "convolution_transposed_nobias", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight"),
+    dtype="promote", broadcast=False, domain="real", **_TRANSPOSED_GRADS, forward_ad="transpose")
+convolution_transposed_backward_input = op(
+    "convolution_transposed_backward_input", "ConvolutionBackwardBackward0", _transposed_input_grad,
+    ("grad_output", "weight"),
+    grad_output=lambda grad, weight, grad_output_shape, stride, padding, dilation, groups:
+    conv_input_grad(grad, weight, grad_output_shape, stride, padding, dilation, groups),
+    weight=lambda grad, grad_output, weight_shape, stride, padding, dilation, groups:
+    conv_weight_grad(grad_output, grad, weight_shape, stride, padding, dilation, groups),
     dtype="promote", broadcast=False, domain="real")
 
 
