@@ -289,9 +289,6 @@ CASES: dict[str, list[Case]] = {
         case(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), (1, 2, 3, 3), (2, 3, 3, 3)),
         case(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2, output_padding=1, dilation=2), (2, 4, 4),
              (4, 2, 3))],
-    "convolution_transposed_backward_input": [
-        case(lambda g, w: D.nn_layers.transposed_input_grad(g, w, (2, 4, 3, 4), (2, 1), (1, 0), (1, 2), 2),
-             (2, 6, 6, 6), (4, 3, 3, 2))],
     "max_pool2d_with_indices": [case(lambda x: F.max_pool2d(x, 2), (2, 3, 4, 6)),
                                 case(lambda x: F.max_pool2d(x, (3, 2), stride=2, padding=1, ceil_mode=True), (1, 2, 5, 5))],
     "avg_pool2d": [case(lambda x: F.avg_pool2d(x, 2), (2, 3, 4, 6)),

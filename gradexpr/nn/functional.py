@@ -16,14 +16,17 @@ def _tuple(value, n, name="value"):
     return (int(value),) * n
 
 
-def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
-    name = f"conv{nd}d"
+def _batched(name, nd, input):
+    """(input with a batch dimension, whether it had none): a convolution's accepted ranks."""
     if input.dim() not in (nd + 1, nd + 2):
         raise errors.RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
                                   f"input of size: {list(input.shape)}")
     unbatched = input.dim() == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    input, unbatched = _batched(f"conv{nd}d", nd, input)
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     if isinstance(padding, str):
         if padding == "valid":
@@ -63,12 +66,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
                        ("dilation", dilation)):
         if isinstance(value, str):
             raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not str")
-    if input.dim() not in (nd + 1, nd + 2):
-        raise errors.RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
-                                  f"input of size: {list(input.shape)}")
-    unbatched = input.dim() == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    input, unbatched = _batched(name, nd, input)
     stride, padding, dilation = _tuple(stride, nd), _tuple(padding, nd), _tuple(dilation, nd)
     output_padding = _tuple(output_padding, nd)
     if weight.shape[0] % groups != 0:
