@@ -75,7 +75,6 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
-    loaded = importlib.import_module(f"{__name__}.{module}")
-    # bind every draw of that module: importing ``rng.normal`` set the package's ``normal`` to the submodule
-    globals().update({n: getattr(loaded, n) for n, m in _DRAWS.items() if m == module})
-    return globals()[name]
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
