@@ -95,10 +95,9 @@ _PRESENTED = {
     "EmbeddingBackward0": {"scale_grad_by_freq": lambda n, s: False, "sparse": lambda n, s: False,
                            "weight_sym_argsize_0": lambda n, s: int(s["weight_shape"][0]),
                            "padding_idx": lambda n, s: -1 if s.get("padding_idx") is None else s["padding_idx"]},
-    "ConvolutionBackward0": {"transposed": lambda n, s: False,
-                             "output_padding": lambda n, s: (0,) * len(s["stride"]),
-                             "bias_sym_sizes_opt": lambda n, s: (int(s["weight_shape"][0]),)
-                             if n._op.name == "convolution" else (0,)},
+    "ConvolutionBackward0": {"transposed": lambda n, s: n._op.name.startswith("convolution_transposed"),
+                             "output_padding": lambda n, s: tuple(s.get("output_padding", (0,) * len(s["stride"]))),
+                             "bias_sym_sizes_opt": lambda n, s: _conv_bias_size(n, s)},
     "DiagEmbedBackward0": {"dim1": lambda n, s: -2, "dim2": lambda n, s: -1},
     "LinalgInvExBackward0": {"inverse": lambda n, s: s["result"]},
     "StdMeanBackward0": {"result0": lambda n, s: s["result"]},
@@ -112,6 +111,19 @@ _PRESENTED = {
 }
 # defaults PyTorch's signature gives as ints where gradexpr's formulas write floats
 _INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
+
+
+def _conv_bias_size(node, saved):
+    """The bias's size a convolution node keeps: its output channels ((0,) without a bias)."""
+    weight_shape = saved.get("weight_shape")
+    if weight_shape is None:        # the weight needs no gradient: its shape is the saved weight's
+        weight = saved["weight"]
+        weight_shape = (weight.unpack(node) if type(weight) is SavedTensor else weight).shape
+    if node._op.name == "convolution":
+        return (int(weight_shape[0]),)
+    if node._op.name == "convolution_transposed":
+        return (int(weight_shape[1]) * saved["groups"],)
+    return (0,)
 
 
 def _layer_norm_stat(node, saved, which):

@@ -291,6 +291,15 @@ CASES: dict[str, list[Case]] = {
                                                                                   (1, 2), 2), (2, 6, 3, 6), (6, 2, 3, 2))],
     "convolution_backward_weight": [case(lambda x, g: D.nn_layers.conv_weight_grad(x, g, (6, 2, 3, 2), (2, 1), (1, 1),
                                                                                    (1, 2), 2), (2, 4, 5, 6), (2, 6, 3, 6))],
+    "convolution_transposed": [
+        case(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 1), padding=(1, 0), output_padding=(1, 0),
+                                                groups=2, dilation=(1, 2)), (2, 4, 3, 4), (4, 3, 3, 2), (6,)),
+        case(lambda x, w, b: F.conv_transpose1d(x, w, b, stride=1, padding=1, output_padding=1, dilation=2),
+             (2, 3, 5), (3, 2, 3), (2,))],
+    "convolution_transposed_nobias": [
+        case(lambda x, w: F.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1), (1, 2, 3, 3), (2, 3, 3, 3)),
+        case(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=2, output_padding=1, dilation=2), (2, 4, 4),
+             (4, 2, 3))],
     "max_pool2d_with_indices": [case(lambda x: F.max_pool2d(x, 2), (2, 3, 4, 6)),
                                 case(lambda x: F.max_pool2d(x, (3, 2), stride=2, padding=1, ceil_mode=True), (1, 2, 5, 5))],
     "avg_pool2d": [case(lambda x: F.avg_pool2d(x, 2), (2, 3, 4, 6)),

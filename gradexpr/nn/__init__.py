@@ -7,7 +7,7 @@ from __future__ import annotations
 from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, MaxPool2d
+from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
@@ -23,7 +23,8 @@ from . import functional
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
-SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
+SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
+ConvTranspose2d MaxPool2d Embedding
 LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES
 
 

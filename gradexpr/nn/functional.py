@@ -2,7 +2,7 @@
 embedding) with PyTorch's signatures and checks, over the entries of ``ops/nn_layers.py``."""
 from __future__ import annotations
 
-from .. import errors
+from .. import dtypes, errors
 from .. import functions as T
 from ..op import apply, apply_ex
 from ..ops import nn_layers as L
@@ -16,14 +16,17 @@ def _tuple(value, n, name="value"):
     return (int(value),) * n
 
 
-def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
-    name = f"conv{nd}d"
+def _batched(name, nd, input):
+    """(input with a batch dimension, whether it had none): a convolution's accepted ranks."""
     if input.dim() not in (nd + 1, nd + 2):
         raise errors.RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
                                   f"input of size: {list(input.shape)}")
     unbatched = input.dim() == nd + 1
-    if unbatched:
-        input = input.unsqueeze(0)
+    return (input.unsqueeze(0) if unbatched else input), unbatched
+
+
+def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
+    input, unbatched = _batched(f"conv{nd}d", nd, input)
     stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
     if isinstance(padding, str):
         if padding == "valid":
@@ -55,6 +58,59 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    name = f"conv_transpose{nd}d"
+    for arg, value in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
+                       ("dilation", dilation)):
+        if isinstance(value, str):
+            raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not str")
+    input, unbatched = _batched(name, nd, input)
+    stride, padding, dilation = _tuple(stride, nd), _tuple(padding, nd), _tuple(dilation, nd)
+    output_padding = _tuple(output_padding, nd)
+    if weight.shape[0] % groups != 0:
+        raise errors.RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                                  f"but got weight of size [{list(weight.shape)}] instead")
+    if input.shape[1] != weight.shape[0]:
+        raise errors.RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                                  f"input{list(input.shape)} to have {weight.shape[0]} channels, but got "
+                                  f"{input.shape[1]} channels instead")
+    if bias is not None and (bias.dim() != 1 or bias.shape[0] != weight.shape[1] * groups):
+        raise errors.RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
+                                  f"1-dimensional with {weight.shape[1] * groups} elements, but got bias of size "
+                                  f"{list(bias.shape)} instead")
+    _check_transposed_sizes(input, weight, stride, padding, output_padding, dilation)
+    params = {"stride": stride, "padding": padding, "output_padding": output_padding, "dilation": dilation,
+              "groups": groups}
+    out = apply(L.convolution_transposed, (input, weight, bias), params) if bias is not None else \
+        apply(L.convolution_transposed_nobias, (input, weight), params)
+    return out.squeeze(0) if unbatched else out
+
+
+def _check_transposed_sizes(input, weight, stride, padding, output_padding, dilation):
+    """ATen's checks, worded as its 2-d kernels word them (a 1-d call runs as 2-d with height 1)."""
+    lift = (lambda v, one: (one,) + tuple(v)) if len(stride) == 1 else (lambda v, one: tuple(v))
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        (oh, ow), (sh, sw), (dh, dw) = lift(output_padding, 0), lift(stride, 1), lift(dilation, 1)
+        raise errors.RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                                  f"output_padding_height: {oh} output_padding_width: {ow} stride_height: {sh} "
+                                  f"stride_width: {sw} dilation_height: {dh} dilation_width: {dw}")
+    outs = L.transposed_size(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)
+    if any(o < 1 for o in outs):
+        if input.dtype is dtypes.float32:    # float32 runs on oneDNN, whose descriptor refuses the size
+            raise errors.RuntimeError("could not construct a memory descriptor using a format tag")
+        ins, outs = lift(input.shape[2:], 1), lift(outs, 1)
+        raise errors.RuntimeError(f"Given input size per channel: ({' x '.join(map(str, ins))}). Calculated output "
+                                  f"size per channel: ({' x '.join(map(str, outs))}). Output size is too small")
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -142,7 +198,7 @@ def adaptive_avg_pool2d(input, output_size):
     x = input.unsqueeze(0) if unbatched else input
     out = apply(L.adaptive_avg_pool2d, (x,), {"output_size": tuple(size)})
     return out.squeeze(0) if unbatched else out
-NAMES = "conv1d conv2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear batch_norm".split()
+NAMES = "conv1d conv2d conv_transpose1d conv_transpose2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear batch_norm".split()
 
 
 def _verify_batch_size(size):

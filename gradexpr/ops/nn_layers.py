@@ -2,6 +2,8 @@
 the losses and layer functions the ``nn`` modules need beyond ``nn.py``."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import backward_ops as _bw
@@ -27,21 +29,24 @@ huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
 
 
 # ============================================================ convolution (1-d and 2-d, groups, dilation)
-def _windows(x, kernel, stride, padding, dilation):
-    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads."""
+def _windows(x, kernel, stride, padding, dilation, limit=None):
+    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads (the first
+    ``limit`` outputs per dimension where given: a transposed convolution's output_padding leaves
+    positions no input reached)."""
     from numpy.lib.stride_tricks import sliding_window_view
     nd = len(kernel)
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
     span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
     w = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
-    return w[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+    limit = limit or (None,) * nd
+    return w[(slice(None), slice(None)) + tuple(slice(None, m * s if m else None, s) for s, m in zip(stride, limit))
              + tuple(slice(None, None, d) for d in dilation)]
 
 
-def _columns(x, kernel, stride, padding, dilation, groups):
+def _columns(x, kernel, stride, padding, dilation, groups, limit=None):
     """im2col: (N, G, L, C/G * prod(kernel)) patches, L the number of output positions."""
     nd = len(kernel)
-    win = _windows(x, kernel, stride, padding, dilation)           # N, C, *out, *kernel
+    win = _windows(x, kernel, stride, padding, dilation, limit)    # N, C, *out, *kernel
     n, c = x.shape[:2]
     outs = win.shape[2:2 + nd]
     win = win.reshape((n, groups, c // groups) + win.shape[2:])      # N, G, C/G, *out, *kernel
@@ -50,8 +55,8 @@ def _columns(x, kernel, stride, padding, dilation, groups):
     return cols.reshape(n, groups, int(np.prod(outs)), -1), outs
 
 
-def _conv(x, w, stride, padding, dilation, groups):
-    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups)
+def _conv(x, w, stride, padding, dilation, groups, limit=None):
+    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups, limit)
     n, o = x.shape[0], w.shape[0]
     wg = w.reshape(groups, o // groups, -1)
     out = np.matmul(cols, wg.transpose(0, 2, 1)[None])               # N, G, L, O/G
@@ -88,7 +93,7 @@ def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), 
 
 
 def _conv_weight_grad(input, grad, weight_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    cols, _ = _columns(input, weight_shape[2:], stride, padding, dilation, groups)    # N, G, L, K
+    cols, _ = _columns(input, weight_shape[2:], stride, padding, dilation, groups, grad.shape[2:])  # N, G, L, K
     n, o = grad.shape[:2]
     gg = grad.reshape(n, groups, o // groups, -1)                                    # N, G, O/G, L
     out = np.matmul(gg, cols).sum(axis=0)                                           # G, O/G, K
@@ -111,26 +116,44 @@ def conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, group
                  {"weight_shape": tuple(weight_shape), **_conv_params(stride, padding, dilation, groups)})
 
 
-def conv_apply(input, weight, stride, padding, dilation, groups):
+def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None):
+    """A convolution without bias; cut to ``out_shape`` where given (the gradient of a transposed
+    convolution whose output_padding reached past the last stride: those positions had no input)."""
     from ..op import apply
-    return apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    out = apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    if out_shape is not None and tuple(out.shape[2:]) != tuple(out_shape[2:]):
+        out = out[(slice(None), slice(None)) + tuple(slice(0, m) for m in out_shape[2:])]
+    return out
 
 
 def _bias_grad(grad):
     return grad.sum([0] + list(range(2, grad.dim())))
 
 
-_CONV_GRADS = dict(
-    input=lambda grad, weight, input_shape, stride, padding, dilation, groups:
-    conv_input_grad(grad, weight, input_shape, stride, padding, dilation, groups),
-    weight=lambda grad, input, weight_shape, stride, padding, dilation, groups:
-    conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, groups))
+def _conv_grads(transposed, with_bias):
+    """The convolution entries' one formula for all their inputs: ATen's convolution_backward
+    (layer_backward.py), told which gradients are wanted."""
+    def regular(grad, input, weight, stride, padding, dilation, groups, output_mask=None):
+        from .layer_backward import convolution_backward
+        return convolution_backward(grad, input, weight, stride, padding, dilation, groups, False, output_mask,
+                                    with_bias)
+
+    # output_padding is not read (the saved input's shape fixes the sizes) but named so that the node
+    # saves it, as PyTorch's does (_saved_output_padding)
+    def transposed_(grad, input, weight, stride, padding, dilation, groups, output_padding, output_mask=None):
+        from .layer_backward import convolution_backward
+        return convolution_backward(grad, input, weight, stride, padding, dilation, groups, True, output_mask,
+                                    with_bias)
+
+    formula = transposed_ if transposed else regular
+    return dict(input=formula, weight=formula, **({"bias": formula} if with_bias else {}))
+
 
 convolution = op("convolution", "ConvolutionBackward0", _conv_forward, ("input", "weight", "bias"),
-                 bias=lambda grad: _bias_grad(grad), dtype="promote", broadcast=False, domain="real",
-                 **_CONV_GRADS, forward_ad="transpose")
+                 dtype="promote", broadcast=False, domain="real", **_conv_grads(False, True), forward_ad="transpose")
 convolution_nobias = op("convolution_nobias", "ConvolutionBackward0", _conv_forward, ("input", "weight"),
-                        dtype="promote", broadcast=False, domain="real", **_CONV_GRADS, forward_ad="transpose")
+                        dtype="promote", broadcast=False, domain="real", **_conv_grads(False, False),
+                        forward_ad="transpose")
 # the backward passes are convolutions too, linear in each input: their derivatives are each other
 convolution_backward_input = op(
     "convolution_backward_input", "ConvolutionBackwardBackward0", _conv_input_grad, ("grad_output", "weight"),
@@ -143,9 +166,34 @@ convolution_backward_weight = op(
     "convolution_backward_weight", "ConvolutionBackwardBackward0", _conv_weight_grad, ("input", "grad_output"),
     input=lambda grad, grad_output, input_shape, stride, padding, dilation, groups:
     conv_input_grad(grad_output, grad, input_shape, stride, padding, dilation, groups),
-    grad_output=lambda grad, input, stride, padding, dilation, groups:
-    conv_apply(input, grad, stride, padding, dilation, groups),
+    grad_output=lambda grad, input, grad_output_shape, stride, padding, dilation, groups:
+    conv_apply(input, grad, stride, padding, dilation, groups, grad_output_shape),
     dtype="promote", broadcast=False, domain="real")
+
+
+# ---------------------------------------------------------------- transposed convolution: the input gradient
+# of a convolution run forward (weight (C_in, C_out/G, *k)); PyTorch records it as ConvolutionBackward0 too
+def transposed_size(in_sizes, kernel, stride, padding, output_padding, dilation):
+    return tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for i, k, s, p, op, d in zip(in_sizes, kernel, stride, padding, output_padding, dilation))
+
+
+def _conv_transpose_forward(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,),
+                            dilation=(1,), groups=1):
+    outs = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)
+    shape = (input.shape[0], weight.shape[1] * groups) + outs
+    out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    return out
+
+
+convolution_transposed = op(
+    "convolution_transposed", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight", "bias"),
+    dtype="promote", broadcast=False, domain="real", **_conv_grads(True, True), forward_ad="transpose")
+convolution_transposed_nobias = op(
+    "convolution_transposed_nobias", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight"),
+    dtype="promote", broadcast=False, domain="real", **_conv_grads(True, False), forward_ad="transpose")
 
 
 # ============================================================ max pooling (2-d), with the indices it keeps
@@ -364,10 +412,10 @@ def _batch_norm(input, weight, bias, running_mean=None, running_var=None, traini
     return out, {"save_mean": mean, "save_invstd": invstd}
 
 
-def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training, eps, running_mean, running_var):
-    """(grad_input, grad_weight, grad_bias): PyTorch's kernel under no_grad; under create_graph the
-    same formulas in Tensor ops, the batch statistics recomputed from the input so that they are
-    differentiated too."""
+def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training=True, eps=1e-5, running_mean=None,
+                      running_var=None, output_mask=None):
+    """(grad_input, grad_weight, grad_bias), one formula for the three inputs: PyTorch's kernel, recorded
+    under create_graph as one NativeBatchNormBackwardBackward0 node with those three outputs."""
     from .. import batch_norm_kernel
     from ..graph import is_grad_enabled
     from ..tensor import Tensor
@@ -375,34 +423,78 @@ def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training, eps
         dx, dw, db = batch_norm_kernel.backward(grad._data, input._data, weight._data, save_mean._data,
                                                 save_invstd._data, training, eps, running_var)
         return Tensor._make(dx), Tensor._make(dw), Tensor._make(db)
+    # an absent running statistic is ATen's undefined tensor: still an edge of the node, to nothing
+    stats = [Tensor._make(np.zeros(0, input._data.dtype) if s is None else np.asarray(s))
+             for s in (running_mean, running_var)]
+    # the batch statistics go in as arrays: saved by the node, not edges of it (as in ATen)
+    return _batch_norm_backward_node().apply(grad, input, weight, *stats, save_mean._data, save_invstd._data,
+                                             training, eps)
+
+
+@functools.lru_cache(maxsize=None)
+def _batch_norm_backward_node():
+    from .fused_nodes import node_class
+    return node_class("NativeBatchNormBackwardBackward0", _batch_norm_backward_kernel, _batch_norm_double_backward)
+
+
+def _batch_norm_backward_kernel(grad, input, weight, running_mean, running_var, save_mean, save_invstd, training, eps):
+    from .. import batch_norm_kernel
+    from ..tensor import Tensor
+    dx, dw, db = batch_norm_kernel.backward(grad._data, input._data, weight._data, save_mean, save_invstd,
+                                            training, eps, None if running_var is None else running_var._data)
+    return Tensor._make(dx), Tensor._make(dw), Tensor._make(db)
+
+
+def _batch_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
+    """The gradients of (grad_out, input, weight) from those of the three gradients, in Tensor ops with
+    the batch statistics the forward saved held constant, as ATen's batchnorm_double_backward holds
+    them (so a third derivative is PyTorch's, which leaves out their dependence on the input). With xh the normalised input, s its invstd, A v = v - mean(v) - xh * mean(xh * v) (per channel),
+    grad_input = w s (A grad_out) gives d/dgrad_out = A(w s gg_input) + gg_weight xh + gg_bias, and in training
+    d/dinput = w s² (-(P - m Q)/M xh - Q/M A grad_out - m A gg_input) + gg_weight s A grad_out, where
+    P = sum(gg_input (grad_out - mean(grad_out))), Q = sum(gg_input xh), m = mean(grad_out xh)."""
+    from ..tensor import Tensor
+    grad, input, weight, running_mean, running_var = ctx.saved_tensors[:5]
+    training, eps = ctx.params[7:9]
+    needs = ctx.needs_input_grad
     dims = [0] + list(range(2, input.dim()))
     shape = (1, -1) + (1,) * (input.dim() - 2)
-    if training:
-        mean = input.mean(dims, keepdim=True)
-        centred = input - mean
-        invstd = ((centred * centred).mean(dims, keepdim=True) + eps).rsqrt()
+    count = input.numel() // input.shape[1]
+    mean = lambda t: t.mean(dims, keepdim=True)
+    total = lambda t: t.sum(dims, keepdim=True)
+    if training:        # the batch statistics as the forward saved them: constants, as in ATen's formula
+        save_mean, save_invstd = ctx.params[5:7]
+        centred = input - Tensor._make(save_mean.reshape(shape))
+        invstd = Tensor._make(save_invstd.reshape(shape))
     else:
-        centred = input - _F().tensor(running_mean, dtype=input.dtype).view(shape)
-        invstd = (_F().tensor(running_var, dtype=input.dtype).view(shape) + eps).rsqrt()
+        centred = input - running_mean.view(shape)
+        invstd = (running_var.view(shape) + eps).rsqrt()
     xhat = centred * invstd
-    scale = invstd * weight.view(shape)
-    if training:
-        dx = scale * (grad - grad.mean(dims, keepdim=True) - xhat * (grad * xhat).mean(dims, keepdim=True))
-    else:
-        dx = grad * scale
-    return dx, (grad * xhat).sum(dims), grad.sum(dims)
-
-
-def _bn_grad(which):
-    def formula(grad, input, weight, save_mean, save_invstd, training=True, eps=1e-5, running_mean=None,
-                running_var=None):
-        return _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training, eps, running_mean,
-                                 running_var)[which]
-    return formula
+    w = weight.view(shape)
+    zeros = lambda t: t * 0
+    project = (lambda v: v - mean(v) - xhat * mean(xhat * v)) if training else (lambda v: v)
+    ggi = gg_input if gg_input is not None else zeros(input)
+    d_grad = d_input = d_weight = None
+    if needs[0]:
+        d_grad = project(w * invstd * ggi)
+        if gg_weight is not None:
+            d_grad = d_grad + gg_weight.view(shape) * xhat
+        if gg_bias is not None:
+            d_grad = d_grad + gg_bias.view(shape)
+    if needs[1]:
+        if training:
+            p, q, m = total(ggi * (grad - mean(grad))), total(ggi * xhat), mean(grad * xhat)
+            d_input = w * invstd * invstd * (-(p - m * q) / count * xhat - q / count * project(grad) - m * project(ggi))
+            if gg_weight is not None:
+                d_input = d_input + gg_weight.view(shape) * invstd * project(grad)
+        else:
+            d_input = gg_weight.view(shape) * invstd * grad if gg_weight is not None else zeros(input)
+    if needs[2]:
+        d_weight = (ggi * invstd * project(grad)).sum(dims)
+    return d_grad, d_input, d_weight, None, None, None, None, None, None
 
 
 native_batch_norm = op("native_batch_norm", "NativeBatchNormBackward0", _batch_norm, ("input", "weight", "bias"),
-                       input=_bn_grad(0), weight=_bn_grad(1), bias=_bn_grad(2),
+                       input=_batch_norm_grads, weight=_batch_norm_grads, bias=_batch_norm_grads,
                        dtype="first", broadcast=False, domain="real",
                        samples=[((4, 3), (3,), (3,)), ((2, 3, 5), (3,), (3,)), ((2, 2, 3, 3), (2,), (2,))])
 

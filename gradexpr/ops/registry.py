@@ -94,7 +94,7 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs")
+                 "prepare", "tangent", "outputs", "_joint")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -141,7 +141,7 @@ class Op:
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
         self.outputs = outputs
 
-    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint"))
 
     def __getattr__(self, name):
         """The formulas' argument lists and callers, worked out the first time one is read.
@@ -161,6 +161,17 @@ class Op:
         self._any_optional = frozenset().union(*self._optional.values())
         # per input: a call of its formula reading its arguments from the backward context
         self._calls = {k: _caller(f, self._optional[k]) for k, f in formulas.items()}
+        # one formula given for several inputs returns all their gradients in one call (a fused ATen
+        # backward, one node for them under create_graph), told which are wanted by ``output_mask``
+        # (ATen's name): input -> (that call, its index in the result, the inputs sharing it)
+        self._joint = {}
+        for k, f in formulas.items():
+            sharing = [i for i in self.inputs if formulas.get(i) is f]
+            if len(sharing) > 1:
+                whole = self._calls[k] if sharing[0] == k else self._joint[sharing[0]][0]
+                members = tuple(self.inputs.index(i) for i in sharing)
+                self._joint[k] = (whole, sharing.index(k), members)
+                self._calls[k] = lambda ctx, whole=whole, at=sharing.index(k): whole(ctx)[at]
         return getattr(self, name)
 
     def __repr__(self):
@@ -207,6 +218,7 @@ class Op:
             grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
             return [g if n else None for g, n in zip(grads, needed)]
         out = []
+        fused = {}
         for name, need in zip(self.inputs, needed):
             if not need:
                 out.append(None)
@@ -216,7 +228,15 @@ class Op:
                 f = self.formulas.get(name, NOT_DIFFERENTIABLE)
                 raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
                                           if not getattr(f, "why", "") else f.why)
-            out.append(call(ctx))
+            joint = self._joint.get(name)
+            if joint is None:
+                out.append(call(ctx))
+                continue
+            whole, at, members = joint
+            if whole not in fused:
+                ctx["output_mask"] = tuple(bool(needed[i]) for i in members)
+                fused[whole] = whole(ctx)
+            out.append(fused[whole][at])
         return out
 
 

@@ -4,11 +4,11 @@ sequences are PyTorch's to the last bit."""
 from __future__ import annotations
 
 import math
-import warnings
 from bisect import bisect_right
 from collections import Counter
 
 from .. import errors
+from ..warn import warn
 from .optimizer import Optimizer
 
 _MOD = "torch.optim.lr_scheduler"
@@ -33,6 +33,25 @@ def _format_param(name, optimizer, param):
     return [param] * len(optimizer.param_groups)
 
 
+def cycled_momentum(optimizer, base_momentum, max_momentum, last_epoch):
+    """OneCycleLR's and CyclicLR's momentum set-up: (use_beta1, base_momentums, max_momentums), each
+    group starting at its max momentum (Adam's beta1) when the schedule starts."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise errors.ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+    max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for m, b, group in zip(max_momentums, base_momentums, optimizer.param_groups):
+            if use_beta1:
+                group["betas"] = (m, *group["betas"][1:])
+            else:
+                group["momentum"] = m
+            group["max_momentum"] = m
+            group["base_momentum"] = b
+    return use_beta1, base_momentums, max_momentums
+
+
 class LRScheduler:
     _gx_exposed = True
     __module__ = _MOD
@@ -54,6 +73,9 @@ class LRScheduler:
                         ">= 0 for a fresh training run (not recommended)")
         self.base_lrs = _lrs(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
         self._step_count = 0
         self._is_initial = True
         try:
@@ -75,23 +97,45 @@ class LRScheduler:
 
     def step(self, epoch=None):
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+            warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
                           "later, you should call them in the opposite order: `optimizer.step()` before "
                           "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
                           "value of the learning rate schedule. See more details at "
-                          "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
-                          UserWarning, stacklevel=2)
+                          "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
         self._step_count += 1
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-            self.last_epoch = epoch
-            values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+        if epoch is not None:
+            warn(EPOCH_DEPRECATION_WARNING)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        self._get_lr_called_within_step = True      # (PyTorch keeps the flag, so state_dict() shows it)
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _lrs(self.optimizer)
+
+
+def _lambdas(optimizer, lr_lambda, check_callable=False):
+    """One function per param group (LambdaLR's and MultiplicativeLR's ``lr_lambda``)."""
+    if not isinstance(lr_lambda, (list, tuple)):
+        lambdas = [lr_lambda] * len(optimizer.param_groups)
+    else:
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise errors.ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+        lambdas = list(lr_lambda)
+    if check_callable:
+        for fn in lambdas:
+            if not callable(fn):
+                raise errors.TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+    return lambdas
 
 
 class LambdaLR(LRScheduler):
@@ -99,13 +143,7 @@ class LambdaLR(LRScheduler):
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
-        if not isinstance(lr_lambda, (list, tuple)):
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        else:
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise errors.ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                        f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
@@ -115,6 +153,22 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(LambdaLR):
+    """Each step multiplies the current rate by ``lr_lambda(epoch)``."""
+    __module__ = _MOD
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(optimizer, lr_lambda, check_callable=True)
+        LRScheduler.__init__(self, optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return _lrs(self.optimizer)
+        return [group["lr"] * lmbda(self.last_epoch) for lmbda, group in zip(self.lr_lambdas,
+                                                                             self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
@@ -150,6 +204,28 @@ class MultiStepLR(LRScheduler):
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
         return [base_lr * self.gamma ** bisect_right(milestones, self.last_epoch) for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    __module__ = _MOD
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise errors.ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return _lrs(self.optimizer)
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
 
 
 class LinearLR(LRScheduler):
@@ -194,6 +270,26 @@ class ExponentialLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         return [base_lr * self.gamma ** self.last_epoch for base_lr in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    __module__ = _MOD
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _lrs(self.optimizer)
+        decay_factor = ((1.0 - self.last_epoch / self.total_iters)
+                        / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * decay_factor for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for base_lr in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -272,20 +368,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise errors.ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option "
-                                        "enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-            base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for m, b, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    if self.use_beta1:
-                        group["betas"] = (m, *group["betas"][1:])
-                    else:
-                        group["momentum"] = m
-                    group["max_momentum"] = m
-                    group["base_momentum"] = b
+            self.use_beta1, _, _ = cycled_momentum(optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
 
     def _anneal_func(self, start, end, pct):
@@ -357,7 +440,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn(EPOCH_DEPRECATION_WARNING)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current
@@ -412,5 +495,5 @@ class ReduceLROnPlateau(LRScheduler):
         self.threshold_mode = threshold_mode
 
 
-NAMES = ("LRScheduler LambdaLR StepLR MultiStepLR LinearLR ExponentialLR CosineAnnealingLR OneCycleLR "
-         "ReduceLROnPlateau").split()
+NAMES = ("LRScheduler LambdaLR MultiplicativeLR StepLR MultiStepLR ConstantLR LinearLR ExponentialLR PolynomialLR "
+         "CosineAnnealingLR OneCycleLR ReduceLROnPlateau").split()     # and lr_scheduler_composite.NAMES
