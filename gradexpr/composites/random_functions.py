@@ -173,38 +173,35 @@ def _exponential_(self, lambd=1.0, *, generator=None):
     lambd = float(_scalar(lambd))
     if not lambd > 0.0:
         raise errors.RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
-    self._data[...] = _rng().exponential(self._data.shape, lambd, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().exponential(s, lambd, self._dtype.name, generator=generator))
 
 
 def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-    self._data[...] = _rng().cauchy(self._data.shape, float(_scalar(median)), float(_scalar(sigma)),
-                                    self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    median, sigma = float(_scalar(median)), float(_scalar(sigma))
+    return _filled(self, lambda s: _rng().cauchy(s, median, sigma, self._dtype.name, generator=generator))
 
 
 def _geometric_(self, p, *, generator=None):
     p = float(_scalar(p))
     if not 0.0 < p < 1.0:
         raise errors.RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
-    self._data[...] = _rng().geometric(self._data.shape, p, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().geometric(s, p, self._dtype.name, generator=generator))
 
 
 def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     std = float(_scalar(std))
     if not std > 0.0:
         raise errors.RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
-    self._data[...] = _rng().log_normal(self._data.shape, float(_scalar(mean)), std, self._dtype.name,
-                                        generator=generator)
-    bump_version(self)
-    return self
+    mean = float(_scalar(mean))
+    return _filled(self, lambda s: _rng().log_normal(s, mean, std, self._dtype.name, generator=generator))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """``torch.multinomial``; under vmap, as its ``randomness=`` says (a batch of rows is more rows)."""
+    return _drawn_from(lambda p: _multinomial(p, num_samples, replacement, generator), input)
+
+
+def _multinomial(input, num_samples, replacement, generator):
     """Indices drawn from the rows of ``input`` (weights, not necessarily summing to 1). Without
     replacement, or for one sample: PyTorch's exponential trick, the top ``num_samples`` of
     ``input / q`` with ``q ~ Exp(1)``; with replacement: a binary search of each uniform draw in
