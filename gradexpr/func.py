@@ -27,7 +27,8 @@ def _flatten(tree):
             lv, sp = _flatten(x)
             leaves += lv
             specs.append(sp)
-        return leaves, (type(tree), specs)
+        rebuilt = getattr(tree, "_rebuilt", None)       # torch.return_types keep their name
+        return leaves, (rebuilt or type(tree), specs)
     if isinstance(tree, dict):
         leaves, specs = [], []
         for k, x in tree.items():
@@ -47,7 +48,8 @@ def _unflatten(leaves, spec):
         kind, parts = sp
         if kind is dict:
             return {k: build(s) for k, s in parts}
-        return kind(build(s) for s in parts)
+        values = [build(s) for s in parts]
+        return kind(*values) if hasattr(kind, "_fields") else kind(values)    # (a namedtuple's fields)
     return build(spec)
 
 

@@ -36,6 +36,10 @@ class ReturnType(tuple):
         self._name = name
         return self
 
+    def _rebuilt(self, parts):
+        """The same kind of pair holding ``parts`` (torch.func's transforms rebuild their outputs)."""
+        return type(self)(self._name, *parts)
+
     @property
     def values(self):
         return self[0]
@@ -92,7 +96,8 @@ def _minmax(name, all_entry, dim_entry, binary_entry):
             return apply(entry, (input,))
         params = {"dim": _given_dim(values["dim"], input), "keepdim": values["keepdim"]}
         result, extras = apply_ex(dim_entry, (input,), params)
-        return ReturnType(name, result, Tensor._make(extras["indices"], dtypes.int64))
+        indices = extras["indices"]         # (under vmap already a batched tensor)
+        return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
 
     def function(*args, **kwargs):
         return run(args, kwargs, False)
