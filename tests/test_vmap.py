@@ -17,7 +17,8 @@ DYNAMIC = {"masked_select"}             # output shape depends on the values: Py
 # elu_/leaky_relu_ in place), and the per-sample gradients of an op run sample by sample whose formula reads its
 # forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the node yet).
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices"}
-NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "prod", "prod_dim", "svdvals",
+NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "median", "prod", "prod_dim",
+                          "svdvals",
                           "native_batch_norm"}
 
 

@@ -22,7 +22,8 @@ from .linalg import (_T, _mT, _varargs_method, addmm, bmm, det, dot, inner, inve
                      t, trace, transpose)
 from .random_functions import (_bernoulli_, _cauchy_, _exponential_, _geometric_, _log_normal_, _normal_, _random_,
                                _uniform_, bernoulli, multinomial)
-from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp,
+from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, argsort, kthvalue, median, msort, sort, topk,
+                         count_nonzero, cumprod, cumsum, logsumexp,
                          nonzero, norm, std, var, _max_method, _min_method)
 from .shape import (broadcast_to, chunk, clone, contiguous, diag, diag_embed, diagonal, expand, expand_as, flatten,
                     flip, fliplr, flipud, gather, index_add, index_select, masked_select, narrow, repeat, reshape,
@@ -149,7 +150,8 @@ _METHODS = {
     # reductions
     "max": _max_method,
     "min": _min_method, "amax": amax,
-    "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "std": std, "var": var, "norm": norm,
+    "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "sort": sort, "argsort": argsort,
+    "msort": msort, "topk": topk, "kthvalue": kthvalue, "median": median, "std": std, "var": var, "norm": norm,
     "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
     "count_nonzero": count_nonzero, "nonzero": nonzero,
     # linear algebra

@@ -283,3 +283,43 @@ def nonzero(input, *, as_tuple=False):
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
     return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else np.zeros((0, 0), np.int64))
+
+
+# ---------------------------------------------------------------- sorting and order statistics
+def _selection(name, entry, input, params):
+    result, extras = apply_ex(entry, (input,), params)
+    indices = extras["indices"]
+    return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
+
+
+def sort(input, dim=-1, descending=False, *, stable=None):
+    """``torch.sort``: (values, indices); PyTorch's CPU sort is stable whatever ``stable`` says (only
+    the node differs: SortBackward1 for ``stable=``)."""
+    entry = D.sort if stable is None else D.sort_stable
+    return _selection("sort", entry, input, {"dim": _given_dim(dim, input), "descending": bool(descending)})
+
+
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    return sort(input, dim, descending, stable=stable).indices
+
+
+def msort(input):
+    return sort(input, 0).values
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input), "largest": bool(largest),
+                                             "sorted": bool(sorted)})
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    return _selection("kthvalue", D.kthvalue, input, {"k": int(k), "dim": _given_dim(dim, input),
+                                                     "keepdim": bool(keepdim)})
+
+
+def median(input, dim=None, keepdim=False):
+    """``torch.median``: of all elements (the lower of the two middle ones; NaN if any), or along ``dim``
+    with the index of the median."""
+    if dim is None:
+        return apply(D.median, (input,))
+    return _selection("median", D.median_dim, input, {"dim": _given_dim(dim, input), "keepdim": bool(keepdim)})

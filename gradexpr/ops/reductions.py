@@ -186,6 +186,108 @@ min_dim = op("min_dim", "MinBackward0", _index_reduce(np.argmin, "min"),
              dtype="first", domain="distinct", forward_ad="transpose")
 
 
+# ------------------------------------------------------------ sorting and order statistics
+def _stable_order(a, dim, descending):
+    """PyTorch's CPU sort order along ``dim``: stable (ties keep their order), NaN above every number
+    (last ascending, first descending)."""
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")
+    if a.dtype.kind == "f":
+        nan = np.isnan(a)
+        key = np.where(nan, -np.inf, -a)
+        moved = np.moveaxis(key, dim, -1)
+        order = np.lexsort((moved, ~np.moveaxis(nan, dim, -1)), axis=-1)   # NaN first, then -a ascending
+        return np.moveaxis(order, -1, dim)
+    return np.argsort(~a if a.dtype.kind in "iu" else ~a.astype(np.int64), axis=dim, kind="stable")
+
+
+def _sorted(descending_default=False):
+    def forward(a, dim, descending=False, stable=False):
+        order = _stable_order(a, dim, descending).astype(np.int64)
+        return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
+    return forward
+
+
+def _selected_grad(grad, self_shape, dim, indices):
+    return _value_selecting_grad(grad, self_shape, dim, True, indices)
+
+
+sort = op("sort", "SortBackward0", _sorted(), self=_selected_grad, dtype="first", domain="distinct",
+          forward_ad="transpose")
+sort_stable = op("sort_stable", "SortBackward1", _sorted(), self=_selected_grad, dtype="first", domain="distinct",
+                 forward_ad="transpose")
+
+
+def _topk(a, k, dim, largest=True, sorted=True):
+    if a.ndim and not 0 <= k <= a.shape[dim]:
+        raise errors.RuntimeError("selected index k out of range")
+    order = _stable_order(a, dim, largest).astype(np.int64)
+    order = order[(slice(None),) * (dim % a.ndim) + (slice(0, k),)] if a.ndim else order
+    return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
+
+
+topk = op("topk", "TopkBackward0", _topk, self=_selected_grad, dtype="first", domain="distinct",
+          forward_ad="transpose")
+
+
+def _kth(a, k, dim, keepdim=False):
+    n = a.shape[dim] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise errors.IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    return _pick(a, dim, keepdim, k - 1, kthvalue=True)
+
+
+def _pick(a, dim, keepdim, position, kthvalue=False):
+    """The element at ``position`` of each sorted slice along ``dim`` (NaN last), and its index."""
+    if a.ndim == 0:
+        return a.copy(), {"indices": np.zeros((), np.int64)}
+    order = _stable_order(a, dim, False)
+    if not kthvalue and a.dtype.kind == "f":
+        # median: a slice holding NaN has NaN as its median (the first NaN's index)
+        nans = np.isnan(a).sum(axis=dim, keepdims=True)
+        position = np.where(nans > 0, a.shape[dim] - nans, position)
+    else:
+        position = np.full(order.shape[:dim % a.ndim] + (1,) + order.shape[dim % a.ndim + 1:], position)
+    idx = np.take_along_axis(order, position, axis=dim).astype(np.int64)
+    vals = np.take_along_axis(a, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, {"indices": idx}
+
+
+kthvalue = op("kthvalue", "KthvalueBackward0", _kth,
+              self=lambda grad, self_shape, dim, keepdim, indices:
+              _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+              dtype="first", domain="distinct", forward_ad="transpose")
+
+
+def _median_dim(a, dim, keepdim=False):
+    _check_dims_nonempty(a, dim, "median")
+    n = a.shape[dim] if a.ndim else 1
+    return _pick(a, dim, keepdim, (n - 1) // 2)
+
+
+median_dim = op("median_dim", "MedianBackward1", _median_dim,
+                self=lambda grad, self_shape, dim, keepdim, indices:
+                _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+                dtype="first", domain="distinct", forward_ad="transpose")
+
+
+def _median_all(a):
+    flat = a.reshape(-1)
+    if flat.size == 0:
+        return np.array(np.nan, a.dtype) if a.dtype.kind == "f" else np.zeros((), a.dtype)
+    if a.dtype.kind == "f" and np.isnan(flat).any():
+        return np.array(np.nan, a.dtype)
+    return np.sort(flat, kind="stable")[(flat.size - 1) // 2].copy()
+
+
+median = op("median", "MedianBackward0", _median_all, self=_evenly, dtype="first", domain="distinct",
+            forward_ad="transpose")
+
+
 def _amax_grad(grad, self, result, dim, keepdim):
     r = _restore(result, self.shape, dim, keepdim)
     g = _restore(grad, self.shape, dim, keepdim)
@@ -421,8 +523,9 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
             "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
-            "all", "any")
+            "all", "any", "kthvalue", "median_dim")
 batch_rules("arg", "argmax", "argmin")
+batch_rules("dims", "sort", "sort_stable", "topk")
 for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
                          ("min", "amin")):
     batch_rules(("reduce_all", _over_dims), _all)
