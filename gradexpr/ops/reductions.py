@@ -203,20 +203,18 @@ def _stable_order(a, dim, descending):
     return np.argsort(~a if a.dtype.kind in "iu" else ~a.astype(np.int64), axis=dim, kind="stable")
 
 
-def _sorted(descending_default=False):
-    def forward(a, dim, descending=False, stable=False):
-        order = _stable_order(a, dim, descending).astype(np.int64)
-        return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
-    return forward
+def _sorted(a, dim, descending=False):
+    order = _stable_order(a, dim, descending).astype(np.int64)
+    return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
 
 
 def _selected_grad(grad, self_shape, dim, indices):
     return _value_selecting_grad(grad, self_shape, dim, True, indices)
 
 
-sort = op("sort", "SortBackward0", _sorted(), self=_selected_grad, dtype="first", domain="distinct",
+sort = op("sort", "SortBackward0", _sorted, self=_selected_grad, dtype="first", domain="distinct",
           forward_ad="transpose")
-sort_stable = op("sort_stable", "SortBackward1", _sorted(), self=_selected_grad, dtype="first", domain="distinct",
+sort_stable = op("sort_stable", "SortBackward1", _sorted, self=_selected_grad, dtype="first", domain="distinct",
                  forward_ad="transpose")
 
 
