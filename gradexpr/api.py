@@ -82,7 +82,7 @@ square relu round clamp clip clamp_min clamp_max where lerp masked_fill isreal b
 bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin sort argsort msort topk kthvalue median std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
-concat concatenate stack hstack vstack split chunk tensor_split unbind narrow select index_select index_add gather
+concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atleast_2d atleast_3d meshgrid split chunk tensor_split unbind narrow select index_select index_add gather
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
 is_floating_point numel
 """.split()

@@ -27,8 +27,8 @@ from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, argsort,
                          nonzero, norm, std, var, _max_method, _min_method)
 from .shape import (broadcast_to, chunk, clone, contiguous, diag, diag_embed, diagonal, expand, expand_as, flatten,
                     flip, fliplr, flipud, gather, index_add, index_select, masked_select, narrow, repeat, reshape,
-                    reshape_as, roll, scatter, scatter_add, select, split, squeeze, tensor_split, tril, triu, unbind,
-                    unflatten, unsqueeze, view, view_as)
+                    reshape_as, roll, scatter, scatter_add, select, split, squeeze, tensor_split, tile, tril, triu,
+                    unbind, unflatten, unsqueeze, view, view_as)
 
 
 def _reflected(fn):
@@ -161,7 +161,7 @@ _METHODS = {
     # shape
     "view": _view_method, "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as, "flatten": flatten,
     "unflatten": unflatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "expand": expand,
-    "expand_as": expand_as, "broadcast_to": broadcast_to, "repeat": repeat, "split": split, "chunk": chunk,
+    "expand_as": expand_as, "broadcast_to": broadcast_to, "repeat": repeat, "tile": tile, "split": split, "chunk": chunk,
     "tensor_split": tensor_split, "unbind": unbind, "narrow": narrow, "select": select,
     "index_select": index_select, "index_add": index_add, "gather": gather, "scatter": scatter,
     "scatter_add": scatter_add, "flip": _varargs_method("flip", "dims", flip), "fliplr": fliplr, "flipud": flipud, "roll": roll, "tril": tril,

@@ -482,3 +482,75 @@ def masked_select(input, mask):
         raise errors.RuntimeError("masked_select: expected BoolTensor for mask")
     _check_broadcast((mask._data, input._data))         # PyTorch names the mask tensor a
     return apply(D.masked_select, (input, mask))
+
+
+def tile(input, dims):
+    """``torch.tile``: ``repeat`` with the missing leading repeats as 1 (a RepeatBackward0)."""
+    dims = _shape_args((dims,) if not isinstance(dims, (tuple, list)) else tuple(dims), "tile")
+    return repeat(input, *((1,) * (input._data.ndim - len(dims)) + tuple(dims)))
+
+
+def _at_least(n, name):
+    """``torch.atleast_{n}d``: one tensor, or several (a tuple back), each with ≥ n dims as PyTorch adds them."""
+    def one(t):
+        nd = t._data.ndim
+        if nd >= n:
+            return t
+        if nd == 0:
+            return t.reshape((1,) * n)
+        if n == 2 or nd == 2:
+            return unsqueeze(t, 0) if nd == 1 else unsqueeze(t, -1)
+        return unsqueeze(unsqueeze(t, 0), -1)          # 1-d to 3-d: (1, N, 1)
+
+    def at_least(*tensors):
+        if len(tensors) == 1 and not _is_tensor(tensors[0]):
+            tensors = tuple(tensors[0])
+            return tuple(one(t) for t in tensors)
+        out = tuple(one(t) for t in tensors)
+        return out[0] if len(out) == 1 else out
+    at_least.__name__ = at_least.__qualname__ = name
+    return at_least
+
+
+atleast_1d = _at_least(1, "atleast_1d")
+atleast_2d = _at_least(2, "atleast_2d")
+atleast_3d = _at_least(3, "atleast_3d")
+
+
+def column_stack(tensors):
+    ts = _tensor_list(tensors, "column_stack")
+    return hstack([t.reshape(t.numel(), 1) if t._data.ndim <= 1 else t for t in ts])
+
+
+def dstack(tensors):
+    return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
+
+
+def meshgrid(*tensors, indexing=None):
+    """``torch.meshgrid``: each 0-d or 1-d input viewed along its own dim and expanded to the grid
+    (``indexing="xy"``: the grid of the first two inputs swapped, its first two outputs swapped back)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        from .. import warn
+        warn.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
+                  "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)")
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise errors.ValueError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise errors.RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = tuple(t.numel() for t in order)
+    grids = []
+    for i, t in enumerate(order):
+        view = [1] * len(order)
+        view[i] = -1
+        grids.append(expand(t.view(*view), shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
