@@ -188,7 +188,7 @@ _METHODS = {
 
 _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max",
             "masked_fill", "round", "remainder", "fmod", "lerp", "square",
-            "true_divide", "floor_divide", "index_add")
+            "true_divide", "floor_divide", "index_add", "scatter", "scatter_add")
 
 _OPERATORS = {
     "__add__": add, "__radd__": _reflected(add), "__sub__": sub, "__rsub__": lambda self, other: rsub(self, other),
