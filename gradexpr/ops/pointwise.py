@@ -328,6 +328,73 @@ atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
+def _xlogy(x, y):
+    with np.errstate(all="ignore"):
+        out = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out).astype(out.dtype)
+
+
+xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
+           self=lambda grad, self, other: grad * (self != 0).xlogy(other),
+           other=lambda grad, self, other: grad * self / other,
+           schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+           variants="function method inplace", dtype=_F_, domain="positive", forward_ad="element_wise")
+
+
+def _logit(a, eps=None):
+    x = a if eps is None else np.clip(a, eps, 1 - eps).astype(a.dtype)
+    with np.errstate(all="ignore"):
+        return np.log(x / (1 - x)).astype(a.dtype)
+
+
+def _logit_grad(grad, self, eps=None):
+    inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
+    outside = float("nan") if eps is None else 0.0
+    return (grad / (self * (1 - self))).masked_fill(~inside, outside)
+
+
+logit = op("logit", "LogitBackward0", _logit, self=_logit_grad,
+           schema="logit(Tensor self, float? eps=None, *, Tensor(a!)? out=None) -> Tensor",
+           variants="function method inplace", dtype=_F_, domain="probability", forward_ad="element_wise")
+
+
+def _nan_to_num(a, nan=None, posinf=None, neginf=None):
+    if a.dtype.kind != "f":
+        return a.copy()
+    info = np.finfo(a.dtype)
+    return np.nan_to_num(a, nan=0.0 if nan is None else nan, posinf=info.max if posinf is None else posinf,
+                         neginf=info.min if neginf is None else neginf).astype(a.dtype)
+
+
+nan_to_num = op("nan_to_num", "NanToNumBackward0", _nan_to_num, self=lambda grad, self: grad * self.isfinite(),
+                schema="nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, "
+                       "Tensor(a!)? out=None) -> Tensor",
+                variants="function method inplace", dtype="first", domain="real", forward_ad="element_wise")
+
+
+def _addcmul(a, t1, t2, value=1):
+    return (a + (np.asarray(value, t1.dtype) * t1) * t2).astype(np.result_type(a, t1, t2))
+
+
+def _addcdiv(a, t1, t2, value=1):
+    with np.errstate(all="ignore"):
+        return (a + np.asarray(value, t1.dtype) * (t1 / t2)).astype(np.result_type(a, t1, t2))
+
+
+addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
+             self=lambda grad, value=1: grad,
+             tensor1=lambda grad, tensor2, value=1: grad * tensor2 * value,
+             tensor2=lambda grad, tensor1, value=1: grad * tensor1 * value,
+             schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
+                    "-> Tensor",
+             variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
+addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
+             self=lambda grad, value=1: grad,
+             tensor1=lambda grad, tensor2, value=1: grad * value / tensor2,
+             tensor2=lambda grad, tensor1, tensor2, value=1: -grad * value * tensor1 / (tensor2 * tensor2),
+             schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
+                    "-> Tensor",
+             variants="function method inplace", dtype="promote", domain="positive", forward_ad="element_wise")
 logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
                self=lambda grad, self, other: grad / (1 + (other - self).exp()),
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
