@@ -400,6 +400,12 @@ def _sample_cases(entry):
     return [case(call, *shapes) for shapes in entry.samples for call in calls]
 
 
+# the late families (ops/registry.LATE_FAMILIES: loaded by torch.nn on first use), every entry tested too
+D.load_late_families()
+from late_op_cases import late_cases  # noqa: E402
+
+CASES.update(late_cases(torch, F, case))
+
 for _name, _entry in D.TABLE.items():
     if _entry.samples:
         CASES.setdefault(_name, []).extend(_sample_cases(_entry))
