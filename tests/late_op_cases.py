@@ -15,7 +15,27 @@ def late_cases(torch, F, case):
         torch.manual_seed(0)
         return F.rrelu(a * 1, 0.1, 0.3, training=True, inplace=True)
 
+    sign = torch.tensor([[1.0, -1.0, -1.0], [1.0, 1.0, -1.0]], dtype=torch.float64)
+    classes = torch.tensor([1, 0])
+    label_sets = torch.tensor([[1, -1, 0], [2, 0, -1]])
+    pairs = torch.tensor([1, -1])
+
     return {
+        # losses (ops/nn_losses.py)
+        "xlogy": [case(lambda a, b: F.kl_div(a, b, reduction="sum"), (2, 3), (2, 3), domain="positive")],
+        "soft_margin_loss": [case(lambda a: F.soft_margin_loss(a, sign), (2, 3)),
+                             case(lambda a: F.soft_margin_loss(a, sign, reduction="none"), (2, 3))],
+        "multi_margin_loss": [case(lambda a: F.multi_margin_loss(a, classes), (2, 3), twice=False),
+                              case(lambda a: F.multi_margin_loss(a, classes, p=2, margin=3.0, reduction="none"),
+                                   (2, 3), twice=False)],
+        "multilabel_margin_loss": [case(lambda a: F.multilabel_margin_loss(a, label_sets), (2, 3), twice=False),
+                                   case(lambda a: F.multilabel_margin_loss(a, label_sets, reduction="none"), (2, 3),
+                                        twice=False)],
+        "add_scalar": [case(lambda a, b: F.margin_ranking_loss(a, b, sign, margin=5.0), (2, 3), (2, 3))],
+        "sub_scalar": [case(lambda a, b: F.cosine_embedding_loss(a, b, pairs, margin=-2.0), (2, 3), (2, 3))],
+        "norm_dim": [case(lambda a, b: F.pairwise_distance(a, b), (2, 3), (2, 3)),
+                     case(lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True), (2, 3), (2, 3))],
+        # activations (ops/nn_activations.py)
         "celu": [case(lambda a: F.celu(a, 0.7), (2, 3)), case(lambda a: torch.celu(a), (4,))],
         "celu_inplace": [case(inplace(lambda b: F.celu(b, 1.3, inplace=True)), (2, 3))],
         "selu": [case(lambda a: F.selu(a), (2, 3)), case(lambda a: torch.selu(a), (3,))],

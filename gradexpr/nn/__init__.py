@@ -21,15 +21,18 @@ from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarit
 from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
-from . import functional, functional_activations
+from . import functional, functional_activations, functional_losses
+from . import loss as _loss
+from .loss import MORE_LOSSES
 
 globals().update({n: getattr(_activation, n) for n in MORE_ACTIVATIONS})
+globals().update({n: getattr(_loss, n) for n in MORE_LOSSES})
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
 LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
-    + MORE_ACTIVATIONS
+    + MORE_ACTIVATIONS + MORE_LOSSES
 
 
 def names():
@@ -42,4 +45,5 @@ def names():
 def functional_names():
     """The ``F.`` functions this package adds (convolution, pooling, normalisation, embedding)."""
     return {**{n: getattr(functional, n) for n in functional.NAMES},
-            **{n: getattr(functional_activations, n) for n in functional_activations.NAMES}}
+            **{n: getattr(functional_activations, n) for n in functional_activations.NAMES},
+            **{n: getattr(functional_losses, n) for n in functional_losses.NAMES}}
