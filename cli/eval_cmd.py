@@ -12,7 +12,6 @@ import click
 
 from gradexpr.session import Bindings, Evaluation, Request, RequestError, evaluate
 
-from .diagnostics import request_error_text
 from .exitcodes import Exit
 from .options import ExpressionCommand, format_options, limit_options, limits_from, resolve_format
 
@@ -85,15 +84,24 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     else:
         source, filename = expr, "<expr>"
     fmt = resolve_format(fmt)
-    from .progress import Progress
     from gradexpr.session import reporting
-    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json)
-    with Progress(enabled=None if fmt != "json" else False) as progress, reporting(progress):
-        try:
+    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json, whose
+    # start-up loads no bar)
+    if fmt == "json":
+        progress = None
+    else:
+        from .progress import Progress
+        progress = Progress()
+    try:
+        with reporting(progress):
             ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
-        except RequestError as e:
+    except RequestError as e:
+        if progress is not None:
             progress.close()
-            _request_failed(e, fmt, source, filename)
+        _request_failed(e, fmt, source, filename)
+    finally:
+        if progress is not None:
+            progress.close()
     from . import render
     if fmt == "json":
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
@@ -119,6 +127,7 @@ def _request_failed(e: RequestError, fmt, source: str, filename: str):
         ev.error, ev.error_code = e, Exit.USAGE
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
         sys.stdout.flush()
+    from .diagnostics import request_error_text
     text = request_error_text(e)
     write_error((text if e.error is not None else f"gradexpr eval: {text}") + "\n" +
                 (f"hint: {e.hint}\n" if e.hint else ""))
@@ -150,6 +159,7 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
         try:
             ev = evaluate(source, name, bindings, request, limits=limits, debug=debug)
         except RequestError as e:
+            from .diagnostics import request_error_text
             ev = Evaluation(source, name)
             ev.error, ev.error_code = RequestError(request_error_text(e)), Exit.USAGE
         if ev.error is not None:

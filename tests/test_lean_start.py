@@ -45,7 +45,7 @@ def _imported(modules, names):
 def test_eval_json_loads_no_rich_no_signal_wrapper_no_other_commands():
     printed, modules = loaded_by("eval", EXPR, "-v", "x=ones(2,2)", "--json")
     assert json.loads(printed)["value"] == 27.0
-    assert _imported(modules, {"rich", "signal"}) == []
+    assert _imported(modules, {"rich", "signal"}) == [] and "gradexpr.cli.progress" not in modules
     assert not modules & {"gradexpr.cli.check_cmd", "gradexpr.cli.graph_cmd", "gradexpr.cli.ops_cmd",
                           "gradexpr.cli.run_cmd", "gradexpr.cli.pytest_plugin"}
 

@@ -140,6 +140,81 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return self
 
 
+def _exponential_(self, lambd=1.0, *, generator=None):
+    lambd = float(_scalar(lambd))
+    if not lambd > 0.0:
+        raise errors.RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    self._data[...] = _rng().exponential(self._data.shape, lambd, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    self._data[...] = _rng().cauchy(self._data.shape, float(_scalar(median)), float(_scalar(sigma)),
+                                    self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _geometric_(self, p, *, generator=None):
+    p = float(_scalar(p))
+    if not 0.0 < p < 1.0:
+        raise errors.RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    self._data[...] = _rng().geometric(self._data.shape, p, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    std = float(_scalar(std))
+    if not std > 0.0:
+        raise errors.RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    self._data[...] = _rng().log_normal(self._data.shape, float(_scalar(mean)), std, self._dtype.name,
+                                        generator=generator)
+    bump_version(self)
+    return self
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the rows of ``input`` (weights, not necessarily summing to 1). Without
+    replacement, or for one sample: PyTorch's exponential trick, the top ``num_samples`` of
+    ``input / q`` with ``q ~ Exp(1)``; with replacement: a binary search of each uniform draw in
+    the normalized cumulative weights."""
+    if not input._dtype.is_floating_point:
+        raise errors.RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                                  f"{input._dtype._scalar_name}")
+    n = int(num_samples)
+    if n <= 0:
+        raise errors.RuntimeError("cannot sample n_sample <= 0 samples")
+    if input.dim() not in (1, 2):
+        raise errors.RuntimeError("prob_dist must be 1 or 2 dim")
+    categories = input._data.shape[-1]
+    if not replacement and n > categories:
+        raise errors.RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if categories > 2 ** 24:
+        raise errors.RuntimeError("number of categories cannot exceed 2^24")
+    data = input._data
+    if not replacement or n == 1:
+        if data.size and not (np.all(data >= 0) and np.all(data < np.inf)):
+            raise errors.RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if np.any(data.sum(axis=-1) == 0):
+            raise errors.RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        q = _rng().exponential(data.shape, 1.0, input._dtype.name, generator=generator)
+        with np.errstate(all="ignore"):
+            keys = data / q
+        # topk: the largest first; equal keys keep their index order
+        order = np.argsort(-keys, axis=-1, kind="stable")[..., :n]
+        return Tensor._make(np.ascontiguousarray(order.astype(np.int64)), dtypes.int64)
+    if np.any(data < 0):
+        raise errors.RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    if not np.all(np.isfinite(data)):
+        raise errors.RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    if np.any(data.sum(axis=-1) <= 0):
+        raise errors.RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    out = _rng().multinomial_with_replacement(data, n, generator=generator)
+    return Tensor._make(out, dtypes.int64)
+
+
 class _NoGrad:
     def __enter__(self):
         self._t = _grad_enabled.set(False)

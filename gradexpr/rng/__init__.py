@@ -58,13 +58,16 @@ __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
     "get_rng_state", "set_rng_state", "snapshot_rng_state", "restore_rng_state", "DEFAULT_RNG_SEED",
     "rand", "randn", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
+    "exponential", "multinomial_with_replacement", "cauchy", "geometric", "log_normal",
 ]
 
 # the distributions are loaded by the first draw: every program builds ``torch.Generator`` from
 # the engine, few draw (start-up)
 _DRAWS = {"bernoulli": "distributions", "dropout_mask": "distributions", "rand": "distributions",
           "randint": "distributions", "random_": "distributions", "randperm": "distributions",
-          "uniform": "distributions", "normal": "gaussian", "randn": "gaussian"}
+          "uniform": "distributions", "exponential": "distributions", "cauchy": "distributions", "geometric": "distributions",
+          "log_normal": "distributions",
+          "multinomial_with_replacement": "distributions", "normal": "gaussian", "randn": "gaussian"}
 
 
 def __getattr__(name):
