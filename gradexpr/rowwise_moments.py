@@ -88,8 +88,9 @@ def rowwise_moments(x: np.ndarray, ddof: int = 0):
 
 
 def layer_norm_rows(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
-    """LayerNormKernelImpl on rows: (x - mean)·rstd·gamma + beta, rstd = 1/sqrt(var + eps), in x's type."""
+    """LayerNormKernelImpl on rows: fma((x - mean)·rstd, gamma, beta), rstd = 1/sqrt(var + eps), in x's type."""
     t = x.dtype.type
     mean, var = rowwise_moments(np.ascontiguousarray(x))
     rstd = t(1) / np.sqrt(var + t(eps))
-    return ((x - mean[:, None]) * rstd[:, None] * weight.astype(x.dtype) + bias.astype(x.dtype)).astype(x.dtype)
+    return np.asarray(fma((x - mean[:, None]) * rstd[:, None], weight.astype(x.dtype), bias.astype(x.dtype)),
+                      x.dtype)

@@ -35,6 +35,11 @@ def late_cases(torch, F, case):
         "sub_scalar": [case(lambda a, b: F.cosine_embedding_loss(a, b, pairs, margin=-2.0), (2, 3), (2, 3))],
         "norm_dim": [case(lambda a, b: F.pairwise_distance(a, b), (2, 3), (2, 3)),
                      case(lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True), (2, 3), (2, 3))],
+        # norms (ops/nn_norms.py)
+        "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
+                              case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "native_group_norm_nobias": [case(lambda a: F.group_norm(a, 3), (2, 6, 2)),
+                                     case(lambda a: torch.nn.GroupNorm(2, 4, affine=False)(a), (2, 4, 3))],
         # activations (ops/nn_activations.py)
         "celu": [case(lambda a: F.celu(a, 0.7), (2, 3)), case(lambda a: torch.celu(a), (4,))],
         "celu_inplace": [case(inplace(lambda b: F.celu(b, 1.3, inplace=True)), (2, 3))],

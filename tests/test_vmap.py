@@ -17,7 +17,12 @@ RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace"}   # draw ra
 # forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the node yet).
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices"}
 NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "prod", "prod_dim", "svdvals",
-                          "native_batch_norm"}
+                          "native_batch_norm",
+                          # the late nn families: in-place forms (their formulas read the result, as elu_'s), the
+                          # composites that clamp in place (margin_ranking, cosine_embedding), and the margin
+                          # losses' formulas, which read the saved input's array
+                          "celu_inplace", "selu_inplace", "mish", "add_scalar", "sub_scalar", "multi_margin_loss",
+                          "multilabel_margin_loss"}
 
 
 def _batch(entry, c, k):

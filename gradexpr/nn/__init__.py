@@ -21,7 +21,8 @@ from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarit
 from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
-from . import functional, functional_activations, functional_losses
+from . import functional, functional_activations, functional_losses, functional_norms
+from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
 
@@ -32,7 +33,7 @@ MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterLis
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d MaxPool2d Embedding
 LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
-    + MORE_ACTIVATIONS + MORE_LOSSES
+    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES
 
 
 def names():
@@ -46,4 +47,5 @@ def functional_names():
     """The ``F.`` functions this package adds (convolution, pooling, normalisation, embedding)."""
     return {**{n: getattr(functional, n) for n in functional.NAMES},
             **{n: getattr(functional_activations, n) for n in functional_activations.NAMES},
-            **{n: getattr(functional_losses, n) for n in functional_losses.NAMES}}
+            **{n: getattr(functional_losses, n) for n in functional_losses.NAMES},
+            **{n: getattr(functional_norms, n) for n in functional_norms.NAMES}}
