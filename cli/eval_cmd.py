@@ -36,6 +36,12 @@ def _read_lines(path):
 @click.option("--wrt", multiple=True, metavar="NAME", help="differentiate only with respect to these leaves")
 @click.option("--jacobian", is_flag=True, help="show the Jacobian (the default for a non-scalar target)")
 @click.option("--grad-output", metavar="VALUE", help="a vector–Jacobian product with VALUE instead of the Jacobian")
+@click.option("--mode", type=click.Choice(["reverse", "forward", "auto"]), default="reverse", show_default=True,
+              metavar="MODE", help="how the Jacobian is computed: reverse (a row per target element), forward (a column per leaf "
+                   "element, re-running the program on dual tensors), auto (forward when the leaves have fewer "
+                   "elements than the target)")
+@click.option("--jvp", "jvp", multiple=True, metavar="NAME=VALUE",
+              help="a Jacobian-vector product in forward mode: leaf NAME's tangent (repeatable; other leaves 0)")
 @click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target (f'' of an elementwise one)")
 @click.option("--pointwise", is_flag=True,
               help="the target is elementwise in its leaves: show x | f(x) | f'(x) without the Jacobian "
@@ -48,7 +54,7 @@ def _read_lines(path):
 @format_options
 @limit_options
 @click.option("--debug", is_flag=True, help="show a Python traceback for errors (for gradexpr developers)")
-def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, pointwise, trace, check, atol,
+def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, mode, jvp, hessian, pointwise, trace, check, atol,
           rtol, batch, fmt, debug, **kwargs):
     """Evaluate a program, differentiate its target and show it all.
 
@@ -69,7 +75,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         raise click.UsageError("give exactly one program: EXPR, - (stdin), -f FILE or --batch FILE")
     if batch is not None and fmt not in (None, "json"):
         raise click.UsageError("--batch writes one JSON object per line (--format json)")
-    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise)
+    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise, mode=mode,
+                      jvp=tuple(jvp))
     try:
         bindings = Bindings.parse(variables, constants, limits)
     except RequestError as e:

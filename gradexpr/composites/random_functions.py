@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..op import bump_version
 from ..signatures import _check_device
@@ -18,6 +19,32 @@ from .creation import _size_keyword
 def _rng():
     from .. import rng as _random
     return _random
+
+
+def _vmap():
+    """vmap's randomness rules (vmap_random.py), loaded with vmap: non-empty ``_VMAP`` means a vmap runs."""
+    from .. import vmap_random
+    return vmap_random
+
+
+def _drawn(draw, shape):
+    """``draw(shape)``, a factory's tensor; under vmap, as its ``randomness=`` says."""
+    return _vmap().factory(draw, shape) if _VMAP else draw(shape)
+
+
+def _drawn_from(draw, *inputs):
+    """``draw(*inputs)``, a sample drawn from tensors (``bernoulli(p)``); under vmap, as its ``randomness=`` says."""
+    return _vmap().with_inputs(draw, inputs) if _VMAP else draw(*inputs)
+
+
+def _filled(self, draw):
+    """``self`` filled in place with ``draw(shape)``; under vmap, as its ``randomness=`` says."""
+    if _VMAP:
+        _vmap().fill(self, draw)
+    else:
+        self._data[...] = draw(self._data.shape)
+    bump_version(self)
+    return self
 
 
 def manual_seed(seed):
@@ -41,8 +68,8 @@ def _random_factory(kind):
         _check_device(device)
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
-        arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
-        return _finish(Tensor._make(arr, d), requires_grad)
+        return _finish(_drawn(lambda s: Tensor._make(getattr(_rng(), kind)(s, d.name, generator=generator), d),
+                              shape), requires_grad)
     make.__name__ = kind
     return make
 
@@ -76,8 +103,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if high <= low:
         raise errors.RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = _dtype_arg(dtype, dtypes.int64)
-    arr = _rng().randint(int(low), int(high), shape, d.name, generator=generator)
-    return _finish(Tensor._make(arr, d), requires_grad)
+    return _finish(_drawn(lambda s: Tensor._make(_rng().randint(int(low), int(high), s, d.name, generator=generator),
+                                                 d), shape), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
@@ -90,54 +117,56 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     _check_device(device)
     _check_new_shape((n,))
     d = _dtype_arg(dtype, dtypes.int64)
-    return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
+
+    def draw(shape):            # under vmap(randomness="different"): one permutation per sample
+        rows = [_rng().randperm(int(n), d.name, generator=generator) for _ in range(int(np.prod(shape[:-1])))]
+        return Tensor._make(np.stack(rows).reshape(shape) if len(shape) > 1 else rows[0], d)
+    return _finish(_drawn(draw, (int(n),)), requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **_):
     if _is_tensor(mean) or _is_tensor(std):
         m = mean._data if _is_tensor(mean) else mean
         s = std._data if _is_tensor(std) else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         d = mean._dtype if _is_tensor(mean) else std._dtype
-        arr = _rng().normal(m, s, shape, d.name, generator=generator)
-        return Tensor._make(arr, d)
+
+        def draw(mean, std):
+            m = mean._data if _is_tensor(mean) else mean
+            s = std._data if _is_tensor(std) else std
+            shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+            return Tensor._make(_rng().normal(m, s, shape, d.name, generator=generator), d)
+        return _drawn_from(draw, mean, std)
     shape = _shape_args((size,)) if size is not None else ()
     _check_new_shape(shape)
     d = _dtype_arg(dtype, dtypes.default_float)
-    return _finish(Tensor._make(_rng().normal(mean, std, shape, d.name, generator=generator), d), requires_grad)
+    return _finish(_drawn(lambda s: Tensor._make(_rng().normal(mean, std, s, d.name, generator=generator), d), shape),
+                   requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None):
+    name = input._dtype.name
     if p is not None:
-        arr = _rng().bernoulli(float(p), input._data.shape, input._dtype.name, generator=generator)
-    else:
-        arr = _rng().bernoulli(input._data, input._data.shape, input._dtype.name, generator=generator)
-    return Tensor._make(arr, input._dtype)
+        return _drawn(lambda s: Tensor._make(_rng().bernoulli(float(p), s, name, generator=generator), input._dtype),
+                      tuple(input._data.shape))
+    return _drawn_from(lambda x: Tensor._make(_rng().bernoulli(x._data, x._data.shape, name, generator=generator),
+                                              x._dtype), input)
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     with _NoGrad():
-        self._data[...] = _rng().uniform(a, b, self._data.shape, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+        return _filled(self, lambda s: _rng().uniform(a, b, s, self._dtype.name, generator=generator))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().normal(mean, std, s, self._dtype.name, generator=generator))
 
 
 def _random_(self, *bounds, generator=None):
-    self._data[...] = _rng().random_(self._data.shape, self._dtype.name, *bounds, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().random_(s, self._dtype.name, *bounds, generator=generator))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
-    self._data[...] = _rng().bernoulli(float(_scalar(p)), self._data.shape, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().bernoulli(float(_scalar(p)), s, self._dtype.name, generator=generator))
 
 
 def _exponential_(self, lambd=1.0, *, generator=None):

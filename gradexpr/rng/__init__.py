@@ -75,6 +75,8 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    for other, where in _DRAWS.items():     # all of them: importing rng.normal binds the name to the module
+        if where == module:
+            globals()[other] = getattr(loaded, other)
+    return globals()[name]
