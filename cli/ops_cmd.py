@@ -22,6 +22,7 @@ JSON_VERSION = 1
 def _rows(patterns) -> list:
     from gradexpr import functions, ops  # noqa: F401  (functions binds the surface)
     from gradexpr.ops.listing import describe
+    ops.load_late_families()                     # (the families torch.nn loads on first use)
 
     rows = [describe(name, entry) for name, entry in ops.TABLE.items()]
     if patterns:

@@ -162,7 +162,7 @@ def _build() -> dict:
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
-                                "func": LazyNamespace("torch.func", {}, _func_names)})
+                                "func": LazyNamespace("torch.func", {}, _func_names)}, lazy=_late_torch_name)
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
     for name in ("set_grad_enabled", "cuda", "backends", "accelerator"):
@@ -183,6 +183,12 @@ def _nn_names():
     from . import nn
     modules, init, utils = nn.names()
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+
+
+def _late_torch_name(name):
+    """torch.X of the ops that load with torch.nn (torch.selu, torch.celu_, torch.hardshrink, torch.prelu …)."""
+    from .nn import functional_activations as FA
+    return getattr(FA, name) if name in FA.TORCH_NAMES else None
 
 
 def _nn_functional_names():

@@ -19,6 +19,9 @@ from .graph import AccumulateGrad, InvalidGradFn, OutputEdge, _grad_enabled, out
 from .graph import is_inference_mode_enabled as _inference_on
 
 
+_LATE_METHODS = frozenset(("hardshrink", "prelu"))
+
+
 class Tensor:
     _gx_exposed = True
     _gx_settable = frozenset({"requires_grad", "data", "grad"})
@@ -46,6 +49,13 @@ class Tensor:
         if base is not None:
             t._base = base
         return t
+
+    def __getattr__(self, name):           # only for names the class lacks: the methods of the late ops
+        if name in _LATE_METHODS:           # (hardshrink, prelu) are bound on first use (nn/functional_activations.py)
+            from .nn.functional_activations import bind_tensor_methods
+            bind_tensor_methods()
+            return getattr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __new__(cls, *args, **kwargs):     # the legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2])
         from .legacy import construct

@@ -147,7 +147,8 @@ CASES: dict[str, list[Case]] = {
     "frac": [case(lambda a: a.frac(), (2, 3))],
     "round": [case(lambda a: a.round() * a, (2, 3)), case(lambda a: a.round(decimals=1) + a, (3,))],
     "atan2": [case(lambda a, b: torch.atan2(a, b), (2, 3), (3,))],
-    "xlogy": [case(lambda a, b: torch.xlogy(a, b), (2, 3), (3,)), case(lambda a, b: a.xlogy(b), (3,), (3,))],
+    "xlogy": [case(lambda a, b: torch.xlogy(a, b), (2, 3), (3,)), case(lambda a, b: a.xlogy(b), (3,), (3,)),
+              case(lambda a, b: F.kl_div(a, b, reduction="sum"), (2, 3), (2, 3), domain="positive")],
     "logit": [case(lambda a: torch.logit(a), (2, 3)), case(lambda a: a.logit(0.05), (4,))],
     "nan_to_num": [case(lambda a: torch.nan_to_num(a), (2, 3)), case(lambda a: a.nan_to_num(posinf=1.0), (3,))],
     "addcmul": [case(lambda a, b, c: torch.addcmul(a, b, c, value=0.5), (2, 3), (2, 3), (3,))],
@@ -430,6 +431,12 @@ def _sample_cases(entry):
             calls.append(lambda *xs, f=getattr(torch.linalg, public): f(*xs))
     return [case(call, *shapes) for shapes in entry.samples for call in calls]
 
+
+# the late families (ops/registry.LATE_FAMILIES: loaded by torch.nn on first use), every entry tested too
+D.load_late_families()
+from late_op_cases import late_cases  # noqa: E402
+
+CASES.update(late_cases(torch, F, case))
 
 for _name, _entry in D.TABLE.items():
     if _entry.samples:

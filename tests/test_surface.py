@@ -46,6 +46,11 @@ UNSUPPORTED = _unsupported()
 
 
 def _bound() -> set:
+    # the names bound on first use (the late ops of torch.nn: torch.selu, Tensor.hardshrink …), bound now
+    from gradexpr.nn import functional_activations as late
+    late.bind_tensor_methods()
+    for name in late.TORCH_NAMES:
+        getattr(G["torch"], name)
     return {f"{prefix}.{n}" for prefix, space in SPACES.items() for n in dir(space) if not n.startswith("_")}
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from . import activation as _activation
+from .activation import MORE_ACTIVATIONS
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
@@ -19,13 +21,20 @@ from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarit
 from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
-from . import functional
+from . import functional, functional_activations, functional_losses, functional_norms
+from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
+from . import loss as _loss
+from .loss import MORE_LOSSES
+
+globals().update({n: getattr(_activation, n) for n in MORE_ACTIVATIONS})
+globals().update({n: getattr(_loss, n) for n in MORE_LOSSES})
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
 ConvTranspose2d MaxPool2d Embedding
-LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES
+LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
+    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES
 
 
 def names():
@@ -37,4 +46,7 @@ def names():
 
 def functional_names():
     """The ``F.`` functions this package adds (convolution, pooling, normalisation, embedding)."""
-    return {n: getattr(functional, n) for n in functional.NAMES}
+    return {**{n: getattr(functional, n) for n in functional.NAMES},
+            **{n: getattr(functional_activations, n) for n in functional_activations.NAMES},
+            **{n: getattr(functional_losses, n) for n in functional_losses.NAMES},
+            **{n: getattr(functional_norms, n) for n in functional_norms.NAMES}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import common, backward_ops, pointwise, reductions, linalg, shape, indexing, nn, nn_layers, aliases  # noqa: F401  (fill the table)
 from .indexing import GETITEM, _as_strided_grad  # noqa: F401  (used by the indexing engine and views)
 from .nn import NON_DIFFERENTIABLE_FUNCTIONS, _check_reduction  # noqa: F401
-from .registry import ALIASES, NOT_DIFFERENTIABLE, TABLE, NotDifferentiable, Op, op  # noqa: F401
+from .registry import ALIASES, NOT_DIFFERENTIABLE, TABLE, NotDifferentiable, Op, load_late_families, op  # noqa: F401
 
 
 def _expose():

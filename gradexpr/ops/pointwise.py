@@ -329,16 +329,18 @@ atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _xlogy(x, y):
+    """ATen's scalar kernel: nan if y is nan, 0 where x == 0, else x·log(y) (log correctly rounded)."""
     with np.errstate(all="ignore"):
-        out = x * np.log(y)
-    return np.where((x == 0) & ~np.isnan(y), np.zeros((), out.dtype), out).astype(out.dtype)
+        log = np.log(y.astype(np.float64)).astype(y.dtype) if y.dtype == np.float32 else np.log(y)
+        return np.where(np.isnan(y), y, np.where(x == 0, x.dtype.type(0), x * log)).astype(np.result_type(x, y))
 
 
 xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
-           self=lambda grad, self, other: grad * (self != 0).xlogy(other),
+           self=lambda grad, self, other: grad * (self != 0).to(grad.dtype).xlogy(other),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
-           variants="function method inplace", dtype=_F_, domain="positive", forward_ad="element_wise")
+           variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
+           domain="positive", forward_ad="element_wise")
 
 
 def _logit(a, eps=None):

@@ -75,6 +75,17 @@ def op(name, node, forward, inputs=("self",), **kw):
     return entry
 
 
+# families ``ops/__init__`` does not import (start-up stays lean): ``torch.nn`` loads them on first use,
+# ``gradexpr ops`` and the op-table tests through ``load_late_families``
+LATE_FAMILIES = ("nn_activations", "nn_losses", "nn_norms")
+
+
+def load_late_families():
+    import importlib
+    for family in LATE_FAMILIES:
+        importlib.import_module(f"{__package__}.{family}")
+
+
 def batch_rules(kind, *names):
     """Declare how vmap batches the entries ``names`` (batching.RULES: "dims", "reduce", "shape", ...;
     or ("reduce_all", the entry over dims)); elementwise entries need no declaration."""

@@ -1,0 +1,211 @@
+"""The activations PyTorch implements natively beyond relu/elu/gelu (``ops/nn.py``): celu, selu,
+hard/soft shrink, hardsigmoid, hardswish, mish, glu, prelu, rrelu, threshold, each with its own node.
+
+A late family: ``ops/__init__`` does not import it, so a one-liner's start-up does not pay for it;
+``torch.nn`` / ``torch.nn.functional`` load it on first use (``registry.LATE_FAMILIES``).
+Kernels follow ATen's CPU kernels step by step in the input's precision, so float32 matches bit
+for bit where the kernel is plain arithmetic.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import backward_ops as _bw
+from .common import _NOT_FLOAT, _apply, _kernel
+from .registry import op
+
+
+def _elu_family(a, alpha, scale, input_scale):
+    """ATen's elu kernel: x <= 0 ? expm1(x·input_scale)·(alpha·scale) : x·scale (coefficients in x's type)."""
+    c = a.dtype.type
+    with np.errstate(all="ignore"):
+        neg = np.expm1(a * c(input_scale)) * (c(alpha) * c(scale))
+        return np.where(a <= 0, neg, a * c(scale)).astype(a.dtype)
+
+
+# ---------------------------------------------------------------- celu / selu: elu with scales
+def _celu(a, alpha=1.0):
+    return _elu_family(a, alpha, 1.0, 1.0 / alpha)
+
+
+celu = op("celu", "CeluBackward0", _celu,
+          self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha, False, 1.0, 1.0 / alpha),
+          dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+# F.celu(x, inplace=True) / torch.celu_: the node reads the result (x is overwritten)
+celu_inplace = op("celu_inplace", "CeluBackward1", _celu,
+                  self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True, 1.0, 1.0 / alpha),
+                  dtype=celu.dtype, domain="nonzero", forward_ad="element_wise")
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu(a):
+    return _elu_family(a, SELU_ALPHA, SELU_SCALE, 1.0)
+
+
+# selu is ATen's elu(x, alpha, scale): its node is EluBackward0 (EluBackward1 in place)
+selu = op("selu", "EluBackward0", _selu,
+          self=lambda grad, self: _bw.elu_grad(grad, self, SELU_ALPHA, False, SELU_SCALE, 1.0),
+          dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+selu_inplace = op("selu_inplace", "EluBackward1", _selu,
+                  self=lambda grad, result: _bw.elu_grad(grad, result, SELU_ALPHA, True, SELU_SCALE, 1.0),
+                  dtype=selu.dtype, domain="nonzero", forward_ad="element_wise")
+
+
+# ---------------------------------------------------------------- shrinks
+def _zero_where(grad, condition):
+    """``grad`` with 0 where ``condition`` (a boolean tensor computed from saved inputs) holds."""
+    return grad.masked_fill(condition, 0)
+
+
+def _hardshrink(a, lambd=0.5):
+    c = a.dtype.type
+    return np.where((a >= c(-lambd)) & (a <= c(lambd)), c(0), a)
+
+
+def _softshrink(a, lambd=0.5):
+    """Inside [-lambd, lambd] ATen's vectorized loop writes +0, its scalar loop x·0 (-0 for x < 0)."""
+    c = a.dtype.type
+    lam = c(lambd)
+    zero = np.where(_scalar_tail(a), a * c(0), c(0))
+    return np.where(a > lam, a - lam, np.where(a < -lam, a + lam, zero)).astype(a.dtype)
+
+
+def _scalar_tail(a):
+    """The elements ATen's CPU loop (``cpu_kernel_vec``) leaves to its scalar code: the last
+    n mod (2 vectors) of a contiguous tensor (AVX2's 32-byte vectors; one chunk, i.e. n <= 32768)."""
+    n = a.size
+    tail = n % (2 * (32 // a.itemsize))
+    flat = np.zeros(n, bool)
+    flat[n - tail:] = tail > 0
+    return flat.reshape(a.shape)
+
+
+def _inside(self, lambd):
+    return (self >= -lambd).logical_and(self <= lambd)
+
+
+hardshrink = op("hardshrink", "HardshrinkBackward0", _hardshrink,
+                self=lambda grad, self, lambd=0.5: _zero_where(grad, _inside(self, lambd)),
+                dtype=_kernel("hardshrink_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+softshrink = op("softshrink", "SoftshrinkBackward0", _softshrink,
+                self=lambda grad, self, lambd=0.5: _zero_where(grad, _inside(self, lambd)),
+                dtype=_kernel("softshrink_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+
+
+# ---------------------------------------------------------------- hard sigmoid / swish, mish
+def _hardsigmoid(a):
+    c = a.dtype.type
+    return (np.minimum(np.maximum(a + c(3), c(0)), c(6)) / c(6)).astype(a.dtype)
+
+
+def _hardswish(a):
+    c = a.dtype.type
+    return (a * np.minimum(np.maximum(a + c(3), c(0)), c(6)) / c(6)).astype(a.dtype)
+
+
+def _hardsigmoid_grad(grad, self):
+    return _zero_where(grad / 6, (self <= -3).logical_or(self >= 3))
+
+
+def _hardswish_grad(grad, self):
+    # ATen: x <= -3 -> 0; x < 3 -> grad·(x/3 + 0.5); else grad
+    middle = grad * (self / 3 + 0.5)
+    return _zero_where(middle.where(self < 3, grad), self <= -3)
+
+
+hardsigmoid = op("hardsigmoid", "HardsigmoidBackward0", _hardsigmoid, self=_hardsigmoid_grad,
+                 dtype=_kernel("hardsigmoid_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+hardswish = op("hardswish", "HardswishBackward0", _hardswish, self=_hardswish_grad,
+               dtype=_kernel("hardswish_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
+
+
+def _mish(a):
+    with np.errstate(all="ignore"):
+        return (a * np.tanh(np.log1p(np.exp(a)))).astype(a.dtype)
+
+
+def _mish_grad(grad, self):
+    # ATen: grad · (tanh(softplus(x)) + x · sigmoid(x) · (1 - tanh(softplus(x))²))
+    sigmoid = self.sigmoid()
+    tanh_softplus = self.exp().log1p().tanh()
+    return grad * (tanh_softplus + self * sigmoid * (1 - tanh_softplus * tanh_softplus))
+
+
+mish = op("mish", "MishBackward0", _mish, self=_mish_grad,
+          dtype=_kernel("mish_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
+
+
+# ---------------------------------------------------------------- glu
+def _glu(a, dim=-1):
+    first, second = np.split(a, 2, axis=dim)
+    c = a.dtype.type
+    with np.errstate(all="ignore"):
+        return (first * (c(1) / (c(1) + np.exp(-second)))).astype(a.dtype)
+
+
+def _glu_grad(grad, self, dim=-1):
+    first, second = self.chunk(2, dim)
+    gate = second.sigmoid()
+    return _cat((grad * gate, grad * first * gate * (1 - gate)), dim)
+
+
+def _cat(tensors, dim):
+    from ..functions import cat
+    return cat(list(tensors), dim)
+
+
+glu = op("glu", "GluBackward0", _glu, self=_glu_grad,
+         dtype=_kernel("glu_cpu", refuse=_NOT_FLOAT), domain="real")
+
+
+# ---------------------------------------------------------------- prelu, rrelu, threshold
+def _prelu(a, w):
+    return np.where(a > 0, a, w * a).astype(np.result_type(a, w))
+
+
+# torch.prelu reshapes the weight to broadcast over the channel dim, then calls _prelu_kernel
+prelu_kernel = op("prelu_kernel", "PreluKernelBackward0", _prelu, ("self", "weight"),
+                  self=lambda grad, self, weight: grad.where(self > 0, grad * weight),
+                  weight=lambda grad, self: _zero_where(grad * self, self > 0),
+                  dtype=_kernel("prelu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="transpose")
+
+
+def _rrelu(a, noise):
+    """x·noise where x <= 0 (noise: the drawn slopes, or the mean slope in eval mode)."""
+    return np.where(a <= 0, a * noise.astype(a.dtype), a).astype(a.dtype)
+
+
+def _rrelu_grad(grad, self, noise):
+    from ..tensor import Tensor
+    slopes = Tensor._make(noise.astype(self._data.dtype))
+    return grad.where(self > 0, grad * slopes)
+
+
+def _rrelu_grad_result(grad, result, noise):
+    from ..tensor import Tensor
+    slopes = Tensor._make(noise.astype(result._data.dtype))
+    return grad.where(result > 0, grad * slopes)
+
+
+rrelu_with_noise = op("rrelu_with_noise", "RreluWithNoiseBackward0", _rrelu, self=_rrelu_grad,
+                      dtype=_kernel("rrelu_with_noise_out_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+rrelu_with_noise_inplace = op("rrelu_with_noise_inplace", "RreluWithNoiseBackward1", _rrelu,
+                              self=_rrelu_grad_result, dtype=rrelu_with_noise.dtype, domain="nonzero")
+
+
+def _threshold(a, threshold, value):
+    t = np.asarray(threshold).astype(a.dtype) if a.dtype.kind == "f" else threshold
+    return np.where(a <= t, np.asarray(value).astype(a.dtype), a)
+
+
+def _threshold_grad(grad, self, threshold):
+    return _apply(_bw.threshold_backward, (grad, self), {"threshold": threshold})
+
+
+threshold = op("threshold", "ThresholdBackward0", _threshold, self=_threshold_grad,
+               dtype=_kernel("threshold_cpu", refuse="b"), domain="nonzero", forward_ad="element_wise")
+threshold_inplace = op("threshold_inplace", "ThresholdBackward1", _threshold,
+                       self=lambda grad, result, threshold: _threshold_grad(grad, result, threshold),
+                       dtype=threshold.dtype, domain="nonzero", forward_ad="element_wise")

@@ -1,0 +1,171 @@
+"""The losses PyTorch implements natively (their own node): soft_margin_loss, multi_margin_loss,
+multilabel_margin_loss (kl_div is written with the pointwise xlogy). The other losses are ATen or
+Python composites (``nn/functional_losses.py``) and record the nodes of their parts.
+
+A late family (``registry.LATE_FAMILIES``): loaded with ``torch.nn``, not at start-up.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import _NOT_FLOAT, _apply, _kernel
+from .nn import _reduce
+from .reductions import _norm, _norm_dtype, _norm_grad
+from .registry import op
+
+
+# ---------------------------------------------------------------- soft margin
+def _soft_margin(x, y, reduction="mean"):
+    with np.errstate(all="ignore"):
+        loss = np.log1p(np.exp((-x) * y)).astype(x.dtype)
+    return _reduce(loss, reduction)
+
+
+def _soft_margin_grad(grad, self, target, reduction="mean"):
+    # ATen: -norm · target · z / (1 + z) · grad, z = exp(-target · self)
+    z = (-target * self).exp()
+    scale = 1.0 / self.numel() if reduction == "mean" else 1.0
+    return target * z * (-scale) / (z + 1) * grad
+
+
+soft_margin_loss = op("soft_margin_loss", "SoftMarginLossBackward0", _soft_margin, ("self", "target"),
+                      self=_soft_margin_grad,
+                      dtype=_kernel("soft_margin_loss", "promote", _NOT_FLOAT), domain="real")
+
+
+# ---------------------------------------------------------------- multi margin
+def _multi_margin_terms(x, target, p, margin, weight):
+    """Per sample and class: max(0, margin - x[y] + x[j])^p (· w[y]), j != y (ATen's inner sum)."""
+    c = x.dtype.type
+    rows = np.arange(x.shape[0])
+    z = c(margin) - x[rows, target][:, None] + x
+    h = np.where(z > 0, z if p == 1 else z * z, c(0))
+    if weight is not None:
+        h = h * weight.astype(x.dtype)[target][:, None]
+    h[rows, target] = 0
+    return h, z
+
+
+def _multi_margin(x, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    """ATen's CPU kernel: each row's terms summed in order in the input's type and divided by the
+    class count; for sum/mean the rows are accumulated in double (mean then divides by the row count)."""
+    squeeze = x.ndim < 2
+    x2 = x.reshape(1, -1) if squeeze else x
+    t = np.asarray(target).reshape(-1).astype(np.int64)
+    h, _ = _multi_margin_terms(x2, t, p, margin, weight)
+    return _rows_reduced(x2, h, reduction, squeeze)
+
+
+def _rows_reduced(x2, terms, reduction, squeeze):
+    c = x2.dtype.type
+    rows = []
+    for row in terms:
+        s = c(0)
+        for v in row:
+            s = c(s + v)
+        rows.append(c(s / c(x2.shape[1])))
+    if reduction == "none":
+        out = np.array(rows, x2.dtype)
+        return out.reshape(()) if squeeze else out
+    total = 0.0
+    for r in rows:
+        total += float(r)
+    if reduction == "mean":
+        total /= x2.shape[0]
+    return np.asarray(total, x2.dtype)
+
+
+def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    from ..tensor import Tensor
+    x = self._data
+    x2 = x.reshape(1, -1) if x.ndim < 2 else x
+    t = np.asarray(target._data).reshape(-1).astype(np.int64)
+    _, z = _multi_margin_terms(x2, t, p, margin, None)
+    rows = np.arange(x2.shape[0])
+    d = np.where(z > 0, 1 if p == 1 else 2 * z, 0).astype(x.dtype)
+    if weight is not None:
+        d = d * weight.astype(x.dtype)[t][:, None]
+    d[rows, t] = 0
+    d[rows, t] = -d.sum(1)
+    d = d / x2.shape[1]
+    if reduction == "mean":
+        d = d / x2.shape[0]
+    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
+    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
+    return local * g
+
+
+multi_margin_loss = op("multi_margin_loss", "MultiMarginLossBackward0", _multi_margin, ("self", "target"),
+                       self=_multi_margin_grad,
+                       dtype=_kernel("multi_margin_loss_cpu", "first", _NOT_FLOAT), domain="distinct", twice=False)
+
+
+# ---------------------------------------------------------------- multilabel margin
+def _label_sets(target):
+    """Per row: the target classes (up to the first -1) and a mask of them."""
+    t = np.asarray(target).astype(np.int64)
+    labels, masks = [], np.zeros(t.shape, bool)
+    for i, row in enumerate(t):
+        chosen = []
+        for v in row:
+            if v < 0:
+                break
+            chosen.append(int(v))
+        labels.append(chosen)
+        masks[i, chosen] = True
+    return labels, masks
+
+
+def _multilabel_margin(x, target, reduction="mean"):
+    squeeze = x.ndim < 2
+    x2 = x.reshape(1, -1) if squeeze else x
+    labels, masks = _label_sets(np.asarray(target).reshape(x2.shape))
+    c = x.dtype.type
+    terms = []
+    for i, chosen in enumerate(labels):
+        row = []
+        for j in chosen:
+            for k in range(x2.shape[1]):
+                z = c(c(1) - x2[i, j] + x2[i, k])
+                if not masks[i, k] and z > 0:
+                    row.append(z)
+        terms.append(row)
+    return _rows_reduced(x2, terms, reduction, squeeze)
+
+
+def _multilabel_margin_grad(grad, self, target, reduction="mean"):
+    from ..tensor import Tensor
+    x = self._data
+    x2 = x.reshape(1, -1) if x.ndim < 2 else x
+    labels, masks = _label_sets(np.asarray(target._data).reshape(x2.shape))
+    d = np.zeros(x2.shape, x.dtype)
+    for i, chosen in enumerate(labels):
+        for j in chosen:
+            z = 1 - x2[i, j] + x2[i]
+            hit = (z > 0) & ~masks[i]
+            d[i, j] -= hit.sum()
+            d[i] += hit
+    d = d / x2.shape[1]
+    if reduction == "mean":
+        d = d / x2.shape[0]
+    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
+    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
+    return local * g
+
+
+multilabel_margin_loss = op("multilabel_margin_loss", "MultilabelMarginLossBackward0", _multilabel_margin,
+                            ("self", "target"), self=_multilabel_margin_grad,
+                            dtype=_kernel("multilabel_margin_loss_forward_out_frame", "first", _NOT_FLOAT),
+                            domain="distinct", twice=False)
+
+
+# ---------------------------------------------------------------- the Scalar overloads ATen's composites call
+# (``x + margin`` in C++ is add.Scalar: AddBackward1, where Python's ``x + 0.5`` records AddBackward0)
+add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
+sub_scalar = op("sub_scalar", "SubBackward1", lambda a, other: a - np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
+# at::norm(self, p, dim, keepdim) (pairwise_distance's): NormBackward1, the formula of linalg's vector norm
+norm_dim = op("norm_dim", "NormBackward1", _norm,
+              self=lambda grad, self, result, ord, dim, keepdim: _norm_grad(grad, self, result, ord, dim, keepdim),
+              dtype=_norm_dtype, domain="nonzero", forward_ad="transpose")

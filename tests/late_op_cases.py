@@ -1,0 +1,63 @@
+"""Sample calls (test_ops_table.CASES) of the late op families (``ops.registry.LATE_FAMILIES``: the
+activations, losses and norms ``torch.nn`` loads on first use), through the public functions."""
+from __future__ import annotations
+
+
+def late_cases(torch, F, case):
+    def inplace(f):
+        return lambda a: f(a * 1)
+
+    def rrelu_train(a):
+        torch.manual_seed(0)            # the same slopes on every evaluation
+        return F.rrelu(a, 0.1, 0.3, training=True)
+
+    def rrelu_train_inplace(a):
+        torch.manual_seed(0)
+        return F.rrelu(a * 1, 0.1, 0.3, training=True, inplace=True)
+
+    sign = torch.tensor([[1.0, -1.0, -1.0], [1.0, 1.0, -1.0]], dtype=torch.float64)
+    classes = torch.tensor([1, 0])
+    label_sets = torch.tensor([[1, -1, 0], [2, 0, -1]])
+    pairs = torch.tensor([1, -1])
+
+    return {
+        # losses (ops/nn_losses.py)
+        "soft_margin_loss": [case(lambda a: F.soft_margin_loss(a, sign), (2, 3)),
+                             case(lambda a: F.soft_margin_loss(a, sign, reduction="none"), (2, 3))],
+        "multi_margin_loss": [case(lambda a: F.multi_margin_loss(a, classes), (2, 3), twice=False),
+                              case(lambda a: F.multi_margin_loss(a, classes, p=2, margin=3.0, reduction="none"),
+                                   (2, 3), twice=False)],
+        "multilabel_margin_loss": [case(lambda a: F.multilabel_margin_loss(a, label_sets), (2, 3), twice=False),
+                                   case(lambda a: F.multilabel_margin_loss(a, label_sets, reduction="none"), (2, 3),
+                                        twice=False)],
+        "add_scalar": [case(lambda a, b: F.margin_ranking_loss(a, b, sign, margin=5.0), (2, 3), (2, 3))],
+        "sub_scalar": [case(lambda a, b: F.cosine_embedding_loss(a, b, pairs, margin=-2.0), (2, 3), (2, 3))],
+        "norm_dim": [case(lambda a, b: F.pairwise_distance(a, b), (2, 3), (2, 3)),
+                     case(lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True), (2, 3), (2, 3))],
+        # norms (ops/nn_norms.py)
+        "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
+                              case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "native_group_norm_nobias": [case(lambda a: F.group_norm(a, 3), (2, 6, 2)),
+                                     case(lambda a: torch.nn.GroupNorm(2, 4, affine=False)(a), (2, 4, 3))],
+        # activations (ops/nn_activations.py)
+        "celu": [case(lambda a: F.celu(a, 0.7), (2, 3)), case(lambda a: torch.celu(a), (4,))],
+        "celu_inplace": [case(inplace(lambda b: F.celu(b, 1.3, inplace=True)), (2, 3))],
+        "selu": [case(lambda a: F.selu(a), (2, 3)), case(lambda a: torch.selu(a), (3,))],
+        "selu_inplace": [case(inplace(lambda b: torch.selu_(b)), (2, 3))],
+        "hardshrink": [case(lambda a: F.hardshrink(a, 0.25), (2, 3), twice=False),
+                       case(lambda a: a.hardshrink(1.0), (5,), twice=False)],
+        "softshrink": [case(lambda a: F.softshrink(a, 0.25), (2, 3), twice=False),
+                       case(lambda a: F.softshrink(a * 3, 1.0), (5,), twice=False)],
+        "hardsigmoid": [case(lambda a: F.hardsigmoid(a * 4), (2, 3), twice=False)],
+        "hardswish": [case(lambda a: F.hardswish(a * 4), (2, 3), twice=False)],
+        "mish": [case(lambda a: F.mish(a), (2, 3)), case(inplace(lambda b: F.mish(b, inplace=True)), (3,))],
+        "glu": [case(lambda a: F.glu(a), (3, 4)), case(lambda a: F.glu(a, 0), (2, 3))],
+        "prelu_kernel": [case(lambda a, w: F.prelu(a, w), (2, 3), (3,), twice=False),
+                         case(lambda a, w: torch.prelu(a, w), (2, 3, 2), (1,), twice=False)],
+        "rrelu_with_noise": [case(lambda a: F.rrelu(a), (2, 3), twice=False),
+                             case(rrelu_train, (3, 2), twice=False)],
+        "rrelu_with_noise_inplace": [case(rrelu_train_inplace, (2, 3), twice=False)],
+        "threshold": [case(lambda a: F.threshold(a, 0.1, -2.0), (2, 3), twice=False)],
+        "threshold_inplace": [case(inplace(lambda b: F.threshold(b, 0.1, 2.0, inplace=True)), (2, 3),
+                                   twice=False)],
+    }
