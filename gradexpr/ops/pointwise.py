@@ -137,9 +137,15 @@ def _square_grad(grad, self):
     data = grad._data
     if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
         g2 = grad[(0,) * data.ndim] * 2
-        if np.isfinite(g2._data):
+        # the same value unless 2·x overflows where 2·g does not (|x| > max/2, |g| < 1: PyTorch's inf)
+        if np.isfinite(g2._data) and (abs(g2._data) >= 2 or not _doubling_overflows(self._data)):
             return self * g2
     return grad * (self * 2)
+
+
+def _doubling_overflows(a) -> bool:
+    half = np.finfo(a.dtype).max / 2
+    return bool(a.max() > half or a.min() < -half)
 
 
 def _pow_scalar_forward(a, exponent):
