@@ -375,7 +375,7 @@ logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
                dtype=_F_, domain="real", forward_ad="transpose")
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
-            self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
+            self=corner_grads.cumsum_grad,
             dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 
