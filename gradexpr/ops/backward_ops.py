@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads
+from .. import corner_grads, softmax_order
 from ..exact import fma, fma32
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -447,10 +447,6 @@ def nll2d_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-
 
 
 # ============================================================ softmax
-def _softmax_backward_data(g, y, dim):
-    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
-
-
 def softmax_grad(grad, result, dim):
     return _apply(softmax_backward_data, (grad, result), {"dim": dim})
 
@@ -462,15 +458,11 @@ def _softmax_double_backward(grad, grad_output, output, dim):
 
 
 softmax_backward_data = op(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(_softmax_backward_data),
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(softmax_order.softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
     output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
     domain="probability", forward_ad="transpose", twice=True, batch="loop")
-
-
-def _log_softmax_backward_data(g, y, dim):
-    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
 
 
 def log_softmax_grad(grad, result, dim):
@@ -478,7 +470,7 @@ def log_softmax_grad(grad, result, dim):
 
 
 log_softmax_backward_data = op(
-    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(_log_softmax_backward_data),
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(softmax_order.log_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,
