@@ -131,21 +131,16 @@ def _pow_self(grad, self, exponent):
 
 
 def _square_grad(grad, self):
-    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded, with fewer
-    passes over memory: 2·x is exact, so ``grad * (self * 2)`` has the same value, and a uniform grad
-    (a mean's or sum's, expanded) of the same shape is doubled first, ``self * (2·g)``, one pass."""
+    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded. ``2·x`` is
+    exact (or overflows to inf, as PyTorch's does for |x| > max/2), so for a uniform grad (a mean's
+    or sum's, expanded) of the same shape the product is ``(x · 2) · g``: two passes over x, and no
+    pass over the expanded grad."""
     data = grad._data
     if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
-        g2 = grad[(0,) * data.ndim] * 2
-        # the same value unless 2·x overflows where 2·g does not (|x| > max/2, |g| < 1: PyTorch's inf)
-        if np.isfinite(g2._data) and (abs(g2._data) >= 2 or not _doubling_overflows(self._data)):
-            return self * g2
+        doubled = self * 2
+        np.multiply(doubled._data, data.reshape(-1)[0], out=doubled._data)
+        return doubled
     return grad * (self * 2)
-
-
-def _doubling_overflows(a) -> bool:
-    half = np.finfo(a.dtype).max / 2
-    return bool(a.max() > half or a.min() < -half)
 
 
 def _pow_scalar_forward(a, exponent):
