@@ -363,20 +363,32 @@ def summary_line(results, seconds: float) -> str:
     return f"{len(results) - failed} passed, {failed} failed in {seconds:.2f}s"
 
 
-def report_plain(results, seconds: float, update: bool, echo=click.echo, verbose: bool = True) -> None:
-    listed = results if verbose else [r for r in results if not r.passed]
-    width = max([len("file")] + [len(r.file) for r in listed])
-    if listed:
-        echo(f"{'file':<{width}}  result  {'time':>7}")
-    for r in listed:
-        echo(f"{r.file:<{width}}  {r.result:<6}  {r.seconds:>6.2f}s")
-    for r in results:
-        if not r.passed:
-            echo(f"\n=== FAIL {r.file}")
-            echo(r.explanation())
-    if update:
-        report_updates(results, echo)
-    echo(summary_line(results, seconds))
+class PlainReport:
+    """The plain report, written as the programs finish (a pipe or a CI log shows progress): a
+    line per program (``-q``: per failing one), then the failures explained and the summary."""
+
+    def __init__(self, names, verbose: bool = True, echo=click.echo):
+        self.width = max([len("file")] + [len(n) for n in names])
+        self.verbose = verbose
+        self.echo = echo
+        self.headed = False
+
+    def add(self, r) -> None:
+        if not (self.verbose or not r.passed):
+            return
+        if not self.headed:
+            self.echo(f"{'file':<{self.width}}  result  {'time':>7}")
+            self.headed = True
+        self.echo(f"{r.file:<{self.width}}  {r.result:<6}  {r.seconds:>6.2f}s")
+
+    def finish(self, results, seconds: float, update: bool) -> None:
+        for r in results:
+            if not r.passed:
+                self.echo(f"\n=== FAIL {r.file}")
+                self.echo(r.explanation())
+        if update:
+            report_updates(results, self.echo)
+        self.echo(summary_line(results, seconds))
 
 
 def report_rich(results, seconds: float, update: bool, verbose: bool = True) -> None:
@@ -469,11 +481,17 @@ def check(paths, verbose, update, accept_errors, rtol, atol, patterns, jobs, jun
     results = []
     stopped = False
     from .progress import Progress
-    progress = Progress(enabled=len(programs) > 1 and sys.stderr.isatty(), delay=0)
+    from .terminal import is_terminal
+    plain = PlainReport([name for _, name in programs], verbose) if fmt == "plain" else None
+    # (plain lines stream as programs finish: no bar between them on the same terminal)
+    bar = len(programs) > 1 and is_terminal(sys.stderr) and not (plain and is_terminal(sys.stdout))
+    progress = Progress(enabled=bar, delay=0)
     try:
         for result in run_all(programs, limits, update, jobs or os.cpu_count() or 1, accept_errors, tolerance):
             results.append(result)
             progress.update("checking", len(results), len(programs), result.file)
+            if plain is not None:
+                plain.add(result)
             if fmt == "json":
                 import json
                 click.echo(json.dumps(result.as_json(), ensure_ascii=False))
@@ -482,8 +500,8 @@ def check(paths, verbose, update, accept_errors, rtol, atol, patterns, jobs, jun
     finally:
         progress.close()
     seconds = time.perf_counter() - start
-    if results and fmt == "plain":
-        report_plain(results, seconds, update, verbose=verbose)
+    if results and plain is not None:
+        plain.finish(results, seconds, update)
     elif results and fmt == "rich":
         report_rich(results, seconds, update, verbose=verbose)
     if junit_xml and results:

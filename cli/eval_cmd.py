@@ -12,7 +12,6 @@ import click
 
 from gradexpr.session import Bindings, Evaluation, Request, RequestError, evaluate
 
-from .diagnostics import request_error_text
 from .exitcodes import Exit
 from .options import ExpressionCommand, format_options, limit_options, limits_from, resolve_format
 
@@ -37,6 +36,12 @@ def _read_lines(path):
 @click.option("--wrt", multiple=True, metavar="NAME", help="differentiate only with respect to these leaves")
 @click.option("--jacobian", is_flag=True, help="show the Jacobian (the default for a non-scalar target)")
 @click.option("--grad-output", metavar="VALUE", help="a vector–Jacobian product with VALUE instead of the Jacobian")
+@click.option("--mode", type=click.Choice(["reverse", "forward", "auto"]), default="reverse", show_default=True,
+              metavar="MODE", help="how the Jacobian is computed: reverse (a row per target element), forward (a column per leaf "
+                   "element, re-running the program on dual tensors), auto (forward when the leaves have fewer "
+                   "elements than the target)")
+@click.option("--jvp", "jvp", multiple=True, metavar="NAME=VALUE",
+              help="a Jacobian-vector product in forward mode: leaf NAME's tangent (repeatable; other leaves 0)")
 @click.option("--hessian", is_flag=True, help="show the Hessian of a scalar target (f'' of an elementwise one)")
 @click.option("--pointwise", is_flag=True,
               help="the target is elementwise in its leaves: show x | f(x) | f'(x) without the Jacobian "
@@ -49,7 +54,7 @@ def _read_lines(path):
 @format_options
 @limit_options
 @click.option("--debug", is_flag=True, help="show a Python traceback for errors (for gradexpr developers)")
-def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hessian, pointwise, trace, check, atol,
+def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, mode, jvp, hessian, pointwise, trace, check, atol,
           rtol, batch, fmt, debug, **kwargs):
     """Evaluate a program, differentiate its target and show it all.
 
@@ -70,7 +75,8 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
         raise click.UsageError("give exactly one program: EXPR, - (stdin), -f FILE or --batch FILE")
     if batch is not None and fmt not in (None, "json"):
         raise click.UsageError("--batch writes one JSON object per line (--format json)")
-    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise)
+    request = Request(of, tuple(wrt), jacobian, grad_output, hessian, trace, check, atol, rtol, pointwise, mode=mode,
+                      jvp=tuple(jvp))
     try:
         bindings = Bindings.parse(variables, constants, limits)
     except RequestError as e:
@@ -85,15 +91,24 @@ def eval_(expr, file, variables, constants, of, wrt, jacobian, grad_output, hess
     else:
         source, filename = expr, "<expr>"
     fmt = resolve_format(fmt)
-    from .progress import Progress
     from gradexpr.session import reporting
-    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json)
-    with Progress(enabled=None if fmt != "json" else False) as progress, reporting(progress):
-        try:
+    # a Jacobian's rows, --check's runs: a bar on a terminal's stderr (not under --json, whose
+    # start-up loads no bar)
+    if fmt == "json":
+        progress = None
+    else:
+        from .progress import Progress
+        progress = Progress()
+    try:
+        with reporting(progress):
             ev = evaluate(source, filename, bindings, request, limits=limits, debug=debug)
-        except RequestError as e:
+    except RequestError as e:
+        if progress is not None:
             progress.close()
-            _request_failed(e, fmt, source, filename)
+        _request_failed(e, fmt, source, filename)
+    finally:
+        if progress is not None:
+            progress.close()
     from . import render
     if fmt == "json":
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
@@ -119,6 +134,7 @@ def _request_failed(e: RequestError, fmt, source: str, filename: str):
         ev.error, ev.error_code = e, Exit.USAGE
         sys.stdout.write(render.dumps(render.to_json(ev)) + "\n")
         sys.stdout.flush()
+    from .diagnostics import request_error_text
     text = request_error_text(e)
     write_error((text if e.error is not None else f"gradexpr eval: {text}") + "\n" +
                 (f"hint: {e.hint}\n" if e.hint else ""))
@@ -150,6 +166,7 @@ def _run_batch(path, bindings: Bindings, request: Request, limits, debug) -> int
         try:
             ev = evaluate(source, name, bindings, request, limits=limits, debug=debug)
         except RequestError as e:
+            from .diagnostics import request_error_text
             ev = Evaluation(source, name)
             ev.error, ev.error_code = RequestError(request_error_text(e)), Exit.USAGE
         if ev.error is not None:

@@ -1,8 +1,7 @@
-"""Exit statuses of every gradexpr command."""
-from enum import IntEnum
+"""Exit statuses of every gradexpr command (plain ints: an IntEnum cost 0.3 ms of every start-up)."""
 
 
-class Exit(IntEnum):
+class Exit:
     OK = 0
     RUNTIME = 1        # a runtime error, a failed assert, a failed check
     USAGE = 2          # a usage or syntax error

@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 import time
 
+from .terminal import is_terminal
+
 
 class Progress:
     """``update(task, done, total, note)`` draws one bar per task; ``close()`` (or ``with``) erases them."""
 
     def __init__(self, enabled: bool | None = None, delay: float = 0.5, label: str = ""):
-        self.enabled = _terminal(sys.stderr) if enabled is None else enabled
+        self.enabled = is_terminal(sys.stderr) if enabled is None else enabled
         self.delay = delay
         self.label = label
         self.start = time.monotonic()
@@ -49,10 +51,3 @@ class Progress:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def _terminal(stream) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -99,13 +99,23 @@ def _matrices(ev, unicode: bool):
             if ev.pointwise and name in ev.pointwise:      # shown as a column: pointwise_table
                 continue
             in_shape = tuple(leaves[name].tensor._data.shape)
-            yield (f"Jacobian {d}{target}/{d}{name}", caption(target, out_shape, name, in_shape), block,
-                   out_shape, in_shape)
+            yield (f"Jacobian {d}{target}/{d}{name}", caption(target, out_shape, name, in_shape) + _by_mode(ev),
+                   block, out_shape, in_shape)
     if ev.hessian is not None:
         for a, row in ev.hessian.items():
             for b, block in row.items():
                 sa, sb = tuple(leaves[a].tensor._data.shape), tuple(leaves[b].tensor._data.shape)
                 yield (f"Hessian {d2}{target}/{d}{a}{d}{b}", caption(a, sa, b, sb), block, sa, sb)
+
+
+def _by_mode(ev) -> str:
+    return "; forward mode: a column per leaf element" if ev.mode == "forward" else ""
+
+
+def jvp_rows(ev):
+    """(label, tensor) of --jvp's section: each leaf's tangent, then the target's."""
+    rows = [(f"{name} tangent", t) for name, t in ev.tangents.items()]
+    return rows + [(f"{_title_of(ev)} tangent (J·v)", ev.jvp)]
 
 
 def pointwise_table(ev, name, pw, ellipsis="…"):
@@ -186,6 +196,9 @@ def plain(ev) -> str:
             lines.append("  " + ("None (the target does not depend on it)" if g is None
                                  else value_text(g).replace("\n", "\n  ")))
         parts.append("\n".join(lines))
+    if ev.jvp is not None:
+        parts.append("\n".join(["Jacobian-vector product (--jvp, forward mode):"] + [
+            f"{label}\n  " + value_text(t).replace("\n", "\n  ") for label, t in jvp_rows(ev)]).replace("·", "."))
     for title, caption, titles, body, note in _pointwise_sections(ev):
         parts.append("\n".join([f"{title} ({caption}):"] + _plain_columns(titles, body) + ([f"({note})"] if note else [])))
     parts.extend(_plain_matrix(*m) for m in _matrices(ev, unicode=False))
@@ -358,6 +371,9 @@ def to_json(ev) -> dict:
             name: {"shape": list(leaves[name].tensor._data.shape), "dtype": leaves[name].tensor._dtype.name,
                    "value": None if g is None else json_values(g._data)} for name, g in ev.grads.items()},
         "grad_output": None if ev.grad_output is None else _tensor_json(ev.grad_output),
+        "mode": ev.mode,
+        "jvp": None if ev.jvp is None else {
+            "tangents": {name: _tensor_json(t) for name, t in ev.tangents.items()}, "value": _tensor_json(ev.jvp)},
         "jacobian": None if ev.jacobian is None else {
             name: {**_tensor_json(b), "rows": _count(value._data.shape),
                    "columns": _count(leaves[name].tensor._data.shape)} for name, b in ev.jacobian.items()},

@@ -96,9 +96,11 @@ class Repl:
 
     def show_value(self, value) -> str:
         """The program's own ``repr`` of the value (a program class's ``__repr__`` included)."""
+        from gradexpr.grammar.modules.run_context import settings_of
         show = self.interp.globals.get("repr", repr)
         try:
-            return self.interp.call(show, value)
+            with settings_of(self.interp):       # (torch.set_default_dtype shows in the repr)
+                return self.interp.call(show, value)
         except Exception as e:
             from gradexpr.errors import describe
             return f"<unprintable value: {describe(e)}>"
@@ -130,8 +132,10 @@ class Repl:
         request = session.Request(jacobian=name == ":jacobian")
         run = session.run_of(self.last, self.interp.globals)
         ev = session.Evaluation("", FILENAME)
+        from gradexpr.grammar.modules.run_context import settings_of
         try:
-            session.analyse(ev, run, session.Bindings(), request, limits=self.interp.limits)
+            with settings_of(self.interp):
+                session.analyse(ev, run, session.Bindings(), request, limits=self.interp.limits)
         except session.RequestError as e:
             self.err.write(f"{name}: {e}\n")
             self.failed = True
@@ -140,7 +144,8 @@ class Repl:
             ev.notes.append("the value is not a scalar: this is its Jacobian (:jacobian)")
         if name == ":graph":
             ev.grads = ev.jacobian = None
-        self.render(ev)
+        with settings_of(self.interp):
+            self.render(ev)
 
     def render(self, ev):
         if self.rich:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .render import MAX_ROWS, _matrices, _pointwise_sections, _shown, index_label, shape_text, value_text
+from .render import MAX_ROWS, _matrices, _pointwise_sections, _shown, index_label, jvp_rows, shape_text, value_text
 
 MIN_WIDTH = 20      # below this, tensors are laid out for 20 columns and the terminal wraps them
 
@@ -68,6 +68,11 @@ def show(ev, console=None):
                 block("None (the target does not depend on it)", 2, "dim")
             else:
                 block(tensor_text(g, width - 2), 2)
+    if ev.jvp is not None:
+        heading("Jacobian–vector product", "--jvp, forward mode")
+        for label, t in jvp_rows(ev):
+            console.print(Text(label, style="bold green"))
+            block(tensor_text(t, width - 2), 2)
     for title, caption, titles, body, note in _pointwise_sections(ev):
         heading(title)
         console.print(_columns_table(titles, body))

@@ -14,6 +14,14 @@ CHOICES = ("auto", "always", "never")
 _choice = "auto"
 
 
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (False for closed or fake streams)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def set_colour(choice: str | None) -> None:
     global _choice
     _choice = choice or "auto"

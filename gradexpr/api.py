@@ -76,7 +76,7 @@ def _dtype_names():
 
 _TORCH_FUNCTIONS = """
 tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_like full_like eye arange linspace
-logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli manual_seed seed initial_seed
+logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli multinomial manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
 square relu round clamp clip clamp_min clamp_max where lerp masked_fill isreal bitwise_and bitwise_or bitwise_xor
 bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin std var var_mean std_mean norm
@@ -125,7 +125,8 @@ def _build() -> dict:
         "Tensor": Tensor, "Size": Size, "dtype": dtypes.DType, "no_grad": graph.no_grad,
         "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
         "is_grad_enabled": graph.is_grad_enabled, "e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan,
-        "set_printoptions": printing.set_printoptions, "get_default_dtype": lambda: dtypes.default_float,
+        "set_printoptions": printing.set_printoptions, "get_default_dtype": dtypes.get_default_dtype,
+        "set_default_dtype": dtypes.set_default_dtype,
         "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)

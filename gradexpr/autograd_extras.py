@@ -25,7 +25,8 @@ def _graph(namespace):
         "saved_tensors_hooks": saved_hooks.saved_tensors_hooks, "save_on_cpu": saved_hooks.save_on_cpu,
         "disable_saved_tensors_hooks": saved_hooks.disable_saved_tensors_hooks,
         "allow_mutation_on_saved_tensors": saved_hooks.allow_mutation_on_saved_tensors,
-        "increment_version": saved_hooks.increment_version})
+        "increment_version": saved_hooks.increment_version,
+        "region_activation_memory_budget": saved_hooks.region_activation_memory_budget})
 
 
 def _anomaly_mode(namespace):
@@ -42,7 +43,12 @@ def _grad_mode(namespace):
     from . import graph
     return namespace("torch.autograd.grad_mode", {
         "no_grad": graph.no_grad, "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
-        "inference_mode": graph.inference_mode})
+        "inference_mode": graph.inference_mode, "enforce_grad_layout_policy": _layout_policy(namespace)})
+
+
+def _layout_policy(namespace):
+    from .grad_layout import enforce_grad_layout_policy
+    return enforce_grad_layout_policy
 
 
 def _testing(name):
@@ -60,6 +66,7 @@ _MAKERS = {
     "no_grad": _member(_grad_mode, "no_grad"),
     "enable_grad": _member(_grad_mode, "enable_grad"),
     "set_grad_enabled": _member(_grad_mode, "set_grad_enabled"),
+    "enforce_grad_layout_policy": _member(_grad_mode, "enforce_grad_layout_policy"),
     "function": _function,
     "Function": _member(_function, "Function"),
     "graph": _graph,

@@ -9,8 +9,7 @@ outputs go in, the user's ``backward`` runs, and its results are checked (number
 with PyTorch's words before they flow on.
 
 A Function with several outputs is still one node, every output's ``grad_fn`` (``a.grad_fn is
-b.grad_fn``); inside the engine the outputs after the first reach it through ``graph.OutputEdge``
-nodes that hand their gradient to it (so the engine keeps its one gradient per node).
+b.grad_fn``): the node is a ``graph.MultiOutputNode``, as are built-in ops with several outputs.
 """
 from __future__ import annotations
 
@@ -20,7 +19,8 @@ import sys
 import numpy as np
 
 from . import errors, forward_ad
-from .graph import _RELEASED, SECOND_BACKWARD, Node, OutputEdge, SavedTensor, _grad_enabled, set_output_nr
+from .grad_mode import VMAP_LEVELS
+from .graph import _RELEASED, SECOND_BACKWARD, MultiOutputNode, Node, OutputEdge, SavedTensor, _grad_enabled
 from .tensor import Tensor
 from .warn import warn
 
@@ -82,7 +82,7 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
 
-class BackwardCFunction(Node, FunctionCtx):
+class BackwardCFunction(MultiOutputNode, FunctionCtx):
     """The node of one ``Fn.apply`` call (PyTorch's class of the same name); ``FnBackward`` derives
     from it. No ``__slots__``: a ctx takes any attribute."""
 
@@ -95,11 +95,9 @@ class BackwardCFunction(Node, FunctionCtx):
     _in_jvp = False
 
     def __init__(self):
-        Node.__init__(self, type(self)._record, [], {}, [], False)
+        MultiOutputNode.__init__(self, type(self)._record, [], {}, [], False)
         self._saved_list = None     # [SavedTensor or None], what save_for_backward kept
         self._inputs = ()           # per argument: its position among the edges, or None (not a tensor)
-        self._outputs = ()          # per output: (shape, dtype), None for one that is not a tensor
-        self._pending = None        # gradients of outputs 1.. handed over by _OutputEdge nodes
         self.needs_input_grad = ()
 
     def name(self) -> str:
@@ -149,38 +147,8 @@ class BackwardCFunction(Node, FunctionCtx):
         self._frees = True
 
     # ------------------------------------------------------------ backward
-    def _take_grad_outputs(self, grad) -> tuple:
-        """The gradients of all the outputs: ``grad`` (output 0's, the engine's) and those the
-        outputs' edges handed over (None for an output that got none)."""
-        grads = [grad] + ([None] * (len(self._outputs) - 1))
-        if self._pending:
-            for k, g in self._pending.items():
-                grads[k] = g
-            self._pending = None
-        return tuple(grads)
-
-    def _apply(self, grad):
-        return self._run_backward(list(self._take_grad_outputs(grad)))
-
-    def _apply_batched(self, grad):
-        """``_apply`` for a batch of cotangent rows (batched Jacobians): the user's backward runs
-        once per row, and the rows' gradients are stacked."""
-        from .functions import stack
-        grads = self._take_grad_outputs(grad)
-        m = next(g._data.shape[0] for g in grads if g is not None)
-        rows = [self._run_backward([None if g is None else g[i] for g in grads]) for i in range(m)]
-        out = []
-        for k, (nxt, meta) in enumerate(zip(self._next, self._meta)):
-            column = [r[k] for r in rows]
-            if nxt is None or all(g is None for g in column):
-                out.append(None)
-                continue
-            shape, dtype = meta
-            out.append(stack([g if g is not None else Tensor._make(np.zeros(shape, dtype.np), dtype)
-                              for g in column], 0))
-        return out
-
-    def _run_backward(self, grads):
+    def _run_outputs(self, grads):
+        grads = list(grads)
         for k, meta in enumerate(self._outputs):
             if grads[k] is None and self.materialize_grads and meta is not None:
                 shape, dtype = meta
@@ -273,6 +241,14 @@ class Function(FunctionCtx, metaclass=_FunctionMeta):
         raise errors.NotImplementedError("You must implement the jvp function for custom autograd.Function "
                                          "to use it with forward mode AD.")
 
+    # under torch.vmap: a vmap rule of the Function's own, or one made from its forward/backward
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise errors.NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                         "staticmethod or set generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         return _apply(cls, args, kwargs)
@@ -286,8 +262,18 @@ BackwardCFunction.__module__ = "torch.autograd.function"
 def _apply(cls, args, kwargs):
     if cls.forward is Function.forward:
         raise errors.NotImplementedError("You must implement the forward function for custom autograd.Function.")
-    if cls.setup_context is Function.setup_context and _in_func_transform():
+    if cls.setup_context is Function.setup_context and (_in_func_transform() or VMAP_LEVELS):
         raise errors.RuntimeError(_NEEDS_SETUP_CONTEXT)
+    if VMAP_LEVELS:
+        from .autograd_function_vmap import apply_under_vmap
+        return apply_under_vmap(cls, args, kwargs, lambda run_forward=None: _apply_and_record(cls, args, kwargs,
+                                                                                              run_forward))
+    return _apply_and_record(cls, args, kwargs)
+
+
+def _apply_and_record(cls, args, kwargs, run_forward=None):
+    """Run the forward with grad mode off and record the node (when an input needs a gradient);
+    ``run_forward()``, when given, computes the outputs instead of ``cls.forward`` (a vmap rule)."""
     ctx = cls._backward_cls()
     needs, inputs, next_nodes, meta = [], [], [], []
     for a in args:
@@ -314,7 +300,9 @@ def _apply(cls, args, kwargs):
     level = forward_ad.ACTIVE[:]
     forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
     try:
-        if cls.setup_context is Function.setup_context:
+        if run_forward is not None:
+            output = run_forward()
+        elif cls.setup_context is Function.setup_context:
             output = cls.forward(ctx, *args, **kwargs)
         else:
             output = cls.forward(*args, **kwargs)
@@ -410,9 +398,7 @@ def _attach_outputs(ctx, args, outputs):
         if k == 0:
             o._grad_fn = ctx
         else:
-            edge = OutputEdge(ctx, k, out_meta)
-            set_output_nr(edge, k)
-            o._grad_fn = edge
+            o._grad_fn = OutputEdge(ctx, k, out_meta)
         o._requires_grad = True
         wrapped.append(o)
     ctx._outputs = tuple(metas)

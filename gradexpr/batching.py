@@ -153,7 +153,12 @@ def _expanded(p, size):
 # ---------------------------------------------------------------- rules: (op, args, params, level) -> (phys, bdim)
 def _elementwise(op, args, params, level):
     """Batched inputs move their batch first and get the broadcast's missing dimensions after it;
-    unbatched ones broadcast as they are (NumPy aligns trailing dimensions)."""
+    unbatched ones broadcast as they are (NumPy aligns trailing dimensions). A unary op keeps the
+    batch dimension where it is, as PyTorch's unary batch rule does (what a print or an in-place
+    sampler then sees)."""
+    if len(args) == 1:
+        p, b = _unwrap(args[0], level)
+        return _call(op, [p], params), b
     ndim = max(a._data.ndim for a in args if isinstance(a, Tensor))
     phys = []
     for a in args:

@@ -164,6 +164,11 @@ def get_default_device():
     return d
 
 
+def default_device_setting():
+    """The default as set, a CUDA one included (a REPL session carries it from line to line)."""
+    return _default[0]
+
+
 def reset_default_device():
     _default[0] = CPU
 

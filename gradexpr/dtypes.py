@@ -66,7 +66,21 @@ _BY_NP = {d.np: d for d in ALL}
 ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
            "short": int16, "bool": bool_}
 
-default_float = float32
+default_float = float32      # torch.get_default_dtype(); a program changes it with set_default_dtype
+
+
+def set_default_dtype(d) -> None:
+    """``torch.set_default_dtype``: the dtype of float factories and of Python floats met by integer
+    tensors; the run gives it back when it ends (grammar/modules/run_context.py)."""
+    global default_float
+    if not isinstance(d, DType) or not d.is_floating_point:
+        from . import errors
+        raise errors.TypeError("only floating-point types are supported as the default type")
+    default_float = d
+
+
+def get_default_dtype() -> DType:
+    return default_float
 
 
 def by_name(name: str) -> DType:

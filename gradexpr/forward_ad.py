@@ -1,9 +1,11 @@
 """Forward-mode AD: dual levels, tangents beside their primals, and their propagation through ops.
 
-PyTorch keeps a tensor's forward gradient ("tangent") in its autograd meta, per level; it allows one
-level at a time. Here the tangents of the (single) active level live in a side table keyed by the
-tensor's identity, so tensors carry nothing for forward AD and ``apply`` pays one truthiness test of
-``ACTIVE`` when no level is open. Leaving the level drops every tangent, as in PyTorch.
+PyTorch keeps a tensor's forward gradient ("tangent") in its autograd meta, per level. forward_ad
+allows one level at a time; torch.func's jvp opens its own levels, which nest (jvp of jvp, jacfwd of
+jacfwd) but refuse to meet a forward_ad level, as functorch's do. Here each open level's tangents
+live in a side table keyed by the tensor's identity, so tensors carry nothing for forward AD and
+``apply`` pays one truthiness test of ``ACTIVE`` when no level is open. Leaving a level drops its
+tangents, as in PyTorch.
 
 How an op's tangent is computed is declared by its table entry (``forward=``, the ``result:`` lines
 of PyTorch's derivatives.yaml):
@@ -18,8 +20,8 @@ of PyTorch's derivatives.yaml):
 * a callable: an explicit formula whose parameters name what it reads, as the backward formulas do,
   plus ``<input>_t`` for each input's tangent (zeros where an input has none).
 
-Tangent formulas run with the level paused (they compute values, not new duals) but with grad mode
-as it is, so their ops are recorded by reverse mode: reverse-over-forward and forward-over-reverse
+Tangent formulas run with their level (and the ones inside it) paused but the outer levels active, so
+a tangent carries its own tangents at the outer levels; grad mode stays as it is, so their ops are recorded by reverse mode: reverse-over-forward and forward-over-reverse
 both work.
 """
 from __future__ import annotations
@@ -30,57 +32,82 @@ import numpy as np
 
 from . import errors
 
-ACTIVE: list = []          # [level] while a dual level is open (apply tests its truthiness)
-_TANGENTS: dict = {}       # id(tensor) -> (weak reference to the tensor, its tangent)
-_state = {"next_level": 0}
+ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
+_TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
+_FROM_FUNC: list = []      # per open level: opened by torch.func (jvp, jacfwd) rather than forward_ad
+_state = {"current": -1}   # forward_ad's own current level (PyTorch's _current_level)
+
+_NESTED = "Nested forward mode AD is not supported at the moment"
+_NOT_LAST = "Trying to exit a forward AD level that was not the last one that was created. This is not supported."
 
 
-# ---------------------------------------------------------------- the side table
-def tangent_of(t):
-    """``t``'s tangent at the active level, or None."""
-    e = _TANGENTS.get(id(t))
+# ---------------------------------------------------------------- the side tables
+def tangent_of(t, level=None):
+    """``t``'s tangent at ``level`` (default: the innermost active one), or None."""
+    if level is None:
+        if not ACTIVE:
+            return None
+        level = ACTIVE[-1]
+    e = _TABLES[level].get(id(t))
     if e is not None and e[0]() is t:
         return e[1]
     return None
 
 
-def set_tangent(t, tangent):
+def set_tangent(t, tangent, level=None):
+    table = _TABLES[ACTIVE[-1] if level is None else level]
     key = id(t)
 
     def _gone(ref, key=key):
-        e = _TANGENTS.get(key)
+        e = table.get(key)
         if e is not None and e[0] is ref:
-            del _TANGENTS[key]
+            del table[key]
 
-    _TANGENTS[key] = (weakref.ref(t, _gone), tangent)
+    table[key] = (weakref.ref(t, _gone), tangent)
 
 
 def copy_tangent(src, dst):
     """Give ``dst`` (another tensor object for the same value, e.g. an unpacked saved output) ``src``'s
-    tangent."""
-    tan = tangent_of(src)
-    if tan is not None:
-        set_tangent(dst, tan)
+    tangents at every active level."""
+    for level in ACTIVE:
+        tan = tangent_of(src, level)
+        if tan is not None:
+            set_tangent(dst, tan, level)
 
 
 # ---------------------------------------------------------------- levels
-def enter_dual_level():
-    if ACTIVE:
-        raise errors.RuntimeError("Nested forward mode AD is not supported at the moment")
-    level = _state["next_level"]
+def _push(from_func: bool) -> int:
+    level = len(_TABLES)
+    _TABLES.append({})
+    _FROM_FUNC.append(from_func)
     ACTIVE.append(level)
     return level
 
 
+def _pop(level: int):
+    del _TABLES[level:], _FROM_FUNC[level:], ACTIVE[level:]
+
+
+def enter_dual_level():
+    """forward_ad's level: one at a time, not inside a torch.func forward transform either."""
+    if _TABLES:
+        raise errors.RuntimeError(_NESTED)
+    level = _push(False)
+    _state["current"] = level
+    return level
+
+
 def exit_dual_level(*, level=None):
-    if not ACTIVE:
-        raise errors.RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
-                                  "This is not supported.")
-    if level is not None and level != ACTIVE[-1]:
-        raise errors.RuntimeError("Trying to exit a forward AD level that was not the last one that was created. "
-                                  "This is not supported.")
-    ACTIVE.clear()
-    _TANGENTS.clear()
+    if level is None:
+        level = _state["current"]
+    if level != _state["current"]:
+        raise errors.RuntimeError(_NOT_LAST)
+    if level < 0:
+        raise errors.RuntimeError("Dual level must be a positive number.")
+    if _FROM_FUNC[-1]:          # torch.func's level is left by the transform that opened it
+        raise errors.RuntimeError(_NOT_LAST)
+    _pop(level)
+    _state["current"] = level - 1
 
 
 class dual_level:
@@ -97,10 +124,43 @@ class dual_level:
         return False
 
 
+class func_level:
+    """A level of ``torch.func.jvp``: these nest (jvp of jvp, jacfwd of jacfwd), as functorch's
+    interpreter stack allows, but not inside (or around) a forward_ad level. Inside one, forward_ad's
+    functions see it as their level 0 (each functorch layer has its own level 0)."""
+
+    def __enter__(self):
+        if _TABLES and not _FROM_FUNC[-1]:
+            raise errors.RuntimeError(_NESTED)
+        self.level = _push(True)
+        self.outer = _state["current"]
+        _state["current"] = 0
+        return self.level
+
+    def __exit__(self, *exc):
+        _pop(self.level)
+        _state["current"] = self.outer
+        return False
+
+
+def _public_level(level, invalid: str):
+    """The open level forward_ad's make_dual/unpack_dual address (None: its current one), checked as
+    PyTorch's C++ checks it; -1 when no level is open (unpack_dual then finds no tangent, make_dual fails)."""
+    current = _state["current"]
+    if level is None or current < 0:
+        if level is not None and level >= 0 and invalid.endswith("_make_dual"):
+            raise errors.RuntimeError("Trying to access a forward AD level with an invalid index. This index was "
+                                      "either not created or is already deleted.")
+        return -1 if current < 0 else len(_TABLES) - 1
+    if level >= 0 and level != current:
+        raise errors.RuntimeError(invalid)
+    return len(_TABLES) - 1 if level >= 0 else level
+
+
 # ---------------------------------------------------------------- make / unpack
 def make_dual(tensor, tangent, *, level=None):
     from .tensor import Tensor
-    if not ACTIVE:
+    if level is None and _state["current"] < 0 or level is not None and level < 0:
         raise errors.RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, make sure to "
                                   "enter_dual_level() first.")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
@@ -109,13 +169,18 @@ def make_dual(tensor, tangent, *, level=None):
         raise errors.ValueError(f"Expected primal to be floating point or complex, but got: {tensor._dtype}")
     if not tangent._dtype.is_floating_point:
         raise errors.ValueError(f"Expected tangent to be floating point or complex, but got: {tangent._dtype}")
+    return dual_at(tensor, tangent, _public_level(level, "Invalid level given to _make_dual"))
+
+
+def dual_at(tensor, tangent, level):
+    """A view of ``tensor`` carrying ``tangent`` at ``level`` (and ``tensor``'s tangents at outer levels)."""
     if tangent._data.shape != tensor._data.shape:
         raise errors.RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
             f"not supported. Tensor is of size {_size(tensor)} while the given forward gradient is of size "
             f"{_size(tangent)}.")
-    dual = _alias(tensor)        # a view of the primal (PyTorch's make_dual is a view op)
-    set_tangent(dual, tangent if tangent._dtype is tensor._dtype else tangent.to(tensor._dtype))
+    dual = _alias(tensor, level)        # a view of the primal (PyTorch's make_dual is a view op)
+    set_tangent(dual, tangent if tangent._dtype is tensor._dtype else tangent.to(tensor._dtype), level)
     return dual
 
 
@@ -147,83 +212,106 @@ class UnpackedDualTensor(tuple):
 
 def unpack_dual(tensor, *, level=None):
     """(primal, tangent): the primal a view of ``tensor`` without a tangent, the tangent or None."""
-    tangent = tangent_of(tensor) if ACTIVE else None
+    level = _public_level(level, "Invalid level given to _fw_primal")
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    return unpacked_at(tensor, level)
+
+
+def unpacked_at(tensor, level):
+    tangent = tangent_of(tensor, level)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    return UnpackedDualTensor(_alias(tensor), tangent)
+    return UnpackedDualTensor(_alias(tensor, level), tangent)
 
 
-def _alias(t):
-    """A view of ``t`` with its history (``aten::alias``), made with the level paused so it has no tangent."""
+def _alias(t, level):
+    """A view of ``t`` with its history (``aten::alias``), made with ``level`` and the ones inside it paused:
+    it has no tangent there, and the tangents of the outer levels."""
     from . import ops
     from .op import apply
-    level = ACTIVE[:]
-    ACTIVE.clear()
+    active = ACTIVE[:]
+    del ACTIVE[level:]
     try:
         return apply(ops.alias, (t,))
     finally:
-        ACTIVE[:] = level
+        ACTIVE[:] = active
 
 
 # ---------------------------------------------------------------- propagation through ops
 def propagate(op, ts, params, result, extras):
-    """After ``apply`` ran ``op``: give ``result`` its tangent when an input carries one."""
-    tangents = None
-    for i, t in enumerate(ts):
-        e = _TANGENTS.get(id(t))
-        if e is not None and e[0]() is t:
-            if tangents is None:
-                tangents = [None] * len(ts)
-            tangents[i] = e[1]
-    if tangents is None or not result._dtype.is_floating_point:
+    """After ``apply`` ran ``op``: give ``result`` its tangent at each level where an input carries one.
+    Level k's formula runs with levels k and inward paused, so its ops carry the outer levels' tangents
+    (the tangent of a tangent: jvp of jvp, jacfwd of jacfwd)."""
+    if not result._dtype.is_floating_point:
         return
-    how = op.tangent
-    if how is None:
-        raise errors.NotImplementedError(f"Trying to use forward AD with aten::{_aten_name(op)} that does not "
-                                         "support it.")
-    level = ACTIVE[:]
-    ACTIVE.clear()            # the formula computes plain values: no tangents of tangents
-    try:
-        tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
-            else _explicit(how, op, ts, tangents, params, result, extras)
-    finally:
-        ACTIVE[:] = level
-    if tangent is not None:
-        if tangent._data.shape != result._data.shape:
-            tangent = tangent.expand(*result._data.shape).clone()
-        if tangent._dtype is not result._dtype:
-            tangent = tangent.to(result._dtype)
-        set_tangent(result, tangent)
-        saved = getattr(result._grad_fn, "_saved", None)
-        if type(saved) is dict and "result" in saved:       # the alias backward formulas will read
-            set_tangent(saved["result"].tensor, tangent)
+    active = ACTIVE[:]
+    for level in active:
+        table = _TABLES[level]
+        tangents = None
+        for i, t in enumerate(ts):
+            e = table.get(id(t))
+            if e is not None and e[0]() is t:
+                if tangents is None:
+                    tangents = [None] * len(ts)
+                tangents[i] = e[1]
+        if tangents is None:
+            continue
+        how = op.tangent
+        if how is None:
+            raise errors.NotImplementedError(f"Trying to use forward AD with aten::{_aten_name(op)} that does not "
+                                             "support it.")
+        del ACTIVE[level:]
+        try:
+            tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
+                else _explicit(how, op, ts, tangents, params, result, extras)
+        finally:
+            ACTIVE[:] = active
+        if tangent is not None:
+            _give(result, tangent, level)
+
+
+def _give(result, tangent, level):
+    if tangent._data.shape != result._data.shape:
+        tangent = tangent.expand(*result._data.shape).clone()
+    if tangent._dtype is not result._dtype:
+        tangent = tangent.to(result._dtype)
+    set_tangent(result, tangent, level)
+    saved = getattr(result._grad_fn, "_saved", None)
+    if type(saved) is dict and "result" in saved:       # the alias backward formulas will read
+        set_tangent(saved["result"].tensor, tangent, level)
 
 
 def move_tangent(src, dst):
-    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangent is src's."""
-    tan = tangent_of(src)
-    if tan is not None:
-        set_tangent(dst, tan)
-        if dst._base is not None:
-            _write_into_base(dst, tan)
-    elif tangent_of(dst) is not None:
-        del _TANGENTS[id(dst)]
+    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangents are src's."""
+    for level in ACTIVE:
+        tan = tangent_of(src, level)
+        if tan is not None:
+            set_tangent(dst, tan, level)
+            if dst._base is not None:
+                _write_into_base(dst, tan, level)
+        elif tangent_of(dst, level) is not None:
+            del _TABLES[level][id(dst)]
 
 
-def _write_into_base(view, tan):
+def _write_into_base(view, tan, level):
     """A view changed in place changes its base: the base's tangent takes the view's at its positions
     (PyTorch's tangent of a view is a view of the base's tangent)."""
     from .op import ViewGeometry
     from .tensor import Tensor
     base = view._base
-    old = tangent_of(base)
+    old = tangent_of(base, level)
     data = np.zeros(base._data.shape, base._dtype.np) if old is None else old._data.copy()
     index = ViewGeometry(base._data, view._data).index()
     data.reshape(-1)[index.reshape(-1)] = np.broadcast_to(tan._data, view._data.shape).reshape(-1)
-    set_tangent(base, Tensor._make(data, base._dtype))
+    set_tangent(base, Tensor._make(data, base._dtype), level)
 
 
 def _aten_name(op):
+    for formula in op.formulas.values():      # a NotImplemented input names PyTorch's op ("aten::remainder")
+        why = getattr(formula, "why", "")
+        if why.startswith("derivative for aten::"):
+            return why.split("aten::", 1)[1].split(" ", 1)[0]
     if op.schema:
         return op.schema[0].split("(", 1)[0].split(".", 1)[0]
     return op.name

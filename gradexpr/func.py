@@ -204,8 +204,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if len(p_leaves) != len(t_leaves):
         raise errors.RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same "
                                   "python structure.")
-    with fw.dual_level():
-        duals = [fw.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+    with fw.func_level() as level:
+        duals = [fw.dual_at(p, t, level) for p, t in zip(p_leaves, t_leaves)]
         _depth[0] += 1
         try:
             out = func(*_unflatten(duals, spec))
@@ -215,7 +215,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         if has_aux:
             out, aux = out
         o_leaves, o_spec = _flatten(out)
-        pairs = [fw.unpack_dual(o) for o in o_leaves]
+        pairs = [fw.unpacked_at(o, level) for o in o_leaves]
         prim = [_finish(p) for p, _ in pairs]
         tans = [_finish(t) if t is not None else Tensor._make(np.zeros(p._data.shape, p._dtype.np), p._dtype)
                 for p, t in pairs]
@@ -288,7 +288,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         diff = [args[a] for a in nums]
         sizes = [int(x._data.size) for x in diff]
         total = sum(sizes)
-        out = aux = None
+        aux = None
         if total:
             eye = np.eye(total, dtype=diff[0]._dtype.np)
             bases, off = [], 0
@@ -297,37 +297,40 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                                           x._dtype))
                 off += n
 
-            def column(*basis):
-                tangents = [_zeros_like(a) for a in args]
+            def column(*basis):            # the primal output is not returned: under randomness="different"
+                tangents = [_zeros_like(a) for a in args]      # it differs from one column to the next
                 for a, b in zip(nums, basis):
                     tangents[a] = b
                 res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
-                return (res[1], res[0], res[2]) if has_aux else (res[1], res[0])
+                return (res[1], res[2]) if has_aux else res[1]
 
             _depth[0] += 1
             try:
-                res = vmap(column, randomness=randomness, out_dims=(0, None, None) if has_aux else (0, None))(*bases)
+                res = vmap(column, randomness=randomness)(*bases)
             finally:
                 _depth[0] -= 1
-            cols, out = res[0], res[1]
-            if has_aux:
-                aux = res[2]
+            cols = res[0] if has_aux else res
+            if has_aux:                     # as functorch: the first column's aux
+                a_leaves, a_spec = _flatten(res[1])
+                aux = _unflatten([v[0] if isinstance(v, Tensor) else v for v in a_leaves], a_spec)
+            c_leaves, o_spec = _flatten(cols)
+            shapes = [(c._data.shape[1:], c._dtype) for c in c_leaves]
         else:
             out = func(*args)
             if has_aux:
                 out, aux = out
-            cols = None
-        o_leaves, o_spec = _flatten(out)
-        c_leaves = _flatten(cols)[0] if cols is not None else [None] * len(o_leaves)
+            o_leaves, o_spec = _flatten(out)
+            c_leaves = [None] * len(o_leaves)
+            shapes = [(o._data.shape, o._dtype) for o in o_leaves]
         per_out = []
-        for o, c in zip(o_leaves, c_leaves):
+        for (o_shape, o_dtype), c in zip(shapes, c_leaves):
             blocks, off = [], 0
             for x, n in zip(diff, sizes):
                 if c is None or not n:
-                    block = Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype)
+                    block = Tensor._make(np.zeros(o_shape + x._data.shape, o_dtype.np), o_dtype)
                 else:
                     part = c.narrow(0, off, n) if len(sizes) > 1 else c
-                    block = part.movedim(0, -1).reshape(o._data.shape + x._data.shape)
+                    block = part.movedim(0, -1).reshape(o_shape + x._data.shape)
                 off += n
                 blocks.append(_finish(block))
             per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))

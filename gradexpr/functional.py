@@ -274,10 +274,17 @@ def _numel_of(shape):
     return n
 
 
+def _scaled(g, factor):
+    return g if factor == 1 else g * factor
+
+
 _RESHAPES = {"self": _rows_reshaped}
 _BATCH_RULES = {
     "mv": {"self": lambda g, c: g.unsqueeze(2) * c["vec"], "vec": lambda g, c: g.matmul(c["self"])},
     "mm": {"self": lambda g, c: g.matmul(c["mat2"].t()), "mat2": lambda g, c: c["self"].t().matmul(g)},
+    "addmm": {"self": lambda g, c: _scaled(g, c.get("beta", 1)),
+              "mat1": lambda g, c: _scaled(g.matmul(c["mat2"].t()), c.get("alpha", 1)),
+              "mat2": lambda g, c: _scaled(c["mat1"].t().matmul(g), c.get("alpha", 1))},
     "dot": {"self": lambda g, c: g.unsqueeze(1) * c["tensor"], "tensor": lambda g, c: g.unsqueeze(1) * c["self"]},
     "t": {"self": lambda g, c: g.transpose(1, 2) if g.dim() == 3 else g},
     "transpose": {"self": lambda g, c: g.transpose(c["dim0"] % (g.dim() - 1) + 1, c["dim1"] % (g.dim() - 1) + 1)},

@@ -279,14 +279,56 @@ class Node:
         return out
 
 
-# Multi-output ops (unbind, split, chunk) record a node per output, where PyTorch records one
-# node with numbered outputs and an edge names the output it reads: (UnbindBackward0, 2). The
-# output numbers of those nodes, for next_functions (see op.mark_multi_output_views).
-_OUTPUT_NR: "weakref.WeakKeyDictionary[Node, int]" = weakref.WeakKeyDictionary()
+class MultiOutputNode(Node):
+    """A node with several outputs, as PyTorch records ``unbind``, ``split``, ``aminmax`` … and a
+    custom Function: every output's ``grad_fn`` is this node (``a.grad_fn is b.grad_fn``). Inside the
+    engine output 0 reaches it directly and output k >= 1 through an ``OutputEdge`` that hands its
+    gradient over (``_pending``), so the engine keeps its one gradient per node; when the node runs,
+    its formulas read ``grad`` as the tuple of all the outputs' gradients (None for one that got none)."""
 
+    __slots__ = ("_pending", "_outputs")
 
-def set_output_nr(node, nr: int):
-    _OUTPUT_NR[node] = nr
+    def __init__(self, op, next_nodes, saved, meta, frees=None):
+        Node.__init__(self, op, next_nodes, saved, meta, frees)
+        self._pending = None        # output number -> gradient, handed over by the OutputEdges
+        self._outputs = ()          # per output: (shape, dtype), None for one that is not a tensor
+
+    def _take_grad_outputs(self, grad) -> tuple:
+        """The gradients of all the outputs: ``grad`` (output 0's, the engine's) and those the
+        outputs' edges handed over (None for an output that got none)."""
+        grads = [grad] + ([None] * (len(self._outputs) - 1))
+        if self._pending:
+            for k, g in self._pending.items():
+                grads[k] = g
+            self._pending = None
+        return tuple(grads)
+
+    def _apply(self, grad):
+        return self._run_outputs(self._take_grad_outputs(grad))
+
+    def _run_outputs(self, grads):
+        """Input gradients from the tuple of the outputs' gradients (a custom Function overrides it)."""
+        return self._input_grads(grads, self._next)
+
+    def _apply_batched(self, grad):
+        """``_apply`` for a batch of cotangent rows (batched Jacobians): the node runs once per row,
+        and the rows' gradients are stacked."""
+        from .functions import stack
+        from .tensor import Tensor
+        from numpy import zeros
+        grads = self._take_grad_outputs(grad)
+        m = next(g._data.shape[0] for g in grads if g is not None)
+        rows = [self._run_outputs(tuple(None if g is None else g[i] for g in grads)) for i in range(m)]
+        out = []
+        for k, (nxt, meta) in enumerate(zip(self._next, self._meta)):
+            column = [r[k] for r in rows]
+            if nxt is None or all(g is None for g in column):
+                out.append(None)
+                continue
+            shape, dtype = meta
+            out.append(stack([g if g is not None else Tensor._make(zeros(shape, dtype.np), dtype)
+                              for g in column], 0))
+        return out
 
 
 def _edge(node):
@@ -295,11 +337,11 @@ def _edge(node):
         return (None, 0)
     if type(node) is OutputEdge:
         return (node._fn, node._k)
-    return (node, _OUTPUT_NR.get(node, 0))
+    return (node, 0)
 
 
 def shown_node(node):
-    """The node a program (and gradexpr's graph views) sees for ``node``: a custom Function's node for
+    """The node a program (and gradexpr's graph views) sees for ``node``: a multi-output node for
     the edge of one of its outputs, else the node itself."""
     return node._fn if type(node) is OutputEdge else node
 
@@ -307,17 +349,13 @@ def shown_node(node):
 def output_nr(t) -> int:
     """``Tensor.output_nr``: which output of its grad_fn the tensor is (0 for a leaf)."""
     fn = t._grad_fn
-    if fn is None:
-        return 0
-    if type(fn) is OutputEdge:
-        return fn._k
-    return _OUTPUT_NR.get(fn, 0)
+    return fn._k if type(fn) is OutputEdge else 0
 
 
 class OutputEdge(Node):
-    """The engine-side grad_fn of output k >= 1 of a multi-output custom Function: it hands its
-    gradient to the Function's node (which must run once, with all of them). Programs never see it:
-    ``Tensor.grad_fn`` and ``next_functions`` show the Function's node and the output number."""
+    """The engine-side grad_fn of output k >= 1 of a ``MultiOutputNode``: it hands its gradient to
+    that node (which must run once, with all of them). Programs never see it: ``Tensor.grad_fn`` and
+    ``next_functions`` show the node and the output number."""
 
     __slots__ = ("_fn", "_k")
 
@@ -446,6 +484,16 @@ class _Copy:
         return [ctx["grad"]]
 
 
+# [True] while torch.autograd.enforce_grad_layout_policy(False) lets a gradient the engine alone holds
+# become a leaf's .grad whatever its layout (grad_layout.py), which the engine then also checks when small
+LAYOUT_RELAXED = [False]
+
+
+def _layout():
+    from . import grad_layout
+    return grad_layout
+
+
 def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
     """PyTorch's AccumulateGrad: first gradient stored (a copy), later ones added.
 
@@ -456,15 +504,17 @@ def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
     if grad._dtype is not t._dtype:
         grad = grad.to(t._dtype)
     if t._grad is None:
+        # both row-major: the layout contract holds (else grad_layout.py: .grad takes the leaf's strides)
+        plain = t._data.flags.c_contiguous and grad._data.flags.c_contiguous
         if create_graph and grad._grad_fn is not None:
-            copy = grad._detached_copy()
+            copy = grad._detached_copy() if plain else _layout().copy_obeying_contract(grad, t)
             copy._requires_grad = True
             copy._grad_fn = Node(_Copy, [grad._grad_fn], {}, [(grad._data.shape, grad._dtype)], False)
             t._grad = copy
-        elif owned and grad._data.shape == t._data.shape:
+        elif owned and grad._data.shape == t._data.shape and (plain or _layout().may_keep(grad, t)):
             t._grad = grad._detached_alias()
         else:
-            t._grad = grad._detached_copy()
+            t._grad = grad._detached_copy() if plain else _layout().copy_obeying_contract(grad, t)
     elif create_graph:
         t._grad = t._grad + grad
     else:
@@ -644,7 +694,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             else:
                 # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
                 # still to run, which only read it) and whose memory is its own: see accumulate_into
-                owned = (type(node) is AccumulateGrad and not create_graph and grad._data.size >= _STEAL_MIN
+                owned = (type(node) is AccumulateGrad and not create_graph
+                         and (grad._data.size >= _STEAL_MIN or LAYOUT_RELAXED[0])
                          and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)

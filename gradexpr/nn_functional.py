@@ -357,7 +357,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     from . import rng as _random
-    mask = Tensor._make(_random.dropout_mask(input._data.shape, p, input._dtype.name), input._dtype)
+    from .composites.random_functions import _drawn      # under vmap: a factory of the sample's shape
+    mask = _drawn(lambda s: Tensor._make(_random.dropout_mask(s, p, input._dtype.name), input._dtype),
+                  tuple(input._data.shape))
     if inplace:
         return _inplace(D.dropout, input, (mask,))
     if p == 1:

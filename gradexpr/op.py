@@ -17,8 +17,8 @@ import weakref as _weakref
 import numpy as np
 
 from . import dtypes, errors, limits
-from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, Node, SavedTensor, SavedTensors, _grad_enabled,
-                    set_output_nr)
+from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, MultiOutputNode, Node, OutputEdge, SavedTensor,
+                    SavedTensors, _grad_enabled)
 from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
@@ -338,7 +338,7 @@ def _record(op, ts, params, result, extras):
         else:
             raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
     result._requires_grad = True
-    result._grad_fn = Node(op, next_nodes, saved, meta, frees)
+    result._grad_fn = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
 
 
 # ---------------------------------------------------------------- views
@@ -357,7 +357,7 @@ _NO_GRAD, _MULTI_OUTPUT = 1, 2          # PyTorch's CreationMeta (a view made th
 
 class ViewMeta:
     """How a view was created, when that restricts in-place changes (PyTorch's CreationMeta): under
-    no_grad, or as one output of a function returning several views (unbind, split, chunk)."""
+    no_grad, or as one output of a function returning several views (unbind, split, chunk: share_node)."""
 
     __slots__ = ("creation", "output_nr")
 
@@ -423,16 +423,35 @@ def _link_view(view: Tensor, base: Tensor):
         registry.prune()
 
 
-def mark_multi_output_views(views):
-    """Mark the outputs of unbind/split/chunk: PyTorch forbids changing them in place, and numbers
-    them as outputs of one node (see graph.set_output_nr)."""
-    if _grad_enabled.get():
-        for i, v in enumerate(views):
+def share_node(op: Op, args, params, outputs, views: bool = False):
+    """Give the ``outputs`` of a multi-output op ONE node, of ``op`` (an entry with ``outputs=``), as
+    PyTorch records it (``a, b = x.unbind(0)``: ``a.grad_fn is b.grad_fn``, output numbers 0 and 1).
+    The outputs were computed by their own entries (which vmap and forward-mode AD know); their nodes
+    are replaced here. ``views``: the outputs are views, which PyTorch forbids changing in place."""
+    if not _grad_enabled.get():
+        return outputs
+    if views:
+        for i, v in enumerate(outputs):
             if v._base is not None and v._view_meta is None:
                 v._view_meta = ViewMeta(_MULTI_OUTPUT, i)
-            if v._grad_fn is not None:
-                set_output_nr(v._grad_fn, i)
-    return views
+    if not all(type(o) is Tensor for o in outputs) or not any(o._grad_fn is not None for o in outputs):
+        return outputs          # nothing recorded (or, under vmap, batched outputs: each keeps its node)
+    ts = tuple(a if type(a) is Tensor else wrap(a) for a in args)
+    named = {name: k for k, name in enumerate(() if op.outputs == "*" else op.outputs) if name}
+    first = outputs[0]
+    _record(op, ts, params, first, {name: outputs[k] for name, k in named.items()})
+    node = first._grad_fn
+    node._outputs = tuple((o._data.shape, o._dtype) for o in outputs)
+    for k in range(1, len(outputs)):
+        o = outputs[k]
+        o._grad_fn = OutputEdge(node, k, node._outputs[k])
+        o._requires_grad = True
+    for name, k in named.items():
+        if name in node._saved:
+            # output 0 is kept as a result is; a later one keeps its edge (its history when unpacked)
+            node._saved[name] = SavedTensor(outputs[k], is_output=k == 0, producer=op.node)
+            node._frees = True
+    return outputs
 
 
 def bump_version(t: Tensor, keep: Tensor | None = None):

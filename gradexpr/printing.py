@@ -32,6 +32,8 @@ import math
 
 import numpy as np
 
+from . import dtypes as _dtypes
+
 __all__ = [
     "format_tensor",
     "format_item",
@@ -119,8 +121,8 @@ _ALIASES = {
     "float": "float32", "double": "float64", "half": "float16", "long": "int64",
     "int": "int32", "short": "int16",
 }
-# Dtypes repr leaves implicit for non-empty tensors (default float dtype, int64, bool).
-_IMPLICIT_DTYPES = ("float32", "int64", "bool")
+# Dtypes repr leaves implicit for non-empty tensors: the default float dtype, int64, bool.
+_IMPLICIT_DTYPES = ("int64", "bool")
 
 
 def _resolve_dtype(dtype: str) -> str:
@@ -340,13 +342,13 @@ def format_tensor(data: np.ndarray, dtype: str, *, grad_fn: str | None = None,
     if arr.size == 0:
         if arr.ndim != 1:
             suffixes.append("size=" + str(tuple(arr.shape)))
-        if name != "float32":
+        if name != _dtypes.default_float.name:
             suffixes.append("dtype=torch." + name)
         body = "[]"
     else:
         if not _OPTS.edgeitems:
             suffixes.append("size=" + str(tuple(arr.shape)))
-        if name not in _IMPLICIT_DTYPES:
+        if name not in _IMPLICIT_DTYPES and name != _dtypes.default_float.name:
             suffixes.append("dtype=torch." + name)
         body = _tensor_body(arr, kind, indent)
 

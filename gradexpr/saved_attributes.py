@@ -102,18 +102,43 @@ _PRESENTED = {
     "DiagEmbedBackward0": {"dim1": lambda n, s: -2, "dim2": lambda n, s: -1},
     "LinalgInvExBackward0": {"inverse": lambda n, s: s["result"]},
     "StdMeanBackward0": {"result0": lambda n, s: s["result"]},
-    "SplitBackward0": {"split_size": lambda n, s: _split_size(n, s)},
     "NllLossBackward0": {"total_weight": lambda n, s: _total_weight(n, s)},
+    # index_add keeps the source's number of dims when the source needs a gradient
+    "IndexAddBackward0": {"source_dim": lambda n, s: len(n._meta[2][0])},
+    "NativeLayerNormBackward0": {"normalized_shape": lambda n, s: _layer_norm_stat(n, s, "shape"),
+                                 "result1": lambda n, s: _layer_norm_stat(n, s, "mean"),
+                                 "result2": lambda n, s: _layer_norm_stat(n, s, "rstd")},
+    "LinalgDetBackward0": {"LU": lambda n, s: _lu(n, s, 0), "pivots": lambda n, s: _lu(n, s, 1)},
 }
 # defaults PyTorch's signature gives as ints where gradexpr's formulas write floats
 _INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
 
 
-def _split_size(node, saved):
-    """split's size: the length of every output but maybe the last (outputs are numbered)."""
-    from .graph import _OUTPUT_NR
-    k = _OUTPUT_NR.get(node, 0)
-    return saved["start"] // k if k else saved["end"] - saved["start"]
+def _layer_norm_stat(node, saved, which):
+    """What native_layer_norm saves besides its inputs: the normalized shape and, per normalized
+    row, the mean (result1) and 1/sqrt(var + eps) (result2) it computed in the input's dtype."""
+    import numpy as np
+    from .tensor import Tensor
+    x = saved["input"].unpack(node)
+    k = saved.get("normalized_ndim", 1)
+    if which == "shape":
+        return tuple(int(d) for d in x._data.shape[x._data.ndim - k:])
+    data = x._data
+    axes = tuple(range(data.ndim - k, data.ndim))
+    mean = data.astype(np.float64).mean(axis=axes, keepdims=True)
+    if which == "mean":
+        return Tensor._make(mean.astype(data.dtype), x._dtype)
+    var = ((data.astype(np.float64) - mean) ** 2).mean(axis=axes, keepdims=True)
+    return Tensor._make((1.0 / np.sqrt(var + saved.get("eps", 1e-5))).astype(data.dtype), x._dtype)
+
+
+def _lu(node, saved, which):
+    """linalg.det's LU factorisation (packed LU, or the int32 pivots), as LAPACK gave it PyTorch."""
+    from .ops.linalg import lu_packed
+    from .tensor import Tensor
+    A = saved["A"].unpack(node)
+    part = lu_packed(A._data)[which]
+    return Tensor._make(part, A._dtype if which == 0 else None)
 
 
 def _total_weight(node, saved):

@@ -184,3 +184,15 @@ class RawSavedTensor:
 
 for _cls in (saved_tensors_hooks, save_on_cpu, disable_saved_tensors_hooks, allow_mutation_on_saved_tensors):
     _cls.__module__ = "torch.autograd.graph"
+
+
+def region_activation_memory_budget(budget):
+    """How much of a compiled region's activations to save rather than recompute: it only means something
+    under torch.compile, which gradexpr does not have, so (as PyTorch in eager mode) it is refused."""
+    name = "torch.autograd.graph.region_activation_memory_budget"
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise errors.TypeError(f"{name}: expects a float, got {type(budget).__name__}")
+    if not 0.0 <= budget <= 1.0:
+        raise errors.ValueError(f"{name}: must be in [0, 1], got {budget}")
+    raise errors.RuntimeError(f"{name} can only be used inside a torch.compile region; it has no effect in "
+                              "eager mode.")

@@ -442,7 +442,8 @@ class Check:
 
 class Evaluation:
     __slots__ = ("source", "filename", "target_name", "value", "output", "graph", "leaves", "grads",
-                 "grad_output", "jacobian", "hessian", "pointwise", "trace", "check", "notes", "error", "error_code")
+                 "grad_output", "jacobian", "hessian", "pointwise", "trace", "check", "notes", "error", "error_code",
+                 "mode", "tangents", "jvp")
 
     def __init__(self, source: str, filename: str, target_name: str | None = None):
         self.source = source
@@ -462,6 +463,9 @@ class Evaluation:
         self.notes = []
         self.error = None
         self.error_code = 0
+        self.mode = None            # "reverse" | "forward": how the gradients and Jacobian were computed
+        self.tangents = None        # --jvp: leaf name -> the tangent it was given
+        self.jvp = None             # --jvp: the target's tangent (a Jacobian-vector product)
 
     @property
     def ok(self):
@@ -471,11 +475,12 @@ class Evaluation:
 class Request:
     """What to compute beyond the value and graph (the command's options)."""
 
-    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol", "pointwise")
+    __slots__ = ("of", "wrt", "jacobian", "grad_output", "hessian", "trace", "check", "atol", "rtol", "pointwise",
+                 "mode", "jvp")
 
     def __init__(self, of: str | None = None, wrt: tuple = (), jacobian: bool = False, grad_output: str | None = None,
                  hessian: bool = False, trace: bool = False, check: bool = False, atol: float = 1e-5,
-                 rtol: float = 1e-3, pointwise: bool = False):
+                 rtol: float = 1e-3, pointwise: bool = False, *, mode: str = "reverse", jvp: tuple = ()):
         self.of = of
         self.wrt = wrt
         self.jacobian = jacobian
@@ -486,14 +491,16 @@ class Request:
         self.atol = atol
         self.rtol = rtol
         self.pointwise = pointwise  # True: the target is elementwise in its leaves (no Jacobian); else detected
+        self.mode = mode            # "reverse" | "forward" | "auto" (session_forward.py)
+        self.jvp = jvp              # "NAME=VALUE" tangents: a Jacobian-vector product (forward mode)
 
 
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
     """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
     from . import rng as _random
     ev = Evaluation(source, filename, request.of)
-    # --check re-runs the program from the random state it started with
-    rng_state = _random.snapshot_rng_state() if request.check else None
+    # --check and forward mode re-run the program from the random state it started with
+    rng_state = _random.snapshot_rng_state() if request.check or request.jvp or request.mode != "reverse" else None
     start = rng_state if rng_state is not None or not bindings.integers else _random.snapshot_rng_state()
     try:
         run = run_program(source, filename, bindings, of=request.of, limits=limits, debug=debug)
@@ -521,7 +528,7 @@ def analyse(ev: Evaluation, run: Run, bindings: Bindings, request: Request, *, l
     if request.wrt:
         ev.leaves = only(ev.leaves, request.wrt)
     try:
-        _differentiate(ev, run, bindings, request, limits)
+        _differentiate(ev, run, bindings, request, limits, _rerun(ev, bindings, request, limits, rng_state))
         if request.check and ev.leaves and run.target._requires_grad:
             from .gradient_check import check_gradients
             ev.check = check_gradients(ev, run, bindings, request, ev.source, ev.filename, limits, rng_state)
@@ -575,7 +582,17 @@ def _seed(target, request: Request, bindings: Bindings, limits):
     return v.detach().to(target._dtype)
 
 
-def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Request, limits):
+def _rerun(ev: Evaluation, bindings: Bindings, request: Request, limits, rng_state):
+    """The program as a function of its leaves, for forward mode (None: reverse mode only)."""
+    if not request.jvp and request.mode == "reverse":
+        return None
+    from . import session_forward
+    if rng_state is None:
+        raise RequestError("--mode forward and --jvp re-run the program: they need a program, not a value")
+    return session_forward.Rerun(ev.source, ev.filename, bindings, request, limits, rng_state)
+
+
+def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Request, limits, rerun=None):
     import numpy as np
     from .functional import jacobian_blocks
     from .graph import run_backward
@@ -596,7 +613,13 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
             ev.notes.append("the target does not require grad: no leaf that requires grad reaches it")
         return
     names = [leaf.name for leaf in ev.leaves]
-    if scalar or request.grad_output is not None:
+    ev.mode = "reverse" if rerun is None else rerun.begin(ev, target)    # forward mode: --jvp's product too
+    if scalar and request.grad_output is None and ev.mode == "forward":   # the one row of its Jacobian
+        jacobian = _jacobian(ev, target, tensors, rerun, limits)
+        ev.grads = {name: b.reshape(x._data.shape) for (name, b), x in zip(jacobian.items(), tensors)}
+        if request.jacobian:
+            ev.jacobian = jacobian
+    elif scalar or request.grad_output is not None:
         seed = _seed(target, request, bindings, limits)
         if request.grad_output is not None:
             ev.grad_output = seed
@@ -606,11 +629,9 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         ev.grads = dict(zip(names, grads))
         if tracer is not None:
             ev.trace = tracer.steps
-    if (not scalar and request.grad_output is None and not request.pointwise) or request.jacobian:
-        _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
-        blocks = jacobian_blocks(target, tensors, progress=_report("Jacobian"))
-        ev.jacobian = {name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
-                       for name, b, x in zip(names, blocks, tensors)}
+    if ((not scalar and request.grad_output is None and not request.pointwise) or request.jacobian) \
+            and ev.jacobian is None:
+        ev.jacobian = _jacobian(ev, target, tensors, rerun, limits)
     if not scalar and (request.pointwise or (ev.jacobian is not None and not request.jacobian)):
         ev.pointwise = _pointwise(target, ev, names, tensors, request)
     if not_scalar is not None:
@@ -627,6 +648,19 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
                 else [None] * len(tensors)
             ev.hessian[name] = {other: b if b is not None else _zeros(x._data.shape + y._data.shape, y)
                                 for other, b, y in zip(names, blocks, tensors)}
+
+
+def _jacobian(ev: Evaluation, target, tensors, rerun, limits) -> dict:
+    """Leaf name -> d target / d leaf: rows by batched cotangents (reverse mode) or columns by batched
+    tangents (forward mode, session_forward.py)."""
+    from .functional import jacobian_blocks
+    _refuse_too_big("Jacobian", target._data.shape, ev.leaves, ev.leaves, limits)
+    if ev.mode == "forward":
+        blocks = rerun.jacobian_blocks(target, ev.leaves)
+    else:
+        blocks = jacobian_blocks(target, tensors, progress=_report("Jacobian"))
+    return {leaf.name: b if b is not None else _zeros(target._data.shape + x._data.shape, x)
+            for leaf, b, x in zip(ev.leaves, blocks, tensors)}
 
 
 def _refuse_too_big(what: str, out_shape, rows, columns, limits):

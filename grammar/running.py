@@ -52,10 +52,10 @@ def new_interpreter(filename: str, out=None, limits: _limits.Limits | None = Non
 
 def run_in(interp, source: str, debug: bool = False) -> Outcome:
     """Parse ``source`` and run it in ``interp``, whose globals persist (the REPL's session)."""
-    return _parsed_and_run(source, interp.filename, interp.limits, debug, lambda: interp)
+    return _parsed_and_run(source, interp.filename, interp.limits, debug, lambda: interp, session=interp)
 
 
-def _parsed_and_run(source, filename, limits, debug, interpreter) -> Outcome:
+def _parsed_and_run(source, filename, limits, debug, interpreter, session=None) -> Outcome:
     token = _limits.activate(limits)
     try:
         try:
@@ -68,7 +68,7 @@ def _parsed_and_run(source, filename, limits, debug, interpreter) -> Outcome:
         alarm = _WallClock(interp.limits.max_seconds)
         try:
             from .modules.run_context import running
-            with alarm, running(filename, source):     # its warnings, settings given back at the end
+            with alarm, running(filename, source, session=session):  # warnings, settings given back
                 interp.run(module)
         except KeyboardInterrupt:
             raise

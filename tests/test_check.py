@@ -1,5 +1,6 @@
 """``gradexpr check`` and the pytest plugin: regression tests of expression programs."""
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -230,13 +231,28 @@ def test_plugin_expected_error_and_switching_off(pytester):
     assert "no tests ran" in r.stdout.str()
 
 
+def test_plain_lines_are_written_as_the_programs_finish(tmp_path):
+    # a pipe or a CI log sees a program's line before the next program ends
+    write(tmp_path, "a_quick.gx", "print(1)\n", out="1\n")
+    write(tmp_path, "b_slow.gx", "x = torch.ones(1000, 1000)\nfor _ in range(30):\n    y = x @ x\nprint(2)\n", out="2\n")
+    p = subprocess.Popen([sys.executable, "-m", "gradexpr", "check", "-v", "--plain", "--jobs", "1", str(tmp_path)],
+                         stdout=subprocess.PIPE, text=True)
+    header, first = p.stdout.readline(), p.stdout.readline()
+    running = p.poll() is None
+    rest = p.stdout.read()
+    assert p.wait(timeout=120) == 0
+    assert header.startswith("file") and "a_quick.gx" in first and running
+    assert "b_slow.gx" in rest and "2 passed, 0 failed" in rest
+
+
 def test_by_default_only_failures_and_a_summary_and_the_current_folder(tmp_path, monkeypatch):
     write(tmp_path, "grad.gx", GRAD_PROGRAM, out=GRAD_OUTPUT)
     write(tmp_path, "bad.gx", "print(2)\n", out="3\n")
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(cli, ["check", "--plain"])
     assert r.exit_code == 1
-    assert "bad.gx  fail" in r.output and "grad.gx" not in r.output
+    # (the columns are as wide as the longest name checked: lines are written as programs finish)
+    assert re.search(r"^bad\.gx +fail ", r.output, re.M) and "grad.gx" not in r.output
     assert r.output.rstrip().splitlines()[-1].startswith("1 passed, 1 failed in ")
 
 

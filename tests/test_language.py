@@ -67,7 +67,6 @@ def test_no_dunder_walk_through_a_class_function_or_generator(expr):
     ("class C:\n    def set(self):\n        super().__setattr__('__class__', int)\nC().set()\n",
      "access to '__class__' is not allowed"),
     ("setattr(object(), '__class__', int)\n", "access to '__class__' is not allowed"),
-    ("class C:\n    __slots__ = ()\n", "defining '__slots__' in a class is not allowed"),
     ("class C:\n    def __del__(self):\n        pass\n", "defining '__del__' in a class is not allowed"),
     ("class C:\n    def __getattribute__(self, n):\n        pass\n", "defining '__getattribute__'"),
     ("class M(type):\n    pass\n", "subclassing 'type' is not supported"),
@@ -169,6 +168,30 @@ def test_limits_are_never_caught():
             "loop iterations", lim=lim)
 
 
+def test_a_with_statement_cannot_swallow_a_limit():
+    src = ("class C:\n    def __enter__(self):\n        return self\n    def __exit__(self, *a):\n"
+           "        print('cleanup')\n        return True\nwith C():\n    while True:\n        pass\nprint('escaped')\n")
+    out = io.StringIO()
+    with pytest.raises(errors.LimitError):
+        g = dict(BUILTINS)
+        Interpreter(g, filename="prog.gx", out=out, limits=_limits.Limits(max_loop_iterations=1000)).run(
+            parse(src, "prog.gx"))
+    assert out.getvalue() == "cleanup\n"
+
+
+def test_exit_sees_the_exception_the_program_raised():
+    src = ("class C:\n    def __enter__(self):\n        return self\n    def __exit__(self, t, e, tb):\n"
+           "        print(t is KeyError, e.args)\n        return True\nwith C():\n    raise KeyError('k')\n")
+    assert run(src) == "True ('k',)\n"
+
+
+def test_slots_declare_the_instances_attributes():
+    src = ("class P:\n    __slots__ = ('x', '__z')\n    def __init__(self):\n        self.x, self.__z = 1, 3\n"
+           "    def z(self):\n        return self.__z\np = P()\nprint(p.x, p.z())\ntry:\n    p.w = 4\n"
+           "except AttributeError as e:\n    print(e)\n")
+    assert run(src) == "1 3\n'P' object has no attribute 'w'\n"
+
+
 def test_uncaught_program_exceptions_are_located():
     e = refused("x = 1\nraise ValueError('x')\n", "ValueError: x")
     assert (e.line, e.column) == (2, 1)
@@ -184,6 +207,25 @@ def test_uncaught_program_exceptions_are_located():
 def test_bad_super():
     refused("def f():\n    return super()\nf()\n", "RuntimeError: super(): __class__ cell not found")
     refused("class C:\n    def m():\n        return super()\nC.m()\n", "RuntimeError: super(): no arguments")
+
+
+@pytest.mark.parametrize("display, wording", [("[(yield) for x in y]", "list comprehension"),
+                                               ("{(yield) for x in y}", "set comprehension"),
+                                               ("{x: (yield) for x in y}", "dict comprehension"),
+                                               ("((yield) for x in y)", "generator expression")])
+def test_a_yield_in_a_comprehension_is_pythons_syntax_error(display, wording):
+    refused(f"def f(y):\n    return {display}\nf([1])\n", f"SyntaxError: 'yield' inside {wording}")
+
+
+def test_yields_gradexpr_does_not_reach_say_where_they_may_stand():
+    refused("def g():\n    assert (yield 1)\nprint(list(g()))\n", "'yield' is supported in gradexpr in the value")
+    refused("def g():\n    f = lambda: (yield)\n    yield f\nlist(g())\n", "'yield' inside a lambda")
+
+
+def test_super_with_one_argument_is_unbound_and_its_init_changes_nothing():
+    src = ("class D:\n    def __init__(self, n):\n        super(D).__init__()\n        self.n = n\n"
+           "print(D(3).n)\n")
+    assert run(src) == "3\n"
 
 
 # ============================================================================ limits

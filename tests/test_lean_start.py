@@ -45,9 +45,30 @@ def _imported(modules, names):
 def test_eval_json_loads_no_rich_no_signal_wrapper_no_other_commands():
     printed, modules = loaded_by("eval", EXPR, "-v", "x=ones(2,2)", "--json")
     assert json.loads(printed)["value"] == 27.0
-    assert _imported(modules, {"rich", "signal"}) == []
+    assert _imported(modules, {"rich", "signal"}) == [] and "gradexpr.cli.progress" not in modules
     assert not modules & {"gradexpr.cli.check_cmd", "gradexpr.cli.graph_cmd", "gradexpr.cli.ops_cmd",
                           "gradexpr.cli.run_cmd", "gradexpr.cli.pytest_plugin"}
+
+
+def test_a_one_liner_loads_no_part_it_does_not_use():
+    # the language's classes, exceptions, generators and f-strings, vmap's batch rules, the random
+    # distributions and gradcheck load with the first program that uses them (SPEC 1, issue 20)
+    printed, modules = loaded_by("eval", "x * 2", "-v", "x=3", "--json")
+    assert json.loads(printed)["grads"]["x"]["value"] == 2.0
+    lazy = {"gradexpr.grammar.interpreter.compile_defs", "gradexpr.grammar.interpreter.compile_flow",
+            "gradexpr.grammar.interpreter.compile_generators", "gradexpr.grammar.fstrings",
+            "gradexpr.batching", "gradexpr.rng.distributions", "gradexpr.rng.gaussian", "gradexpr.testing",
+            "gradexpr.func", "gradexpr.nn", "gradexpr.optim", "gradexpr.autograd_function"}
+    assert sorted(modules & lazy) == []
+    # an integer -v is promoted by re-running the program from the same random state: copying a
+    # generator nothing drew from must not build its mt19937 state (numpy.random costs 30 ms)
+    assert _imported(modules, {"numpy.random"}) == []
+
+
+def test_the_lazy_parts_load_when_a_program_uses_them():
+    printed, modules = loaded_by("eval", "[t for t in (x, x)][0] * torch.rand(1).sum()", "-v", "x=2.", "--json")
+    assert json.loads(printed)["ok"]
+    assert {"gradexpr.grammar.interpreter.compile_generators", "gradexpr.rng.distributions"} <= modules
 
 
 def test_eval_without_short_options_loads_no_difflib():

@@ -21,6 +21,14 @@ def test_stdin_session_keeps_bindings_and_echoes_values_as_python():
     assert p.stdout == "tensor([2., 2.])\n"
 
 
+def test_settings_a_line_makes_hold_for_the_next_lines_and_the_echo():
+    # torch.set_default_dtype in one line: the next lines' factories and the echoed reprs see it
+    p = repl("torch.set_default_dtype(torch.float64)\ntorch.tensor([1.5])\ntorch.get_default_dtype()\n"
+             "torch.ones(1, dtype=torch.float32)\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "tensor([1.5000])\ntorch.float64\ntensor([1.], dtype=torch.float32)\n"
+
+
 def test_blocks_strings_prints_and_none():
     p = repl('def f(x):\n    return x * 2\n\nf(3)\n"a"\nprint("hi")\nNone\ny = 1\n')
     assert p.stdout == "6\n'a'\nhi\n" and p.returncode == 0

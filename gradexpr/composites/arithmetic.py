@@ -108,8 +108,10 @@ def pow(input, exponent, *, out=None):
 
 
 def float_power(input, exponent):
+    # a number exponent is taken as a double too (PowBackward0 keeps 2.0 for float_power(x, 2))
     return pow(input.double() if _is_tensor(input) else input,
-               exponent.double() if _is_tensor(exponent) else exponent)
+               exponent.double() if _is_tensor(exponent) else float(exponent)
+               if type(exponent) in (int, bool) else exponent)
 
 
 def square(input):

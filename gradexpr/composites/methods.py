@@ -20,7 +20,8 @@ from .indexing import _diagonal_scatter, _index_put_, _narrow_step, _select_scat
 from .inplace import _inplace_of, copy_, fill_, squeeze_, t_, transpose_, unsqueeze_, zero_
 from .linalg import (_T, _mT, _varargs_method, addmm, bmm, det, dot, inner, inverse, matmul, mm, movedim, mv, outer, permute,
                      t, trace, transpose)
-from .random_functions import _bernoulli_, _normal_, _random_, _uniform_, bernoulli
+from .random_functions import (_bernoulli_, _cauchy_, _exponential_, _geometric_, _log_normal_, _normal_, _random_,
+                               _uniform_, bernoulli, multinomial)
 from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp,
                          nonzero, norm, std, var, _max_method, _min_method)
 from .shape import (broadcast_to, chunk, clone, contiguous, diag, diag_embed, diagonal, expand, expand_as, flatten,
@@ -174,6 +175,8 @@ _METHODS = {
     "new_empty": new_empty, "size": _size_method,
     # random, in place
     "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli, "random_": _random_,
+    "exponential_": _exponential_, "multinomial": multinomial, "cauchy_": _cauchy_, "geometric_": _geometric_,
+    "log_normal_": _log_normal_,
     "zero_": zero_, "fill_": fill_, "copy_": copy_, "t_": t_, "transpose_": transpose_, "swapaxes_": transpose_,
     "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
     # internal helpers used by backward formulas (underscored: not reachable from programs)

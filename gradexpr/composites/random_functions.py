@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..op import bump_version
 from ..signatures import _check_device
@@ -18,6 +19,32 @@ from .creation import _size_keyword
 def _rng():
     from .. import rng as _random
     return _random
+
+
+def _vmap():
+    """vmap's randomness rules (vmap_random.py), loaded with vmap: non-empty ``_VMAP`` means a vmap runs."""
+    from .. import vmap_random
+    return vmap_random
+
+
+def _drawn(draw, shape):
+    """``draw(shape)``, a factory's tensor; under vmap, as its ``randomness=`` says."""
+    return _vmap().factory(draw, shape) if _VMAP else draw(shape)
+
+
+def _drawn_from(draw, *inputs):
+    """``draw(*inputs)``, a sample drawn from tensors (``bernoulli(p)``); under vmap, as its ``randomness=`` says."""
+    return _vmap().with_inputs(draw, inputs) if _VMAP else draw(*inputs)
+
+
+def _filled(self, draw):
+    """``self`` filled in place with ``draw(shape)``; under vmap, as its ``randomness=`` says."""
+    if _VMAP:
+        _vmap().fill(self, draw)
+    else:
+        self._data[...] = draw(self._data.shape)
+    bump_version(self)
+    return self
 
 
 def manual_seed(seed):
@@ -41,8 +68,8 @@ def _random_factory(kind):
         _check_device(device)
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
-        arr = getattr(_rng(), kind)(shape, d.name, generator=generator)
-        return _finish(Tensor._make(arr, d), requires_grad)
+        return _finish(_drawn(lambda s: Tensor._make(getattr(_rng(), kind)(s, d.name, generator=generator), d),
+                              shape), requires_grad)
     make.__name__ = kind
     return make
 
@@ -76,8 +103,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None, requires_
     if high <= low:
         raise errors.RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     d = _dtype_arg(dtype, dtypes.int64)
-    arr = _rng().randint(int(low), int(high), shape, d.name, generator=generator)
-    return _finish(Tensor._make(arr, d), requires_grad)
+    return _finish(_drawn(lambda s: Tensor._make(_rng().randint(int(low), int(high), s, d.name, generator=generator),
+                                                 d), shape), requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
@@ -90,54 +117,131 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     _check_device(device)
     _check_new_shape((n,))
     d = _dtype_arg(dtype, dtypes.int64)
-    return _finish(Tensor._make(_rng().randperm(int(n), d.name, generator=generator), d), requires_grad)
+
+    def draw(shape):            # under vmap(randomness="different"): one permutation per sample
+        rows = [_rng().randperm(int(n), d.name, generator=generator) for _ in range(int(np.prod(shape[:-1])))]
+        return Tensor._make(np.stack(rows).reshape(shape) if len(shape) > 1 else rows[0], d)
+    return _finish(_drawn(draw, (int(n),)), requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **_):
     if _is_tensor(mean) or _is_tensor(std):
         m = mean._data if _is_tensor(mean) else mean
         s = std._data if _is_tensor(std) else std
-        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         d = mean._dtype if _is_tensor(mean) else std._dtype
-        arr = _rng().normal(m, s, shape, d.name, generator=generator)
-        return Tensor._make(arr, d)
+
+        def draw(mean, std):
+            m = mean._data if _is_tensor(mean) else mean
+            s = std._data if _is_tensor(std) else std
+            shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+            return Tensor._make(_rng().normal(m, s, shape, d.name, generator=generator), d)
+        return _drawn_from(draw, mean, std)
     shape = _shape_args((size,)) if size is not None else ()
     _check_new_shape(shape)
     d = _dtype_arg(dtype, dtypes.default_float)
-    return _finish(Tensor._make(_rng().normal(mean, std, shape, d.name, generator=generator), d), requires_grad)
+    return _finish(_drawn(lambda s: Tensor._make(_rng().normal(mean, std, s, d.name, generator=generator), d), shape),
+                   requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None):
+    name = input._dtype.name
     if p is not None:
-        arr = _rng().bernoulli(float(p), input._data.shape, input._dtype.name, generator=generator)
-    else:
-        arr = _rng().bernoulli(input._data, input._data.shape, input._dtype.name, generator=generator)
-    return Tensor._make(arr, input._dtype)
+        return _drawn(lambda s: Tensor._make(_rng().bernoulli(float(p), s, name, generator=generator), input._dtype),
+                      tuple(input._data.shape))
+    return _drawn_from(lambda x: Tensor._make(_rng().bernoulli(x._data, x._data.shape, name, generator=generator),
+                                              x._dtype), input)
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     with _NoGrad():
-        self._data[...] = _rng().uniform(a, b, self._data.shape, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+        return _filled(self, lambda s: _rng().uniform(a, b, s, self._dtype.name, generator=generator))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
-    self._data[...] = _rng().normal(mean, std, self._data.shape, self._dtype.name, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().normal(mean, std, s, self._dtype.name, generator=generator))
 
 
 def _random_(self, *bounds, generator=None):
-    self._data[...] = _rng().random_(self._data.shape, self._dtype.name, *bounds, generator=generator)
-    bump_version(self)
-    return self
+    return _filled(self, lambda s: _rng().random_(s, self._dtype.name, *bounds, generator=generator))
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
-    self._data[...] = _rng().bernoulli(float(_scalar(p)), self._data.shape, self._dtype.name, generator=generator)
+    return _filled(self, lambda s: _rng().bernoulli(float(_scalar(p)), s, self._dtype.name, generator=generator))
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    lambd = float(_scalar(lambd))
+    if not lambd > 0.0:
+        raise errors.RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    self._data[...] = _rng().exponential(self._data.shape, lambd, self._dtype.name, generator=generator)
     bump_version(self)
     return self
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    self._data[...] = _rng().cauchy(self._data.shape, float(_scalar(median)), float(_scalar(sigma)),
+                                    self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _geometric_(self, p, *, generator=None):
+    p = float(_scalar(p))
+    if not 0.0 < p < 1.0:
+        raise errors.RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    self._data[...] = _rng().geometric(self._data.shape, p, self._dtype.name, generator=generator)
+    bump_version(self)
+    return self
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    std = float(_scalar(std))
+    if not std > 0.0:
+        raise errors.RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    self._data[...] = _rng().log_normal(self._data.shape, float(_scalar(mean)), std, self._dtype.name,
+                                        generator=generator)
+    bump_version(self)
+    return self
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the rows of ``input`` (weights, not necessarily summing to 1). Without
+    replacement, or for one sample: PyTorch's exponential trick, the top ``num_samples`` of
+    ``input / q`` with ``q ~ Exp(1)``; with replacement: a binary search of each uniform draw in
+    the normalized cumulative weights."""
+    if not input._dtype.is_floating_point:
+        raise errors.RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                                  f"{input._dtype._scalar_name}")
+    n = int(num_samples)
+    if n <= 0:
+        raise errors.RuntimeError("cannot sample n_sample <= 0 samples")
+    if input.dim() not in (1, 2):
+        raise errors.RuntimeError("prob_dist must be 1 or 2 dim")
+    categories = input._data.shape[-1]
+    if not replacement and n > categories:
+        raise errors.RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if categories > 2 ** 24:
+        raise errors.RuntimeError("number of categories cannot exceed 2^24")
+    data = input._data
+    if not replacement or n == 1:
+        if data.size and not (np.all(data >= 0) and np.all(data < np.inf)):
+            raise errors.RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if np.any(data.sum(axis=-1) == 0):
+            raise errors.RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        q = _rng().exponential(data.shape, 1.0, input._dtype.name, generator=generator)
+        with np.errstate(all="ignore"):
+            keys = data / q
+        # topk: the largest first; equal keys keep their index order
+        order = np.argsort(-keys, axis=-1, kind="stable")[..., :n]
+        return Tensor._make(np.ascontiguousarray(order.astype(np.int64)), dtypes.int64)
+    if np.any(data < 0):
+        raise errors.RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+    if not np.all(np.isfinite(data)):
+        raise errors.RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+    if np.any(data.sum(axis=-1) <= 0):
+        raise errors.RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    out = _rng().multinomial_with_replacement(data, n, generator=generator)
+    return Tensor._make(out, dtypes.int64)
 
 
 class _NoGrad:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import ops as D
 from .. import dtypes, errors
-from ..op import apply, apply_ex
+from ..op import apply, apply_ex, share_node
 from ..ops.common import _reduce_dim
 from ..signatures import Overloads
 from ..tensor import Tensor, _wrap_dim
@@ -109,8 +109,9 @@ def amin(input, dim=(), keepdim=False):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return MinMax("aminmax", amin(input, () if dim is None else dim, keepdim),
-                      amax(input, () if dim is None else dim, keepdim))
+    parts = [amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim, keepdim)]
+    share_node(D.aminmax, (input,), {"dim": dim, "keepdim": keepdim}, parts)
+    return MinMax("aminmax", *parts)
 
 
 def argmax(input, dim=None, keepdim=False):
@@ -139,12 +140,14 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)
+    return tuple(share_node(D.var_mean, (input,), params,
+                            [apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)]))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
-    return apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)
+    return tuple(share_node(D.std_mean, (input,), params,
+                            [apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)]))
 
 
 def _ord(p):

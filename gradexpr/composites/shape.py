@@ -11,7 +11,7 @@ import numpy as np
 from .. import ops as D
 from .. import dtypes, errors, limits
 from ..dtypes import DType
-from ..op import apply, mark_multi_output_views
+from ..op import _check_broadcast, apply, share_node
 from ..ops.common import _reduce_dim
 from ..tensor import _wrap_dim
 from .arguments import (_UNSET, _check_new_shape, _int_list_arg, _is_tensor, _missing, _need_tensor,
@@ -249,7 +249,7 @@ def split(tensor, split_size_or_sections, dim=0):
         if builtins.sum(sizes) != size:
             raise errors.RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
                                       f"size at dimension {d}), but got split_sizes={sizes}")
-        entry = D.split_sizes_part
+        entry, node, params = D.split_sizes_part, D.split_with_sizes_outputs, {"dim": dim, "split_sizes": tuple(sizes)}
     else:
         step = int(split_size_or_sections)
         if step < 0:
@@ -258,12 +258,12 @@ def split(tensor, split_size_or_sections, dim=0):
             raise errors.RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of "
                                       f"{size}")
         sizes = [builtins.min(step, size - i) for i in range(0, size, step)] if size else [0]
-        entry = D.split_part
+        entry, node, params = D.split_part, D.split_outputs, {"dim": dim, "split_size": step}
     out, offset = [], 0
     for s in sizes:
         out.append(apply(entry, (tensor,), {"dim": d, "start": offset, "end": offset + s}))
         offset += s
-    return tuple(mark_multi_output_views(out))
+    return tuple(share_node(node, (tensor,), params, out, views=True))
 
 
 def chunk(input, chunks, dim=0):
@@ -275,8 +275,8 @@ def chunk(input, chunks, dim=0):
     size = input._data.shape[d]
     if size == 0:
         # ATen: split_with_sizes into `chunks` empty parts (split would give one)
-        return split(input, [0] * chunks, d)
-    return split(input, -(-size // chunks), d)
+        return split(input, [0] * chunks, dim)
+    return split(input, -(-size // chunks), dim)
 
 
 def tensor_split(input, sections, dim=0):
@@ -300,8 +300,10 @@ def unbind(input, dim=0):
     if input._data.ndim == 0:
         raise errors.IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input._data.ndim)
-    return tuple(mark_multi_output_views(
-        [apply(D.unbind_part, (input,), {"dim": d, "index": i}) for i in range(input._data.shape[d])]))
+    # the node keeps the dim as given (PyTorch shows a negative one raw)
+    return tuple(share_node(D.unbind_outputs, (input,), {"dim": dim},
+                            [apply(D.unbind_part, (input,), {"dim": d, "index": i})
+                             for i in range(input._data.shape[d])], views=True))
 
 
 def narrow(input, dim, start, length):
@@ -476,4 +478,7 @@ def contiguous(input, memory_format=None):
 
 
 def masked_select(input, mask):
-    return input[mask.expand_as(input) if mask._data.shape != input._data.shape else mask]
+    if mask._dtype is not dtypes.bool_:
+        raise errors.RuntimeError("masked_select: expected BoolTensor for mask")
+    _check_broadcast((mask._data, input._data))         # PyTorch names the mask tensor a
+    return apply(D.masked_select, (input, mask))

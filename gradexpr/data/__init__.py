@@ -1,13 +1,17 @@
-"""``torch.utils.data``: datasets, samplers, ``DataLoader`` (single process) and ``random_split``.
+"""``torch.utils.data``: datasets, samplers, ``DataLoader`` (its workers run in this process) and
+``random_split``.
 Imported when a program first reads one of its names (see api.py)."""
 from __future__ import annotations
 
 from .dataloader import DataLoader, default_collate, default_convert
-from .dataset import ConcatDataset, Dataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+                      random_split)
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler
+from .workers import WorkerInfo, get_worker_info
 
-NAMES = ("Dataset TensorDataset ConcatDataset Subset random_split DataLoader default_collate default_convert "
-         "Sampler SequentialSampler RandomSampler BatchSampler").split()
+NAMES = ("Dataset IterableDataset TensorDataset StackDataset ConcatDataset ChainDataset Subset random_split "
+         "DataLoader default_collate default_convert Sampler SequentialSampler RandomSampler SubsetRandomSampler "
+         "WeightedRandomSampler BatchSampler get_worker_info WorkerInfo").split()
 
 
 def names():

@@ -1,15 +1,19 @@
-"""``DataLoader`` (single process) and ``default_collate``, as PyTorch's: each epoch's iterator draws a
-base seed from the loader's generator before the sampler runs, so seeded shuffles, and the random
-numbers drawn after them, are PyTorch's."""
+"""``DataLoader`` and ``default_collate``, as PyTorch's: each epoch's iterator draws a base seed from
+the loader's generator before the sampler runs, so seeded shuffles, and the random numbers drawn
+after them, are PyTorch's. ``num_workers > 0`` runs the workers here (workers.py)."""
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 
 from .. import dtypes, errors
 from .. import functions as T
+from .. import warn as _warn
 from ..tensor import Tensor
+from .dataset import IterableDataset
+from .fetch import InfiniteConstantSampler, fetcher
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, draw_seed
 
 
@@ -54,9 +58,15 @@ def default_convert(data):
     return data
 
 
+_LOCKED = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+
+
 class DataLoader:
     _gx_exposed = True
     __module__ = "torch.utils.data.dataloader"
+    # what a program may assign (the first six raise PyTorch's ValueError once the loader exists)
+    _gx_settable = frozenset(_LOCKED + ("num_workers", "collate_fn", "worker_init_fn", "pin_memory", "timeout",
+                                        "generator", "prefetch_factor"))
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
@@ -67,11 +77,37 @@ class DataLoader:
                                     "multiprocessing.")
         if timeout < 0:
             raise errors.ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise errors.ValueError("prefetch_factor option could only be specified in multiprocessing.let "
+                                    "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise errors.ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise errors.ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.in_order = in_order
         self.generator = generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle not in {False, None}:
+                raise errors.ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
+                                        f"but got shuffle={shuffle}")
+            if sampler is not None:
+                raise errors.ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, "
+                                        f"but got sampler={sampler}")
+            if batch_sampler is not None:
+                raise errors.ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler "
+                                        f"option, but got batch_sampler={batch_sampler}")
+        else:
+            shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise errors.ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -84,7 +120,10 @@ class DataLoader:
             raise errors.ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
                                     "drop_last")
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+            if self._iterable:
+                sampler = InfiniteConstantSampler()
+            else:
+                sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size = batch_size
@@ -94,16 +133,68 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
+        self.persistent_workers = persistent_workers
+        self._iterator = None
+        self._length_reported = None    # len(self) of an IterableDataset, once asked (for the warning)
+        self.__dict__["_initialized"] = True
+        _check_worker_number(num_workers)
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_initialized") and name in _LOCKED:
+            raise errors.ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+        object.__setattr__(self, name, value)
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
 
     @property
     def _index_sampler(self):
         return self.batch_sampler if self.batch_sampler is not None else self.sampler
 
     def __iter__(self):
-        return _SingleProcessDataLoaderIter(self)
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        from .workers import MultiWorkerIter
+        if not self.persistent_workers:
+            _check_worker_number(self.num_workers)
+            return MultiWorkerIter(self)
+        if self._iterator is None:
+            _check_worker_number(self.num_workers)
+            self._iterator = MultiWorkerIter(self)
+        else:
+            self._iterator._reset(self)
+        return self._iterator
 
     def __len__(self):
-        return len(self._index_sampler)
+        if not self._iterable:
+            return len(self._index_sampler)
+        length = len(self.dataset)
+        self.__dict__["_length_reported"] = length
+        if self.batch_size is not None:
+            length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
+        return length
+
+
+def _check_worker_number(num_workers):
+    """PyTorch's warning when a loader would start more worker processes than the machine has CPUs."""
+    if not num_workers:
+        return
+    import os
+    try:
+        cpus = len(os.sched_getaffinity(0))
+        checked = True
+    except AttributeError:
+        cpus, checked = os.cpu_count(), False
+    if cpus is not None and num_workers <= cpus:
+        return
+    suggestion = (f"Our suggested max number of worker in current system is {cpus}"
+                  f"{'' if checked else ' (`cpuset` is not taken into account)'}, which is smaller than what this "
+                  f"DataLoader is going to create." if cpus is not None else
+                  "DataLoader is not able to compute a suggested max number of worker in current system.")
+    _warn.warn(f"This DataLoader will create {num_workers} worker processes in total. {suggestion} Please be aware "
+               "that excessive worker creation might get DataLoader running slow or even freeze, lower the worker "
+               "number to avoid potential slowness/freeze if necessary.")
 
 
 class _SingleProcessDataLoaderIter:
@@ -111,25 +202,25 @@ class _SingleProcessDataLoaderIter:
     __module__ = "torch.utils.data.dataloader"
 
     def __init__(self, loader):
-        self._dataset = loader.dataset
-        self._auto_collation = loader.batch_sampler is not None
-        self._collate_fn = loader.collate_fn
+        self._loader = loader
         self._sampler_iter = iter(loader._index_sampler)
         self._base_seed = draw_seed(loader.generator)
+        self._fetcher = fetcher(loader._iterable, loader.dataset, loader._auto_collation, loader.collate_fn,
+                                loader.drop_last)
         self._num_yielded = 0
-        self._length = len(loader)
 
     def __iter__(self):
         return self
 
     def __next__(self):
         index = next(self._sampler_iter)
-        if self._auto_collation:
-            data = [self._dataset[i] for i in index]
-        else:
-            data = self._dataset[index]
+        data = self._fetcher.fetch(index)
         self._num_yielded += 1
-        return self._collate_fn(data)
+        reported = self._loader._length_reported
+        if self._loader._iterable and reported is not None and self._num_yielded > reported:
+            _warn.warn(f"Length of IterableDataset {self._loader.dataset!r} was reported to be {reported}(when "
+                       f"accessing len(dataloader)), but {self._num_yielded} samples have been fetched. ")
+        return data
 
     def __len__(self):
-        return self._length
+        return len(self._loader)

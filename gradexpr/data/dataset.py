@@ -1,14 +1,15 @@
-"""``Dataset``, ``TensorDataset``, ``Subset``, ``ConcatDataset`` and ``random_split`` as PyTorch's
-``torch/utils/data/dataset.py`` (``random_split`` draws PyTorch's permutation from the generator)."""
+"""``Dataset``, ``IterableDataset``, ``TensorDataset``, ``StackDataset``, ``ConcatDataset``,
+``ChainDataset``, ``Subset`` and ``random_split`` as PyTorch's ``torch/utils/data/dataset.py``
+(``random_split`` draws PyTorch's permutation from the generator)."""
 from __future__ import annotations
 
 import bisect
 import itertools
 import math
-import warnings
 
 from .. import errors
 from .. import functions as T
+from .. import warn as _warn
 
 _MOD = "torch.utils.data.dataset"
 
@@ -22,6 +23,20 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+    def __class_getitem__(cls, item):
+        return cls          # Dataset[T] in a class statement: PyTorch's classes are Generic
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclasses define ``__iter__`` (DataLoader then draws no indices)."""
+    __module__ = _MOD
+
+    def __iter__(self):
+        raise errors.NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -37,6 +52,58 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Samples of several datasets side by side: a tuple (positional datasets) or a dict (keywords)."""
+    __module__ = _MOD
+
+    def __init__(self, *args, **kwargs):
+        if args:
+            if kwargs:
+                raise errors.ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) "
+                                        "like input/output, but both types are given.")
+            parts = args
+        elif kwargs:
+            parts = list(kwargs.values())
+        else:
+            raise errors.ValueError("At least one dataset should be passed")
+        self._length = len(parts[0])
+        if any(self._length != len(dataset) for dataset in parts):
+            raise errors.ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: dataset[index] for k, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices):
+        named = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if named else enumerate(self.datasets)
+        samples = [{} if named else [] for _ in indices]
+        for key, dataset in parts:
+            items = _items(dataset, indices)
+            for sample, item in zip(samples, items):
+                if named:
+                    sample[key] = item
+                else:
+                    sample.append(item)
+        return samples if named else [tuple(sample) for sample in samples]
+
+    def __len__(self):
+        return self._length
+
+
+def _items(dataset, indices):
+    """``dataset.__getitems__(indices)`` where it has one (its length checked), else item by item."""
+    many = getattr(dataset, "__getitems__", None)
+    if not callable(many):
+        return [dataset[i] for i in indices]
+    items = many(indices)
+    if len(items) != len(indices):
+        raise errors.ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+    return items
 
 
 class ConcatDataset(Dataset):
@@ -61,6 +128,28 @@ class ConcatDataset(Dataset):
         return self.datasets[which][sample]
 
 
+class ChainDataset(IterableDataset):
+    """IterableDatasets one after the other."""
+    __module__ = _MOD
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise errors.AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise errors.AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
 class Subset(Dataset):
     __module__ = _MOD
 
@@ -72,6 +161,12 @@ class Subset(Dataset):
         if isinstance(idx, list):
             return self.dataset[[self.indices[i] for i in idx]]
         return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices):
+        many = getattr(self.dataset, "__getitems__", None)
+        if callable(many):
+            return many([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
 
     def __len__(self):
         return len(self.indices)
@@ -90,8 +185,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = subset_lengths
         for i, length in enumerate(lengths):
             if length == 0:
-                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
-                              UserWarning, stacklevel=2)
+                _warn.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.")
     if sum(lengths) != len(dataset):
         raise errors.ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = T.randperm(sum(lengths), generator=generator).tolist()

@@ -1,5 +1,6 @@
 """The samplers behind ``DataLoader``: ``SequentialSampler``, ``RandomSampler`` (a fresh generator seeded
-from PyTorch's, then ``randperm``, as ``torch/utils/data/sampler.py``) and ``BatchSampler``."""
+from PyTorch's, then ``randperm``, as ``torch/utils/data/sampler.py``), ``SubsetRandomSampler``,
+``WeightedRandomSampler`` (``torch.multinomial``) and ``BatchSampler``."""
 from __future__ import annotations
 
 import itertools
@@ -24,6 +25,9 @@ class Sampler:
 
     def __iter__(self):
         raise errors.NotImplementedError
+
+    def __class_getitem__(cls, item):
+        return cls          # Sampler[int] in a class statement: PyTorch's Sampler is Generic
 
 
 class SequentialSampler(Sampler):
@@ -72,6 +76,46 @@ class RandomSampler(Sampler):
             for _ in range(self.num_samples // n):
                 yield from T.randperm(n, generator=generator).tolist()
             yield from T.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    __module__ = _MOD
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in T.randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    __module__ = _MOD
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise errors.ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise errors.ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        from .. import dtypes
+        weights_tensor = T.as_tensor(weights, dtype=dtypes.float64)
+        if len(weights_tensor.shape) != 1:
+            raise errors.ValueError(f"weights should be a 1d sequence but given weights have shape "
+                                    f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        yield from T.multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples

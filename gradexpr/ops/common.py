@@ -98,7 +98,8 @@ _NOT_FLOAT = "biu"
 
 
 def _reduce_dim(dim, t, empty_means_all=True):
-    """``dim`` wrapped to the tensor's rank; ``()`` reduces every dimension (as ``sum(())`` does)."""
+    """``dim`` checked against the tensor's rank and kept as given (a node shows a saved -1 as PyTorch
+    does; the kernels and formulas take negative dims); ``()`` reduces every dimension (as ``sum(())``)."""
     if dim is None:
         return None
     n = t._data.ndim
@@ -109,5 +110,6 @@ def _reduce_dim(dim, t, empty_means_all=True):
         for k, d in enumerate(dims):
             if d in dims[:k]:
                 raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
-        return dims
-    return _wrap_dim(dim, n)
+        return tuple(int(d) for d in dim)
+    _wrap_dim(dim, n)
+    return int(dim)

@@ -34,7 +34,7 @@ def _gather(a, index, dim):
 
 
 gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
-            self=lambda grad, self_shape, dim, index: grad.new_zeros(self_shape).scatter_add(dim, index, grad),
+            self=lambda grad, self, dim, index: grad.new_zeros(self.shape).scatter_add(dim, index, grad),
             dtype="first", domain="index", forward_ad="linear")
 
 
@@ -206,6 +206,22 @@ index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
                self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
                values=lambda grad, index: grad[index],
                dtype="first", domain="index", forward_ad="linear")
+
+
+def _masked_select(a, mask):
+    a, mask = np.broadcast_arrays(a, mask)
+    return a[mask]
+
+
+def _masked_select_grad(grad, self, mask):
+    """The selected elements' gradients put back in place (over the broadcast shape; the engine sums
+    them to the input's shape)."""
+    shape = np.broadcast_shapes(self.shape, mask.shape)
+    return grad.new_zeros(shape)._index_put((np.broadcast_to(mask._data, shape),), grad)
+
+
+masked_select = op("masked_select", "MaskedSelectBackward0", _masked_select, ("self", "mask"),
+                   self=_masked_select_grad, dtype="first", broadcast=False, domain="real", forward_ad="linear")
 # ------------------------------------------------------------ views changed in place
 # What a view becomes after its memory was changed in place (see op.py): the view taken afresh
 # from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat

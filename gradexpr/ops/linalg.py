@@ -43,20 +43,35 @@ addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta 
 
 
 def _det(a):
-    """PyTorch's linalg.det: an LU factorisation with partial pivoting (LAPACK getrf: the first
-    largest |pivot|, the column scaled by the pivot's reciprocal), then the sign of the row swaps
-    times the product of U's diagonal. (np.linalg.det goes through exp(log|det|), which is not
-    exact where PyTorch is: det([[2., 1.], [1., 3.]]) in float64 is 5.000000000000001.) This
-    reproduces MKL's result bit for bit on most inputs, not all (its small-matrix kernels)."""
+    """PyTorch's linalg.det: an LU factorisation with partial pivoting (``lu_packed``), then the sign
+    of the row swaps times the product of U's diagonal. (np.linalg.det goes through exp(log|det|),
+    which is not exact where PyTorch is: det([[2., 1.], [1., 3.]]) in float64 is 5.000000000000001.)
+    This reproduces MKL's result bit for bit on most inputs, not all (its small-matrix kernels)."""
+    n = a.shape[-1]
+    A, _, sign = lu_packed(a)
+    with np.errstate(all="ignore"):
+        d = sign.reshape(-1)
+        A = A.reshape((d.shape[0], n, n))
+        for k in range(n):
+            d = d * A[:, k, k]
+        return np.asarray(d.reshape(a.shape[:-2]), a.dtype)
+
+
+def lu_packed(a):
+    """LAPACK getrf's factorisation as ATen calls it (the first largest |pivot|, the column scaled by
+    the pivot's reciprocal): (LU packed in one matrix, the 1-based int32 pivots, the sign of the row
+    swaps), what linalg.det's node saves as ``LU`` and ``pivots``."""
     n = a.shape[-1]
     batch = a.shape[:-2]
     with np.errstate(all="ignore"):
         # ATen hands LAPACK the row-major A as a column-major matrix: it factors A^T (same det)
         A = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype).reshape((int(np.prod(batch, dtype=np.int64)), n, n))
         sign = np.ones(A.shape[0], a.dtype)
+        pivots = np.zeros((A.shape[0], n), np.int32)
         rows = np.arange(A.shape[0])
         for k in range(n):
             p = np.argmax(np.abs(A[:, k:, k]), axis=1) + k
+            pivots[:, k] = p + 1
             swap = p != k
             if swap.any():
                 top = A[rows, k].copy()
@@ -67,10 +82,7 @@ def _det(a):
             inv = np.where(piv != 0, a.dtype.type(1) / np.where(piv != 0, piv, 1), 0).astype(a.dtype)
             A[:, k + 1:, k] *= inv[:, None]
             A[:, k + 1:, k + 1:] -= A[:, k + 1:, k, None] * A[:, k, None, k + 1:]
-        d = sign
-        for k in range(n):
-            d = d * A[:, k, k]
-        return np.asarray(d.reshape(batch), a.dtype)
+    return A.reshape(batch + (n, n)), pivots.reshape(batch + (n,)), sign.reshape(batch)
 
 
 det = op("det", "LinalgDetBackward0", _det, ("A",),

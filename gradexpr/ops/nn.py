@@ -21,13 +21,20 @@ def _softmax_kernel(name):
     return kernel
 
 
+def _logsumexp_jvp(self, self_t, dim):
+    """FunctionsManual's logsumexp_jvp: the tangent of logsumexp(self, dim, keepdim=True)."""
+    e = (self - self.amax(dim, keepdim=True)).exp() if self.numel() else self.exp()
+    return (e * self_t).sum(dim, keepdim=True) / e.sum(dim, keepdim=True)
+
+
 softmax = op("softmax", "SoftmaxBackward0", softmax_order.softmax,
              self=_bw.softmax_grad,
-             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real", forward_ad="transpose")
+             dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real",
+             forward_ad=lambda self, self_t, result, dim: result * (self_t - _logsumexp_jvp(self, self_t, dim)))
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", softmax_order.log_softmax,
                  self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
-                 forward_ad="transpose")
+                 forward_ad=lambda self, self_t, dim: self_t - _logsumexp_jvp(self, self_t, dim))
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
                 self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),

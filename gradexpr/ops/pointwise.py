@@ -197,7 +197,8 @@ def _sign(a):
 
 sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real", forward_ad="element_wise",
           schema="sign(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad: grad * 0, domain="real", forward_ad="element_wise",
+# (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: grad * 0, domain="real", forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",

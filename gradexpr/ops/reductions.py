@@ -32,15 +32,17 @@ def _dims_call(values):
     """A reduction over ``dim`` (None or ``()``: every dimension), checked and wrapped as ATen does."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
-    params["dim"] = _reduce_dim(() if values["dim"] is None else values["dim"], self)
+    # None (every dimension) stays None, which the node shows as PyTorch's does
+    params["dim"] = None if values["dim"] is None else _reduce_dim(values["dim"], self)
     return (self,), params
 
 
 def _one_dim_call(values):
-    """A reduction over one ``dim`` (``prod(x, -1)``), wrapped as ATen does."""
+    """A reduction over one ``dim`` (``prod(x, -1)``), checked and kept as given (the node shows -1 raw)."""
     self = values["self"]
     params = {k: v for k, v in values.items() if k not in ("self", "out") and v is not None}
-    params["dim"] = _wrap_dim(values["dim"], self._data.ndim)
+    _wrap_dim(values["dim"], self._data.ndim)
+    params["dim"] = int(values["dim"])
     return (self,), params
 
 
@@ -147,7 +149,7 @@ def _check_dims_nonempty(a, dim, name):
     """A reduction along a dim of size 0 has no value to pick: PyTorch's IndexError."""
     for d in (dim,) if isinstance(dim, int) else dim:
         if a.ndim and a.shape[d] == 0:
-            raise errors.IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise errors.IndexError(f"{name}(): Expected reduction dim {d % a.ndim} to have non-zero size.")
 
 
 def _index_reduce(fn, name):
@@ -207,6 +209,20 @@ amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
 amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
           self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
           dtype="first", domain="distinct", forward_ad="transpose")
+
+
+def _aminmax_grad(grad, self, min, max, dim, keepdim):
+    """aminmax's outputs are amin's and amax's: each gradient goes to its extremes, shared among ties."""
+    grad_min, grad_max = grad
+    out = None if grad_min is None else _amax_grad(grad_min, self, min, dim, keepdim)
+    if grad_max is not None:
+        g = _amax_grad(grad_max, self, max, dim, keepdim)
+        out = g if out is None else out + g
+    return out
+
+
+# one node for both outputs (op.share_node); amin and amax compute them
+aminmax = op("aminmax", "AminmaxBackward0", None, outputs=("min", "max"), self=_aminmax_grad, domain="distinct")
 
 
 def _arg(fn, name):
@@ -276,8 +292,8 @@ def _mean_grad(grad, self_shape, dim=None, keepdim=False):
     return _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim)
 
 
-# var_mean / std_mean: PyTorch records one node with two outputs; here each output has its own
-# node of the same name (the gradients are the same).
+# var_mean / std_mean: the parts compute each output; the node is var_mean's / std_mean's, for both
+# (op.share_node), whose formula reads the two outputs' gradients
 var_mean_var = op("var_mean_var", "VarMeanBackward0", _var, self=_var_grad, domain="real",
                   dtype=_floating_only("var_mean only support floating point and complex dtypes"),
                   forward_ad="transpose")
@@ -288,6 +304,24 @@ std_mean_std = op("std_mean_std", "StdMeanBackward0", _std, self=_std_grad, doma
                   forward_ad="transpose")
 std_mean_mean = op("std_mean_mean", "StdMeanBackward0", _mean_part, self=_mean_grad, dtype=std_mean_std.dtype,
                    domain="real", forward_ad="transpose")
+
+
+def _moments_grad(grad, self, spread_grad, dim, keepdim):
+    """The gradient of (variance or deviation, mean) from the two outputs' gradients."""
+    g_spread, g_mean = grad
+    out = None if g_spread is None else spread_grad(g_spread)
+    if g_mean is not None:
+        g = _mean_grad(g_mean, self.shape, dim, keepdim)
+        out = g if out is None else out + g
+    return out
+
+
+var_mean = op("var_mean", "VarMeanBackward0", None, outputs=("", ""), domain="real",
+              self=lambda grad, self, dim, correction, keepdim: _moments_grad(
+                  grad, self, lambda g: _var_grad(g, self, dim, correction, keepdim), dim, keepdim))
+std_mean = op("std_mean", "StdMeanBackward0", None, outputs=("result", ""), domain="real",
+              self=lambda grad, self, result, dim, correction, keepdim: _moments_grad(
+                  grad, self, lambda g: _std_grad(g, self, result, dim, correction, keepdim), dim, keepdim))
 
 
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):

@@ -33,7 +33,8 @@ The entry format (keywords of ``op``)::
        forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
                                                        #   forward_ad.py: "element_wise" | "linear" |
                                                        #   "transpose" | lambda self_t, ...: ... | None
-       view=False, twice=True, broadcast=None, doc="")
+       view=False, twice=True, broadcast=None, doc="",
+       outputs=None)                                   # several outputs, one node: see op.share_node
 
 A formula's parameter names say what it reads: ``grad``, an input's name (the saved
 input), ``result``, ``<input>_shape``, a schema parameter, or an extra the forward
@@ -93,12 +94,12 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent")
+                 "prepare", "tangent", "outputs")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
                  schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None,
-                 forward_ad=None):
+                 forward_ad=None, outputs=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -135,6 +136,10 @@ class Op:
         # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
         # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative
         self.tangent = forward_ad
+        # an op with several outputs sharing one node (op.share_node): the outputs' names, which its
+        # formulas may read ("" for one they never read), or "*" for a number known per call; its
+        # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
+        self.outputs = outputs
 
     _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
+from .common import _F
 from .registry import batch_rules, op
 
 
@@ -151,6 +152,34 @@ split_part = op("split", "SplitBackward0", _slice, self=_slice_grad, dtype="firs
                 forward_ad="linear")
 split_sizes_part = op("split_with_sizes", "SplitWithSizesBackward0", _slice, self=_slice_grad, dtype="first",
                       view=True, domain="real", forward_ad="linear")
+
+
+# split/chunk and unbind have ONE node for all their outputs (op.share_node): the part entries above and
+# below compute each output (and are what vmap and forward-mode AD see); these entries are the node,
+# whose formula reads ``grad``, the tuple of the outputs' gradients (None for one that got none).
+def _split_grad(grad, self_shape, dim, sizes):
+    """The outputs' gradients put back together along ``dim`` (zeros for those that got none)."""
+    like = next(g for g in grad if g is not None)
+    parts = []
+    for g, size in zip(grad, sizes):
+        if g is None:
+            shape = list(self_shape)
+            shape[dim] = size
+            g = like.new_zeros(shape)
+        parts.append(g)
+    return _F().cat(parts, dim)
+
+
+def _split_sizes(length, split_size):
+    return [min(split_size, length - i) for i in range(0, length, split_size)] if length else [0]
+
+
+split_outputs = op("split_outputs", "SplitBackward0", None, outputs="*", domain="real",
+                   self=lambda grad, self_shape, dim, split_size: _split_grad(
+                       grad, self_shape, dim, _split_sizes(self_shape[dim], split_size)))
+split_with_sizes_outputs = op("split_with_sizes_outputs", "SplitWithSizesBackward0", None, outputs="*",
+                              domain="real", self=lambda grad, self_shape, dim, split_sizes: _split_grad(
+                                  grad, self_shape, dim, split_sizes))
 slice_scatter = op("slice_scatter", "SliceScatterBackward0",
                    lambda a, src, dim, start, end, step=1: _scatter_slice(a, src, dim, start, end, step),
                    ("self", "src"),
@@ -186,6 +215,15 @@ select = op("select", "SelectBackward0", _select, self=_select_grad, dtype="firs
             forward_ad="linear")
 unbind_part = op("unbind", "UnbindBackward0", _select, self=_select_grad, dtype="first", view=True,
                  domain="real", forward_ad="linear")
+
+
+def _unbind_grad(grad, dim):
+    """unbind's gradient: the outputs' gradients stacked along ``dim`` (zeros for those that got none)."""
+    like = next(g for g in grad if g is not None)
+    return _F().stack([like.new_zeros(like.shape) if g is None else g for g in grad], dim)
+
+
+unbind_outputs = op("unbind_outputs", "UnbindBackward0", None, outputs="*", self=_unbind_grad, domain="real")
 select_scatter = op("select_scatter", "SelectScatterBackward0",
                     lambda a, src, dim, index: _scatter_select(a, src, dim, index), ("self", "src"),
                     self=lambda grad, dim, index: grad._select_scatter(

@@ -58,13 +58,16 @@ __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
     "get_rng_state", "set_rng_state", "snapshot_rng_state", "restore_rng_state", "DEFAULT_RNG_SEED",
     "rand", "randn", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
+    "exponential", "multinomial_with_replacement", "cauchy", "geometric", "log_normal",
 ]
 
 # the distributions are loaded by the first draw: every program builds ``torch.Generator`` from
 # the engine, few draw (start-up)
 _DRAWS = {"bernoulli": "distributions", "dropout_mask": "distributions", "rand": "distributions",
           "randint": "distributions", "random_": "distributions", "randperm": "distributions",
-          "uniform": "distributions", "normal": "normal", "randn": "normal"}
+          "uniform": "distributions", "exponential": "distributions", "cauchy": "distributions", "geometric": "distributions",
+          "log_normal": "distributions",
+          "multinomial_with_replacement": "distributions", "normal": "gaussian", "randn": "gaussian"}
 
 
 def __getattr__(name):
@@ -72,6 +75,8 @@ def __getattr__(name):
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    for other, where in _DRAWS.items():     # all of them: importing rng.normal binds the name to the module
+        if where == module:
+            globals()[other] = getattr(loaded, other)
+    return globals()[name]

@@ -210,3 +210,59 @@ def random_(shape, dtype="float32", frm=None, to=None, generator=None) -> np.nda
         to = (1 << _DIGITS[dt.name]) + 1 if dt.name in _DIGITS else (1 << 63 if dt.name == "int64" else
                                                                      int(np.iinfo(dt).max) + 1 if dt.kind in "iu" else 2)
     return randint(int(frm), int(to), shape, dt, generator)
+
+
+# ====================================================================== exponential / multinomial
+
+def exponential(shape, lambd: float = 1.0, dtype="float32", generator=None) -> np.ndarray:
+    """Tensor.exponential_(lambd): ``-1/lambd * log1p(-u)`` of a 53-bit uniform, for every dtype,
+    then cast (at::exponential_distribution<double>, the CPU kernel's serial loop)."""
+    lambd = float(lambd)
+    if not lambd > 0.0:
+        raise ValueError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    shp = _shape(shape)
+    u = _gen(generator)._uniform53(_numel(shp))
+    with np.errstate(all="ignore"):
+        return ((-1.0 / lambd) * np.log1p(-u)).astype(_dtype(dtype)).reshape(shp)
+
+
+def multinomial_with_replacement(probs: np.ndarray, n_sample: int, generator=None) -> np.ndarray:
+    """torch.multinomial(p, n, replacement=True) for n > 1 (MultinomialKernel.cpp): per row, the
+    cumulative sums in the input's dtype, divided by their total, the last bucket set to 1; each
+    sample a 53-bit uniform placed by binary search (the first bucket not below it)."""
+    g = _gen(generator)
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = np.empty((rows.shape[0], n_sample), dtype=np.int64)
+    for i, row in enumerate(rows):
+        cum = np.cumsum(row, dtype=row.dtype)        # sequential, in the row's dtype
+        total = cum[-1]
+        if total > 0:
+            cum = cum / total
+        cum[-1] = 1
+        u = g._uniform53(n_sample)
+        out[i] = np.searchsorted(cum.astype(np.float64), u, side="left")
+    return out.reshape(probs.shape[:-1] + (n_sample,))
+
+
+def cauchy(shape, median: float = 0.0, sigma: float = 1.0, dtype="float32", generator=None) -> np.ndarray:
+    """Tensor.cauchy_: ``median + sigma * tan(pi * (u - 0.5))`` of a 53-bit uniform, then cast."""
+    shp = _shape(shape)
+    u = _gen(generator)._uniform53(_numel(shp))
+    return (float(median) + float(sigma) * np.tan(np.pi * (u - 0.5))).astype(_dtype(dtype)).reshape(shp)
+
+
+def geometric(shape, p: float, dtype="float32", generator=None) -> np.ndarray:
+    """Tensor.geometric_(p): ``ceil(log(u) / log1p(-p))`` of a 53-bit uniform, then cast."""
+    shp = _shape(shape)
+    u = _gen(generator)._uniform53(_numel(shp))
+    with np.errstate(all="ignore"):
+        return np.ceil(np.log(u) / np.log1p(-float(p))).astype(_dtype(dtype)).reshape(shp)
+
+
+def log_normal(shape, mean: float = 1.0, std: float = 2.0, dtype="float32", generator=None) -> np.ndarray:
+    """Tensor.log_normal_: ``exp`` of at::normal_distribution<double> samples, one at a time (the
+    generator's cached second sample included), then cast."""
+    from .gaussian import _normal_scalar_path
+    shp = _shape(shape)
+    v = _normal_scalar_path(_gen(generator), _numel(shp), float(mean), float(std))
+    return np.exp(v).astype(_dtype(dtype)).reshape(shp)

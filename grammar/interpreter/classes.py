@@ -15,8 +15,9 @@ from .policy import SPECIAL_METHODS, _is_program_type, register_program_class
 __all__ = ["make_class", "check_exception_types"]
 
 _CONTAINER_BASES = frozenset((object, list, dict, tuple, set, frozenset, int, float, str))
-# names a class body may bind besides its own: Python's, set by make_class
-_IMPLICIT = frozenset(("__module__", "__qualname__"))
+# names a class body may bind besides its own: Python's, set by make_class, and ``__slots__`` (its
+# names become the instances' only attributes: nothing a program could not already reach)
+_IMPLICIT = frozenset(("__module__", "__qualname__", "__slots__"))
 
 
 def _allowed_base(b):

@@ -15,22 +15,10 @@ from .. import ast
 from . import scopes as _scopes
 from ..builtins import bounded_star_args
 from .classes import check_exception_types
+from .located import catchable, original
 from .policy import delete_attribute
 
-__all__ = ["FlowCompiler", "original", "catchable"]
-
-
-def original(err):
-    """The exception a program sees for ``err``: what it raised itself, else ``err``."""
-    return err.__dict__.get("_gx_original", err) if hasattr(err, "__dict__") else err
-
-
-def catchable(err):
-    return isinstance(err, Exception) and not isinstance(err, errors.LimitError)
-
-
-class _Unbound:
-    __slots__ = ()
+__all__ = ["FlowCompiler"]
 
 
 class FlowCompiler:

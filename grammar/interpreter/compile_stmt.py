@@ -8,7 +8,7 @@ from gradexpr import errors
 from .. import ast
 from .. import builtins as _b
 from . import scopes as _scopes
-from .located import _kind_error, _operand_error, located
+from .located import _kind_error, _operand_error, catchable, located, original
 from .policy import attribute_getter, set_attribute as _set_attribute
 from .runtime import _IOPS, BREAK, CONTINUE, RETURN, _unpack
 
@@ -332,7 +332,9 @@ class StatementCompiler:
                 if e is None:
                     exit_(mgr, None, None, None)
                     return False
-                return exit_(mgr, type(e), e, None)
+                seen = original(e)          # what the program raised, as ``except`` sees it
+                # (a limit runs the cleanup but is never suppressed)
+                return bool(exit_(mgr, type(seen), seen, None)) and catchable(e)
             except Exception as e2:
                 raise loc(e2, node)
         return leave

@@ -22,7 +22,7 @@ message), located at the innermost node that failed. KeyboardInterrupt passes th
 The compiler is assembled here from one mixin per concern: statements (``compile_stmt``),
 functions (``functions``), expressions (``compile_expr``), classes and decorators
 (``compile_defs``), exceptions and names (``compile_flow``), generators and comprehensions
-(``compile_generators``). The last two are loaded when a program first has such a node: a
+(``compile_generators``). The last three are loaded when a program first has such a node: a
 one-liner's start-up does not pay for them (``_Compiler.__getattr__``).
 """
 from __future__ import annotations
@@ -40,7 +40,6 @@ from .. import ast
 from .. import builtins as _b
 
 from .compile_expr import ExpressionCompiler
-from .compile_flow import FlowCompiler
 from .compile_stmt import StatementCompiler
 from .functions import FunctionCompiler
 from .located import _loc, located
@@ -164,13 +163,15 @@ class Interpreter:
 # ============================================================================ the compiler
 
 def _lazy_mixins() -> tuple:
-    """The compiler's mixins for classes, decorators, generators and comprehensions."""
+    """The compiler's mixins for classes, decorators, exceptions, ``del``/``global``/starred
+    targets, generators and comprehensions."""
     from .compile_defs import DefinitionCompiler
+    from .compile_flow import FlowCompiler
     from .compile_generators import GeneratorCompiler
-    return DefinitionCompiler, GeneratorCompiler
+    return DefinitionCompiler, FlowCompiler, GeneratorCompiler
 
 
-class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler, FlowCompiler):
+class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler):
     """Turns AST nodes into closures. Expressions: ``fn(frame) -> value``. Statements:
     ``fn(frame) -> None | BREAK | CONTINUE | RETURN``. ``frame`` is None at top level."""
 

@@ -162,3 +162,13 @@ def _callee_name(func):
     if type(func) is ast.Attribute:
         return func.attr
     return "function"
+
+
+def original(err):
+    """The exception a program sees for ``err``: what it raised itself, else ``err``."""
+    return err.__dict__.get("_gx_original", err) if hasattr(err, "__dict__") else err
+
+
+def catchable(err):
+    """Whether a program may handle ``err`` (``except``, a ``with``'s ``__exit__``): never a limit."""
+    return isinstance(err, Exception) and not isinstance(err, errors.LimitError)

@@ -262,7 +262,20 @@ def _checked_name_method(method):
     return call
 
 
+def _unbound_super_init(obj):
+    """``super(C).__init__`` (one argument: an unbound super object). CPython's zero-argument form
+    rebinds it to ``super(C, self)`` of the calling method, which changes nothing a program sees
+    (PyTorch's docstrings write ``super(MyIterableDataset).__init__()``); with arguments it is the
+    real initializer."""
+    def init(*args):
+        if args:
+            obj.__init__(*args)
+    return init
+
+
 def _super_getter(name):
+    if name == "__init__":
+        return lambda obj: _unbound_super_init(obj) if obj.__self__ is None else obj.__init__
     if name in ("__setattr__", "__delattr__"):
         return lambda obj: _checked_name_method(getattr(obj, name))
     if name in SPECIAL_METHODS:
@@ -281,6 +294,7 @@ def _super_getter(name):
 SAFE_ATTRIBUTES[types.GeneratorType] = frozenset(("send", "throw", "close"))
 SAFE_ATTRIBUTES[property] = frozenset(("setter", "getter", "deleter", "fget", "fset", "fdel"))
 SAFE_ATTRIBUTES[BaseException] = frozenset(("args", "with_traceback", "add_note"))
+SAFE_ATTRIBUTES[StopIteration] = SAFE_ATTRIBUTES[BaseException] | {"value"}     # a generator's return value
 
 
 def delete_attribute(obj, name):

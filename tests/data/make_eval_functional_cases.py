@@ -14,16 +14,13 @@ programs are run by the oracle with real PyTorch (stdlib only here):
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
-import subprocess
-import sys
-import tempfile
+
+from oracle_printed import printed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "eval_functional_cases.json")
-ORACLE = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "tools", "torch-oracle"))
 
 # (id, conformance program it restates, expression, [(name, value)], options, grad_output)
 CASES = [
@@ -81,21 +78,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--python", default="/tmp/torchref/bin/python", help="a Python with torch")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        for case_id, _, expr, variables, options, grad_output in CASES:
-            with open(os.path.join(tmp, case_id + ".gx"), "w") as f:
-                f.write(program(expr, variables, options, grad_output))
-        shown = subprocess.run([a.python, ORACLE, "--print", "--fast", tmp], capture_output=True, text=True,
-                               check=True).stdout
-    results, current = {}, None
-    for line in shown.splitlines():
-        if line.startswith("==> "):
-            current = results.setdefault(os.path.basename(line[4:])[:-3], {})
-        elif line.startswith("[error]"):
-            sys.exit(f"{current}: {line}")
-        else:
-            key, _, rest = line.partition(" ")
-            current[key] = ast.literal_eval(rest)
+    results = printed(a.python, {case_id: program(expr, variables, options, grad_output)
+                                 for case_id, _, expr, variables, options, grad_output in CASES})
     cases = []
     for case_id, conformance, expr, variables, options, grad_output in CASES:
         got = results[case_id]
