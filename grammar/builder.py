@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from . import ast
 from .literals import _decode_escapes, _number, _position_in, _split_string_token
-from .tokens import Tok, _at, _syntax, _too_deep
+from .tokens import Tok, _at, _too_deep
 
 
 _MAX_DEPTH = [200]      # set by parse() from limits.current().max_depth (0: unlimited)
@@ -813,9 +813,3 @@ class _Builder:
             spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
         d = max(value.depth, spec_node.depth if spec_node else 0) + 1
         return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
-
-
-def _lark_builder():
-    """The builder for Lark's own parser: ``_Builder`` on a ``lark.Transformer``."""
-    from lark import Transformer
-    return type("Builder", (_Builder, Transformer), {})()

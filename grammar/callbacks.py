@@ -42,9 +42,9 @@ def _same(x):
 
 
 def _make_callback(builder, recipe, bare=frozenset()):
-    """The callback of a rule (see ``_rule_recipe``): what Lark builds for it with
-    ``transformer=builder`` -- except that the rules in ``bare`` (see ``_bare_origins``) make
-    the list of their children, not a tree of it."""
+    """The callback of a rule (see ``rule_recipe`` in tools/gen_parser_tables.py): what Lark
+    builds for it with ``transformer=builder`` -- except that the rules in ``bare`` (see
+    ``_bare_origins``) make the list of their children, not a tree of it."""
     origin, name, length, expand1, child_filter = recipe
     user = getattr(builder, name, None)
     if user is None and origin not in bare:
@@ -61,7 +61,7 @@ def _make_callback(builder, recipe, bare=frozenset()):
 
 def _child_filter(spec, inner, bare, length):
     """``inner`` (None: nothing, the list is the value) behind the child filter
-    ``spec = (keep, trailing)`` of ``_rule_recipe`` for a rule of ``length`` symbols, where
+    ``spec = (keep, trailing)`` of ``rule_recipe`` for a rule of ``length`` symbols, where
     the values of the rules in ``bare`` are lists of children already. The callbacks receive
     a fresh list, which the filter may reuse."""
     keep, trailing = spec

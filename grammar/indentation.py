@@ -3,8 +3,6 @@ continuation inside brackets, the block and bracket depth limits).
 """
 from __future__ import annotations
 
-from gradexpr import limits
-
 from .tokens import Tok, _at, _syntax, _too_deep
 
 
@@ -12,8 +10,6 @@ _OPEN = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 _CLOSE = {"RPAR": "(", "RSQB": "[", "RBRACE": "{"}
 _CLOSE_OF = {"LPAR": "RPAR", "LSQB": "RSQB", "LBRACE": "RBRACE"}
 _SPECIAL = frozenset(("_NEWLINE",) + tuple(_OPEN) + tuple(_CLOSE))
-
-_UNSUPPORTED_TERMINALS = ("ASYNC", "AWAIT")
 
 
 def _indentation(tok, blocks, max_depth):
@@ -62,8 +58,7 @@ def _indentation(tok, blocks, max_depth):
 def _check_first(tok, src):
     """The first token of the input (other than a newline) must not be indented."""
     if tok.col > 1:
-        lead = (src[tok.start_pos - tok.col + 1:tok.start_pos]
-                if src is not None and tok.start_pos is not None else " ")
+        lead = src[tok.start_pos - tok.col + 1:tok.start_pos]
         if lead.rsplit("\f", 1)[-1]:      # a form feed resets the column
             raise _syntax("unexpected indent", tok.line, 1, tok.line, tok.col)
 
@@ -83,55 +78,6 @@ def _bracket(tok, tt, brackets, max_depth):
                            f"at {o.line}:{o.col}")
 
 
-class GxIndenter:
-    """The postlexer for Lark's own parser (``_parse_with_lark``): Python's INDENT/DEDENT,
-    brackets (newlines inside them are continuations) and the block/bracket depth limits --
-    the rules ``_Engine.run`` applies inline. Lark only needs ``process`` and
-    ``always_accept`` (the terminals it must not drop: the unsupported keywords are lexed
-    so that the error can name them)."""
-
-    always_accept = ("_NEWLINE",) + _UNSUPPORTED_TERMINALS
-
-    def __init__(self):
-        self.brackets = []      # open bracket tokens, innermost last
-        self.src = None         # the source being parsed, if known (see _check_first)
-
-    def process(self, stream):
-        self.brackets = brackets = []
-        stream = (Tok(t.type, t.value, t.line, t.column, t.end_line, t.end_column, t.start_pos, t.end_pos)
-                  for t in stream)
-        return self._gen(stream, brackets, self.src)
-
-    @staticmethod
-    def _gen(stream, brackets, src):
-        max_depth = limits.current().max_depth
-        blocks = [(0, 0)]
-        first = True
-        tok = None
-        for tok in stream:
-            tt = tok.type
-            if tt not in _SPECIAL and not first:
-                yield tok
-                continue
-            if tt == "_NEWLINE":
-                if brackets:
-                    continue
-                first = False
-                yield tok
-                extra, error = _indentation(tok, blocks, max_depth)
-                yield from extra
-                if error is not None:
-                    raise error
-                continue
-            if first:
-                first = False
-                _check_first(tok, src)
-            _bracket(tok, tt, brackets, max_depth)
-            yield tok
-        if brackets:
-            o = brackets[-1]
-            raise _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
-        ln = tok.end_line if tok is not None else 1
-        while len(blocks) > 1:
-            blocks.pop()
-            yield Tok("_DEDENT", "", ln, 1, ln, 1)
+def _unclosed(o):
+    """The failure for bracket token ``o`` still open at the end of the input."""
+    return _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import re
 
-from gradexpr import errors
-
 from . import ast
-from .indentation import _CLOSE, _OPEN
+from .indentation import _CLOSE, _OPEN, _unclosed
 from .tokens import Tok, _Fail, _at, _syntax
 
 
@@ -105,7 +103,7 @@ def _unexpected(tok, row, values, brackets, src):
     if brackets and (t == "$END" or brackets[-1].line < tok.line):
         o = _still_open(src, tok, brackets) if t != "$END" else brackets[-1]
         if o is not None:
-            return _at(o, f"unclosed '{o.value}' opened at {o.line}:{o.col}")
+            return _unclosed(o)
     if t == "_NEWLINE" and "COLON" in expected:
         return _at(tok, "expected ':'")
     if t == "EQUAL" and "EQUAL" not in expected:

@@ -7,7 +7,7 @@ from gradexpr import errors, limits
 
 
 class Tok:
-    """A token: a light stand-in for ``lark.Token`` (same ``type``/``value``/positions)."""
+    """A token: its terminal (``type``), text and position (``col`` counts from 1)."""
 
     __slots__ = ("type", "value", "line", "col", "end_line", "end_col", "start_pos", "end_pos")
 
@@ -20,15 +20,6 @@ class Tok:
         self.end_col = end_col
         self.start_pos = start_pos
         self.end_pos = end_pos
-
-    # lark.Token's names, for Lark's own error paths
-    @property
-    def column(self):
-        return self.col
-
-    @property
-    def end_column(self):
-        return self.end_col
 
     def __repr__(self):
         return f"Tok({self.type!r}, {self.value!r}, {self.line}:{self.col})"

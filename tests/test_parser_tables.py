@@ -1,8 +1,8 @@
-"""The parser's generated tables (grammar/_tables.py) and its two ways of parsing.
+"""The parser's generated tables (grammar/_tables.py) and the reference it is checked against.
 
-Normally the parser is built from the tables that tools/gen_parser_tables.py generated from
-gradexpr.lark, without importing Lark; Lark's own parser (``parser._parse_with_lark``) is the
-reference it must agree with, and what the parser falls back on when the tables are stale.
+The parser is built only from the tables that tools/gen_parser_tables.py generated from
+gradexpr.lark, without importing Lark (stale tables are an error naming that command);
+Lark's own parser (``lark_reference.parse_with_lark``) is the reference it must agree with.
 """
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ import pytest
 
 from gradexpr import errors, limits
 from gradexpr.grammar import _tables, ast, parser
+from gradexpr.grammar.callbacks import _bare_origins, _make_callback, _Tree
 
 import test_bad_input
 import test_grammar
+from lark_reference import generator, parse_with_lark, plain_lark
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(TESTS)
@@ -33,7 +35,7 @@ def committed():
 def test_the_committed_tables_are_those_lark_builds_from_the_grammar_now():
     """Fails when gradexpr.lark (or Lark) changed and the tables were not regenerated:
     run ``python tools/gen_parser_tables.py``."""
-    fresh = parser.fresh_tables()
+    fresh = generator.fresh_tables()
     assert list(fresh) == list(parser.TABLE_FIELDS)
     assert _tables.FORMAT == parser.TABLES_FORMAT
     assert fresh["GRAMMAR_CHECKSUM"] == _tables.GRAMMAR_CHECKSUM == \
@@ -52,7 +54,8 @@ def test_the_generator_writes_the_committed_file_and_check_says_so():
 def test_the_tables_do_not_depend_on_the_hash_seed():
     # Lark numbers its LALR states in an order that depends on string hashing; the tables
     # renumber them, so that regenerating on another machine gives the same file.
-    code = "from gradexpr.grammar import parser; print(repr(parser.fresh_tables()))"
+    code = (f"import sys; sys.path.insert(0, {os.path.join(REPO, 'tools')!r}); import gen_parser_tables; "
+            "print(repr(gen_parser_tables.fresh_tables()))")
     outs = []
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
@@ -63,64 +66,56 @@ def test_the_tables_do_not_depend_on_the_hash_seed():
     assert outs[0].strip() == repr(committed())
 
 
-def test_a_grammar_edit_makes_the_parser_fall_back_to_lark(tmp_path, monkeypatch):
-    """With the grammar file changed, the recorded checksum does not match: the tables come
-    from Lark (and still parse the same)."""
+def _edited_grammar(tmp_path):
     grammar = tmp_path / "gradexpr.lark"
     grammar.write_text(open(parser.GRAMMAR_PATH, encoding="utf-8").read() + "\n// edited\n", encoding="utf-8")
-    monkeypatch.setattr(parser, "GRAMMAR_PATH", str(grammar))
-    tables, bundle = parser._load_tables()
-    assert bundle is not None                                   # Lark built it
-    assert tables["GRAMMAR_CHECKSUM"] != _tables.GRAMMAR_CHECKSUM
-    assert {k: v for k, v in tables.items() if k != "GRAMMAR_CHECKSUM"} == \
-        {k: v for k, v in committed().items() if k != "GRAMMAR_CHECKSUM"}
-    eng = parser._Engine(tables, bundle)
-    src = "x = [1, 2]\nif x:\n    y = f'{x[0]:>3}' + 'a'\n"
-    expected = parser.parse(src)
-    with parser._lock:
-        saved = parser._engine
-        parser._engine = eng
-        try:
-            assert parser.parse(src) == expected
-            assert ast.dump(parser._parse_with_lark(src)) == ast.dump(expected)
-        finally:
-            parser._engine = saved
+    return str(grammar)
+
+
+def test_a_grammar_edit_without_new_tables_is_an_error_naming_the_command(tmp_path, monkeypatch):
+    """No fallback: with the grammar file changed, the recorded checksum does not match and
+    parsing says how to regenerate the tables."""
+    monkeypatch.setattr(parser, "GRAMMAR_PATH", _edited_grammar(tmp_path))
+    monkeypatch.setattr(parser, "_engine", None)
+    with pytest.raises(parser.StaleTablesError) as info:
+        parser.parse("x = 1\n")
+    assert str(info.value) == ("the parser's tables (grammar/_tables.py) are not those of grammar/gradexpr.lark "
+                               "as it is now: regenerate them with `python tools/gen_parser_tables.py`")
+
+
+def test_tables_of_another_layout_are_stale_too(monkeypatch):
+    monkeypatch.setattr(parser, "_engine", None)
+    monkeypatch.setattr(_tables, "FORMAT", parser.TABLES_FORMAT + 1)
+    with pytest.raises(parser.StaleTablesError, match="python tools/gen_parser_tables.py"):
+        parser.parse_expression("1")
+
+
+def test_the_generator_reports_an_edited_grammar_as_stale(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(parser, "GRAMMAR_PATH", _edited_grammar(tmp_path))
+    assert generator.main(["--check"]) == 1
+    assert "is stale: run python tools/gen_parser_tables.py" in capsys.readouterr().err
 
 
 _EDITED = """
 import sys
 from gradexpr.grammar import parser
 parser.GRAMMAR_PATH = sys.argv[1]
-print(parser.parse('x = 1').body[0].value.value, 'lark' in sys.modules)
+try:
+    parser.parse('x = 1')
+except parser.StaleTablesError as e:
+    print('stale', 'lark' in sys.modules)
 """
 
 
-def test_the_fallback_keeps_larks_cache_outside_the_package_and_an_unwritable_one_is_harmless(tmp_path):
-    grammar = tmp_path / "gradexpr.lark"
-    grammar.write_text(open(parser.GRAMMAR_PATH, encoding="utf-8").read() + "\n// edited\n", encoding="utf-8")
-    cache_home = tmp_path / "cache"
-    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home))
-    out = subprocess.run([sys.executable, "-c", _EDITED, str(grammar)], env=env, capture_output=True, text=True,
-                         timeout=300)
+def test_stale_tables_never_bring_lark_in(tmp_path):
+    out = subprocess.run([sys.executable, "-c", _EDITED, _edited_grammar(tmp_path)], capture_output=True,
+                         text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "True"]          # Lark built the parser...
-    assert list((cache_home / "gradexpr").glob("*.lark-cache"))      # ...and cached it there
-    pkg = os.path.dirname(parser.__file__)
-    assert not [f for f in os.listdir(pkg) if "cache" in f and not f.startswith("__pycache__")]
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    (ro / "gradexpr").write_text("not a directory")
-    env = dict(os.environ, XDG_CACHE_HOME=str(ro), HOME=str(ro), TMPDIR=str(ro))
-    out = subprocess.run([sys.executable, "-c", _EDITED, str(grammar)], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["1", "True"]
+    assert out.stdout.split() == ["stale", "False"]
 
 
 def test_unchanged_grammar_uses_the_committed_tables():
-    tables, bundle = parser._load_tables()
-    assert bundle is None
-    assert tables == committed()
+    assert parser._load_tables() == committed()
 
 
 _NO_LARK = """
@@ -155,6 +150,34 @@ def test_a_one_shot_eval_does_not_import_lark():
     assert out.returncode == 0, out.stderr
     assert '"value": 27.0' in out.stdout
 
+
+_RUN_PROGRAMS = """
+import sys
+from gradexpr.cli.main import main
+for path, status in ((sys.argv[1], 0), (sys.argv[2], 2)):
+    try:
+        main(['run', path])
+    except SystemExit as e:
+        assert e.code == status, (path, e.code)
+print('lark' in sys.modules, sorted(m for m in sys.modules if m.startswith('lark')))
+"""
+
+
+def test_running_programs_does_not_import_lark(tmp_path):
+    """A program with blocks, a class, f-strings and a lambda, then one with a syntax error:
+    parsing, f-string fields and the error's wording all run without Lark."""
+    good = tmp_path / "good.gx"
+    good.write_text("class A:\n    def __init__(self, v):\n        self.v = v\n\n"
+                    "def f(a, *, k=2):\n    return [a.v * k for _ in range(2)]\n\n"
+                    "x = torch.ones(2, requires_grad=True)\ny = (lambda t: (t * 3).sum())(x)\n"
+                    "y.backward()\nprint(f'{y.item():.1f} {x.grad!r}', f(A(1)))\n", encoding="utf-8")
+    bad = tmp_path / "bad.gx"
+    bad.write_text("x = [1,\n  2\nif x:\n    pass\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", _RUN_PROGRAMS, str(good), str(bad)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["6.0 tensor([3., 3.]) [2, 2]", "False []"]
+    assert "SyntaxError" in out.stderr
 
 # ============================================================================ the callbacks
 
@@ -204,8 +227,7 @@ def test_every_rule_callback_does_what_larks_does(missing, bare):
     import lark
     from lark.parse_tree_builder import ParseTreeBuilder
 
-    lk = lark.Lark(open(parser.GRAMMAR_PATH, encoding="utf-8").read(), postlex=parser.GxIndenter(),
-                   **parser._LARK_OPTIONS)
+    lk = plain_lark()
 
     class Transformer(lark.Transformer):
         pass
@@ -214,20 +236,20 @@ def test_every_rule_callback_does_what_larks_does(missing, bare):
         if name not in missing and not name.startswith("_"):
             setattr(Transformer, name, (lambda n: lambda self, children: ("called", n, list(children)))(name))
     theirs = ParseTreeBuilder(lk.rules, lark.Tree, maybe_placeholders=True).create_callback(Transformer())
-    recipes = parser._tables_from_lark(lk, "x")["RULES"]
+    recipes = generator.tables_from_lark(lk, "x")["RULES"]
     assert len(recipes) == len(lk.rules)
     ours_builder = _Recorder(missing)
-    bare_rules = parser._bare_origins(ours_builder, recipes) if bare else frozenset()
+    bare_rules = _bare_origins(ours_builder, recipes) if bare else frozenset()
     if bare:
         assert "__file_input_star_0" in bare_rules and not any(not o.startswith("_") for o in bare_rules)
     checked = 0
     for rule, recipe in zip(lk.rules, recipes):
-        ours = parser._make_callback(ours_builder, recipe, bare_rules)
+        ours = _make_callback(ours_builder, recipe, bare_rules)
         want = _normal(theirs[rule](_children(rule.expansion, lark.Tree)))
-        got = ours(_children(rule.expansion, parser._Tree, bare_rules))
+        got = ours(_children(rule.expansion, _Tree, bare_rules))
         if rule.origin.name in bare_rules:
             assert type(got) is list, (str(rule), recipe)
-            got = parser._Tree(rule.origin.name, got)
+            got = _Tree(rule.origin.name, got)
         assert _normal(got) == want, (str(rule), recipe)
         checked += 1
     assert checked == len(lk.rules) > 200
@@ -257,7 +279,7 @@ def _agree_within_limit(src, start):
         fast = _outcome(parser.parse, src)
     else:
         fast = _outcome(parser.parse_expression, src)
-    slow = _outcome(parser._parse_with_lark, src, start)
+    slow = _outcome(parse_with_lark, src, start)
     assert fast[:2] == slow[:2], src
     if fast[0] == "ok":
         assert fast[1] == slow[1], src                     # same tree
