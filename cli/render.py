@@ -220,6 +220,8 @@ def plain(ev) -> str:
             else:
                 lines.append(f"{r.leaf}: {'ok' if r.ok else 'FAILED'}  max abs error {r.max_abs:.3g}  "
                              f"max rel error {r.max_rel:.3g}  ({r.checked} of {r.total} elements)")
+                if r.precision:
+                    lines.append(f"  {low_precision_note(r)}")
         parts.append("\n".join(lines))
     if ev.notes:
         parts.append("\n".join(f"note: {n}" for n in ev.notes))
@@ -228,6 +230,13 @@ def plain(ev) -> str:
 
 # ================================================================ JSON
 _encoder = None
+
+
+def low_precision_note(r) -> str:
+    """What a leaf checked below float64 (``gradient_check``) was checked with: it is a weaker check."""
+    return (f"the program computes in {r.precision}, so {r.leaf} was checked in {r.precision}: "
+            f"step {r.eps:.2g} * max(1, |{r.leaf}|), tolerance widened by up to {r.allowance:.2g} "
+            f"for {r.precision} rounding")
 
 
 def dumps(obj) -> str:
@@ -382,7 +391,9 @@ def to_json(ev) -> dict:
             "ok": ev.check.ok, "eps": ev.check.eps, "atol": ev.check.atol, "rtol": ev.check.rtol,
             "leaves": {r.leaf: {"ok": r.ok, "max_abs_error": _finite_or_text(r.max_abs),
                                 "max_rel_error": _finite_or_text(r.max_rel), "checked": r.checked,
-                                "elements": r.total, "skipped": r.skipped} for r in ev.check.leaves}},
+                                "elements": r.total, "skipped": r.skipped, "precision": r.precision,
+                                **({"eps": r.eps, "rounding_allowance": r.allowance} if r.precision else {})}
+                       for r in ev.check.leaves}},
         "output": ev.output,
         "notes": list(ev.notes),
         "errors": [] if ev.error is None else [error_json(ev)],

@@ -119,6 +119,10 @@ def _show_check(console, c):
     console.print(table)
     console.print(Text(f"float64 central differences, eps={c.eps:g}; "
                        f"ok when |error| <= {c.atol:g} + {c.rtol:g} * |numeric|", style="dim"))
+    from .render import low_precision_note
+    for r in c.leaves:
+        if r.precision and not r.skipped:
+            console.print(Text(low_precision_note(r), style="yellow"), soft_wrap=True)
 
 
 def _columns_table(titles, body):

@@ -27,6 +27,14 @@ def _reversed_cumsum(t, dim):
     return t.flip(dim).cumsum(dim).flip(dim)
 
 
+def cumsum_grad(grad, dim):
+    """PyTorch's cumsum_backward: a sum along a dim of one element hands ``grad`` on as it is (a
+    ``-0.`` stays ``-0.``; the reversed cumsum would start from ``0. + -0. = 0.``)."""
+    if grad.numel() <= 1 or grad.size(dim) == 1:
+        return grad
+    return _reversed_cumsum(grad, dim)
+
+
 def cumprod_grad(grad, self, result, dim):
     """PyTorch's cumprod_backward: before the first zero the usual formula; at the first zero the
     sum of grad times the product that skips it; after it, zero. A single element (or a dim of

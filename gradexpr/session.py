@@ -19,8 +19,8 @@ The steps:
    them by the global that holds them;
 4. ``evaluate`` differentiates without touching any ``.grad``: leaf gradients (or a
    vector–Jacobian product), Jacobians and Hessians through ``gradexpr.functional``'s
-   batched products, the backward pass step by step (``trace``), float64 central
-   differences (``check``).
+   batched products, the backward pass step by step (``trace``), central differences
+   (``check``, in ``gradient_check``).
 
 Where the interpreter comes from: running a program text needs the language
 (``gradexpr.grammar``), which sits above the engine (imports go ``cli -> grammar ->
@@ -44,8 +44,6 @@ from __future__ import annotations
 import contextvars
 import io
 
-CHECK_EPS = 1e-6              # central-difference step (float64), as torch.autograd.gradcheck
-CHECK_MAX_ELEMENTS = 128      # perturbed elements per leaf: two program runs each
 RUNTIME, USAGE = 1, 2         # an evaluation's error_code: the process exit status (cli/exitcodes.Exit)
 
 
@@ -409,7 +407,10 @@ class TraceStep:
 
 
 class LeafCheck:
-    __slots__ = ("leaf", "max_abs", "max_rel", "ok", "checked", "total", "skipped")
+    """One leaf's ``--check``; ``precision`` names the dtype the differences were taken in when
+    the program computes below float64 (``eps`` is then that dtype's relative step and
+    ``allowance`` the largest tolerance added for its rounding: see ``gradient_check``)."""
+    __slots__ = ("leaf", "max_abs", "max_rel", "ok", "checked", "total", "skipped", "precision", "eps", "allowance")
 
     def __init__(self, leaf: str, max_abs: float | None = None, max_rel: float | None = None, ok: bool = True,
                  checked: int = 0, total: int = 0, skipped: str | None = None):
@@ -420,6 +421,9 @@ class LeafCheck:
         self.checked = checked
         self.total = total
         self.skipped = skipped
+        self.precision = None
+        self.eps = None
+        self.allowance = 0.0
 
 
 class Check:
@@ -526,7 +530,8 @@ def analyse(ev: Evaluation, run: Run, bindings: Bindings, request: Request, *, l
     try:
         _differentiate(ev, run, bindings, request, limits, _rerun(ev, bindings, request, limits, rng_state))
         if request.check and ev.leaves and run.target._requires_grad:
-            ev.check = _check(ev, run, bindings, request, ev.source, ev.filename, limits, rng_state)
+            from .gradient_check import check_gradients
+            ev.check = check_gradients(ev, run, bindings, request, ev.source, ev.filename, limits, rng_state)
     except RequestError:
         raise
     except Exception as e:
@@ -774,72 +779,3 @@ class _Tracer:
                 for i, (nxt, g) in enumerate(zip(node._next, grads)) if nxt is not None and g is not None]
         self.steps.append(TraceStep(self.ids.get(node, "?"), node.name(), grad, sent))
         return grads
-
-
-# ================================================================ --check
-def _check(ev: Evaluation, run: Run, bindings: Bindings, request: Request, source, filename, limits, rng_state):
-    """Float64 central differences of the target, re-running the program with perturbed leaves."""
-    import numpy as np
-    from . import functions, rng as _random
-    after = _random.snapshot_rng_state()
-    target = run.target
-    weights = None
-    if ev.grads is not None:   # compare the gradient (or VJP): d(v . target)/dx
-        weights = (np.ones(1) if ev.grad_output is None else ev.grad_output._data.astype(np.float64)).reshape(-1)
-    results = []
-    try:
-        for leaf in ev.leaves:
-            total = leaf.tensor._data.size
-            result = LeafCheck(leaf.name, total=total)
-            results.append(result)
-            if not leaf.bound:
-                result.skipped = "created by the program: bind it with -v to check it"
-                continue
-            if weights is not None:
-                g = ev.grads[leaf.name]
-                analytic = np.zeros((1, total)) if g is None else g._data.astype(np.float64).reshape(1, total)
-            else:
-                analytic = ev.jacobian[leaf.name]._data.astype(np.float64).reshape(-1, total)
-            base = leaf.tensor._data.astype(np.float64)
-            picks = np.unique(np.linspace(0, total - 1, min(total, CHECK_MAX_ELEMENTS)).round().astype(int)) \
-                if total else np.zeros(0, int)
-            worst_abs = worst_rel = 0.0
-            ok = True
-            progress = _report(f"--check {leaf.name}")
-            for done, k in enumerate(picks, 1):
-                columns = []
-                for sign in (1.0, -1.0):
-                    moved = base.copy()
-                    moved.reshape(-1)[k] += sign * CHECK_EPS
-                    leaf_value = functions.from_numpy(moved).requires_grad_(True)
-                    _random.restore_rng_state(rng_state)
-                    again = run_program(source, filename, bindings, of=request.of, limits=limits,
-                                        substitutes={leaf.name: leaf_value})
-                    y = np.asarray(again.target._data, np.float64).reshape(-1)
-                    if y.size != target._data.size:
-                        raise RequestError("--check: the target's shape changed when a leaf was perturbed")
-                    columns.append(y)
-                numeric = (columns[0] - columns[1]) / (2 * CHECK_EPS)
-                if weights is not None:
-                    numeric = np.array([weights @ numeric])
-                got = analytic[:, k]
-                err = np.abs(got - numeric)
-                with np.errstate(all="ignore"):
-                    rel = np.where(err == 0, 0.0, err / np.maximum(np.abs(got), np.abs(numeric)))
-                worst_abs = max(worst_abs, _worst(err))
-                worst_rel = max(worst_rel, _worst(rel))
-                ok = ok and bool(np.all(err <= request.atol + request.rtol * np.abs(numeric)))
-                if progress is not None:
-                    progress(done, len(picks))
-            result.max_abs, result.max_rel, result.ok, result.checked = worst_abs, worst_rel, ok, len(picks)
-    except ProgramError as e:
-        raise e.error from None
-    finally:
-        _random.restore_rng_state(after)
-    return Check(results, CHECK_EPS, request.atol, request.rtol)
-
-
-def _worst(errors) -> float:
-    """The largest error; nan (a gradient or difference that is not a number) counts as infinite."""
-    import numpy as np
-    return float("inf") if np.isnan(errors).any() else float(errors.max(initial=0.0))

@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-from .. import corner_grads
-from ..exact import fma, fma32
+from .. import corner_grads, softmax_order
+from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
 from .common import _F, _apply
@@ -63,26 +63,24 @@ def _in_float32(kernel):
 
 
 # ============================================================ activations
-_LOW_WORD = 0 if np.little_endian else 1
-
-
 def _one_minus_square32(y):
-    """``fma(-y, y, 1)`` for float32 ``y``, fast: y² is exact in float64, so ``1 - y²`` there is rounded
-    once; only a result landing exactly halfway between two float32 values (possible for |y| < 1/8)
-    could round twice, and those rare elements go through the exact fma."""
-    r = np.array(y, dtype=np.float64, order="C")
-    np.multiply(r, r, out=r)
-    np.subtract(1.0, r, out=r)
-    low = r.reshape(-1).view(np.uint32)[_LOW_WORD::2].reshape(r.shape)   # the low 32 bits of each float64
-    tie = (low & np.uint32(0x1FFFFFFF)) == np.uint32(0x10000000)
-    out = r.astype(np.float32)
-    if tie.any():
-        out[tie] = fma32(-y[tie], y[tie], 1.0)
+    """``fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted), in two passes: y² is
+    exact in float64, so ``1 - y²`` there is rounded once, and rounding that to float32 is the single
+    rounding the fma does. The double rounding could only differ where the float64 difference lands
+    exactly on a float32 midpoint without being exact, and for |y| <= 1 (tanh's outputs) there is no
+    such float32 (all 2**31 of them checked), so no element needs the exact fma."""
+    square = np.multiply(y, y, dtype=np.float64)
+    out = np.empty(y.shape, np.float32)
+    np.subtract(1.0, square, out=out, casting="same_kind")
     return out
 
 
 def _tanh_backward(g, y):
-    return g * (_one_minus_square32(y) if y.dtype == np.float32 else fma(-y, y, y.dtype.type(1)))
+    if y.dtype == np.float32:
+        factor = _one_minus_square32(y)
+        return np.multiply(g, factor, out=factor) if factor.shape == np.broadcast_shapes(g.shape, y.shape) \
+            and g.dtype == np.float32 else g * factor
+    return g * fma(-y, y, y.dtype.type(1))
 
 
 tanh_backward = op(
@@ -447,10 +445,6 @@ def nll2d_grad(grad, self, target, weight=None, reduction="mean", ignore_index=-
 
 
 # ============================================================ softmax
-def _softmax_backward_data(g, y, dim):
-    return y * (g - np.sum(g * y, axis=dim, keepdims=True))
-
-
 def softmax_grad(grad, result, dim):
     return _apply(softmax_backward_data, (grad, result), {"dim": dim})
 
@@ -462,15 +456,11 @@ def _softmax_double_backward(grad, grad_output, output, dim):
 
 
 softmax_backward_data = op(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(_softmax_backward_data),
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(softmax_order.softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
     output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
     domain="probability", forward_ad="transpose", twice=True, batch="loop")
-
-
-def _log_softmax_backward_data(g, y, dim):
-    return g - np.exp(y) * np.sum(g, axis=dim, keepdims=True)
 
 
 def log_softmax_grad(grad, result, dim):
@@ -478,7 +468,7 @@ def log_softmax_grad(grad, result, dim):
 
 
 log_softmax_backward_data = op(
-    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(_log_softmax_backward_data),
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(softmax_order.log_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, errors, reduction_order
+from .. import corner_grads, errors, reduction_order, softmax_order
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
@@ -21,31 +21,17 @@ def _softmax_kernel(name):
     return kernel
 
 
-def _softmax(a, dim):
-    with np.errstate(all="ignore"):
-        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
-        e = np.exp(a - m)
-        return (e / np.sum(e, axis=dim, keepdims=True)).astype(a.dtype)
-
-
-def _log_softmax(a, dim):
-    with np.errstate(all="ignore"):
-        m = np.amax(a, axis=dim, keepdims=True) if a.size else 0
-        s = a - m
-        return (s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))).astype(a.dtype)
-
-
 def _logsumexp_jvp(self, self_t, dim):
     """FunctionsManual's logsumexp_jvp: the tangent of logsumexp(self, dim, keepdim=True)."""
     e = (self - self.amax(dim, keepdim=True)).exp() if self.numel() else self.exp()
     return (e * self_t).sum(dim, keepdim=True) / e.sum(dim, keepdim=True)
 
 
-softmax = op("softmax", "SoftmaxBackward0", _softmax,
+softmax = op("softmax", "SoftmaxBackward0", softmax_order.softmax,
              self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real",
              forward_ad=lambda self, self_t, result, dim: result * (self_t - _logsumexp_jvp(self, self_t, dim)))
-log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
+log_softmax = op("log_softmax", "LogSoftmaxBackward0", softmax_order.log_softmax,
                  self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
                  forward_ad=lambda self, self_t, dim: self_t - _logsumexp_jvp(self, self_t, dim))

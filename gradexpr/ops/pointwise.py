@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors
+from .. import corner_grads, dtypes, errors, tie_order
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from . import backward_ops as _bw
 from .registry import NotDifferentiable, op
@@ -131,14 +131,15 @@ def _pow_self(grad, self, exponent):
 
 
 def _square_grad(grad, self):
-    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded, with fewer
-    passes over memory: 2·x is exact, so ``grad * (self * 2)`` has the same value, and a uniform grad
-    (a mean's or sum's, expanded) of the same shape is doubled first, ``self * (2·g)``, one pass."""
+    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded. ``2·x`` is
+    exact (or overflows to inf, as PyTorch's does for |x| > max/2), so for a uniform grad (a mean's
+    or sum's, expanded) of the same shape the product is ``(x · 2) · g``: two passes over x, and no
+    pass over the expanded grad."""
     data = grad._data
     if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
-        g2 = grad[(0,) * data.ndim] * 2
-        if np.isfinite(g2._data):
-            return self * g2
+        doubled = self * 2
+        np.multiply(doubled._data, data.reshape(-1)[0], out=doubled._data)
+        return doubled
     return grad * (self * 2)
 
 
@@ -412,12 +413,12 @@ def _pick_grad(grad, mine, theirs, greater):
     return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
 
 
-maximum = op("maximum", "MaximumBackward0", np.maximum, ("self", "other"),
+maximum = op("maximum", "MaximumBackward0", tie_order.maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
              domain="real", forward_ad="element_wise",
              schema="maximum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
-minimum = op("minimum", "MinimumBackward0", np.minimum, ("self", "other"),
+minimum = op("minimum", "MinimumBackward0", tie_order.minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
              domain="real", forward_ad="element_wise",

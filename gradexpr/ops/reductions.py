@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
+from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance, tie_order
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
@@ -133,12 +133,12 @@ def _check_nonempty(a, name):
 
 def _max_all(a):
     _check_nonempty(a, "max")
-    return np.max(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+    return tie_order.pick_all(a, np.max(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
 def _min_all(a):
     _check_nonempty(a, "min")
-    return np.min(a) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+    return tie_order.pick_all(a, np.min(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
 max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct", forward_ad="transpose")
@@ -298,7 +298,8 @@ def _amax(fn, name):
         if a.size == 0 and dim == ():
             _check_nonempty(a, name)
         _check_dims_nonempty(a, dim, name)
-        return fn(a, axis=_dims(None if dim == () else dim, a.ndim), keepdims=keepdim)
+        axes = _dims(None if dim == () else dim, a.ndim)
+        return tie_order.pick_over_dims(a, fn(a, axis=axes, keepdims=keepdim), axes, keepdim, fn is np.amax)
     return forward
 
 
@@ -508,7 +509,7 @@ logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
                dtype=_F_, domain="real", forward_ad="transpose")
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
-            self=lambda grad, dim: grad.flip(dim).cumsum(dim).flip(dim) if grad.dim() else grad,
+            self=corner_grads.cumsum_grad,
             dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 

@@ -284,7 +284,7 @@ diagonal_scatter = op("diagonal_scatter", "DiagonalScatterBackward0", _diag_scat
                           grad.diagonal(offset, dim1, dim2) * 0, offset, dim1, dim2),
                       src=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2),
                       dtype="promote", domain="matrix", broadcast=False, forward_ad="linear")
-flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy() if a.ndim else a.copy(),
+flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(order="K") if a.ndim else a.copy(),
           self=lambda grad, dims: grad.flip(dims), dtype="first", domain="real", forward_ad="linear")
 roll = op("roll", "RollBackward0", lambda a, shifts, dims: np.roll(a, shifts, dims) if dims is not None else
           np.roll(a.ravel(), shifts).reshape(a.shape),
