@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, softmax_order
+from .. import corner_grads
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -49,6 +49,16 @@ def _const(array, like):
 def _erf(a):
     from .pointwise import _erf
     return _erf(a)
+
+
+def _softmax_backward(g, y, dim):
+    from ..softmax_order import softmax_backward      # (loaded by the first softmax backward)
+    return softmax_backward(g, y, dim)
+
+
+def _log_softmax_backward(g, y, dim):
+    from ..softmax_order import log_softmax_backward
+    return log_softmax_backward(g, y, dim)
 
 
 def _in_float32(kernel):
@@ -456,7 +466,7 @@ def _softmax_double_backward(grad, grad_output, output, dim):
 
 
 softmax_backward_data = op(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(softmax_order.softmax_backward),
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
     output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
@@ -468,7 +478,7 @@ def log_softmax_grad(grad, result, dim):
 
 
 log_softmax_backward_data = op(
-    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(softmax_order.log_softmax_backward),
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(_log_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, errors, reduction_order, softmax_order
+from .. import corner_grads, errors, reduction_order
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
@@ -27,11 +27,21 @@ def _logsumexp_jvp(self, self_t, dim):
     return (e * self_t).sum(dim, keepdim=True) / e.sum(dim, keepdim=True)
 
 
-softmax = op("softmax", "SoftmaxBackward0", softmax_order.softmax,
+def _softmax(a, dim):
+    from ..softmax_order import softmax   # (PyTorch's kernels' order: loaded by the first softmax)
+    return softmax(a, dim)
+
+
+def _log_softmax(a, dim):
+    from ..softmax_order import log_softmax
+    return log_softmax(a, dim)
+
+
+softmax = op("softmax", "SoftmaxBackward0", _softmax,
              self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real",
              forward_ad=lambda self, self_t, result, dim: result * (self_t - _logsumexp_jvp(self, self_t, dim)))
-log_softmax = op("log_softmax", "LogSoftmaxBackward0", softmax_order.log_softmax,
+log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
                  forward_ad=lambda self, self_t, dim: self_t - _logsumexp_jvp(self, self_t, dim))

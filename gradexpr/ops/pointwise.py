@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, tie_order
+from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from . import backward_ops as _bw
 from .registry import NotDifferentiable, op
@@ -413,12 +413,22 @@ def _pick_grad(grad, mine, theirs, greater):
     return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
 
 
-maximum = op("maximum", "MaximumBackward0", tie_order.maximum, ("self", "other"),
+def _maximum(a, b):
+    from ..tie_order import maximum       # (the AVX2 kernels' tie rules: loaded by the first maximum)
+    return maximum(a, b)
+
+
+def _minimum(a, b):
+    from ..tie_order import minimum
+    return minimum(a, b)
+
+
+maximum = op("maximum", "MaximumBackward0", _maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
              domain="real", forward_ad="element_wise",
              schema="maximum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
-minimum = op("minimum", "MinimumBackward0", tie_order.minimum, ("self", "other"),
+minimum = op("minimum", "MinimumBackward0", _minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
              domain="real", forward_ad="element_wise",

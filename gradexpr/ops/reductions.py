@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance, tie_order
+from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
@@ -125,6 +125,12 @@ prod_dim = op("prod_dim", "ProdBackward1",
 _evenly = corner_grads.evenly_distribute
 
 
+def _tie_order():
+    """Which of equal values PyTorch's kernels keep (tie_order.py), loaded by the first max/min/amax."""
+    from .. import tie_order
+    return tie_order
+
+
 def _check_nonempty(a, name):
     if a.size == 0:
         raise errors.RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
@@ -133,12 +139,12 @@ def _check_nonempty(a, name):
 
 def _max_all(a):
     _check_nonempty(a, "max")
-    return tie_order.pick_all(a, np.max(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+    return _tie_order().pick_all(a, np.max(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
 def _min_all(a):
     _check_nonempty(a, "min")
-    return tie_order.pick_all(a, np.min(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
+    return _tie_order().pick_all(a, np.min(a)) if a.dtype.kind != "f" or not np.isnan(a).any() else np.array(np.nan, a.dtype)
 
 
 max_all = op("max", "MaxBackward1", _max_all, self=_evenly, dtype="first", domain="distinct", forward_ad="transpose")
@@ -299,7 +305,7 @@ def _amax(fn, name):
             _check_nonempty(a, name)
         _check_dims_nonempty(a, dim, name)
         axes = _dims(None if dim == () else dim, a.ndim)
-        return tie_order.pick_over_dims(a, fn(a, axis=axes, keepdims=keepdim), axes, keepdim, fn is np.amax)
+        return _tie_order().pick_over_dims(a, fn(a, axis=axes, keepdims=keepdim), axes, keepdim, fn is np.amax)
     return forward
 
 
