@@ -529,11 +529,17 @@ def _forward_ad():
     return forward_ad
 
 
+_BATCHING = []       # [the batching module] once vmap has loaded it
+
+
 def _batching():
     """The batch rules (batching.py): loaded by vmap, so they are in ``sys.modules`` whenever
-    ``_VMAP`` is non-empty."""
-    from . import batching
-    return batching
+    ``_VMAP`` is non-empty (kept here after the first call: an import statement per batched op
+    cost 10 % of a vmap(grad))."""
+    if not _BATCHING:
+        from . import batching
+        _BATCHING.append(batching)
+    return _BATCHING[0]
 
 
 class ViewGeometry:
