@@ -20,6 +20,8 @@ evaluated outside it, as in Python; each step counts against the loop budget, as
 """
 from __future__ import annotations
 
+import itertools
+
 from gradexpr import errors
 
 from .. import ast
@@ -351,15 +353,26 @@ class GeneratorCompiler:
             return None
         return gen_if
 
-    def _gen_loop(self, s, scope, items_of, store):
+    def _gen_loop(self, s, scope, items_of, store, test=None):
+        """A for or while loop in generator mode: over ``items_of(frame)``, or, for a while whose test
+        holds a yield, for as long as ``test`` (a generator-mode expression) is true."""
         body = self.gen_block(s.body, scope)
         orelse = self._part(s.orelse, scope)
         rt = self.rt
         ctr = rt.loop
         brk, cont = self.signals
+        loc = self.loc
+        forever = itertools.repeat(None)
 
         def gen_loop(fr):
-            for item in items_of(fr):
+            for item in (forever if items_of is None else items_of(fr)):
+                if test is not None:
+                    v = yield from test(fr)
+                    try:
+                        if not v:
+                            break
+                    except Exception as e:
+                        raise loc(e, s.test)
                 ctr[0] -= 1
                 if ctr[0] < 0:
                     rt.checkpoint(s)
@@ -395,8 +408,8 @@ class GeneratorCompiler:
         return self._gen_loop(s, scope, items, self.store(s.target, scope))
 
     def g_While(self, s, scope):
-        if _holds_yield(s.test):
-            return self._gen_while_yielding_test(s, scope)
+        if _holds_yield(s.test):       # (the test is part of the generator, evaluated before each pass)
+            return self._gen_loop(s, scope, None, None, test=self.gen_expr(s.test, scope))
         test = self.expr(s.test, scope)
         loc = self.loc
 
@@ -411,32 +424,6 @@ class GeneratorCompiler:
                     return
                 yield None
         return self._gen_loop(s, scope, items, None)
-
-    def _gen_while_yielding_test(self, s, scope):
-        """``while (yield):``: the test is part of the generator, evaluated before each pass."""
-        test = self.gen_expr(s.test, scope)
-        body = self.gen_block(s.body, scope)
-        orelse = self._part(s.orelse, scope)
-        rt = self.rt
-        ctr = rt.loop
-        brk, cont = self.signals
-
-        def gen_while(fr):
-            while (yield from test(fr)):
-                ctr[0] -= 1
-                if ctr[0] < 0:
-                    rt.checkpoint(s)
-                r = yield from body(fr)
-                if r is not None:
-                    if r is brk:
-                        return None
-                    if r is cont:
-                        continue
-                    return r
-            if orelse is not None:
-                return (yield from orelse(fr))
-            return None
-        return gen_while
 
     def g_With(self, s, scope):
         if _holds_yield(s.items[0].context_expr):
