@@ -160,6 +160,12 @@ def _elementwise(op, args, params, level):
         p, b = _unwrap(args[0], level)
         return _call(op, [p], params), b
     ndim = max(a._data.ndim for a in args if isinstance(a, Tensor))
+    return _call(op, _broadcast_physical(args, level, ndim), params), 0
+
+
+def _broadcast_physical(args, level, ndim):
+    """The physical tensors of ``args`` for an elementwise op over samples of ``ndim`` dims: batched
+    ones with the batch first and the broadcast's missing dims after it, unbatched ones as they are."""
     phys = []
     for a in args:
         p, b = _unwrap(a, level)
@@ -169,7 +175,7 @@ def _elementwise(op, args, params, level):
             if missing:
                 p = _view(p, p._data.shape[:1] + (1,) * missing + p._data.shape[1:])
         phys.append(p)
-    return _call(op, phys, params), 0
+    return phys
 
 
 _DIM_KEYS = ("dim", "dims", "dim0", "dim1", "dim2")
@@ -455,17 +461,7 @@ def dispatch_inplace(op, t, args, params):
         return t
     target = _front(pt, bt)
     if rule_of(op) is _elementwise:
-        ndim = t._data.ndim
-        phys = []
-        for a in args:
-            p, b = _unwrap(a, level)
-            if b is not None:
-                p = _front(p, b)
-                missing = ndim - a._data.ndim
-                if missing:
-                    p = _view(p, p._data.shape[:1] + (1,) * missing + p._data.shape[1:])
-            phys.append(p)
-        apply_inplace(op, target, tuple(phys), params)
+        apply_inplace(op, target, tuple(_broadcast_physical(args, level, t._data.ndim)), params)
         return t
     for i in range(_size(level)):
         sample = []
