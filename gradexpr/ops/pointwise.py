@@ -7,9 +7,8 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
-from . import backward_ops as _bw
-from .registry import NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
+from .registry import TABLE, NotDifferentiable, op
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -252,7 +251,21 @@ sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * 
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_bw.tanh_grad,
+# formulas that call backward entries (ops/backward_ops.py: that family loads with the first of them)
+def _tanh_grad(grad, result):
+    return _apply(TABLE["tanh_backward"], (grad, result))
+
+
+def _sigmoid_grad(grad, result):
+    return _apply(TABLE["sigmoid_backward"], (grad, result))
+
+
+def _relu_grad(grad, result):
+    """relu's: ``threshold_backward(grad, result, 0)`` (+0 where the result is <= 0, nan keeps grad)."""
+    return _apply(TABLE["threshold_backward"], (grad, result), {"threshold": 0})
+
+
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_tanh_grad,
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
@@ -263,7 +276,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_bw.sigmoid_grad,
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -279,7 +292,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=_bw.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
+          self=_relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
                 forward_ad="element_wise",

@@ -66,8 +66,11 @@ VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
 # The families ``ops/__init__`` imports (every program uses them), then those imported when a program
 # first uses one of their entries (``_catalogue.py`` says which family holds which name), in the table's
 # order; the late families come with torch.nn (below).
-EAGER_FAMILIES = ("common", "backward_ops", "pointwise", "aliases")
-LAZY_FAMILIES = ("reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+EAGER_FAMILIES = ("common", "pointwise", "aliases")
+LAZY_FAMILIES = ("backward_ops", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+# the table's order: its entries family by family, in this order
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "shape", "indexing", "nn",
+                "nn_layers", "aliases")
 
 
 class _Table(dict):
