@@ -29,9 +29,9 @@ def _expose(family):
 
 def __getattr__(name):
     """``ops.X`` of an entry (or helper) of a family not imported yet: import it, then expose it."""
-    from ._catalogue import ATTRIBUTE_FAMILY
+    from ._catalogue import ATTRIBUTE_FAMILY, ENTRY_FAMILY
     from .registry import _import_family
-    family = ATTRIBUTE_FAMILY.get(name) or _HELPERS.get(name)
+    family = ATTRIBUTE_FAMILY.get(name) or ENTRY_FAMILY.get(name) or _HELPERS.get(name)
     if family is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = _import_family(family)

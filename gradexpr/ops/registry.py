@@ -50,6 +50,7 @@ Ops without variants are reached through a composite (``composites/``,
 from __future__ import annotations
 
 from .. import errors
+from ..made_on_use import MadeOnUse
 
 
 class NotDifferentiable:
@@ -73,7 +74,7 @@ FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "
                 "nn_layers", "aliases")
 
 
-class _Table(dict):
+class _Table(MadeOnUse):
     """Table key -> ``Op``, complete to every reader although its families load on first use.
 
     A lookup of an entry whose family is not imported yet imports it (``__missing__``); reading
@@ -89,19 +90,6 @@ class _Table(dict):
         if entry is None:
             raise KeyError(key)
         return entry
-
-    def __contains__(self, key):
-        try:
-            self[key]
-        except KeyError:
-            return False
-        return True
-
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def __iter__(self):
         load_all()
