@@ -126,7 +126,14 @@ def _pow_self(grad, self, exponent):
         return grad * 0
     if exponent == 2 and not is_grad_enabled():
         return _square_grad(grad, self)
-    return grad * (exponent * self.pow(exponent - 1))
+    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
+    # (the exponent as a double)
+    return grad * _mul_scalar(self.pow(exponent - 1), float(exponent))
+
+
+def _mul_scalar(t, scalar):
+    """``t * scalar`` as ATen's C++ formulas write it: ``mul.Scalar`` (node ``MulBackward1``)."""
+    return _apply(mul_scalar, (t,), {"other": scalar})
 
 
 def _square_grad(grad, self):
@@ -166,17 +173,21 @@ def _pow_exponent(grad, self, exponent, result):
 
 
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
-                self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
-                                                                     exponent * self.pow(exponent - 1)),
+                # pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)
+                self=lambda grad, self, exponent: _F().where(exponent == 0.0, 0.0,
+                                                             grad * (exponent * self.pow(exponent - 1))),
                 exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
 
 
 def _rpow_exponent(grad, self, exponent, result):
-    # self is the scalar base (a wrapped number), exponent the tensor
+    """pow_backward_exponent of a Scalar base (``self``, a wrapped number): ``grad * (result *
+    log(base))``, the log of the C++ Scalar (-inf at 0, nan below), 0 where base 0 meets exponent >= 0."""
     base = self.item()
+    log_base = math.log(base) if base > 0 else -math.inf if base == 0 else math.nan
+    scaled = _mul_scalar(result, log_base)
     if base == 0:
-        return grad * _F().where(exponent >= 0, 0.0, result * math.log(base) if base > 0 else result * 0)
-    return grad * (result * math.log(base)) if base > 0 else grad * (result * float("nan"))
+        return grad * _F().where(exponent >= 0, 0.0, scaled)
+    return grad * scaled
 
 
 pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
