@@ -415,14 +415,14 @@ def _addcdiv(a, t1, t2, value=1):
 
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * tensor2 * value,
-             tensor2=lambda grad, tensor1, value=1: grad * tensor1 * value,
+             tensor1=lambda grad, tensor2, value=1: grad * (tensor2 * value),
+             tensor2=lambda grad, tensor1, value=1: grad * (tensor1 * value),
              schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
              variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
 addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * value / tensor2,
+             tensor1=lambda grad, tensor2, value=1: grad * (value / tensor2),
              tensor2=lambda grad, tensor1, tensor2, value=1: -grad * value * tensor1 / (tensor2 * tensor2),
              schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",

@@ -385,8 +385,7 @@ def _std(a, dim=None, correction=1, keepdim=False):
 
 
 def _std_grad(grad, self, result, dim, correction, keepdim):
-    F = _F()
-    g = F.where(result == 0, 0.0, grad / (result * 2))
+    g = (grad / (result * 2)).masked_fill(result == 0, 0.0)
     return _var_grad(g, self, dim, correction, keepdim)
 
 
