@@ -387,6 +387,11 @@ def _vjp_both(f):
 # the fused backward ops (ops/backward_ops.py): recorded by a gradient taken with create_graph=True
 CASES.update({
     "tanh_backward": [case(_vjp(lambda a: a.tanh()), (2, 3), (2, 3))],
+    "slice_backward": [case(_vjp(lambda a: a.narrow(1, 1, 2)), (2, 3), (2, 2)),
+                       case(_vjp(lambda a: a[:, ::2]), (2, 3), (2, 2))],
+    "select_backward": [case(_vjp(lambda a: a.select(1, 2)), (2, 3), (2,)), case(_vjp(lambda a: a[-1]), (2, 3), (3,))],
+    "diagonal_backward": [case(_vjp(lambda a: a.diagonal()), (3, 3), (3,)),
+                          case(_vjp(lambda a: a.diagonal(1, 1, 0)), (3, 4), (2,))],
     "sigmoid_backward": [case(_vjp(lambda a: a.sigmoid()), (2, 3), (2, 3), domain="real")],
     "threshold_backward": [case(_vjp(lambda a: a.relu()), (2, 3), (2, 3))],
     "leaky_relu_backward": [case(_vjp(lambda a: F.leaky_relu(a, 0.2)), (2, 3), (2, 3))],

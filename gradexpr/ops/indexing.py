@@ -175,7 +175,32 @@ def _index_backward(grad, self_shape, index):
 def _view_backward(grad, self_shape, index):
     # a basic index reaches each element once: PyTorch copies the gradient into zeros (slice_backward,
     # select_backward), so a -0 stays -0 where accumulating (0 + -0) would give +0
+    single = _one_view(index)
+    if single is not None:          # (one int or one slice: the node of the one view op PyTorch records)
+        dim, item = single
+        if isinstance(item, slice):
+            return _apply_entry("slice_backward", grad, {
+                "input_sizes": tuple(self_shape), "dim": dim, "start": item.start, "end": item.stop,
+                "step": 1 if item.step is None else item.step})
+        return _apply_entry("select_backward", grad, {"input_sizes": tuple(self_shape), "dim": dim, "index": item})
     return grad.new_zeros(self_shape)._index_put(index, grad)
+
+
+def _one_view(index):
+    """(dim, int or slice) when ``index`` does one thing on one dim (other entries ``:``), else None."""
+    found = None
+    for dim, item in enumerate(index):
+        if isinstance(item, slice) and item == slice(None):
+            continue
+        if found is not None or not isinstance(item, (int, slice)) or isinstance(item, bool):
+            return None
+        found = (dim, item)
+    return found
+
+
+def _apply_entry(key, grad, params):
+    from ..op import apply
+    return apply(TABLE[key], (grad,), params)
 
 
 getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,

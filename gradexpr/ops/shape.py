@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
-from .common import _F
+from .common import _F, _apply
 from .registry import batch_rules, op
 
 
@@ -155,7 +155,33 @@ def _slice(a, dim, start, end, step=1):
 
 
 def _slice_grad(grad, self_shape, dim, start, end, step=1):
-    return grad.new_zeros(self_shape)._slice_scatter(grad, dim, start, end, step)
+    return _apply(slice_backward, (grad,), {"input_sizes": tuple(self_shape), "dim": dim, "start": start,
+                                             "end": end, "step": step})
+
+
+# The backward ops of the views (ATen's select_backward, slice_backward, diagonal_backward): the gradient
+# copied into zeros of the input's shape, entries of their own so that a gradient taken with
+# create_graph=True records PyTorch's SelectBackwardBackward0 … (their own gradient is the view again)
+def _into_zeros(g, input_sizes, where):
+    out = np.zeros(input_sizes, g.dtype)
+    out[where] = g
+    return out
+
+
+def _dim_index(ndim, dim, index):
+    return (slice(None),) * (dim % ndim) + (index,)
+
+
+slice_backward = op("slice_backward", "SliceBackwardBackward0",
+                    lambda g, input_sizes, dim, start, end, step=1: _into_zeros(
+                        g, input_sizes, _dim_index(len(input_sizes), dim, slice(start, end, step))),
+                    ("grad_output",), grad_output=lambda grad, dim, start, end, step=1: grad._narrow_step(
+                        dim, start, end, step), dtype="first", domain="real", forward_ad="linear")
+select_backward = op("select_backward", "SelectBackwardBackward0",
+                     lambda g, input_sizes, dim, index: _into_zeros(
+                         g, input_sizes, _dim_index(len(input_sizes), dim, index)),
+                     ("grad_output",), grad_output=lambda grad, dim, index: grad.select(dim, index),
+                     dtype="first", domain="real", forward_ad="linear")
 
 
 narrow = op("narrow", "SliceBackward0", _slice, self=_slice_grad, dtype="first", view=True, domain="real",
@@ -220,7 +246,7 @@ def _select(a, dim, index):
 
 
 def _select_grad(grad, self_shape, dim, index):
-    return grad.new_zeros(self_shape)._select_scatter(grad, dim, index)
+    return _apply(select_backward, (grad,), {"input_sizes": tuple(self_shape), "dim": dim, "index": index})
 
 
 select = op("select", "SelectBackward0", _select, self=_select_grad, dtype="first", view=True, domain="real",
@@ -258,7 +284,21 @@ def _diagonal(a, offset=0, dim1=0, dim2=1):
 
 
 def _diagonal_grad(grad, self_shape, offset=0, dim1=0, dim2=1):
-    return grad.new_zeros(self_shape)._diagonal_scatter(grad, offset, dim1, dim2)
+    return _apply(diagonal_backward, (grad,), {"input_sizes": tuple(self_shape), "offset": offset, "dim1": dim1,
+                                                "dim2": dim2})
+
+
+def _diagonal_backward(g, input_sizes, offset, dim1, dim2):
+    out = np.zeros(input_sizes, g.dtype)
+    d = np.diagonal(out, offset, dim1, dim2)
+    d.setflags(write=True)
+    d[...] = g
+    return out
+
+
+diagonal_backward = op("diagonal_backward", "DiagonalBackwardBackward0", _diagonal_backward, ("grad_output",),
+                       grad_output=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2),
+                       dtype="first", domain="matrix", forward_ad="linear")
 
 
 diagonal = op("diagonal", "DiagonalBackward0", _diagonal, self=_diagonal_grad, dtype="first", view=True,
