@@ -42,9 +42,19 @@ div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          other=lambda grad, self, other: -grad * ((self / other) / other),
          dtype="float", domain="nonzero_other", forward_ad="element_wise")
 # Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
-mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(other, a.dtype),
+def _with_scalar(fn):
+    """A ``.Scalar`` overload's kernel: the number in the tensor's dtype, but float16 computed in float32
+    with the number unrounded (opmath) and rounded once, as ``h * 1.1`` is (see op._half_with_scalar)."""
+    def forward(a, other):
+        if a.dtype == np.float16:
+            return fn(a.astype(np.float32), np.float32(other)).astype(np.float16)
+        return fn(a, np.asarray(other, a.dtype))
+    return forward
+
+
+mul_scalar = op("mul_scalar", "MulBackward1", _with_scalar(np.multiply),
                 self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
-div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
+div_scalar = op("div_scalar", "DivBackward1", _with_scalar(np.true_divide),
                 self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
 
 
@@ -123,11 +133,13 @@ def _pow_forward(a, b):
 
 
 def _pow_self(grad, self, exponent):
+    """PyTorch's ``pow_backward``: ``grad * (exponent * self.pow(exponent - 1))``, the product with the
+    C++ scalar a ``mul.Scalar`` (MulBackward1); a zero exponent's gradient is a plain zeros_like."""
     if isinstance(exponent, (int, float)) and exponent == 0:
-        return grad * 0
+        return _F().zeros_like(self)
     if exponent == 2 and not is_grad_enabled():
         return _square_grad(grad, self)
-    return grad * (exponent * self.pow(exponent - 1))
+    return grad * _bw._smul(self.pow(exponent - 1), exponent)
 
 
 def _square_grad(grad, self):
