@@ -96,6 +96,26 @@ def _cache_wrapped(key, t):
     _WRAPPED[key] = t
 
 
+def _layout():
+    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result)."""
+    from . import result_layout
+    return result_layout
+
+
+# Set (result_layout.note) once a tensor whose dims are not in row-major order exists (a transpose, a
+# permuted result): until then an elementwise op's inputs are row-major or broadcast views of such,
+# and NumPy's result is laid out as PyTorch's, so apply checks no layout.
+PERMUTED = [False]
+
+
+def _unsettled(ts, out) -> bool:
+    """Whether an input or ``out`` is not C-contiguous (the result may need PyTorch's layout)."""
+    for t in ts:
+        if not t._data.flags.c_contiguous:
+            return True
+    return not out.flags.c_contiguous
+
+
 def _cast(data, want):
     """``data`` as ``want`` (a cached wrapped number's cast is made once)."""
     c = _WRAPPED_CASTS.get((id(data), want))
@@ -208,6 +228,9 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
         out_dtype = dtypes.from_numpy(out.dtype)
     elif out.dtype is not out_dtype.np and out.dtype != out_dtype.np:
         out = out.astype(out_dtype.np)
+    if out.ndim > 1 and not op.view and (PERMUTED[0] or not (op.broadcast or op.tangent == "element_wise")) \
+            and _unsettled(ts, out):
+        out = _layout().settle(op, ts, out)          # a non-C layout: PyTorch's rule (result_layout.py)
     result = _fresh(out, out_dtype)
     if op.view:
         _link_view(result, ts[0])
@@ -410,6 +433,8 @@ def _link_view(view: Tensor, base: Tensor):
         if meta is not None:     # a view of a restricted view is restricted the same way
             view._view_meta = _NO_GRAD_VIEW if meta.creation == _NO_GRAD else _MULTI_OUTPUT_VIEW
     view._base = root
+    if not PERMUTED[0] and view._data.ndim > 1 and not view._data.flags.c_contiguous:
+        _layout().note(view._data)                   # a transposed view, say
     if not _grad_enabled.get():
         view._view_meta = _NO_GRAD_VIEW
         if root._requires_grad:

@@ -387,13 +387,26 @@ nan_to_num = op("nan_to_num", "NanToNumBackward0", _nan_to_num, self=lambda grad
                 variants="function method inplace", dtype="first", domain="real", forward_ad="element_wise")
 
 
+def _opmath(dt):
+    """The dtype a CPU kernel computes ``dt`` in (float16 in float32)."""
+    return np.dtype(np.float32) if dt == np.float16 else dt
+
+
 def _addcmul(a, t1, t2, value=1):
-    return (a + (np.asarray(value, t1.dtype) * t1) * t2).astype(np.result_type(a, t1, t2))
+    """The kernel's ``self + value * t1 * t2``, compiled with contraction: fma(value * t1, t2, self)."""
+    dt = np.result_type(a, t1, t2)
+    if dt.kind != "f":
+        return (a + (np.asarray(value, t1.dtype) * t1) * t2).astype(dt)
+    w = _opmath(dt)
+    return fma(np.asarray(value, w) * t1.astype(w, copy=False), t2, a).astype(dt, copy=False)
 
 
 def _addcdiv(a, t1, t2, value=1):
+    """The kernel's ``self + value * t1 / t2``: the product first, then the quotient."""
+    dt = np.result_type(a, t1, t2)
+    w = _opmath(dt) if dt.kind == "f" else t1.dtype
     with np.errstate(all="ignore"):
-        return (a + np.asarray(value, t1.dtype) * (t1 / t2)).astype(np.result_type(a, t1, t2))
+        return (a + (np.asarray(value, w) * t1.astype(w, copy=False)) / t2).astype(dt, copy=False)
 
 
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
@@ -534,11 +547,14 @@ lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise")
 masked_fill = op("masked_fill", "MaskedFillBackward0",
-                 lambda a, mask, value: np.where(mask, np.asarray(value, a.dtype), a), ("self", "mask"),
+                 # out of place, ATen fills a contiguous clone (whatever the input's layout)
+                 lambda a, mask, value: np.ascontiguousarray(np.where(mask, np.asarray(value, a.dtype), a)),
+                 ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
-                        lambda a, mask, v: np.where(mask, v.astype(a.dtype), a), ("self", "mask", "value"),
+                        lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
+                        ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                         value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
                         dtype="first", domain="mask", forward_ad="transpose")
