@@ -98,7 +98,7 @@ def torch_layout(arrays, out):
                 # every input has the same dense strides: the result takes them, size-1 dims' included
                 strides = tuple(s * out.itemsize for s in first)
                 return out if out.strides == strides else _relaid(out, strides)
-    if all(_row_major_ordered(a) for a in arrays):
+    if 1 not in shape and all(_row_major_ordered(a) for a in arrays):     # (size-1 dims' strides vary)
         return out if out.flags.c_contiguous else np.ascontiguousarray(out)
     perm = _permutation(arrays, shape)
     if perm == list(range(ndim - 1, -1, -1)):
