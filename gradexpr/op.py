@@ -66,11 +66,16 @@ def wrap(value) -> Tensor:
 _HALF = np.dtype(np.float16)
 
 
-def _half_with_scalar(a, b, x, y):
-    """PyTorch's CPU kernels take a float16 tensor and a Python number in float32 (opmath), the number
-    not first rounded to float16; the result is then rounded once (``h * 1.1``)."""
-    x = a._data.astype(np.float32) if a._wrapped or a._data.dtype == _HALF else x
-    y = b._data.astype(np.float32) if b._wrapped or b._data.dtype == _HALF else y
+_OPMATH_SCALAR = frozenset(("mul", "div", "div_mode"))
+
+
+def _half_with_scalar(op, a, b, x, y):
+    """PyTorch's CPU kernels compute float16 with a Python number in float32 and round the result once;
+    mul's and div's take the number unrounded (opmath: ``h * 1.1``), the others rounded to float16
+    first (``h + 0.1`` adds float16(0.1))."""
+    exact = op.name in _OPMATH_SCALAR
+    x = a._data.astype(np.float32) if a._wrapped and exact else x.astype(np.float32)
+    y = b._data.astype(np.float32) if b._wrapped and exact else y.astype(np.float32)
     return x, y
 
 
@@ -194,7 +199,7 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             if sx != sy and sx and sy:
                 _check_broadcast((x, y))
         if want is _HALF and (a._wrapped or b._wrapped):
-            x, y = _half_with_scalar(a, b, x, y)   # float16 with a Python number: in float32, rounded once
+            x, y = _half_with_scalar(op, a, b, x, y)   # float16 with a Python number: in float32, rounded once
         out = op.forward(x, y, **params) if params else op.forward(x, y)
     else:
         if len(args) == 1:
