@@ -108,8 +108,8 @@ def _layout():
 
 
 # Set (result_layout.note) once a tensor whose dims are not in row-major order exists (a transpose, a
-# permuted result): until then an elementwise op's inputs are row-major or broadcast views of such,
-# and NumPy's result is laid out as PyTorch's, so apply checks no layout.
+# permuted result): until then every input is row-major or a row-major-ordered view (a slice, an
+# expand), the forwards' results are row-major as ATen's are, and apply checks no layout.
 PERMUTED = [False]
 
 
@@ -233,8 +233,7 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
         out_dtype = dtypes.from_numpy(out.dtype)
     elif out.dtype is not out_dtype.np and out.dtype != out_dtype.np:
         out = out.astype(out_dtype.np)
-    if out.ndim > 1 and not op.view and (PERMUTED[0] or not (op.broadcast or op.tangent == "element_wise")) \
-            and _unsettled(ts, out):
+    if PERMUTED[0] and out.ndim > 1 and not op.view and _unsettled(ts, out):
         out = _layout().settle(op, ts, out)          # a non-C layout: PyTorch's rule (result_layout.py)
     result = _fresh(out, out_dtype)
     if op.view:

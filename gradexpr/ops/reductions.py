@@ -212,6 +212,8 @@ def _stable_order(a, dim, descending):
 
 def _sorted(a, dim, descending=False):
     order = _stable_order(a, dim, descending).astype(np.int64)
+    if a.flags.c_contiguous:            # row-major in, row-major out (a permuted input: op.apply lays it out)
+        order = np.ascontiguousarray(order)
     return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
 
 
