@@ -7,9 +7,8 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
-from . import backward_ops as _bw
-from .registry import NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
+from .registry import TABLE, NotDifferentiable, op
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -56,6 +55,10 @@ mul_scalar = op("mul_scalar", "MulBackward1", _with_scalar(np.multiply),
                 self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
 div_scalar = op("div_scalar", "DivBackward1", _with_scalar(np.true_divide),
                 self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
+add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
+sub_scalar = op("sub_scalar", "SubBackward1", lambda a, other: a - np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
 
 
 def _check_int_divisor(a, b):
@@ -133,13 +136,19 @@ def _pow_forward(a, b):
 
 
 def _pow_self(grad, self, exponent):
-    """PyTorch's ``pow_backward``: ``grad * (exponent * self.pow(exponent - 1))``, the product with the
-    C++ scalar a ``mul.Scalar`` (MulBackward1); a zero exponent's gradient is a plain zeros_like."""
+    """PyTorch's ``pow_backward`` (a zero exponent's gradient is a plain zeros_like)."""
     if isinstance(exponent, (int, float)) and exponent == 0:
         return _F().zeros_like(self)
     if exponent == 2 and not is_grad_enabled():
         return _square_grad(grad, self)
-    return grad * _bw._smul(self.pow(exponent - 1), exponent)
+    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
+    # (the exponent as a double)
+    return grad * _mul_scalar(self.pow(exponent - 1), float(exponent))
+
+
+def _mul_scalar(t, scalar):
+    """``t * scalar`` as ATen's C++ formulas write it: ``mul.Scalar`` (node ``MulBackward1``)."""
+    return _apply(mul_scalar, (t,), {"other": scalar})
 
 
 def _square_grad(grad, self):
@@ -179,17 +188,21 @@ def _pow_exponent(grad, self, exponent, result):
 
 
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
-                self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
-                                                                     exponent * self.pow(exponent - 1)),
+                # pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)
+                self=lambda grad, self, exponent: _F().where(exponent == 0.0, 0.0,
+                                                             grad * (exponent * self.pow(exponent - 1))),
                 exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
 
 
 def _rpow_exponent(grad, self, exponent, result):
-    # self is the scalar base (a wrapped number), exponent the tensor
+    """pow_backward_exponent of a Scalar base (``self``, a wrapped number): ``grad * (result *
+    log(base))``, the log of the C++ Scalar (-inf at 0, nan below), 0 where base 0 meets exponent >= 0."""
     base = self.item()
+    log_base = math.log(base) if base > 0 else -math.inf if base == 0 else math.nan
+    scaled = _mul_scalar(result, log_base)
     if base == 0:
-        return grad * _F().where(exponent >= 0, 0.0, result * math.log(base) if base > 0 else result * 0)
-    return grad * (result * math.log(base)) if base > 0 else grad * (result * float("nan"))
+        return grad * _F().where(exponent >= 0, 0.0, scaled)
+    return grad * scaled
 
 
 pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
@@ -197,7 +210,7 @@ pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent
 
 # ============================================================ unary math
 _F_ = "float"
-abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
+abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sgn(), domain="nonzero",
           dtype=_kernel("abs_cpu"), forward_ad="element_wise",
           schema="abs(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _sign(a):
@@ -222,7 +235,7 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
 exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
+exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
@@ -264,7 +277,21 @@ sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * 
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_bw.tanh_grad,
+# formulas that call backward entries (ops/backward_ops.py: that family loads with the first of them)
+def _tanh_grad(grad, result):
+    return _apply(TABLE["tanh_backward"], (grad, result))
+
+
+def _sigmoid_grad(grad, result):
+    return _apply(TABLE["sigmoid_backward"], (grad, result))
+
+
+def _relu_grad(grad, result):
+    """relu's: ``threshold_backward(grad, result, 0)`` (+0 where the result is <= 0, nan keeps grad)."""
+    return _apply(TABLE["threshold_backward"], (grad, result), {"threshold": 0})
+
+
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_tanh_grad,
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
@@ -275,7 +302,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_bw.sigmoid_grad,
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -291,7 +318,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=_bw.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
+          self=_relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
                 forward_ad="element_wise",
@@ -304,7 +331,7 @@ def _erf(a):
     return flat.reshape(a.shape).astype(a.dtype)
 
 
-erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
+erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
          dtype=_F_, domain="real", forward_ad="element_wise",
          schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
@@ -349,7 +376,8 @@ def _xlogy(x, y):
 
 
 xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
-           self=lambda grad, self, other: grad * (self != 0).to(grad.dtype).xlogy(other),
+           # 0 only where self is 0 and other <= 0 (the directional derivative along x = 0: pytorch#80770)
+           self=lambda grad, self, other: grad.xlogy(other).masked_fill((self == 0.0) & (other <= 0.0), 0.0),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
