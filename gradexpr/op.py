@@ -66,11 +66,16 @@ def wrap(value) -> Tensor:
 _HALF = np.dtype(np.float16)
 
 
-def _half_with_scalar(a, b, x, y):
-    """PyTorch's CPU kernels take a float16 tensor and a Python number in float32 (opmath), the number
-    not first rounded to float16; the result is then rounded once (``h * 1.1``)."""
-    x = a._data.astype(np.float32) if a._wrapped or a._data.dtype == _HALF else x
-    y = b._data.astype(np.float32) if b._wrapped or b._data.dtype == _HALF else y
+_OPMATH_SCALAR = frozenset(("mul", "div", "div_mode"))
+
+
+def _half_with_scalar(op, a, b, x, y):
+    """PyTorch's CPU kernels compute float16 with a Python number in float32 and round the result once;
+    mul's and div's take the number unrounded (opmath: ``h * 1.1``), the others rounded to float16
+    first (``h + 0.1`` adds float16(0.1))."""
+    exact = op.name in _OPMATH_SCALAR
+    x = a._data.astype(np.float32) if a._wrapped and exact else x.astype(np.float32)
+    y = b._data.astype(np.float32) if b._wrapped and exact else y.astype(np.float32)
     return x, y
 
 
@@ -94,6 +99,26 @@ def _cache_wrapped(key, t):
             cast.flags.writeable = False
             _WRAPPED_CASTS[(id(data), want)] = cast
     _WRAPPED[key] = t
+
+
+def _layout():
+    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result)."""
+    from . import result_layout
+    return result_layout
+
+
+# Set (result_layout.note) once a tensor whose dims are not in row-major order exists (a transpose, a
+# permuted result): until then every input is row-major or a row-major-ordered view (a slice, an
+# expand), the forwards' results are row-major as ATen's are, and apply checks no layout.
+PERMUTED = [False]
+
+
+def _unsettled(ts, out) -> bool:
+    """Whether an input or ``out`` is not C-contiguous (the result may need PyTorch's layout)."""
+    for t in ts:
+        if not t._data.flags.c_contiguous:
+            return True
+    return not out.flags.c_contiguous
 
 
 def _cast(data, want):
@@ -174,7 +199,7 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             if sx != sy and sx and sy:
                 _check_broadcast((x, y))
         if want is _HALF and (a._wrapped or b._wrapped):
-            x, y = _half_with_scalar(a, b, x, y)   # float16 with a Python number: in float32, rounded once
+            x, y = _half_with_scalar(op, a, b, x, y)   # float16 with a Python number: in float32, rounded once
         out = op.forward(x, y, **params) if params else op.forward(x, y)
     else:
         if len(args) == 1:
@@ -208,6 +233,8 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
         out_dtype = dtypes.from_numpy(out.dtype)
     elif out.dtype is not out_dtype.np and out.dtype != out_dtype.np:
         out = out.astype(out_dtype.np)
+    if PERMUTED[0] and out.ndim > 1 and not op.view and _unsettled(ts, out):
+        out = _layout().settle(op, ts, out)          # a non-C layout: PyTorch's rule (result_layout.py)
     result = _fresh(out, out_dtype)
     if op.view:
         _link_view(result, ts[0])
@@ -410,6 +437,8 @@ def _link_view(view: Tensor, base: Tensor):
         if meta is not None:     # a view of a restricted view is restricted the same way
             view._view_meta = _NO_GRAD_VIEW if meta.creation == _NO_GRAD else _MULTI_OUTPUT_VIEW
     view._base = root
+    if not PERMUTED[0] and view._data.ndim > 1 and not view._data.flags.c_contiguous:
+        _layout().note(view._data)                   # a transposed view, say
     if not _grad_enabled.get():
         view._view_meta = _NO_GRAD_VIEW
         if root._requires_grad:

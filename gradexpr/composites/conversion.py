@@ -94,6 +94,8 @@ def numel(input) -> int:
 def sum_to_size(self, *size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting): the engine's gradient reduction."""
     shape = _shape_args(size)
+    if not shape:
+        return apply(D.sum_all, (self,))     # at::sum_to's rule for a 0-d target: a full sum (SumBackward0)
     cur = self._data.shape
     lead = len(cur) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)

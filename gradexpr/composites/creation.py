@@ -186,19 +186,29 @@ def _like(fill):
         _check_device(device)
         _need_tensor(input, "input", "zeros_like")
         d = _dtype_arg(dtype, input._dtype)
-        return _finish(Tensor._make(fill(input._data.shape, d.np), d), requires_grad)
+        return _finish(Tensor._make(_laid_like(fill(input._data, d.np)), d), requires_grad)
     return make
 
 
-zeros_like = _like(np.zeros)
-ones_like = _like(np.ones)
-empty_like = _like(np.zeros)
+def _laid_like(data):
+    """A ``*_like`` result (NumPy's ``*_like`` keep the input's layout, as preserve_format does); a
+    permuted one is noted, so op.apply lays results computed from it out as PyTorch does."""
+    if not data.flags.c_contiguous:
+        from ..result_layout import note
+        note(data)
+    return data
+
+
+# preserve_format: the result is laid out like the input (a permuted input gives a permuted result)
+zeros_like = _like(np.zeros_like)
+ones_like = _like(np.ones_like)
+empty_like = _like(np.zeros_like)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _check_device(device)
     d = _dtype_arg(dtype, input._dtype)
-    return _finish(Tensor._make(np.full(input._data.shape, _scalar(fill_value), d.np), d), requires_grad)
+    return _finish(Tensor._make(_laid_like(np.full_like(input._data, _scalar(fill_value), d.np)), d), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):

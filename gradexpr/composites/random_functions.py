@@ -78,12 +78,34 @@ rand = _random_factory("rand")
 randn = _random_factory("randn")
 
 
+def _permuted_like(input, dtype, draw):
+    """A ``*_like`` sample of a tensor not laid out row-major: PyTorch fills ``empty_like(input)``
+    (the input's layout) in memory order, so ``draw(n)``'s values go in that order."""
+    from ..result_layout import note, preserve_copy
+    out = np.empty_like(preserve_copy(input._data), dtype=dtype.np)
+    order = sorted(range(out.ndim), key=lambda d: out.strides[d], reverse=True)
+    out.transpose(order)[...] = draw(out.size).reshape([out.shape[d] for d in order])
+    return Tensor._make(note(out), dtype)
+
+
+def _laid_out_row_major(input) -> bool:
+    return _VMAP or input._data.ndim < 2 or input._data.flags.c_contiguous
+
+
 def rand_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
-    return rand(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+    if _laid_out_row_major(input):
+        return rand(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+    d = _dtype_arg(dtype, input._dtype)
+    return _finish(_permuted_like(input, d, lambda n: _rng().rand((n,), d.name, generator=generator)), requires_grad)
 
 
 def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
-    return randn(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+    if _laid_out_row_major(input):
+        return randn(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
+    d = _dtype_arg(dtype, input._dtype)
+    # normal_ on a tensor that is not contiguous takes the kernel's serial path at any size
+    return _finish(_permuted_like(input, d, lambda n: _rng().randn_serial(n, d.name, generator=generator)),
+                   requires_grad)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):

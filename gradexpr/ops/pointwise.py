@@ -41,9 +41,19 @@ div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          other=lambda grad, self, other: -grad * ((self / other) / other),
          dtype="float", domain="nonzero_other", forward_ad="element_wise")
 # Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
-mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(other, a.dtype),
+def _with_scalar(fn):
+    """A ``.Scalar`` overload's kernel: the number in the tensor's dtype, but float16 computed in float32
+    with the number unrounded (opmath) and rounded once, as ``h * 1.1`` is (see op._half_with_scalar)."""
+    def forward(a, other):
+        if a.dtype == np.float16:
+            return fn(a.astype(np.float32), np.float32(other)).astype(np.float16)
+        return fn(a, np.asarray(other, a.dtype))
+    return forward
+
+
+mul_scalar = op("mul_scalar", "MulBackward1", _with_scalar(np.multiply),
                 self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
-div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
+div_scalar = op("div_scalar", "DivBackward1", _with_scalar(np.true_divide),
                 self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
 add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
                 self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
@@ -126,8 +136,9 @@ def _pow_forward(a, b):
 
 
 def _pow_self(grad, self, exponent):
+    """PyTorch's ``pow_backward`` (a zero exponent's gradient is a plain zeros_like)."""
     if isinstance(exponent, (int, float)) and exponent == 0:
-        return grad * 0
+        return _F().zeros_like(self)
     if exponent == 2 and not is_grad_enabled():
         return _square_grad(grad, self)
     # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
@@ -404,13 +415,26 @@ nan_to_num = op("nan_to_num", "NanToNumBackward0", _nan_to_num, self=lambda grad
                 variants="function method inplace", dtype="first", domain="real", forward_ad="element_wise")
 
 
+def _opmath(dt):
+    """The dtype a CPU kernel computes ``dt`` in (float16 in float32)."""
+    return np.dtype(np.float32) if dt == np.float16 else dt
+
+
 def _addcmul(a, t1, t2, value=1):
-    return (a + (np.asarray(value, t1.dtype) * t1) * t2).astype(np.result_type(a, t1, t2))
+    """The kernel's ``self + value * t1 * t2``, compiled with contraction: fma(value * t1, t2, self)."""
+    dt = np.result_type(a, t1, t2)
+    if dt.kind != "f":
+        return (a + (np.asarray(value, t1.dtype) * t1) * t2).astype(dt)
+    w = _opmath(dt)
+    return fma(np.asarray(value, w) * t1.astype(w, copy=False), t2, a).astype(dt, copy=False)
 
 
 def _addcdiv(a, t1, t2, value=1):
+    """The kernel's ``self + value * t1 / t2``: the product first, then the quotient."""
+    dt = np.result_type(a, t1, t2)
+    w = _opmath(dt) if dt.kind == "f" else t1.dtype
     with np.errstate(all="ignore"):
-        return (a + np.asarray(value, t1.dtype) * (t1 / t2)).astype(np.result_type(a, t1, t2))
+        return (a + (np.asarray(value, w) * t1.astype(w, copy=False)) / t2).astype(dt, copy=False)
 
 
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
@@ -551,11 +575,14 @@ lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise")
 masked_fill = op("masked_fill", "MaskedFillBackward0",
-                 lambda a, mask, value: np.where(mask, np.asarray(value, a.dtype), a), ("self", "mask"),
+                 # out of place, ATen fills a contiguous clone (whatever the input's layout)
+                 lambda a, mask, value: np.ascontiguousarray(np.where(mask, np.asarray(value, a.dtype), a)),
+                 ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
-                        lambda a, mask, v: np.where(mask, v.astype(a.dtype), a), ("self", "mask", "value"),
+                        lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
+                        ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                         value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
                         dtype="first", domain="mask", forward_ad="transpose")

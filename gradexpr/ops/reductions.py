@@ -212,6 +212,8 @@ def _stable_order(a, dim, descending):
 
 def _sorted(a, dim, descending=False):
     order = _stable_order(a, dim, descending).astype(np.int64)
+    if a.flags.c_contiguous:            # row-major in, row-major out (a permuted input: op.apply lays it out)
+        order = np.ascontiguousarray(order)
     return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
 
 
@@ -293,11 +295,34 @@ median = op("median", "MedianBackward0", _median_all, self=_evenly, dtype="first
             forward_ad="transpose")
 
 
+def _restore_reduced_dims(t, dims, keepdim):
+    """PyTorch's ``restore_reduced_dims``: the reduced ``dims`` back as size-1 axes by one reshape
+    (a ``ViewBackward0`` in a graph built with ``create_graph=True``)."""
+    if keepdim:
+        return t
+    total = t.dim() + len(dims)
+    target = [0] * total
+    for d in dims:
+        target[d + total if d < 0 else d] = 1
+    j = 0
+    for size in t.shape:
+        while target[j] > 0:
+            j += 1
+        target[j] = size
+        j += 1
+    return t.reshape(target)
+
+
+def _scale_grad_by_count(grad, mask, dims):
+    """PyTorch's ``scale_grad_by_count``: ``(grad / mask.sum(dims, True)) * mask`` (ties share)."""
+    return (grad / mask.sum(dims, keepdim=True)) * mask
+
+
 def _amax_grad(grad, self, result, dim, keepdim):
-    r = _restore(result, self.shape, dim, keepdim)
-    g = _restore(grad, self.shape, dim, keepdim)
-    mask = self == r
-    return g * mask / mask.sum(dim, keepdim=True)
+    """amax's/amin's ``derivatives.yaml`` formula; ``dim`` an int or a tuple (``()``: every dimension)."""
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    mask = _restore_reduced_dims(result, dims, keepdim) == self
+    return _scale_grad_by_count(_restore_reduced_dims(grad, dims, keepdim), mask, dims)
 
 
 def _amax(fn, name):
@@ -310,20 +335,20 @@ def _amax(fn, name):
     return forward
 
 
-amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"),
-          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+amax = op("amax", "AmaxBackward0", _amax(np.amax, "amax"), self=_amax_grad,
           dtype="first", domain="distinct", forward_ad="transpose")
-amin = op("amin", "AminBackward0", _amax(np.amin, "amin"),
-          self=lambda grad, self, result, dim, keepdim: _amax_grad(grad, self, result, None if dim == () else dim, keepdim),
+amin = op("amin", "AminBackward0", _amax(np.amin, "amin"), self=_amax_grad,
           dtype="first", domain="distinct", forward_ad="transpose")
 
 
 def _aminmax_grad(grad, self, min, max, dim, keepdim):
-    """aminmax's outputs are amin's and amax's: each gradient goes to its extremes, shared among ties."""
+    """PyTorch's ``aminmax_backward``: amin's and amax's formulas, summed (min's first) where both
+    outputs got a gradient."""
     grad_min, grad_max = grad
-    out = None if grad_min is None else _amax_grad(grad_min, self, min, dim, keepdim)
+    dims = () if dim is None else (dim,)
+    out = None if grad_min is None else _amax_grad(grad_min, self, min, dims, keepdim)
     if grad_max is not None:
-        g = _amax_grad(grad_max, self, max, dim, keepdim)
+        g = _amax_grad(grad_max, self, max, dims, keepdim)
         out = g if out is None else out + g
     return out
 

@@ -347,8 +347,17 @@ tril = op("tril", "TrilBackward0", lambda a, diagonal=0: np.tril(a, diagonal),
           self=lambda grad, diagonal=0: grad.tril(diagonal), dtype="first", domain="matrix", forward_ad="linear")
 triu = op("triu", "TriuBackward0", lambda a, diagonal=0: np.triu(a, diagonal),
           self=lambda grad, diagonal=0: grad.triu(diagonal), dtype="first", domain="matrix", forward_ad="linear")
-clone = op("clone", "CloneBackward0", lambda a: a.copy(), self=lambda grad: grad, dtype="first", domain="real",
-           forward_ad="linear")
+
+
+def _clone(a, contiguous=False):
+    """preserve_format (a dense input's strides, a permuted one's order), or row-major for ``contiguous()``."""
+    if contiguous or a.flags.c_contiguous:
+        return a.copy()
+    from ..result_layout import preserve_copy
+    return preserve_copy(a)
+
+
+clone = op("clone", "CloneBackward0", _clone, self=lambda grad: grad, dtype="first", domain="real", forward_ad="linear")
 
 
 def _to_dtype(ts, params):

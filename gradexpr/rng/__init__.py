@@ -57,7 +57,7 @@ from .engine import (DEFAULT_RNG_SEED, Generator, default_generator, get_rng_sta
 __all__ = [
     "Generator", "default_generator", "manual_seed", "seed", "initial_seed",
     "get_rng_state", "set_rng_state", "snapshot_rng_state", "restore_rng_state", "DEFAULT_RNG_SEED",
-    "rand", "randn", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
+    "rand", "randn", "randn_serial", "randint", "randperm", "normal", "uniform", "bernoulli", "dropout_mask", "random_",
     "exponential", "multinomial_with_replacement", "cauchy", "geometric", "log_normal",
 ]
 
@@ -67,7 +67,8 @@ _DRAWS = {"bernoulli": "distributions", "dropout_mask": "distributions", "rand":
           "randint": "distributions", "random_": "distributions", "randperm": "distributions",
           "uniform": "distributions", "exponential": "distributions", "cauchy": "distributions", "geometric": "distributions",
           "log_normal": "distributions",
-          "multinomial_with_replacement": "distributions", "normal": "gaussian", "randn": "gaussian"}
+          "multinomial_with_replacement": "distributions", "normal": "gaussian", "randn": "gaussian",
+          "randn_serial": "gaussian"}
 
 
 def __getattr__(name):

@@ -99,6 +99,20 @@ def _normal_fill16_float(blocks: np.ndarray, mean, std) -> np.ndarray:
     return out
 
 
+def _cast_serial(v: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """The serial path's doubles stored as ``dt`` (float16 through float32, as the kernel casts)."""
+    if dt.name == "float16":
+        return v.astype(np.float32).astype(np.float16)
+    return v.astype(dt)
+
+
+def randn_serial(n: int, dtype="float32", generator=None) -> np.ndarray:
+    """``normal_`` on a tensor that is not contiguous (``randn_like`` of a transposed tensor): the
+    kernel's serial path, one draw per element in memory order, whatever the size."""
+    dt = _dtype(dtype)
+    return _cast_serial(_normal_scalar_path(_gen(generator), n, 0.0, 1.0), dt)
+
+
 def _normal_kernel(g: Generator, n: int, mean: float, std: float, dt: np.dtype) -> np.ndarray:
     """Tensor.normal_(mean, std) on a contiguous tensor of n elements of dtype dt."""
     mean = float(mean)
@@ -108,10 +122,7 @@ def _normal_kernel(g: Generator, n: int, mean: float, std: float, dt: np.dtype) 
     if dt.name not in _FLOATS:
         raise TypeError(f"normal_ is not implemented for dtype {dt.name}")
     if n < 16:
-        v = _normal_scalar_path(g, n, mean, std)
-        if dt.name == "float16":
-            return v.astype(np.float32).astype(np.float16)
-        return v.astype(dt)
+        return _cast_serial(_normal_scalar_path(g, n, mean, std), dt)
     tail = n % 16
     full = n - tail
     # float/double fill the whole tensor with uniforms first; half (and bfloat16) go block
