@@ -8,6 +8,8 @@ list of dims as a tuple).
 """
 from __future__ import annotations
 
+import weakref
+
 from . import errors
 from .graph import _RELEASED, SECOND_BACKWARD, SavedTensor, SavedTensors
 from .saved_hooks import RawSavedTensor
@@ -17,6 +19,18 @@ _SCALAR_SAVED = frozenset({("PowBackward2", "self")})
 # nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim)
 _DIM_LIST_NODES = frozenset(("SumBackward1", "MeanBackward1", "LogsumexpBackward0", "AmaxBackward0",
                              "AminBackward0", "NansumBackward0"))
+
+
+# stand-ins for optional tensors a call did not give (by id; an entry goes when its tensor does)
+_ABSENT = weakref.WeakValueDictionary()
+
+
+def absent(t):
+    """Mark ``t`` as the stand-in for an optional tensor the call did not give (layer_norm's weight,
+    clamp's max): the op computes with it, and the node shows ``_saved_<name>`` as None, as PyTorch's
+    node does for the undefined tensor it keeps."""
+    _ABSENT[id(t)] = t
+    return t
 
 
 def _derived_saved(saved, key):
@@ -238,7 +252,28 @@ def _unsigned(key, v):
     return v
 
 
+def _check_declared(node, key, attribute):
+    """PyTorch's node of this kind has no such attribute (its node classes declare what they save:
+    node_attributes.py): AttributeError, as PyTorch's, whatever gradexpr's formulas keep."""
+    declared = _declared(node._op.node)
+    if declared is not None and key not in declared:
+        raise errors.AttributeError(f"'{node.type_name()}' object has no attribute '{attribute}'")
+
+
+_DECLARED = {}
+
+
+def _declared(name):
+    names = _DECLARED.get(name)
+    if names is None:
+        from .node_attributes import SAVED
+        listed = SAVED.get(name)
+        names = _DECLARED[name] = False if listed is None else frozenset(listed.split())
+    return names if names is not False else None
+
+
 def saved_value(node, key, attribute):
+    _check_declared(node, key, attribute)
     return _unsigned(key, _shown(node, key, attribute))
 
 
@@ -246,6 +281,8 @@ def _shown(node, key, attribute):
     v = _presented(node, key, attribute)
     tv = type(v)
     if tv is SavedTensor:
+        if _ABSENT.get(id(v.tensor)) is v.tensor:
+            return None
         t = v.unpack(node)
         if t._wrapped and (node._op.node, key) in _SCALAR_SAVED:
             return t._data.item()       # a Python number PyTorch's overload takes as a Scalar
@@ -261,6 +298,7 @@ def _shown(node, key, attribute):
     return v
 
 def raw_saved_value(node, key, attribute):
+    _check_declared(node, key, attribute)
     v = _saved_entry(node, key, attribute)
     from .saved_hooks import RawSavedTensor
     if type(v) is SavedTensor:

@@ -130,8 +130,10 @@ def clamp(input, min=None, max=None, *, out=None):
         def bound(b, extreme):
             if _is_tensor(b):
                 return b
-            if b is None:
-                b = extreme if d.category == 2 else (np.iinfo(d.np).min if extreme < 0 else np.iinfo(d.np).max)
+            if b is None:       # the bound not given: no bound (the node shows None for it)
+                from ..saved_attributes import absent
+                fill = extreme if d.category == 2 else (np.iinfo(d.np).min if extreme < 0 else np.iinfo(d.np).max)
+                return absent(full_like(input, fill, dtype=d))
             return full_like(input, b, dtype=d)
         return apply(D.clamp_tensor, (input, bound(min, -math.inf), bound(max, math.inf)))
     params = {}

@@ -158,10 +158,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise errors.RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                                   f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                                   f"{list(input.shape)}")
+    from ..saved_attributes import absent       # an absent weight/bias: the node shows None for it
     if weight is None:
-        weight = T.ones(shape, dtype=input.dtype)
+        weight = absent(T.ones(shape, dtype=input.dtype))
     if bias is None:
-        bias = T.zeros(shape, dtype=input.dtype)
+        bias = absent(T.zeros(shape, dtype=input.dtype))
     return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
 
 

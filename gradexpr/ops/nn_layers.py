@@ -295,13 +295,14 @@ def _leading(t, normalized_ndim):
     return list(range(t.dim() - normalized_ndim))
 
 
+# the formulas take ``bias`` as ATen's layer-norm backward does (the node keeps it: ``_saved_bias``)
 native_layer_norm = op(
     "native_layer_norm", "NativeLayerNormBackward0", _layer_norm, ("input", "weight", "bias"),
-    input=lambda grad, input, weight, normalized_ndim=1, eps=1e-5:
+    input=lambda grad, input, weight, bias, normalized_ndim=1, eps=1e-5:
     _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps),
-    weight=lambda grad, input, normalized_ndim=1, eps=1e-5:
+    weight=lambda grad, input, bias, normalized_ndim=1, eps=1e-5:
     (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
-    bias=lambda grad, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
+    bias=lambda grad, bias, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
     dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 
