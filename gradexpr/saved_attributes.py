@@ -112,7 +112,9 @@ _PRESENTED = {
     "ConvolutionBackward0": {"transposed": lambda n, s: n._op.name.startswith("convolution_transposed"),
                              "output_padding": lambda n, s: tuple(s.get("output_padding", (0,) * len(s["stride"]))),
                              "bias_sym_sizes_opt": lambda n, s: _conv_bias_size(n, s)},
-    "DiagEmbedBackward0": {"dim1": lambda n, s: -2, "dim2": lambda n, s: -1},
+    # torch.diag of a matrix: the diagonal's copy, kept as diagonal(offset, 0, 1) keeps it
+    "DiagonalBackward0_copy": {"offset": lambda n, s: s.get("diagonal", 0), "dim1": lambda n, s: 0,
+                               "dim2": lambda n, s: 1},
     "LinalgInvExBackward0": {"inverse": lambda n, s: s["result"]},
     "StdMeanBackward0": {"result0": lambda n, s: s["result"]},
     "NllLossBackward0": {"total_weight": lambda n, s: _total_weight(n, s)},

@@ -17,7 +17,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "gradexpr", "node_attributes.py")
-_LITERAL = re.compile(r'"([A-Z][A-Za-z0-9]*Backward[0-9]+)"')
+_LITERAL = re.compile(r'"([A-Z][A-Za-z0-9]*Backward[0-9]+(?:_copy)?)"')
 
 
 def gradexpr_node_names():

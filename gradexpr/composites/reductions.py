@@ -13,7 +13,7 @@ from ..op import apply, apply_ex, share_node
 from ..ops.common import _reduce_dim
 from ..signatures import Overloads
 from ..tensor import Tensor, _wrap_dim
-from .arguments import _dtype_arg, _missing, _torch
+from .arguments import _dtype_arg, _given_dim, _missing, _torch
 from .linalg import movedim
 from .shape import unsqueeze
 
@@ -69,13 +69,6 @@ class MinMax(ReturnType):
         return self[1]
 
 
-def _given_dim(dim, input):
-    """``dim`` checked against the input's rank and kept as given: the node shows a -1 raw, as PyTorch's
-    does (the kernels and formulas take negative dims)."""
-    _wrap_dim(dim, input._data.ndim)
-    return int(dim)
-
-
 def _minmax(name, all_entry, dim_entry, binary_entry):
     """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
     schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``."""
@@ -94,7 +87,7 @@ def _minmax(name, all_entry, dim_entry, binary_entry):
             return apply(entry, (input, values["other"]))
         if entry is all_entry:
             return apply(entry, (input,))
-        params = {"dim": _given_dim(values["dim"], input), "keepdim": values["keepdim"]}
+        params = {"dim": _given_dim(values["dim"], input._data.ndim), "keepdim": values["keepdim"]}
         result, extras = apply_ex(dim_entry, (input,), params)
         indices = extras["indices"]         # (under vmap already a batched tensor)
         return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
@@ -247,14 +240,14 @@ def logsumexp(input, dim=None, keepdim=False):
 
 
 def cumsum(input, dim, *, dtype=None):
-    params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumsum, (input,), params)
 
 
 def cumprod(input, dim, *, dtype=None):
-    params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumprod, (input,), params)
@@ -296,7 +289,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     """``torch.sort``: (values, indices); PyTorch's CPU sort is stable whatever ``stable`` says (only
     the node differs: SortBackward1 for ``stable=``)."""
     entry = D.sort if stable is None else D.sort_stable
-    return _selection("sort", entry, input, {"dim": _given_dim(dim, input), "descending": bool(descending)})
+    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending)})
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -308,12 +301,12 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input), "largest": bool(largest),
+    return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input._data.ndim), "largest": bool(largest),
                                              "sorted": bool(sorted)})
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    return _selection("kthvalue", D.kthvalue, input, {"k": int(k), "dim": _given_dim(dim, input),
+    return _selection("kthvalue", D.kthvalue, input, {"k": int(k), "dim": _given_dim(dim, input._data.ndim),
                                                      "keepdim": bool(keepdim)})
 
 
@@ -322,4 +315,4 @@ def median(input, dim=None, keepdim=False):
     with the index of the median."""
     if dim is None:
         return apply(D.median, (input,))
-    return _selection("median", D.median_dim, input, {"dim": _given_dim(dim, input), "keepdim": bool(keepdim)})
+    return _selection("median", D.median_dim, input, {"dim": _given_dim(dim, input._data.ndim), "keepdim": bool(keepdim)})

@@ -14,7 +14,8 @@ index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alph
                                                                                                   alpha),
                ("self", "index", "source"),
                self=lambda grad: grad,
-               source=lambda grad, index, dim, alpha=1: grad.index_select(dim, index) * alpha,
+               # (expanded to the source: a 0-d source of a 0-d self; the node keeps the source, as PyTorch's)
+               source=lambda grad, index, source, dim, alpha=1: (grad.index_select(dim, index) * alpha).expand_as(source),
                dtype="first", domain="index", forward_ad="linear")
 
 
@@ -29,7 +30,7 @@ def _gather(a, index, dim):
     if a.ndim == 0:
         return a.copy() if index.ndim == 0 else np.full(index.shape, a[()], a.dtype)
     # the index may be smaller than the input in the other dimensions: gather from that corner
-    corner = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    corner = tuple(slice(None) if k == dim % a.ndim else slice(0, n) for k, n in enumerate(index.shape))
     return np.take_along_axis(a[corner], index, axis=dim)
 
 

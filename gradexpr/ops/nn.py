@@ -16,7 +16,8 @@ from .pointwise import _clamp, _erf, _sigmoid
 # ============================================================ neural-network functions
 def _softmax_kernel(name):
     def kernel(ts, params):
-        last = params["dim"] == ts[0]._data.ndim - 1
+        n = ts[0]._data.ndim
+        last = n and params["dim"] % n == n - 1
         return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
     return kernel
 
