@@ -109,6 +109,7 @@ SAVED = {
     "LtBackward0": "",
     "MaskedFillBackward0": "mask",
     "MaskedFillBackward1": "mask",
+    "MaskedScatterBackward0": "mask source_sym_sizes",
     "MaskedSelectBackward0": "mask self",
     "MaxBackward0": "dim indices keepdim self_sym_sizes",
     "MaxBackward1": "result self",

@@ -18,6 +18,7 @@ import pytest
 
 from gradexpr import api, functions as T, ops as D, surface, testing
 from gradexpr.errors import GxError
+from gradexpr.op import apply
 
 G = api.build()
 torch, F = G["torch"], G["F"]
@@ -242,6 +243,8 @@ CASES: dict[str, list[Case]] = {
     "slice_scatter": [case(lambda a, b: T._slice_scatter(a, b, 1, 0, 3, 2), (2, 3), (2, 2))],
     "select": [case(lambda a: a.select(1, 2), (2, 3)), case(lambda a: a[1], (2, 3))],
     "unbind": [case(lambda a: a.unbind(1)[2], (2, 3))],
+    # (reached through masked_select's gradient under create_graph: tests/programs/autograd/masked_select_double_backward.gx)
+    "masked_scatter": [case(lambda a, s: apply(D.masked_scatter, (a, COND, s)), (2, 3), (4,))],
     "masked_select": [case(lambda a: a.masked_select(a > 0), (2, 3)),
                       case(lambda a: torch.masked_select(a, torch.tensor([[True], [False]])), (3,))],
     "unbind_outputs": [case(lambda a: a.unbind(-1), (2, 3)), case(lambda a: a.unbind(0)[1], (2, 3))],
