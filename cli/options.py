@@ -90,10 +90,23 @@ class ExpressionCommand(click.Command):
                 break
             if i and args[i - 1] in takes_value:
                 continue
-            if word.startswith("-") and word != "-" and not word.startswith("--") and \
-                    not _is_short_option(word, short):
-                return super().parse_args(ctx, args[:i] + args[i + 1:] + ["--", word])
+            if word.startswith("-") and word != "-" and not word.startswith("--"):
+                if not _is_short_option(word, short):
+                    return super().parse_args(ctx, args[:i] + args[i + 1:] + ["--", word])
+                args[i] = _long_form(word, short, last=i == len(args) - 1)
         return super().parse_args(ctx, args)
+
+
+def _long_form(word: str, short: dict, last: bool) -> str:
+    """``-v`` as ``--var``, ``-vx=1`` as ``--var=x=1``: the same option. Click tries every word as a
+    long option before a short one, and the failed try runs difflib's did-you-mean over all options
+    (1-2 ms of a one-shot ``gradexpr eval``). A short option with nothing after it stays as typed,
+    so that its error names it as the user wrote it."""
+    param = short[word[:2]]
+    long = next((o for o in param.opts if o.startswith("--")), None)
+    if long is None or param.is_flag or param.count or (last and len(word) == 2):
+        return word
+    return long if len(word) == 2 else f"{long}={word[2:]}"
 
 
 def _is_short_option(word: str, short: dict) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextvars
 import heapq
 import itertools
-import re
 import sys
 import weakref
 
@@ -135,16 +134,13 @@ class InplaceViewResult:
         return self.node_name if fn is None else fn.name()
 
 
-_BACKWARD_SUFFIX = re.compile(r"Backward(\d*)$")
-
-
 def short_node_name(name: str) -> str:
     """A node's name as PyTorch's error messages write it: ``AddBackward0`` -> ``Add``,
     ``SumBackward1`` -> ``Sum1``; names without the suffix (``torch::autograd::CopySlices``) as they are."""
-    m = _BACKWARD_SUFFIX.search(name)
-    if m is None:
+    head, found, number = name.rpartition("Backward")
+    if not found or not (number == "" or number.isascii() and number.isdigit()):
         return name
-    return name[:m.start()] + ("" if m.group(1) in ("0", "") else m.group(1))
+    return head + ("" if number in ("0", "") else number)
 
 
 _RELEASED = object()

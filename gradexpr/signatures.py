@@ -304,12 +304,19 @@ def _typename_short(value):
 class Overloads:
     """The schema lines of one public name; ``parse`` returns (signature, values)."""
 
-    __slots__ = ("name", "lines", "_sigs")
+    __slots__ = ("name", "_lines", "_sigs")
 
     def __init__(self, name, lines):
         self.name = name
-        self.lines = lines          # (line, entry) pairs, parsed on first use
+        self._lines = lines         # (line, entry) pairs, or a function giving them; parsed on first use
         self._sigs = None
+
+    @property
+    def lines(self):
+        """The (line, entry) pairs (read when first needed: their entries' family loads then)."""
+        if callable(self._lines):
+            self._lines = self._lines()
+        return self._lines
 
     @property
     def signatures(self):

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import errors, ops
 from .op import _can_cast, apply, apply_inplace, bump_version
+from .ops._catalogue import PUBLIC, TABLE_ALIASES as _TABLE_ALIASES
 from .signatures import Overloads
 from .tensor import Tensor
 
@@ -170,23 +171,12 @@ def overloads(name: str) -> Overloads:
 
 
 def _bind_table() -> dict:
-    lines = {}
-    for entry in ops.TABLE.values():
-        if entry.variants:
-            for line in entry.schema:
-                name = line.partition("(")[0].split(".")[0]
-                lines.setdefault(name, ([], set()))
-                lines[name][0].append((line, entry))
-                lines[name][1].update(entry.variants)
-    for alias, target in ops.ALIASES.items():
-        renamed = _alias_lines(alias, target, lines)
-        if renamed is not None:
-            _TABLE_ALIASES.add(alias)
-            lines[renamed[0]] = renamed[1:]
+    """A function per public name of ``ops/_catalogue.py``; its schema lines (and so the families
+    holding their entries) are read on its first call, so binding imports no family."""
     out = {ns: {} for ns in _NAMESPACES}
-    for name, (pairs, variants) in lines.items():
-        overloads = _overloads[name] = Overloads(name, pairs)
-        for ns in variants:
+    for name, (variants, lines) in PUBLIC.items():
+        overloads = _overloads[name] = Overloads(name, _LinesOf(name, lines))
+        for ns in variants.split():
             if ns == "method":
                 out[ns][name] = _method(overloads)
             elif ns == "inplace":
@@ -196,22 +186,22 @@ def _bind_table() -> dict:
     return out
 
 
-_TABLE_ALIASES: set = set()
+class _LinesOf:
+    """The (schema line, entry) pairs of one public name, from the catalogue's (table key, line
+    index, renamed from) triples: an alias bound with its own lines carries its own name."""
 
+    __slots__ = ("name", "lines")
 
-def _alias_lines(alias, target, lines):
-    """(name, schema lines renamed, namespaces) of an alias of a table-bound name: PyTorch binds an
-    alias as its own schema, so its errors carry the alias's name (``arcsin()``, not ``asin()``)."""
-    inplace = target.endswith("_") and target[:-1] in lines
-    base = target[:-1] if inplace else target
-    if base not in lines:
-        return None             # the target is bound by hand: with_aliases binds the alias
-    name = alias[:-1] if inplace else alias
-    pairs = [(name + line[len(base):], entry) for line, entry in lines[base][0]]
-    namespaces = {"inplace"} if inplace else lines[base][1] - {"inplace"}
-    if name in lines:           # the alias's other variants (arcsin beside arcsin_)
-        pairs, namespaces = lines[name][0], lines[name][1] | namespaces
-    return name, pairs, namespaces
+    def __init__(self, name, lines):
+        self.name, self.lines = name, lines
+
+    def __call__(self):
+        pairs = []
+        for key, index, renamed_from in self.lines:
+            entry = ops.TABLE[key]
+            line = entry.schema[index]
+            pairs.append((self.name + line[len(renamed_from):] if renamed_from else line, entry))
+        return pairs
 
 
 def with_aliases(names: dict) -> dict:

@@ -8,7 +8,7 @@ from .. import device as _device
 from .. import dtypes
 from ..dtypes import DType
 from ..op import apply
-from .arguments import _is_tensor, _shape_args, _torch
+from .arguments import _is_tensor, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
 
@@ -91,8 +91,8 @@ def sum_to_size(self, *size):
     lead = len(cur) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
     out = self
-    if dims:
-        out = _torch("sum")(out, dims, keepdim=True)
+    if dims:        # (the entry itself: dims are already checked, so no argument parsing per gradient)
+        out = apply(D.sum_dim, (out,), {"dim": dims, "keepdim": True})
     if lead:
         out = view(out, shape) if out._data.shape != shape else out
     elif out._data.shape != shape:

@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes, errors, limits, range_factories
+from .. import dtypes, errors, limits
 from ..signatures import _check_device
 from ..tensor import Tensor
 from .arguments import (_UNSET, _check_new_shape, _dtype_arg, _finish, _is_tensor, _missing, _need_tensor,
@@ -235,6 +235,7 @@ def arange(start=_UNSET, end=None, step=1, *, dtype=None, device=None, requires_
     n = int(math.ceil((end - start) / step))
     _check_new_shape((n,))
     if d.name in ("float32", "float64"):
+        from .. import range_factories    # (loaded by the first range: start-up stays lean)
         arr = range_factories.arange_values(start, step, n, d.np)
     elif d.category == 2:
         arr = (start + np.arange(n, dtype=np.float64) * step).astype(d.np)
@@ -255,6 +256,7 @@ def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=F
     _check_new_shape((steps,))
     d = _dtype_arg(dtype, dtypes.default_float)
     if d.name in ("float32", "float64"):
+        from .. import range_factories
         arr = range_factories.linspace_values(start, end, steps, d.np)
     elif steps == 1:
         arr = np.array([start], dtype=np.float64)
@@ -272,6 +274,7 @@ def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=F
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
     d = _dtype_arg(dtype, dtypes.default_float)
     if d.name in ("float32", "float64") and not _not_int(steps) and steps >= 0:
+        from .. import range_factories
         values = range_factories.logspace_values(_scalar(start), _scalar(end), steps, _scalar(base), d.np)
         return _finish(Tensor._make(values, d), requires_grad)
     return (base ** linspace(start, end, steps, dtype=dtypes.float64 if dtype is dtypes.float64 else None)).to(

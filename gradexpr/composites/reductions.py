@@ -69,16 +69,26 @@ class MinMax(ReturnType):
         return self[1]
 
 
-def _minmax(name, all_entry, dim_entry, binary_entry):
+def _minmax(name, all_name, dim_name, binary_name):
     """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
-    schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``."""
-    overloads = Overloads(name, [
-        (f"{name}(Tensor self, *, Tensor(a!)? out=None) -> Tensor", all_entry),
-        (f"{name}.other(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", binary_entry),
-        (f"{name}.dim(Tensor self, int dim, bool keepdim=False, *, Tensor(a!)[]? out=None) -> "
-         "(Tensor values, Tensor indices)", dim_entry)])
+    schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``. The entries
+    are looked up on first use (their family loads then, not with the composites)."""
+    entries = []
+
+    def lines():
+        if not entries:
+            entries.extend((getattr(D, all_name), getattr(D, dim_name), getattr(D, binary_name)))
+        all_entry, dim_entry, binary_entry = entries
+        return [(f"{name}(Tensor self, *, Tensor(a!)? out=None) -> Tensor", all_entry),
+                (f"{name}.other(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", binary_entry),
+                (f"{name}.dim(Tensor self, int dim, bool keepdim=False, *, Tensor(a!)[]? out=None) -> "
+                 "(Tensor values, Tensor indices)", dim_entry)]
+    overloads = Overloads(name, lines)
 
     def run(args, kwargs, method):
+        if not entries:
+            lines()
+        all_entry, dim_entry, binary_entry = entries
         if not kwargs and len(args) == 1 and type(args[0]) is Tensor:
             return apply(all_entry, args)
         sig, values = overloads.parse(args, kwargs, method=method)
@@ -101,8 +111,8 @@ def _minmax(name, all_entry, dim_entry, binary_entry):
     return function, method
 
 
-max, _max_method = _minmax("max", D.max_all, D.max_dim, D.maximum)
-min, _min_method = _minmax("min", D.min_all, D.min_dim, D.minimum)
+max, _max_method = _minmax("max", "max_all", "max_dim", "maximum")
+min, _min_method = _minmax("min", "min_all", "min_dim", "minimum")
 
 
 def amax(input, dim=(), keepdim=False):

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order, reduction_product, reduction_variance
+from .. import corner_grads, dtypes, errors, reduction_order
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
@@ -105,6 +105,7 @@ mean_dim = op("mean_dim", "MeanBackward1",
 def _prod(a, dim=None, keepdim=False):
     """PyTorch's product order for float32/float64 (``reduction_product``), NumPy's for the rest."""
     if reduction_order._exact_kind(a):
+        from .. import reduction_product     # (loaded by the first product: start-up stays lean)
         return reduction_product.torch_prod(a, () if dim is None else (dim % a.ndim,), keepdim)
     return np.prod(a, axis=dim, keepdims=keepdim)
 
@@ -351,6 +352,7 @@ argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
 
 def _var(a, dim=None, correction=1, keepdim=False):
     if reduction_order._exact_kind(a):
+        from .. import reduction_variance    # (loaded by the first variance: start-up stays lean)
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim)
     axis = _dims(dim, a.ndim)
     n = _numel(a.shape, dim)
@@ -376,6 +378,7 @@ var = op("var", "VarBackward0", _var, self=_var_grad,
 
 def _std(a, dim=None, correction=1, keepdim=False):
     if reduction_order._exact_kind(a):
+        from .. import reduction_variance
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim, take_sqrt=True)
     with np.errstate(all="ignore"):
         return np.sqrt(_var(a, dim, correction, keepdim))

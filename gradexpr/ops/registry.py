@@ -5,7 +5,9 @@ gradexpr's counterpart of PyTorch's ``native_functions.yaml`` and
 records its own node), added by one ``op(...)`` call in the family file it belongs
 to (``pointwise``, ``reductions``, ``linalg``, ``shape``, ``indexing``, ``nn``), or
 one ``alias(...)`` line in ``aliases.py``. ``surface.py`` binds the public names
-from the entries; nothing else registers an op.
+from the entries; nothing else registers an op. (A new, renamed or moved entry also needs
+``python tools/gen_op_catalogue.py``, which records which family holds which name so that a
+program imports only the families it uses; ``tests/test_op_catalogue.py`` says when.)
 
 The entry format (keywords of ``op``)::
 
@@ -61,15 +63,108 @@ NOT_DIFFERENTIABLE = NotDifferentiable()
 
 VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
 
-TABLE: dict = {}
+# The families ``ops/__init__`` imports (every program uses them), then those imported when a program
+# first uses one of their entries (``_catalogue.py`` says which family holds which name), in the table's
+# order; the late families come with torch.nn (below).
+EAGER_FAMILIES = ("common", "backward_ops", "pointwise", "aliases")
+LAZY_FAMILIES = ("reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+
+
+class _Table(dict):
+    """Table key -> ``Op``, complete to every reader although its families load on first use.
+
+    A lookup of an entry whose family is not imported yet imports it (``__missing__``); reading
+    the whole table (iterating, ``len``, ``in``, ``get``) imports every family first, in the
+    table's order, so listings and tests see what a full import would give.
+    """
+
+    def __missing__(self, key):
+        _load_family_of(key)
+        if not dict.__contains__(self, key):
+            load_all()          # (a catalogue older than the families: slower, never wrong)
+        entry = dict.get(self, key)
+        if entry is None:
+            raise KeyError(key)
+        return entry
+
+    def __contains__(self, key):
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __iter__(self):
+        load_all()
+        return dict.__iter__(self)
+
+    def __len__(self):
+        load_all()
+        return dict.__len__(self)
+
+    def keys(self):
+        load_all()
+        return dict.keys(self)
+
+    def values(self):
+        load_all()
+        return dict.values(self)
+
+    def items(self):
+        load_all()
+        return dict.items(self)
+
+
+TABLE: dict = _Table()
 ALIASES: dict = {}          # public alias name -> the public name it stands for (aliases.py)
+
+
+def loaded_entries():
+    """The entries of the families imported so far (``surface`` binds from them without loading more)."""
+    return dict.values(TABLE)
+
+
+def _import_family(family):
+    import importlib
+    return importlib.import_module(f"{__package__}.{family}")
+
+
+def _load_family_of(key):
+    from ._catalogue import ENTRY_FAMILY
+    family = ENTRY_FAMILY.get(key)
+    if family is not None:
+        _import_family(family)
+
+
+_all_loaded = []
+
+
+def load_all():
+    """Import every family of the table (not the late ones of torch.nn), keeping the table's order."""
+    if _all_loaded:
+        return
+    _all_loaded.append(True)
+    for family in LAZY_FAMILIES:
+        _import_family(family)
+    from ._catalogue import ORDER
+    rank = {key: i for i, key in enumerate(ORDER)}
+    entries = sorted(dict.items(TABLE), key=lambda kv: rank.get(kv[0], len(rank)))
+    if [k for k, _ in entries] != list(dict.keys(TABLE)):   # families loaded out of order: the table's order back
+        dict.clear(TABLE)
+        dict.update(TABLE, entries)
 
 
 def op(name, node, forward, inputs=("self",), **kw):
     """Add one entry to the table (and return it for the functions that dispatch to it)."""
     grads = {k: kw.pop(k) for k in list(kw) if k in inputs or "*" + k in inputs}
     entry = Op(name, node, forward, inputs, grads, **kw)
-    if name in TABLE:
+    if dict.__contains__(TABLE, name):
         raise ValueError(f"op {name!r} is already in the table")
     TABLE[name] = entry
     return entry
