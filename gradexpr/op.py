@@ -337,6 +337,10 @@ def _record(op, ts, params, result, extras):
             continue
         else:
             raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
+    if params:
+        for name in op._params_read.intersection(params):   # the call's scalars, needed or not (as PyTorch's node)
+            if name not in saved:
+                saved[name] = params[name]
     result._requires_grad = True
     result._grad_fn = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from . import errors
 from .graph import _RELEASED, SECOND_BACKWARD, SavedTensor, SavedTensors
 from .saved_hooks import RawSavedTensor
@@ -104,7 +106,19 @@ _DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0"
 # values PyTorch saves that gradexpr's formulas do not read (constants of the op, or the same
 # value under PyTorch's name): node -> {name: f(node, saved)}
 _PRESENTED = {
-    "EluBackward0": {"scale": lambda n, s: 1, "input_scale": lambda n, s: 1},
+    "EluBackward0": {"scale": lambda n, s: _selu_constant(n, "SELU_SCALE", 1), "input_scale": lambda n, s: 1,
+                     "alpha": lambda n, s: _selu_constant(n, "SELU_ALPHA", s.get("alpha", 1.0))},
+    "NormBackward1": {"p": lambda n, s: s["ord"]},
+    "MaxPool2DWithIndicesBackward0": {"result1": lambda n, s: s["indices"]},
+    **{f"{mode}Pad{k}DBackward0": {"padding": lambda n, s: tuple(s["pad"])}
+       for mode in ("Reflection", "Replication") for k in (1, 2, 3)},
+    "NativeBatchNormBackward0": {"result1": lambda n, s: _batch_stat(n, s, "save_mean"),
+                                 "result2": lambda n, s: _batch_stat(n, s, "save_invstd")},
+    "NativeGroupNormBackward0": {"result1": lambda n, s: _group_norm_stat(n, s, "mean"),
+                                 "result2": lambda n, s: _group_norm_stat(n, s, "rstd")},
+    "LinalgSvdBackward0": {"S": lambda n, s: _singular_values(n, s), "U": lambda n, s: _as_output(n, s["U"]),
+                           "Vh": lambda n, s: _as_output(n, s["Vh"]), "full_matrices": lambda n, s: False,
+                           "S_sym_argsize_minus_1": lambda n, s: int(s["U"].shape[-1])},
     "GatherBackward0": {"sparse_grad": lambda n, s: False},
     "EmbeddingBackward0": {"scale_grad_by_freq": lambda n, s: False, "sparse": lambda n, s: False,
                            "weight_sym_argsize_0": lambda n, s: int(s["weight_shape"][0]),
@@ -129,6 +143,49 @@ _PRESENTED = {
 _INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
 
 
+def _selu_constant(node, name, otherwise):
+    """selu is ATen's elu(x, alpha, scale): its EluBackward0 keeps selu's two constants."""
+    if not node._op.name.startswith("selu"):
+        return otherwise
+    from .ops import nn_activations
+    return getattr(nn_activations, name)
+
+
+def _as_output(node, value):
+    """A value the node keeps that is one of its op's outputs: shown with the node as its grad_fn."""
+    from .tensor import Tensor
+    t = value.unpack(node) if type(value) is SavedTensor else value
+    return Tensor._make(t._data, t._dtype, requires_grad=True, grad_fn=node)
+
+
+def _batch_stat(node, saved, name):
+    """native_batch_norm's batch mean / invstd (result1 / result2): empty in evaluation mode, as ATen's."""
+    from .tensor import Tensor
+    if saved.get("training", True):
+        return saved[name]
+    x = saved["input"].unpack(node)
+    return Tensor._make(np.zeros(0, x._data.dtype), x._dtype)
+
+
+def _singular_values(node, saved):
+    """svdvals' output S (the node keeps it; gradexpr's formula reads only U and Vh): A's singular values."""
+    from .tensor import Tensor
+    A = saved["A"].unpack(node)
+    return _as_output(node, Tensor._make(np.linalg.svd(A._data, compute_uv=False).astype(A._data.dtype), A._dtype))
+
+
+def _group_norm_stat(node, saved, which):
+    """native_group_norm's other outputs: per (sample, group), the mean (result1) and 1/sqrt(var + eps)
+    (result2) of the input's group, outputs of the node as PyTorch shows them."""
+    from .tensor import Tensor
+    x = saved["input"].unpack(node)
+    rows = x._data.reshape(saved.get("N", 1), saved.get("group", 1), -1).astype(np.float64)
+    mean = rows.mean(axis=2)
+    value = mean if which == "mean" else 1.0 / np.sqrt(((rows - mean[..., None]) ** 2).mean(axis=2)
+                                                           + saved.get("eps", 1e-5))
+    return _as_output(node, Tensor._make(value.astype(x._data.dtype), x._dtype))
+
+
 def _conv_bias_size(node, saved):
     """The bias's size a convolution node keeps: its output channels ((0,) without a bias)."""
     weight_shape = saved.get("weight_shape")
@@ -145,7 +202,6 @@ def _conv_bias_size(node, saved):
 def _layer_norm_stat(node, saved, which):
     """What native_layer_norm saves besides its inputs: the normalized shape and, per normalized
     row, the mean (result1) and 1/sqrt(var + eps) (result2) it computed in the input's dtype."""
-    import numpy as np
     from .tensor import Tensor
     x = saved["input"].unpack(node)
     k = saved.get("normalized_ndim", 1)
@@ -171,7 +227,6 @@ def _lu(node, saved, which):
 
 def _total_weight(node, saved):
     """nll_loss's total weight: the summed weight of the targets not ignored."""
-    import numpy as np
     from .tensor import Tensor
     target = saved["target"].unpack(node)._data
     self = saved["self"].unpack(node)
@@ -228,7 +283,6 @@ def _select_from_getitem(node, key, attribute):
 
 def _advanced_indices(node, attribute):
     """``m[:, t]``: PyTorch's ``indices``, a tensor per indexed dim (None for a full slice), up to the last."""
-    import numpy as np
     from .tensor import Tensor
     index = _saved_entry(node, "index", attribute)
     out = []
@@ -293,6 +347,9 @@ def _shown(node, key, attribute):
         return tuple(x.unpack(node) for x in v)
     if tv is tuple and key.endswith(("_sym_sizes", "_sym_strides")):
         return tuple(int(s) for s in v)
+    if tv is np.ndarray:
+        from .tensor import Tensor
+        return Tensor._make(v)                  # a tensor argument the op took as an array (running_mean)
     if key == "reduction" and tv is str:
         return _REDUCTION_ENUM.get(v, v)        # PyTorch saves the enum's value
     if key == "dim" and type(v) is int and node._op.node in _DIM_LIST_NODES:

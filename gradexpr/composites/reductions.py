@@ -197,7 +197,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if isinstance(dim, int) or (dim is None and (ord is None or (n == 1 and not isinstance(ord, str)))):
         if isinstance(ord, str):
             raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)    # (ATen's default: 2.0)
     if dim is None:
         if n != 2 and not (n == 1 and isinstance(ord, str)):     # a string ord is a matrix norm's
             raise errors.RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "

@@ -218,6 +218,7 @@ def _pool_windows(x, kernel, stride, padding, dilation, ceil_mode, fill):
 
 
 def _max_pool2d(x, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    stride = stride or kernel_size          # () when not given (the node keeps it so)
     win, (oh, ow) = _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
     n, c = x.shape[:2]
     flat = win.reshape(n, c, oh, ow, -1)
@@ -240,8 +241,10 @@ def _max_pool2d_grad(grad, self_shape, indices):
     return flat.scatter_add(2, indices.flatten(2), grad.flatten(2)).view(self_shape)
 
 
+# (the formula names what ATen's node keeps: the input, its pooling parameters, the indices as result1)
 max_pool2d_with_indices = op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", _max_pool2d,
-                             self=lambda grad, self_shape, indices: _max_pool2d_grad(grad, self_shape, indices),
+                             self=lambda grad, self, indices, kernel_size, stride, padding, dilation, ceil_mode:
+                             _max_pool2d_grad(grad, self.shape, indices),
                              dtype="first", domain="distinct", forward_ad="transpose")
 
 
@@ -324,6 +327,7 @@ def _avg_divisors(in_hw, out_hw, kernel, stride, padding, count_include_pad, div
 
 def _avg_pool2d(x, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
                 divisor_override=None):
+    stride = stride or kernel_size          # () when not given (the node keeps it so)
     win, outs = _pool_windows(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
     sums = win.sum(axis=(-2, -1))
     div = _avg_divisors(x.shape[2:], outs, kernel_size, stride, padding, count_include_pad, divisor_override)
@@ -347,10 +351,10 @@ def _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding=(0, 0), ceil
 
 
 avg_pool2d = op("avg_pool2d", "AvgPool2DBackward0", _avg_pool2d,
-                self=lambda grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                self=lambda grad, self, kernel_size, stride, padding=(0, 0), ceil_mode=False,
                 count_include_pad=True, divisor_override=None:
-                _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                 divisor_override),
+                _avg_pool2d_grad(grad, self.shape, kernel_size, stride or kernel_size, padding, ceil_mode,
+                                 count_include_pad, divisor_override),
                 dtype="first", domain="real", forward_ad="transpose")
 
 
@@ -377,9 +381,9 @@ def _averaging(size, out, dtype):
 
 adaptive_avg_pool2d = op(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_avg_pool2d,
-    self=lambda grad, self_shape, output_size:
-    _averaging(self_shape[2], output_size[0], grad.dtype).t() @ grad
-    @ _averaging(self_shape[3], output_size[1], grad.dtype),
+    self=lambda grad, self, output_size:
+    _averaging(self.shape[2], output_size[0], grad.dtype).t() @ grad
+    @ _averaging(self.shape[3], output_size[1], grad.dtype),
     dtype="first", domain="real", forward_ad="transpose")
 
 
@@ -553,7 +557,7 @@ def _index_pad_grad(grad, self_shape, mode, pad):
 def _pad_entry(mode, nd):
     node = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackward0"
     return op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
-              self=lambda grad, self_shape, pad: _index_pad_grad(grad, self_shape, mode, pad),
+              self=lambda grad, self, pad: _index_pad_grad(grad, self.shape, mode, pad),
               dtype="first", domain="real", forward_ad="linear")
 
 

@@ -71,7 +71,9 @@ def _div_mode(a, b, rounding_mode):
 
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
-              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", forward_ad="element_wise")
+              # (zero; they keep what ATen's rounding-mode backward takes, as the node shows)
+              self=lambda grad, other, rounding_mode: grad * 0,
+              other=lambda grad, self, other, rounding_mode: grad * 0, domain="real", forward_ad="element_wise")
 floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
