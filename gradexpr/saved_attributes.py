@@ -106,8 +106,9 @@ _DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0"
 # values PyTorch saves that gradexpr's formulas do not read (constants of the op, or the same
 # value under PyTorch's name): node -> {name: f(node, saved)}
 _PRESENTED = {
-    "EluBackward0": {"scale": lambda n, s: _selu_constant(n, "SELU_SCALE", 1), "input_scale": lambda n, s: 1,
-                     "alpha": lambda n, s: _selu_constant(n, "SELU_ALPHA", s.get("alpha", 1.0))},
+    **{node: {"scale": lambda n, s: _selu_constant(n, "SELU_SCALE", 1), "input_scale": lambda n, s: 1,
+              "alpha": lambda n, s: _selu_constant(n, "SELU_ALPHA", s.get("alpha", 1.0))}
+       for node in ("EluBackward0", "EluBackward1")},
     "NormBackward1": {"p": lambda n, s: s["ord"]},
     "MaxPool2DWithIndicesBackward0": {"result1": lambda n, s: s["indices"]},
     **{f"{mode}Pad{k}DBackward0": {"padding": lambda n, s: tuple(s["pad"])}
@@ -139,8 +140,6 @@ _PRESENTED = {
                                  "result2": lambda n, s: _layer_norm_stat(n, s, "rstd")},
     "LinalgDetBackward0": {"LU": lambda n, s: _lu(n, s, 0), "pivots": lambda n, s: _lu(n, s, 1)},
 }
-# defaults PyTorch's signature gives as ints where gradexpr's formulas write floats
-_INT_DEFAULTS = {("SoftplusBackward0", "beta"): 1, ("SoftplusBackward0", "threshold"): 20}
 
 
 def _selu_constant(node, name, otherwise):
@@ -255,14 +254,15 @@ def _presented(node, key, attribute):
         return extra[key](node, saved)
     if name == "SelectBackward0" and key in ("dim", "index"):
         return _select_from_getitem(node, key, attribute)
+    if (name == "SliceBackward0" and key in ("dim", "start", "end", "step")) or (name == "UnsqueezeBackward0"
+                                                                               and key == "dim"):
+        return _step_from_getitem(node, key, attribute)
     if name == "IndexBackward0" and key == "indices":
         return _advanced_indices(node, attribute)
     if name == "RollBackward0" and key in ("dims", "shifts"):
         v = _saved_entry(node, key, attribute)
         return () if v is None else (v,) if type(v) is int else tuple(v)
     v = _saved_entry(node, key, attribute)
-    if (name, key) in _INT_DEFAULTS and key not in node._saved:
-        return _INT_DEFAULTS[name, key]
     if key == "correction" and v == 1 and _saved_entry(node, "dim", attribute) is None:
         return None     # x.var() with no arguments: PyTorch saves no correction (x.var(unbiased=True) too, here)
     if key == "dim" and type(v) is int and name in _DIM_TUPLE_NODES:
@@ -279,6 +279,24 @@ def _select_from_getitem(node, key, attribute):
         if type(i) is int:
             return d if key == "dim" else i
     return _saved_entry(node, key, attribute)
+
+
+_INT64_MAX = (1 << 63) - 1       # a slice's end not given, as ATen keeps it
+
+
+def _step_from_getitem(node, key, attribute):
+    """``m[:, 1:]``, ``m[..., None]``: each step of a basic index is its own node, whose index ends with
+    the step's own entry; a slice's dim/start/end/step (end not given: INT64_MAX), None's new dim."""
+    saved = node._saved
+    index = saved.get("index") if type(saved) is dict else None
+    if key in saved or type(index) is not tuple or not index:
+        return _saved_entry(node, key, attribute)
+    last = index[-1]
+    if last is None:
+        return len(index) - 1
+    dim = sum(1 for i in index[:-1] if i is not None)
+    return {"dim": dim, "start": last.start or 0, "end": _INT64_MAX if last.stop is None else last.stop,
+            "step": last.step or 1}[key]
 
 
 def _advanced_indices(node, attribute):
@@ -355,6 +373,50 @@ def _shown(node, key, attribute):
     if key == "dim" and type(v) is int and node._op.node in _DIM_LIST_NODES:
         return (v,)                             # these ops take a list of dims
     return v
+
+def fused_saved_value(node, key, attribute):
+    """``_saved_<key>`` of a fused ATen node (ops/fused_nodes.py): the argument its class names ``key``,
+    shown as the other nodes' values are (an absent tensor as None, an array as a tensor); a
+    convolution's output_padding is worked out from the shapes."""
+    _check_declared(node, key, attribute)
+    names = type(node)._aten_names
+    saved = node._saved_list
+    if node._saved is _RELEASED:
+        raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+    args, k = [], 0
+    for is_tensor, param in zip(node.tensor_args, node.params):
+        if is_tensor:
+            args.append(saved[k])
+            k += 1
+        else:
+            args.append(param)
+    values = dict(zip(names, args))
+    if key == "output_padding" and "transposed" in values:
+        return _conv_output_padding(node, values)
+    if key not in values:
+        raise errors.AttributeError(f"'{node.type_name()}' object has no attribute '{attribute}'")
+    v = values[key]
+    if type(v) is SavedTensor:
+        if _ABSENT.get(id(v.tensor)) is v.tensor:
+            return None
+        return v.unpack(node)
+    if type(v) is np.ndarray:
+        from .tensor import Tensor
+        return Tensor._make(v)
+    return _unsigned(key, tuple(v) if type(v) is list else v)
+
+
+def _conv_output_padding(node, values):
+    """What a transposed convolution added past its computed output size (0s for a convolution)."""
+    stride = values["stride"]
+    if not values["transposed"]:
+        return (0,) * len(stride)
+    from .ops.nn_layers import transposed_size
+    grad, x, w = (values[k].tensor for k in ("grad_output", "input", "weight"))
+    size = transposed_size(x._data.shape[2:], w._data.shape[2:], stride, values["padding"], (0,) * len(stride),
+                           values["dilation"])
+    return tuple(int(o - t) for o, t in zip(grad._data.shape[2:], size))
+
 
 def raw_saved_value(node, key, attribute):
     _check_declared(node, key, attribute)

@@ -41,8 +41,18 @@ gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
 
 
 def _scatter(a, index, src, dim):
+    """``a`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (dim 0), for every position of ``index``:
+    the index may be smaller than ``a`` and ``src`` in the other dims (their corner is used)."""
     out = a.copy()
-    np.put_along_axis(out, index, src, axis=dim)
+    if a.ndim == 0:
+        if index.size:
+            out[()] = src if np.ndim(src) == 0 else src.reshape(-1)[0]
+        return out
+    if np.ndim(src) and src.shape != index.shape:
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    at = list(np.indices(index.shape, sparse=True))
+    at[dim % a.ndim] = index
+    out[tuple(at)] = src
     return out
 
 

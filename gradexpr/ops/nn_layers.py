@@ -433,7 +433,8 @@ def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training=True
                                                 save_invstd._data, training, eps, running_var)
         return Tensor._make(dx), Tensor._make(dw), Tensor._make(db)
     # an absent running statistic is ATen's undefined tensor: still an edge of the node, to nothing
-    stats = [Tensor._make(np.zeros(0, input._data.dtype) if s is None else np.asarray(s))
+    from ..saved_attributes import absent
+    stats = [absent(Tensor._make(np.zeros(0, input._data.dtype))) if s is None else Tensor._make(np.asarray(s))
              for s in (running_mean, running_var)]
     # the batch statistics go in as arrays: saved by the node, not edges of it (as in ATen)
     return _batch_norm_backward_node().apply(grad, input, weight, *stats, save_mean._data, save_invstd._data,
@@ -443,7 +444,9 @@ def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training=True
 @functools.lru_cache(maxsize=None)
 def _batch_norm_backward_node():
     from .fused_nodes import node_class
-    return node_class("NativeBatchNormBackwardBackward0", _batch_norm_backward_kernel, _batch_norm_double_backward)
+    return node_class("NativeBatchNormBackwardBackward0", _batch_norm_backward_kernel, _batch_norm_double_backward,
+                      ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd",
+                       "train", "eps"))
 
 
 def _batch_norm_backward_kernel(grad, input, weight, running_mean, running_var, save_mean, save_invstd, training, eps):
