@@ -165,6 +165,7 @@ SAVED = {
     "ReshapeAliasBackward0": "self_sym_sizes",
     "RollBackward0": "dims shifts",
     "RoundBackward0": "",
+    "RoundBackward1": "",
     "RreluWithNoiseBackward0": "lower noise self training upper",
     "RreluWithNoiseBackward1": "lower noise result training upper",
     "RsqrtBackward0": "result",

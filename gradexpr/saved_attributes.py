@@ -98,7 +98,7 @@ def _formula_parameters(node):
 # PyTorch's int64 fields (dims, indices, sizes) print as unsigned: a saved -1 reads 18446744073709551615
 # (its Scalars, alpha or min_val, print signed)
 _INT64_FIELDS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "index", "ignore_index", "padding_idx", "start",
-                           "end", "step", "shifts", "split_size", "source_dim", "offset", "repeats"))
+                           "end", "step", "shifts", "split_size", "source_dim", "offset", "repeats", "diagonal"))
 _U64 = 1 << 64
 # nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim), beyond the sums
 _DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0", "StdMeanBackward0",
@@ -227,6 +227,9 @@ def _lu(node, saved, which):
 def _total_weight(node, saved):
     """nll_loss's total weight: the summed weight of the targets not ignored."""
     from .tensor import Tensor
+    if saved.get("reduction", "mean") in ("none", 0):      # no reduction: ATen leaves it 0
+        self = saved["self"].unpack(node)
+        return Tensor._make(np.zeros((), self._data.dtype), self._dtype)
     target = saved["target"].unpack(node)._data
     self = saved["self"].unpack(node)
     ignore = saved.get("ignore_index", -100)

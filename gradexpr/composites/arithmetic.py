@@ -233,8 +233,10 @@ def relu(input, inplace=False):
     return apply(D.relu, (input,))
 
 
-def round(input, *, decimals=0, out=None):
-    return apply(D.round_, (input,), {"decimals": decimals} if decimals else {})
+def round(input, *, decimals=None, out=None):
+    if decimals is None:
+        return apply(D.round_, (input,))
+    return apply(D.round_decimals, (input,), {"decimals": int(decimals)})
 
 
 def isreal(input):

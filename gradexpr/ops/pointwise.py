@@ -327,6 +327,9 @@ def _round(a, decimals=0):
 
 round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtype=_kernel("round_vml_cpu"),
              domain="real", forward_ad="element_wise")
+# round(x, decimals=d): ATen's round.decimals overload, its own node (whatever d, 0 included)
+round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
+                    dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real", forward_ad="element_wise",

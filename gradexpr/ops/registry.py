@@ -296,6 +296,8 @@ class Op:
                     for a in self._args.get(name, ()):
                         if a != "grad" and a not in s:
                             s.append(a)
+            if any(needs) and "result" in self._params_read and "result" not in s:
+                s.append("result")      # an output any formula reads is kept whatever needs a gradient (as ATen's)
             names = self._save_cache[needs] = tuple(s)
         return names
 
