@@ -206,6 +206,8 @@ def _threshold_grad(grad, self, threshold):
 
 threshold = op("threshold", "ThresholdBackward0", _threshold, self=_threshold_grad,
                dtype=_kernel("threshold_cpu", refuse="b"), domain="nonzero", forward_ad="element_wise")
+# threshold_ reads the input's old value (the result cannot tell a value written from one kept): ATen's
+# node keeps a copy of it, as gradexpr's in-place path does for a formula reading ``self``
 threshold_inplace = op("threshold_inplace", "ThresholdBackward1", _threshold,
-                       self=lambda grad, result, threshold: _threshold_grad(grad, result, threshold),
+                       self=_threshold_grad,
                        dtype=threshold.dtype, domain="nonzero", forward_ad="element_wise")
