@@ -247,7 +247,8 @@ class Completer:
                 return []
             names = [n for n in dir(obj) if not n.startswith("_")]
             return [f"{head}.{n}" for n in sorted(names) if n.startswith(tail)]
-        words = set(scope) | {":graph", ":grad", ":jacobian", ":help", ":quit"}
+        names = scope.all_names() if hasattr(scope, "all_names") else set(scope)   # (the prelude's, made or not)
+        words = names | {":graph", ":grad", ":jacobian", ":help", ":quit"}
         return sorted(n for n in words if n.startswith(text) and not n.startswith("_"))
 
     def complete(self, text, state):

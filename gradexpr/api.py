@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functional, functions as T, graph, nn_functional as NF, printing
+from . import autograd, dtypes, functions as T, graph, printing
 from .tensor import Size, Tensor
 
 
@@ -17,10 +17,11 @@ class Namespace:
 
     _gx_exposed = True
 
-    def __init__(self, name, names, lazy=None):
+    def __init__(self, name, names, lazy=None, every=None):
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_names", dict(names))
         object.__setattr__(self, "_lazy", lazy)     # name -> value or None, for names loaded on first use
+        object.__setattr__(self, "_every", every)   # () -> {name: value} of all of those (for dir)
 
     def __getattr__(self, item):
         try:
@@ -36,6 +37,9 @@ class Namespace:
         raise AttributeError(f"cannot set attributes of module '{self._name}'")
 
     def __dir__(self):
+        if self._every is not None:
+            for name, value in self._every().items():
+                self._names.setdefault(name, value)
         return sorted(self._names)
 
     def __repr__(self):
@@ -91,16 +95,69 @@ is_floating_point numel
 _prelude = None
 
 
-def build() -> dict:
+def build() -> "PreludeNames":
     """The names a program sees after the prelude, keyed by name (``torch``, ``F``, bare torch names).
 
     Made once per process (every value is immutable: functions, classes, read-only namespaces);
     each call returns a fresh dict, which the caller may change (``eval --batch`` runs one
-    program per line)."""
+    program per line). The names whose module is not imported yet are made on first use."""
     global _prelude
     if _prelude is None:
         _prelude = _build()
-    return dict(_prelude)
+    return PreludeNames(_prelude)
+
+
+class PreludeNames(dict):
+    """The prelude's names (a program's globals start as a copy). Those whose module is not imported
+    yet (a composite, an nn function, a device, …: ``prelude_name``) are added on first use, so a
+    program imports only what it reads; ``in`` and ``get`` see them as present, iteration only once
+    made. ``shadowed``: names the prelude never makes (Python's builtins, in a program's globals)."""
+
+    __slots__ = ("_deleted", "_shadowed")
+
+    def __init__(self, names=(), shadowed=frozenset()):
+        super().__init__(names)
+        self._deleted = set()       # names the program deleted (``del t``): never made again
+        self._shadowed = shadowed
+
+    def __missing__(self, name):
+        value = None
+        if isinstance(name, str) and name not in self._deleted and name not in self._shadowed:
+            value = prelude_name(name)
+        if value is None:
+            raise KeyError(name)
+        self[name] = value
+        return value
+
+    def __contains__(self, name):
+        if dict.__contains__(self, name):
+            return True
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __delitem__(self, name):
+        dict.__delitem__(self, name)
+        self._deleted.add(name)
+
+    def pop(self, name, *default):
+        self._deleted.add(name)
+        return dict.pop(self, name, *default)
+
+    def copy(self):
+        return PreludeNames(self, self._shadowed)
+
+    def all_names(self) -> set:
+        """The names defined now and those the prelude would make."""
+        return set(self) | {n for n in prelude_names() if n not in self._shadowed and n not in self._deleted}
 
 
 def _with_out(fn):
@@ -116,65 +173,179 @@ def _with_out(fn):
 
 
 def _build() -> dict:
+    """The prelude's names that cost nothing to make; the others (``_lazy_torch_name``) are made on
+    first use, by the ``torch`` namespace and the program's globals (``grammar/prelude.py``) alike."""
     from . import surface
-    torch_names = surface.namespace("function", {name: _with_out(getattr(T, name)) for name in _TORCH_FUNCTIONS})
+    eager = {name: _with_out(vars(T)[name]) for name in _TORCH_FUNCTIONS if name in vars(T)}
+    torch_names = surface.namespace("function", eager)
     torch_names.update(_dtype_names())
     torch_names.update({
-        "softmax": NF.torch_softmax, "log_softmax": NF.torch_log_softmax, "dropout": NF.torch_dropout,
-        "binary_cross_entropy_with_logits": NF.torch_binary_cross_entropy_with_logits,
         "Tensor": Tensor, "Size": Size, "dtype": dtypes.DType, "no_grad": graph.no_grad,
         "enable_grad": graph.enable_grad, "set_grad_enabled": graph.set_grad_enabled,
         "is_grad_enabled": graph.is_grad_enabled, "e": math.e, "pi": math.pi, "inf": math.inf, "nan": math.nan,
         "set_printoptions": printing.set_printoptions, "get_default_dtype": dtypes.get_default_dtype,
         "set_default_dtype": dtypes.set_default_dtype,
-        "is_nonzero": lambda t: bool(t), "Generator": _generator_class(),
+        "is_nonzero": lambda t: bool(t),
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
                         "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
                         "inference_mode": graph.inference_mode,
                         "is_inference_mode_enabled": graph.is_inference_mode_enabled})
-    torch_names["cosine_similarity"] = NF.cosine_similarity                     # torch.nn (issue 15)
-    linalg = Namespace("torch.linalg", surface.namespace("linalg", {
-        "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm, "svdvals": T.svdvals,
-        "det": T.det, "inv": T.inverse, "matmul": T.matmul}))
-    fn_names = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
-                "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
-                "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot pad cosine_similarity").split()
-    F = LazyNamespace("torch.nn.functional", surface.namespace("F", {n: getattr(NF, n) for n in fn_names}),
-                      _nn_functional_names)
+    linalg = Namespace("torch.linalg", {}, lazy=lambda name: _linalg_names().get(name), every=_linalg_names)
+    F = Namespace("torch.nn.functional", {}, lazy=_nn_functional_name, every=_all_nn_functional_names)
     # ---- torch.nn, torch.optim, torch.utils.data (gradexpr/nn, optim, data): loaded on first use
     nn = LazyNamespace("torch.nn", {"functional": F}, _nn_names)
     optim_ns = LazyNamespace("torch.optim", {}, _optim_names)
     utils = Namespace("torch.utils", {"data": LazyNamespace("torch.utils.data", {}, _data_names)})
     # ----
-    afunctional = Namespace("torch.autograd.functional", {n: getattr(functional, n) for n in
-                                                          ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")})
+    afunctional = LazyNamespace("torch.autograd.functional", {}, _autograd_functional_names)
     autograd_ns = Namespace("torch.autograd", {"grad": autograd.grad, "backward": autograd.backward,
                                                "functional": afunctional, "forward_ad": _forward_ad_namespace()},
                             lazy=_autograd_extension_points)
-    # ---- devices (torch.device, torch.cuda, torch.backends, torch.accelerator) and the legacy
-    # constructors (torch.FloatTensor …, torch.autograd.Variable): gradexpr/device.py, gradexpr/legacy.py
-    from . import device as _device, legacy as _legacy
-    torch_names.update(_device.namespaces())
-    torch_names.update(_legacy.TYPED_CLASSES)
-    autograd_ns._names["Variable"] = _legacy.Variable
     torch_names["vmap"] = _vmap            # ---- torch.vmap is torch.func.vmap (gradexpr/func.py)
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
-                                "func": LazyNamespace("torch.func", {}, _func_names)}, lazy=_late_torch_name)
+                                "func": LazyNamespace("torch.func", {}, _func_names)},
+                      lazy=_torch_name_made_late, every=_all_late_torch_names)
+    _made["torch"] = torch
     prelude = dict(torch_names)
     # `from torch import *` does not bind these (they need their prefix)
-    for name in ("set_grad_enabled", "cuda", "backends", "accelerator"):
+    for name in _PREFIXED:
         prelude.pop(name, None)
-    prelude.update({"torch": torch, "F": F, "grad": autograd.grad,
-                    **{n: getattr(functional, n) for n in ("jacobian", "hessian", "vjp", "jvp", "hvp")}})
+    prelude.update({"torch": torch, "F": F, "grad": autograd.grad})
     return prelude
+
+
+_PREFIXED = frozenset(("set_grad_enabled", "cuda", "backends", "accelerator"))
+_AUTOGRAD_FUNCTIONAL = ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")
+_made: dict = {}            # the torch namespace, once built
+
+
+def _lazy_torch_name(name):
+    """torch.X of the prelude made on first use (its module imported then), or None: the hand-written
+    functions of the composites not imported yet and their aliases, the nn functions that are also
+    torch.X, ``torch.Generator``, the devices, and the legacy typed tensor classes. Made once: the
+    ``torch`` namespace and the programs' globals hold the same object."""
+    value = _lazily_made.get(name)
+    if value is None:
+        value = _make_torch_name(name)
+        if value is not None:
+            _lazily_made[name] = value
+    return value
+
+
+_lazily_made: dict = {}
+
+
+def _make_torch_name(name):
+    if name in _TORCH_FUNCTION_SET:
+        return _with_out(getattr(T, name))
+    from . import ops, surface
+    target = ops.ALIASES.get(name)
+    if target in _TORCH_FUNCTION_SET and name not in surface._TABLE_ALIASES:
+        return getattr(_made["torch"], target)
+    if name in _NN_TORCH_NAMES:
+        return getattr(NF(), _NN_TORCH_NAMES[name])
+    if name == "Generator":
+        return _generator_class()
+    from . import device as _device, legacy as _legacy
+    return _device.namespaces().get(name) or _legacy.TYPED_CLASSES.get(name)
+
+
+def _torch_name_made_late(name):
+    return _lazy_torch_name(name) or _late_torch_name(name)
+
+
+def _all_late_torch_names() -> dict:
+    from . import device as _device, legacy as _legacy
+    names = [*_TORCH_FUNCTIONS, *_NN_TORCH_NAMES, "Generator", *_device.namespaces(), *_legacy.TYPED_CLASSES]
+    from . import ops
+    names += [alias for alias, target in ops.ALIASES.items() if target in _TORCH_FUNCTION_SET]
+    torch = _made["torch"]
+    return {name: getattr(torch, name) for name in names if hasattr(torch, name)}
+
+
+def prelude_name(name):
+    """A name of the prelude not made yet (``grammar/prelude.py``), or None."""
+    if name in _PREFIXED:
+        return None
+    if name in _AUTOGRAD_FUNCTIONAL and name != "vhp":
+        from . import functional
+        return getattr(functional, name)
+    if _made.get("torch") is None:
+        build()
+    return _lazy_torch_name(name)
+
+
+def prelude_names() -> list:
+    """Every name of the prelude, made or not (for ``from torch import *`` and name suggestions)."""
+    build()
+    return [*_prelude, *(n for n in _all_late_torch_names() if n not in _PREFIXED),
+            *(n for n in _AUTOGRAD_FUNCTIONAL if n != "vhp")]
+
+
+_TORCH_FUNCTION_SET = frozenset(_TORCH_FUNCTIONS)
+# torch.X names of nn functions (nn_functional.py)
+_NN_TORCH_NAMES = {"softmax": "torch_softmax", "log_softmax": "torch_log_softmax", "dropout": "torch_dropout",
+                   "binary_cross_entropy_with_logits": "torch_binary_cross_entropy_with_logits",
+                   "cosine_similarity": "cosine_similarity"}
+
+
+def NF():
+    from . import nn_functional
+    return nn_functional
+
+
+_cache: dict = {}
+
+
+def _linalg_names() -> dict:
+    names = _cache.get("linalg")
+    if names is None:
+        from . import surface
+        names = _cache["linalg"] = surface.namespace("linalg", {
+            "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
+            "svdvals": T.svdvals, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+    return names
+
+
+_F_NAMES = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
+            "normalize mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy "
+            "binary_cross_entropy_with_logits nll_loss cross_entropy linear dropout one_hot pad "
+            "cosine_similarity").split()
+
+
+def _core_nn_functional_names() -> dict:
+    """torch.nn.functional's names that need no torch.nn (nn_functional.py and the table's F names)."""
+    names = _cache.get("F")
+    if names is None:
+        from . import surface
+        nf = NF()
+        names = _cache["F"] = surface.namespace("F", {n: getattr(nf, n) for n in _F_NAMES})
+    return names
+
+
+def _nn_functional_name(name):
+    return None if name.startswith("__") else _all_nn_functional_names().get(name)
+
+
+def _all_nn_functional_names() -> dict:
+    """Every name of torch.nn.functional (the rest come with torch.nn)."""
+    return {**_core_nn_functional_names(), **_nn_functional_names()}
+
+
+def _autograd_functional_names():
+    from . import functional
+    return {n: getattr(functional, n) for n in _AUTOGRAD_FUNCTIONAL}
 
 
 # ---- torch.autograd's extension points (custom Functions, hooks, anomaly mode: issue 16), imported
 # when a program first reads one of them
 def _autograd_extension_points(name):
+    if name == "Variable":
+        from .legacy import Variable
+        return Variable
     from . import autograd_extras
     return autograd_extras.autograd_name(name, Namespace)
 

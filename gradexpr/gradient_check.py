@@ -31,9 +31,9 @@ ROUNDING_ULPS = 2             # machine epsilons of rounding allowed in each val
 def check_gradients(ev, run, bindings, request, source, filename, limits, rng_state):
     """Compare ``ev``'s gradients (or Jacobian) with central differences; a ``session.Check``."""
     import numpy as np
-    from . import rng as _random
+    from .session import restore_rng_state, snapshot_rng_state
     from .session import Check, LeafCheck, ProgramError
-    after = _random.snapshot_rng_state()
+    after = snapshot_rng_state()
     weights = None
     if ev.grads is not None:   # compare the gradient (or VJP): d(v . target)/dx
         weights = (np.ones(1) if ev.grad_output is None else ev.grad_output._data.astype(np.float64)).reshape(-1)
@@ -56,7 +56,7 @@ def check_gradients(ev, run, bindings, request, source, filename, limits, rng_st
     except ProgramError as e:
         raise e.error from None
     finally:
-        _random.restore_rng_state(after)
+        restore_rng_state(after)
     return Check(results, CHECK_EPS, request.atol, request.rtol)
 
 
@@ -68,9 +68,10 @@ class _Rerun:
         self.request, self.limits, self.rng_state, self.size = request, limits, rng_state, size
 
     def __call__(self, name, value):
-        from . import functions, rng as _random
+        from . import functions
+        from .session import restore_rng_state
         from .session import RequestError, run_program
-        _random.restore_rng_state(self.rng_state)
+        restore_rng_state(self.rng_state)
         again = run_program(self.source, self.filename, self.bindings, of=self.request.of, limits=self.limits,
                             substitutes={name: functions.from_numpy(value).requires_grad_(True)})
         if again.target._data.size != self.size:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextvars
 import io
+import sys
 
 RUNTIME, USAGE = 1, 2         # an evaluation's error_code: the process exit status (cli/exitcodes.Exit)
 
@@ -495,13 +496,32 @@ class Request:
         self.jvp = jvp              # "NAME=VALUE" tangents: a Jacobian-vector product (forward mode)
 
 
+PRISTINE_RNG = "pristine"       # the random state while gradexpr.rng is not imported: nothing drew yet
+
+
+def snapshot_rng_state():
+    """The default generator's state, for a rerun (integer promotion, ``--check``, forward mode). A
+    program that draws nothing never imports gradexpr.rng: the state then is its first one."""
+    rng = sys.modules.get(f"{__package__}.rng")
+    return PRISTINE_RNG if rng is None else rng.snapshot_rng_state()
+
+
+def restore_rng_state(state) -> None:
+    if state is PRISTINE_RNG:
+        rng = sys.modules.get(f"{__package__}.rng")
+        if rng is not None:             # (the program drew since: back to the first state)
+            rng.restore_rng_state(rng.DEFAULT_RNG_SEED)
+        return
+    from . import rng
+    rng.restore_rng_state(state)
+
+
 def evaluate(source, filename, bindings: Bindings, request: Request, *, limits=None, debug=False) -> Evaluation:
     """Run and differentiate; program errors end up in ``Evaluation.error``, option errors raise."""
-    from . import rng as _random
     ev = Evaluation(source, filename, request.of)
     # --check and forward mode re-run the program from the random state it started with
-    rng_state = _random.snapshot_rng_state() if request.check or request.jvp or request.mode != "reverse" else None
-    start = rng_state if rng_state is not None or not bindings.integers else _random.snapshot_rng_state()
+    rng_state = snapshot_rng_state() if request.check or request.jvp or request.mode != "reverse" else None
+    start = rng_state if rng_state is not None or not bindings.integers else snapshot_rng_state()
     try:
         run = run_program(source, filename, bindings, of=request.of, limits=limits, debug=debug)
     except ProgramError as e:
@@ -548,17 +568,17 @@ def analyse(ev: Evaluation, run: Run, bindings: Bindings, request: Request, *, l
 def _with_integers_promoted(run, bindings: Bindings, ev: Evaluation, source, filename, request, limits, rng_state):
     """The run again with the integer variables as float leaves, when that gives something to
     differentiate (``gradexpr eval "x**2" -v x=3`` differentiates at 3.); else the run as it was."""
-    from . import dtypes, rng as _random
+    from . import dtypes
     from .tensor import Tensor
-    after = _random.snapshot_rng_state()
+    after = snapshot_rng_state()
     promoted = bindings.promoted()
-    _random.restore_rng_state(rng_state)
+    restore_rng_state(rng_state)
     try:
         again = run_program(source, filename, promoted, of=request.of, limits=limits)
     except ProgramError:
         again = None
     if again is None or not (isinstance(again.target, Tensor) and again.target._requires_grad):
-        _random.restore_rng_state(after)
+        restore_rng_state(after)
         return run, bindings
     for name, text in bindings.integers.items():
         ev.notes.append(f"-v {name}={text} is an integer: promoted to {dtypes.default_float.name} to differentiate "
@@ -594,7 +614,6 @@ def _rerun(ev: Evaluation, bindings: Bindings, request: Request, limits, rng_sta
 
 def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Request, limits, rerun=None):
     import numpy as np
-    from .functional import jacobian_blocks
     from .graph import run_backward
     from .tensor import Tensor
     target = run.target
@@ -638,6 +657,7 @@ def _differentiate(ev: Evaluation, run: Run, bindings: Bindings, request: Reques
         if not ev.pointwise:
             raise not_scalar
     elif request.hessian:
+        from .functional import jacobian_blocks
         _refuse_too_big("Hessian", (), ev.leaves, ev.leaves, limits)
         seed = Tensor._make(np.ones(target._data.shape, target._dtype.np), target._dtype)
         firsts = run_backward((target,), (seed,), retain_graph=True, create_graph=True, inputs=tensors,

@@ -48,11 +48,10 @@ class Rerun:
         return jacobian_blocks(self, target, leaves)
 
     def function(self, names):
-        from . import rng as _random
-        from .session import ProgramError, run_program
+        from .session import ProgramError, restore_rng_state, run_program
 
         def target_of(*values):
-            _random.restore_rng_state(self.rng_state)
+            restore_rng_state(self.rng_state)
             try:
                 again = run_program(self.source, self.filename, self.bindings, of=self.request.of,
                                     limits=self.limits, substitutes=dict(zip(names, values)))
@@ -63,12 +62,12 @@ class Rerun:
 
     def _around(self, work):
         """Run ``work`` and leave the random state as the first run left it."""
-        from . import rng as _random
-        after = _random.snapshot_rng_state()
+        from .session import restore_rng_state, snapshot_rng_state
+        after = snapshot_rng_state()
         try:
             return work()
         finally:
-            _random.restore_rng_state(after)
+            restore_rng_state(after)
 
 
 def _refuse_program_leaves(leaves, option):

@@ -12,6 +12,8 @@ call of a name, so start-up only stores strings.
 """
 from __future__ import annotations
 
+import sys
+
 import numbers
 import re
 
@@ -31,6 +33,8 @@ _TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "
 def _check_device(device):
     """The one check of a ``device=`` argument (gradexpr/device.py): None, 'cpu' or a CPU device;
     CUDA and MPS fail with PyTorch's errors for a CPU-only build."""
+    if device is None and f"{__package__}.device" not in sys.modules:
+        return None                 # (nothing set a default device: it is the CPU)
     from .device import check
     checked = check(device)         # None: the default device (torch.set_default_device), checked too
     return None if device is None else checked

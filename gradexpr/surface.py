@@ -215,15 +215,17 @@ def with_aliases(names: dict) -> dict:
     return names
 
 
-def bind_tensor(hand_written: dict):
-    """Put the table's methods and in-place methods on ``Tensor`` (refusing a name also bound by hand)."""
-    table = bound()
+def bind_tensor(hand_written: dict, table=True):
+    """Put ``hand_written`` and (with ``table``) the table's methods and in-place methods on ``Tensor``,
+    with their aliases (refusing a name bound both by hand and from the table)."""
+    bound_table = bound()
     names = dict(hand_written)
     for ns in ("method", "inplace"):
-        for name, fn in table[ns].items():
+        for name, fn in bound_table[ns].items():
             if name in names:
                 raise ValueError(f"Tensor.{name} is bound twice (from the op table and by hand)")
-            names[name] = fn
+            if table:
+                names[name] = fn
     for name, fn in with_aliases(names).items():
         setattr(Tensor, name, fn)
 

@@ -22,7 +22,33 @@ from .graph import is_inference_mode_enabled as _inference_on
 _LATE_METHODS = frozenset(("hardshrink", "prelu"))
 
 
-class Tensor:
+class _TensorMeta(type):
+    """``Tensor``'s type, named as PyTorch's (``torch._C._TensorMeta``). The hand-written methods of
+    the composites a program has not used yet are bound on first lookup (``composites.methods``):
+    through the class here (``torch.Tensor.sum``), through a tensor in ``Tensor.__getattr__``."""
+
+    __module__ = "torch._C"
+
+    def __getattr__(cls, name):
+        if not name.startswith("__") and _bind_lazy_methods():
+            return getattr(cls, name)
+        raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
+
+    def __dir__(cls):
+        _bind_lazy_methods()
+        return type.__dir__(cls)
+
+
+def _bind_lazy_methods() -> bool:
+    """Bind the lazy methods if not yet done; True if this call bound them."""
+    from .composites import methods
+    if methods._lazy_bound:
+        return False
+    methods.bind_lazy()
+    return True
+
+
+class Tensor(metaclass=_TensorMeta):
     _gx_exposed = True
     _gx_settable = frozenset({"requires_grad", "data", "grad"})
     __array_priority__ = 1000      # as PyTorch's: NumPy's operators defer to the tensor's (np.float32(2) * t)
@@ -50,12 +76,18 @@ class Tensor:
             t._base = base
         return t
 
-    def __getattr__(self, name):           # only for names the class lacks: the methods of the late ops
+    def __getattr__(self, name):           # only for names the class lacks: the methods not bound yet
         if name in _LATE_METHODS:           # (hardshrink, prelu) are bound on first use (nn/functional_activations.py)
             from .nn.functional_activations import bind_tensor_methods
             bind_tensor_methods()
             return getattr(self, name)
+        if not name.startswith("__") and _bind_lazy_methods():     # (the lazy composites', see _TensorMeta)
+            return getattr(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        _bind_lazy_methods()
+        return object.__dir__(self)
 
     def __new__(cls, *args, **kwargs):     # the legacy constructor: torch.Tensor(2, 3), torch.Tensor([1, 2])
         from .legacy import construct

@@ -8,17 +8,18 @@ from __future__ import annotations
 _names = None
 
 
-def make_globals() -> dict:
+def make_globals():
     """A fresh dict of the prelude's names (made once per process; every value in it is
-    immutable, so each program — each line of ``eval --batch`` — gets a plain copy)."""
+    immutable, so each program — each line of ``eval --batch`` — gets a plain copy). It is an
+    ``api.PreludeNames``: the names whose module is not imported yet are made on first use."""
     global _names
     if _names is None:
         from gradexpr import api
         from .builtins import BUILTINS
-        names = api.build()
-        for shadowed in ("float", "int", "bool"):   # torch.float etc. keep their prefix
-            names.pop(shadowed, None)
+        shadowed = frozenset({*BUILTINS, "float", "int", "bool"})   # torch.float etc. keep their prefix
+        names = api.PreludeNames(api.build(), shadowed)
+        for name in ("float", "int", "bool"):
+            dict.pop(names, name, None)
         names.update(BUILTINS)
         _names = names
-    return dict(_names)
-
+    return _names.copy()

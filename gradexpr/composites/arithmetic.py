@@ -15,8 +15,6 @@ from ..op import _check_broadcast, apply, apply_inplace, wrap
 from ..tensor import Tensor
 from .arguments import _UNSET, _is_tensor, _need_tensor, _need_tensors, _no_overload, _scalar
 from .creation import full_like, ones_like
-from .reductions import nonzero
-from .shape import expand
 
 
 def _binary(entry_tensor, reverse_entry=None):
@@ -169,6 +167,7 @@ def clamp_max(input, max=_UNSET):
 
 def where(condition, input=None, other=None):
     if input is None and other is None:
+        from .reductions import nonzero         # (the reduction composites load on first use)
         return nonzero(condition, as_tuple=True)
     if input is None or other is None:
         types = ", ".join("Tensor" if _is_tensor(a) else type(a).__name__ for a in (condition, input, other)
@@ -209,6 +208,7 @@ def masked_fill(input, mask, value):
         _check_broadcast([mask._data, input._data])
         shape = np.broadcast_shapes(input._data.shape, mask._data.shape)
         if shape != input._data.shape:
+            from .shape import expand           # (the shape composites load on first use)
             input = expand(input, shape)
     if _is_tensor(value):
         if value._data.ndim != 0:

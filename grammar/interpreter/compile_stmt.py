@@ -417,10 +417,11 @@ class StatementCompiler:
                 except Exception as e:
                     raise loc(e, s)
                 # the prelude's names: restore them as 'from torch import *' would
-                if mod is interp._initial.get("torch"):
-                    for k, v in interp._initial.items():
-                        if k not in _b.NAMES and not k.startswith("_"):
-                            g[k] = v
+                initial = interp._initial
+                if mod is initial.get("torch"):
+                    for k in (initial.all_names() if hasattr(initial, "all_names") else list(initial)):
+                        if k not in _b.NAMES and not k.startswith("_") and k in initial:
+                            g[k] = initial[k]
                 else:
                     from ..modules import star_names
                     g.update(star_names(mod))

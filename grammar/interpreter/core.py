@@ -73,7 +73,7 @@ class Interpreter:
         self.last_value = None
         self.last_node = None
         self._rt = _Runtime(self)
-        self._initial = dict(globals)
+        self._initial = globals.copy()     # (a Prelude stays one: its late names are made on first use)
 
     # ------------------------------------------------------------------ API
     def run(self, module: ast.Module) -> None:
@@ -197,7 +197,7 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler):
         return _loc(exc, self.filename, node)
 
     def _name_error(self, name, scope, node):
-        cands = set(self.g)
+        cands = self.g.all_names() if hasattr(self.g, "all_names") else set(self.g)
         s = scope
         while s is not None:
             cands.update(s.slots)

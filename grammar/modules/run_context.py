@@ -41,17 +41,28 @@ def settings_of(session):
         _apply(None)
 
 
+def _device_module():
+    """gradexpr.device if anything imported it (until then the default device is the CPU, as set)."""
+    import sys
+    return sys.modules.get("gradexpr.device")
+
+
 def _current() -> dict:
-    from gradexpr import device, dtypes
-    return {"device": device.default_device_setting(), "dtype": dtypes.default_float}
+    from gradexpr import dtypes
+    device = _device_module()
+    return {"device": device.default_device_setting() if device else None, "dtype": dtypes.default_float}
 
 
 def _apply(settings) -> None:
     """Put ``settings`` in force (None: the process's own)."""
-    from gradexpr import device, dtypes
-    if settings is None:
-        device.reset_default_device()
-        dtypes.default_float = dtypes.float32
+    from gradexpr import dtypes
+    device = _device_module()
+    if settings is None or settings["device"] is None:
+        if device is not None:
+            device.reset_default_device()
     else:
         device.set_default_device(settings["device"])
+    if settings is None:
+        dtypes.default_float = dtypes.float32
+    else:
         dtypes.default_float = settings["dtype"]
