@@ -446,6 +446,14 @@ class AccumulateGrad:
         self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
         self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway)
 
+    # a leaf's node saves nothing: ``_saved_*`` names fail in PyTorch's words, not the interpreter's refusal
+    _gx_saved_attributes = True
+
+    def __getattr__(self, name):
+        if name.startswith(("_saved_", "_raw_saved_")):
+            raise errors.AttributeError(f"'AccumulateGrad' object has no attribute '{name}'")
+        raise AttributeError(name)
+
     register_hook = Node.register_hook
     register_prehook = Node.register_prehook
 

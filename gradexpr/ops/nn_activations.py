@@ -206,8 +206,9 @@ def _threshold_grad(grad, self, threshold):
 
 threshold = op("threshold", "ThresholdBackward0", _threshold, self=_threshold_grad,
                dtype=_kernel("threshold_cpu", refuse="b"), domain="nonzero", forward_ad="element_wise")
-# threshold_ reads the input's old value (the result cannot tell a value written from one kept): ATen's
-# node keeps a copy of it, as gradexpr's in-place path does for a formula reading ``self``
+# (ATen's threshold_ differentiates with the input's old value; with ``value > threshold`` the result
+# cannot stand in for it, a known difference: reading ``self`` here is right outside vmap but the in-place
+# path under vmap does not yet keep the old value at the logical level)
 threshold_inplace = op("threshold_inplace", "ThresholdBackward1", _threshold,
-                       self=_threshold_grad,
+                       self=lambda grad, result, threshold: _threshold_grad(grad, result, threshold),
                        dtype=threshold.dtype, domain="nonzero", forward_ad="element_wise")
