@@ -149,6 +149,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                                   f"types: Long, Int; but got torch.{input.dtype.name.capitalize()}Tensor instead "
                                   "(while checking arguments for embedding)")
     params = {"padding_idx": padding_idx} if padding_idx is not None else {}
+    if scale_grad_by_freq:
+        params["scale_grad_by_freq"] = True
     return apply(L.embedding, (weight, input), params)
 
 
