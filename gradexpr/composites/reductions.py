@@ -192,9 +192,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``torch.linalg.norm``: a vector norm over one dim (or all, without ord), else a matrix norm."""
     n = A._data.ndim
+    if isinstance(dim, (tuple, list)) and len(dim) not in (1, 2):
+        raise errors.RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
-    if isinstance(dim, int) or (dim is None and (ord is None or (n == 1 and not isinstance(ord, str)))):
+    if ord is None or isinstance(dim, int) or (dim is None and n == 1 and not isinstance(ord, str)):
+        # (without ord, ATen's linalg.norm is the vector 2-norm over the dims given, a pair included)
         if isinstance(ord, str):
             raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
         return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)    # (ATen's default: 2.0)
@@ -219,7 +222,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             d0, d1 = d1, d0
         if not keepdim and d0 < d1:
             d1 -= 1
-        summed = _torch("sum")(A.abs(), d0, keepdim)
+        summed = vector_norm(A, 1, d0, keepdim, dtype=dtype)      # (ATen's: the 1-norm of each column)
         return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
     if ord in (2, -2, "nuc"):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
