@@ -160,7 +160,9 @@ class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
     _gx_exposed = True
-    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "__weakref__")
+    # (``_params``, set by op.py's record when the call had parameters: what ``_saved_*`` still shows
+    # once backward has freed the saved tensors)
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "_params", "__weakref__")
 
     def __init__(self, op, next_nodes, saved, meta, frees=None):
         self._origin = forward_site[0]

@@ -342,7 +342,9 @@ def _record(op, ts, params, result, extras):
             if name not in saved:
                 saved[name] = params[name]
     result._requires_grad = True
-    result._grad_fn = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
+    result._grad_fn = node = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
+    if params:
+        node._params = params           # its scalars outlive the freed tensors (saved_attributes.py)
 
 
 # ---------------------------------------------------------------- views

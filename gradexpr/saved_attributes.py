@@ -67,7 +67,7 @@ def _derived_saved(saved, key):
 def _saved_entry(node, key, attribute):
     saved = node._saved
     if saved is _RELEASED:
-        raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+        return _released_value(node, key)
     derived = _derived_saved(saved, key)
     if derived is not None:
         return derived
@@ -78,6 +78,39 @@ def _saved_entry(node, key, attribute):
         # a parameter left at its default (add's alpha), or a tensor this call did not need (None)
         return params[key]
     raise errors.AttributeError(f"'{node.type_name()}' object has no attribute '{attribute}'")
+
+def _freed():
+    return errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+
+
+def _live(node):
+    """What the node still knows: its saved values, or once backward freed them, its call's parameters."""
+    saved = node._saved
+    return saved if saved is not _RELEASED else (getattr(node, "_params", None) or {})
+
+
+def _released_value(node, key):
+    """After backward freed the node's tensors, PyTorch's node still shows its numbers (dims, scalars,
+    sizes); a tensor fails with the second-backward error."""
+    params = getattr(node, "_params", None) or {}
+    if key in params:
+        return params[key]
+    op = node._op
+    for suffix in ("_sym_sizes", "_sym_numel", "_sym_strides"):
+        base = key[:-len(suffix)]
+        if key.endswith(suffix) and base in getattr(op, "inputs", ()):
+            shape, dtype = node._meta[op.inputs.index(base)]
+            if dtype is not None:
+                shape = tuple(int(s) for s in shape)
+                if suffix == "_sym_strides":        # (the strides of the input as laid out row-major)
+                    return tuple(int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape)))
+                return shape if suffix == "_sym_sizes" else int(np.prod(shape, dtype=np.int64))
+    if key in getattr(op, "inputs", ()) or key == "result":
+        raise _freed()
+    if getattr(op, "formulas", None) and key in op._any_optional:
+        return _formula_parameters(node)[key]          # a parameter left at its default
+    raise _freed()
+
 
 def _formula_parameters(node):
     """The names the op's formulas read, with their defaults (None where there is none)."""
@@ -253,8 +286,11 @@ def _presented(node, key, attribute):
     extra = _PRESENTED.get(name)
     if extra is not None and key in extra:
         saved = node._saved
-        if saved is _RELEASED:
-            raise errors.RuntimeError(SECOND_BACKWARD, hint="pass retain_graph=True to the first backward()")
+        if saved is _RELEASED:          # a constant or one of the call's numbers still shows; a tensor is gone
+            try:
+                return extra[key](node, _live(node))
+            except (KeyError, AttributeError, TypeError):
+                raise _freed() from None
         return extra[key](node, saved)
     if name == "SelectBackward0" and key in ("dim", "index"):
         return _select_from_getitem(node, key, attribute)
@@ -276,7 +312,7 @@ def _presented(node, key, attribute):
 
 def _select_from_getitem(node, key, attribute):
     """``m[i]``, ``m[:, i]``: the node of an int index is select's, whose dim and index are that int's."""
-    saved = node._saved
+    saved = _live(node)
     if "dim" in saved or key not in ("dim", "index") or type(saved.get("index")) is not tuple:
         return _saved_entry(node, key, attribute)
     for d, i in enumerate(saved["index"]):
@@ -291,8 +327,8 @@ _INT64_MAX = (1 << 63) - 1       # a slice's end not given, as ATen keeps it
 def _step_from_getitem(node, key, attribute):
     """``m[:, 1:]``, ``m[..., None]``: each step of a basic index is its own node, whose index ends with
     the step's own entry; a slice's dim/start/end/step (end not given: INT64_MAX), None's new dim."""
-    saved = node._saved
-    index = saved.get("index") if type(saved) is dict else None
+    saved = _live(node)
+    index = saved.get("index")
     if key in saved or type(index) is not tuple or not index:
         return _saved_entry(node, key, attribute)
     last = index[-1]
