@@ -171,9 +171,9 @@ def interactive(repl: Repl):
         while True:
             lines = []
             try:
-                lines.append(input(PS1))
+                lines.append(_read_line(PS1))
                 while repl.needs_more(lines):
-                    lines.append(input(PS2))
+                    lines.append(_read_line(PS2))
                 repl.run("\n".join(lines) + "\n")
             except KeyboardInterrupt:
                 repl.out.write("\nKeyboardInterrupt\n")
@@ -186,6 +186,28 @@ def interactive(repl: Repl):
                 readline.write_history_file(_history_path())
             except OSError:
                 pass
+
+
+def _read_line(prompt: str) -> str:
+    """``input(prompt)``, with Ctrl-C acted on at once.
+
+    CPython's readline waits for a key in select() and looks at signals only when select() is
+    interrupted: a Ctrl-C that arrives while readline is still drawing the last key (a fast typist,
+    a paste) is left pending until the next key. A SIGALRM every 0.1 s while the line is read
+    interrupts that wait, and the pending Ctrl-C raises KeyboardInterrupt then. (The program's own
+    wall-clock limit uses SIGALRM while it runs, so the tick is stopped before the line runs.)"""
+    import signal
+    import threading
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None):
+        return input(prompt)
+    signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    signal.setitimer(signal.ITIMER_REAL, 0.1, 0.1)
+    try:
+        return input(prompt)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
 
 def from_stdin(repl: Repl, stream):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from . import autograd, dtypes, functions as T, graph, printing
+from .made_on_use import MadeOnUse
 from .tensor import Size, Tensor
 
 
@@ -107,7 +108,7 @@ def build() -> "PreludeNames":
     return PreludeNames(_prelude)
 
 
-class PreludeNames(dict):
+class PreludeNames(MadeOnUse):
     """The prelude's names (a program's globals start as a copy). Those whose module is not imported
     yet (a composite, an nn function, a device, …: ``prelude_name``) are added on first use, so a
     program imports only what it reads; ``in`` and ``get`` see them as present, iteration only once
@@ -128,21 +129,6 @@ class PreludeNames(dict):
             raise KeyError(name)
         self[name] = value
         return value
-
-    def __contains__(self, name):
-        if dict.__contains__(self, name):
-            return True
-        try:
-            self[name]
-        except KeyError:
-            return False
-        return True
-
-    def get(self, name, default=None):
-        try:
-            return self[name]
-        except KeyError:
-            return default
 
     def __delitem__(self, name):
         dict.__delitem__(self, name)

@@ -425,6 +425,8 @@ def nll_cascade(picked: np.ndarray, valid: np.ndarray, weights=None):
     batch = picked.shape[0]
     power = max(4, _ceil_log2(batch) // 8)
     step = (1 << power) - 1
+    if weights is None and batch and valid.all():
+        return _nll_cascade_runs(picked, power, step), c(batch)
     loss = [c(0)] * 8
     weight = [c(0)] * 8
     for b in range(batch):
@@ -450,3 +452,33 @@ def nll_cascade(picked: np.ndarray, valid: np.ndarray, weights=None):
     for v in weight:
         weight_total = weight_total + v
     return total, weight_total
+
+
+def _nll_cascade_runs(picked, power, step):
+    """``nll_cascade``'s sum when every sample counts with weight 1: level 0 takes the samples one by
+    one between its flushes (after sample 0, then after every multiple of ``2**power``), so each run
+    between two flushes is a running sum, which NumPy's ``accumulate`` adds in that order, all runs
+    at once; the levels above move only at flushes."""
+    c = picked.dtype.type
+    zero = c(0)
+    negated = np.negative(picked)           # (0 - p is -p, and a - p is a + -p, exactly)
+    n, run = picked.shape[0], step + 1
+    full = (n - 1) // run                   # the runs that end at a flush, after sample 0's
+    # (+ 0: a run starts from level 0's zero, so an all -0. run sums to 0., as the kernel's)
+    sums = [negated[0] + zero, *(np.add.accumulate(negated[1:1 + full * run].reshape(full, run), axis=1)[:, -1]
+                                 + zero)]
+    loss = [zero] * 8
+    for k, value in enumerate(sums):
+        b = k * run
+        loss[0] = value
+        for j in range(7):
+            if b & (step << (j * power)):
+                break
+            loss[j + 1] = loss[j + 1] + loss[j]
+            loss[j] = zero
+    if 1 + full * run < n:
+        loss[0] = np.add.accumulate(negated[1 + full * run:])[-1] + zero
+    total = zero
+    for v in loss:
+        total = total + v
+    return total

@@ -30,7 +30,7 @@ class _TensorMeta(type):
     __module__ = "torch._C"
 
     def __getattr__(cls, name):
-        if not name.startswith("__") and _bind_lazy_methods():
+        if not name.startswith("__") and _bind_lazy_methods(name):
             return getattr(cls, name)
         raise AttributeError(f"type object '{cls.__name__}' has no attribute '{name}'")
 
@@ -39,13 +39,11 @@ class _TensorMeta(type):
         return type.__dir__(cls)
 
 
-def _bind_lazy_methods() -> bool:
-    """Bind the lazy methods if not yet done; True if this call bound them."""
+def _bind_lazy_methods(name=None) -> bool:
+    """Bind the lazy methods of the composite holding method ``name`` (None: all); True if this
+    call bound something."""
     from .composites import methods
-    if methods._lazy_bound:
-        return False
-    methods.bind_lazy()
-    return True
+    return methods.bind_lazy(name)
 
 
 class Tensor(metaclass=_TensorMeta):
@@ -81,7 +79,7 @@ class Tensor(metaclass=_TensorMeta):
             from .nn.functional_activations import bind_tensor_methods
             bind_tensor_methods()
             return getattr(self, name)
-        if not name.startswith("__") and _bind_lazy_methods():     # (the lazy composites', see _TensorMeta)
+        if not name.startswith("__") and _bind_lazy_methods(name):     # (the lazy composites', see _TensorMeta)
             return getattr(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 

@@ -112,6 +112,6 @@ def test_the_check_sees_a_cycle_and_a_backward_import():
     """The checks above read real edges (a broken parser of imports would pass them vacuously)."""
     assert ("gradexpr.ops", False) in EDGES["gradexpr.surface"]
     assert ("gradexpr.composites.arithmetic", False) in EDGES["gradexpr.composites.methods"]
-    assert ("gradexpr.composites.reductions", True) in EDGES["gradexpr.composites.methods"]   # (on first use)
+    assert ("gradexpr.composites.linalg", True) in EDGES["gradexpr.composites.methods"]   # (on first use)
     assert ("gradexpr.grammar.running", True) in EDGES["gradexpr.session"]
     assert ("gradexpr.grammar.source", False) in EDGES["gradexpr.cli.run_cmd"]

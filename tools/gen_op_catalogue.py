@@ -9,7 +9,8 @@ The catalogue is derived from the families themselves, imported one by one in th
 holds:
 
     ENTRY_FAMILY      table key -> family (lazy families only)
-    ATTRIBUTE_FAMILY  Python name of an entry (``ops.sum_dim``) -> family (lazy families only)
+    ATTRIBUTE_FAMILY  Python name of an entry (``ops.sum_all``) -> family, where it is not the entry's
+                      table key (lazy families only; ENTRY_FAMILY gives the others)
     ORDER             every table key in the table's order (the order of a full import)
     PUBLIC            public name -> (variants, ((table key, schema line index, renamed from), ...)):
                       every name bound from the table (``surface.py``), an alias with its own
@@ -36,6 +37,7 @@ def derive() -> dict:
     from gradexpr import ops
     from gradexpr.ops import registry
     entry_family, attribute_family = {}, {}
+    eager_keys = list(dict.keys(registry.TABLE))
     for family in registry.LAZY_FAMILIES:
         before = set(dict.keys(registry.TABLE))
         module = registry._import_family(family)
@@ -45,8 +47,14 @@ def derive() -> dict:
         for name, value in vars(module).items():
             if isinstance(value, registry.Op) and name not in attribute_family and name not in vars(ops):
                 attribute_family[name] = family
-    entries = list(dict.items(registry.TABLE))
+    # the table's order: family by family (registry.FAMILY_ORDER), each in its own order (of the eager
+    # families, only pointwise has entries)
+    family_of = {**{key: "pointwise" for key in eager_keys}, **entry_family}
+    rank = {family: i for i, family in enumerate(registry.FAMILY_ORDER)}
+    entries = sorted(dict.items(registry.TABLE), key=lambda kv: rank[family_of[kv[0]]])
     public, table_aliases = public_lines(entries, registry.ALIASES)
+    # (an entry's attribute is mostly its table key: only the others are listed)
+    attribute_family = {a: f for a, f in attribute_family.items() if entry_family.get(a) != f}
     return {"ENTRY_FAMILY": entry_family, "ATTRIBUTE_FAMILY": attribute_family,
             "ORDER": tuple(key for key, _ in entries), "PUBLIC": public, "TABLE_ALIASES": table_aliases}
 

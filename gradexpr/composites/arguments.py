@@ -130,3 +130,25 @@ def _int_list_arg(value, name, arg, position):
         where = f" (position {position})" if position else ""
         raise errors.TypeError(f"{name}(): argument '{arg}'{where} must be tuple of ints, not {type(value).__name__}")
     return _shape_args((value,), name, arg)
+
+
+def _varargs_method(name, arg, fn):
+    """The method form of an op whose one ``int[]`` argument may also be spread (``x.permute(1, 0)``,
+    ``x.permute((1, 0))``, ``x.permute(dims=(1, 0))``), calling ``fn(self, tuple)``."""
+    def method(self, *args, **kwargs):
+        if arg in kwargs:
+            if args:
+                raise errors.TypeError(f"{name}() got multiple values for argument '{arg}'")
+            value = kwargs.pop(arg)
+            args = (value,) if isinstance(value, (tuple, list)) else None
+            if args is None:
+                raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {type(value).__name__}")
+        if kwargs:
+            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        if not args:
+            raise _missing(name, arg)
+        if len(args) > 1 and isinstance(args[0], (tuple, list)):
+            raise errors.TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
+        return fn(self, _shape_args(args, name, arg))
+    method.__name__ = name
+    return method

@@ -37,6 +37,13 @@ def _converter(d):
     return conv
 
 
+# Tensor.float(), .double(), …
+(_float, _double, _half, _long, _int, _short, _bool, _byte, _char) = (
+    _converter(dtypes.float32), _converter(dtypes.float64), _converter(dtypes.float16), _converter(dtypes.int64),
+    _converter(dtypes.int32), _converter(dtypes.int16), _converter(dtypes.bool_), _converter(dtypes.uint8),
+    _converter(dtypes.int8))
+
+
 def type_(self, dtype=None, **_):
     if dtype is None:
         from ..graph import _TYPE_STRING

@@ -11,7 +11,7 @@ from .. import ops as D
 from .. import errors, limits
 from ..op import _check_broadcast, apply
 from ..tensor import _wrap_dim
-from .arguments import _UNSET, _given_dim, _int_list_arg, _missing, _need_tensors, _shape_args
+from .arguments import _UNSET, _given_dim, _int_list_arg, _missing, _need_tensors, _shape_args, _varargs_method
 from .shape import contiguous, expand, reshape, squeeze, unsqueeze
 
 
@@ -232,28 +232,6 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-def _varargs_method(name, arg, fn):
-    """The method form of an op whose one ``int[]`` argument may also be spread (``x.permute(1, 0)``,
-    ``x.permute((1, 0))``, ``x.permute(dims=(1, 0))``), calling ``fn(self, tuple)``."""
-    def method(self, *args, **kwargs):
-        if arg in kwargs:
-            if args:
-                raise errors.TypeError(f"{name}() got multiple values for argument '{arg}'")
-            value = kwargs.pop(arg)
-            args = (value,) if isinstance(value, (tuple, list)) else None
-            if args is None:
-                raise errors.TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not {type(value).__name__}")
-        if kwargs:
-            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        if not args:
-            raise _missing(name, arg)
-        if len(args) > 1 and isinstance(args[0], (tuple, list)):
-            raise errors.TypeError(f"{name}() takes 1 positional argument but {len(args)} were given")
-        return fn(self, _shape_args(args, name, arg))
-    method.__name__ = name
-    return method
-
-
 def permute(input, dims=_UNSET, *extra):
     if extra:
         raise errors.TypeError(f"permute() takes 2 positional arguments but {2 + len(extra)} were given")
@@ -268,6 +246,9 @@ def permute(input, dims=_UNSET, *extra):
     if len({_wrap_dim(d, n) for d in dims}) != n:
         raise errors.RuntimeError("permute(): duplicate dims are not allowed.")
     return apply(D.permute, (input,), {"dims": tuple(int(d) for d in dims)})     # as given (the node shows them so)
+
+
+_permute_method = _varargs_method("permute", "dims", permute)     # Tensor.permute
 
 
 def movedim(input, source, destination):

@@ -14,10 +14,6 @@ from .arithmetic import (add, allclose, bitwise_and, bitwise_not, bitwise_or, bi
                          clamp_min, div, equal, float_power, floor_divide, fmod, isclose, lerp, masked_fill, mul, neg,
                          pow, relu, remainder, round, rsub, square, sub, true_divide, where)
 
-# the composites whose methods are bound on first use (a product of two numbers needs none of them)
-LAZY_MODULES = ("random_functions", "shape", "linalg", "reductions", "conversion", "inplace", "indexing")
-
-
 def _reflected(fn):
     """``number OP t`` for a commutative OP: PyTorch's ``t.__rOP__(number)`` calls ``OP(t, number)``, so the
     tensor stays the node's first input (``2 * b`` records ``MulBackward0`` with edges (b, None))."""
@@ -149,63 +145,28 @@ _METHODS = {
 }
 
 
-def _lazy_methods() -> dict:
-    """The methods of the composites in ``LAZY_MODULES`` (imported here, on first use)."""
-    from .conversion import (_converter, new_empty, new_full, new_ones, new_tensor, new_zeros, sum_to_size, to,
-                             type_, type_as)
-    from .indexing import _diagonal_scatter, _index_put_, _narrow_step, _select_scatter, _slice_scatter
-    from .inplace import copy_, fill_, squeeze_, t_, transpose_, unsqueeze_, zero_
-    from .linalg import (_varargs_method, addmm, bmm, det, dot, inner, inverse, matmul, mm, movedim, mv, outer,
-                         permute, t, trace, transpose)
-    from .random_functions import (_bernoulli_, _cauchy_, _exponential_, _geometric_, _log_normal_, _normal_,
-                                   _random_, _uniform_, bernoulli, multinomial)
-    from .reductions import (all, amax, amin, aminmax, any, argmax, argmin, argsort, kthvalue, median, msort, sort,
-                             topk, count_nonzero, cumprod, cumsum, logsumexp, nonzero, norm, std, var, _max_method,
-                             _min_method)
-    from .shape import (broadcast_to, chunk, clone, contiguous, diag, diag_embed, diagonal, expand, expand_as,
-                        flatten, flip, fliplr, flipud, gather, index_add, index_select, masked_select, narrow, repeat,
-                        reshape, reshape_as, roll, scatter, scatter_add, select, split, squeeze, tensor_split, tile,
-                        tril, triu, unbind, unflatten, unsqueeze, view_as)
-    return {
-        # reductions
-        "max": _max_method,
-        "min": _min_method, "amax": amax,
-        "amin": amin, "aminmax": aminmax, "argmax": argmax, "argmin": argmin, "sort": sort, "argsort": argsort,
-        "msort": msort, "topk": topk, "kthvalue": kthvalue, "median": median, "std": std, "var": var, "norm": norm,
-        "logsumexp": logsumexp, "cumsum": cumsum, "cumprod": cumprod, "all": all, "any": any,
-        "count_nonzero": count_nonzero, "nonzero": nonzero,
-        # linear algebra
-        "matmul": matmul, "mm": mm, "bmm": bmm, "mv": mv, "dot": dot, "inner": inner, "vdot": dot, "outer": outer,
-        "ger": outer, "addmm": addmm, "t": t, "transpose": transpose, "swapaxes": transpose, "swapdims": transpose,
-        "permute": _varargs_method("permute", "dims", permute), "movedim": movedim, "det": det, "inverse": inverse,
-        "trace": trace,
-        # shape
-        "view_as": view_as, "reshape": reshape, "reshape_as": reshape_as, "flatten": flatten,
-        "unflatten": unflatten, "squeeze": squeeze, "unsqueeze": unsqueeze, "expand": expand,
-        "expand_as": expand_as, "broadcast_to": broadcast_to, "repeat": repeat, "tile": tile, "split": split,
-        "chunk": chunk, "tensor_split": tensor_split, "unbind": unbind, "narrow": narrow, "select": select,
-        "index_select": index_select, "index_add": index_add, "gather": gather, "scatter": scatter,
-        "scatter_add": scatter_add, "flip": _varargs_method("flip", "dims", flip), "fliplr": fliplr,
-        "flipud": flipud, "roll": roll, "tril": tril, "triu": triu, "diag": diag, "diagonal": diagonal,
-        "diag_embed": diag_embed, "clone": clone, "contiguous": contiguous, "masked_select": masked_select,
-        "sum_to_size": sum_to_size,
-        # conversion
-        "to": to, "type": type_, "type_as": type_as, "float": _converter(dtypes.float32),
-        "double": _converter(dtypes.float64), "half": _converter(dtypes.float16), "long": _converter(dtypes.int64),
-        "int": _converter(dtypes.int32), "short": _converter(dtypes.int16), "bool": _converter(dtypes.bool_),
-        "byte": _converter(dtypes.uint8), "char": _converter(dtypes.int8),
-        "new_zeros": new_zeros, "new_ones": new_ones, "new_full": new_full, "new_tensor": new_tensor,
-        "new_empty": new_empty,
-        # random, in place
-        "uniform_": _uniform_, "normal_": _normal_, "bernoulli_": _bernoulli_, "bernoulli": bernoulli,
-        "random_": _random_, "exponential_": _exponential_, "multinomial": multinomial, "cauchy_": _cauchy_,
-        "geometric_": _geometric_, "log_normal_": _log_normal_,
-        "zero_": zero_, "fill_": fill_, "copy_": copy_, "t_": t_, "transpose_": transpose_, "swapaxes_": transpose_,
-        "swapdims_": transpose_, "unsqueeze_": unsqueeze_, "squeeze_": squeeze_,
-        # internal helpers used by backward formulas (underscored: not reachable from programs)
-        "_slice_scatter": _slice_scatter, "_select_scatter": _select_scatter, "_diagonal_scatter": _diagonal_scatter,
-        "_index_put": _index_put_, "_narrow_step": _narrow_step,
-    }
+# The hand-written methods of the composites imported on first use: module -> its methods, each
+# "name" (the module's function of that name) or "name=function". A program's first lookup of one
+# that Tensor lacks imports that module and binds all of its methods (``bind_lazy``).
+LAZY_METHODS = {
+    "shape": "view_as reshape reshape_as flatten unflatten squeeze unsqueeze expand expand_as broadcast_to repeat "
+             "tile split chunk tensor_split unbind narrow select index_select index_add gather scatter scatter_add "
+             "flip=_flip_method fliplr flipud roll tril triu diag diagonal diag_embed clone contiguous "
+             "masked_select",
+    "reductions": "max=_max_method min=_min_method amax amin aminmax argmax argmin sort argsort msort topk kthvalue "
+                  "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero",
+    "linalg": "matmul mm bmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
+              "swapdims=transpose permute=_permute_method movedim det inverse trace",
+    "conversion": "sum_to_size to type=type_ type_as float=_float double=_double half=_half long=_long int=_int "
+                  "short=_short bool=_bool byte=_byte char=_char new_zeros new_ones new_full new_tensor new_empty",
+    "random_functions": "uniform_=_uniform_ normal_=_normal_ bernoulli_=_bernoulli_ bernoulli random_=_random_ "
+                        "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
+                        "log_normal_=_log_normal_",
+    "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_",
+    # internal helpers used by backward formulas (underscored: not reachable from programs)
+    "indexing": "_slice_scatter _select_scatter _diagonal_scatter _index_put=_index_put_ _narrow_step",
+}
+LAZY_MODULES = tuple(LAZY_METHODS)      # (a product of two numbers needs none of them)
 
 
 # the methods whose in-place form ``name_`` is made by ``inplace._inplace_of``
@@ -218,7 +179,7 @@ def _first_use(name):
     """An operator of the lazy composites as first bound: its first call binds them (``bind_lazy``),
     which replaces it on ``Tensor``, then runs the real one."""
     def operator(self, *args):
-        bind_lazy()
+        bind_lazy(name)
         return getattr(Tensor, name)(self, *args)
     operator.__name__ = operator.__qualname__ = name
     return operator
@@ -289,28 +250,51 @@ def _bind():
     Tensor.__hash__ = object.__hash__
 
 
-_lazy_bound = []
+_lazy_bound = set()          # the LAZY_METHODS modules whose methods are bound
 
 
-def bind_lazy():
-    """Bind the methods of the lazy composites (and every in-place ``name_`` of ``_INPLACE``,
-    ``T``/``mT``/``H``, ``[]``, ``@``), once: ``Tensor``'s lookup of a name it lacks calls this."""
-    if _lazy_bound:
-        return
-    _lazy_bound.append(True)
-    from .. import surface
-    from .indexing import getitem, setitem
-    from .inplace import _inplace_of
-    from .linalg import _T, _mT, matmul
-    lazy = _with_numpy_names(_lazy_methods())
-    every = {**_METHODS, **lazy}
-    for name in _INPLACE:
-        lazy[name + "_"] = _inplace_of(name, every[name])
-    surface.bind_tensor(lazy, table=False)
-    Tensor.__getitem__, Tensor.__setitem__, Tensor.__matmul__ = getitem, setitem, matmul
-    Tensor.T = property(_T)
-    Tensor.mT = property(_mT)
-    Tensor.H = property(_T)
+def _method_modules() -> dict:
+    """Method name -> the module of LAZY_METHODS that binds it (the in-place forms of ``_INPLACE``
+    with ``inplace``; ``T``/``mT``/``H`` with ``linalg``)."""
+    where = {spec.partition("=")[0]: module for module, specs in LAZY_METHODS.items() for spec in specs.split()}
+    where.update({name + "_": "inplace" for name in _INPLACE})
+    where.update({"T": "linalg", "mT": "linalg", "H": "linalg", "__matmul__": "linalg",
+                  "__getitem__": "indexing", "__setitem__": "indexing"})
+    return where
+
+
+_METHOD_MODULES = _method_modules()
+
+
+def bind_lazy(name=None) -> bool:
+    """Bind the methods of the LAZY_METHODS module holding method ``name`` (None: of all of them);
+    True if that bound something. ``Tensor``'s lookup of a name it lacks calls this."""
+    import importlib
+    modules = [_METHOD_MODULES.get(name)] if name is not None else list(LAZY_METHODS)
+    bound_any = False
+    for module_name in modules:
+        if module_name is None or module_name in _lazy_bound:
+            continue
+        _lazy_bound.add(module_name)
+        bound_any = True
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        methods = {}
+        for spec in LAZY_METHODS[module_name].split():
+            method, _, attr = spec.partition("=")
+            methods[method] = getattr(module, attr or method)
+        methods = _with_numpy_names(methods)
+        if module_name == "inplace":
+            for base in _INPLACE:       # add_, index_add_, …: the in-place form of the method
+                methods[base + "_"] = module._inplace_of(base, getattr(Tensor, base))
+        from .. import surface
+        surface.bind_tensor(methods, table=False)
+        if module_name == "linalg":
+            Tensor.__matmul__ = module.matmul
+            Tensor.T = Tensor.H = property(module._T)
+            Tensor.mT = property(module._mT)
+        elif module_name == "indexing":
+            Tensor.__getitem__, Tensor.__setitem__ = module.getitem, module.setitem
+    return bound_any
 
 
 _bind()

@@ -15,7 +15,7 @@ from ..op import _check_broadcast, apply, share_node
 from ..ops.common import _reduce_dim
 from ..tensor import _wrap_dim
 from .arguments import (_UNSET, _check_new_shape, _given_dim, _int_list_arg, _is_tensor, _missing, _need_tensor,
-                        _no_overload, _scalar, _shape_args)
+                        _no_overload, _scalar, _shape_args, _varargs_method)
 
 
 def _infer_shape(shape, numel):
@@ -400,6 +400,9 @@ def flip(input, dims=_UNSET, *extra):
         if d in dims[:k]:
             raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return apply(D.flip, (input,), {"dims": given})       # as given (the node shows them so)
+
+
+_flip_method = _varargs_method("flip", "dims", flip)     # Tensor.flip
 
 
 def fliplr(input):

@@ -9,7 +9,7 @@ Every entry is exposed by its Python name (``ops.mul``, ``ops.sum_dim``), which 
 """
 from __future__ import annotations
 
-from . import common, backward_ops, pointwise, aliases  # noqa: F401  (the families every program uses)
+from . import common, pointwise, aliases  # noqa: F401  (the families every program uses)
 from .registry import ALIASES, NOT_DIFFERENTIABLE, TABLE, NotDifferentiable, Op, load_all, load_late_families, op  # noqa: F401
 
 # helpers of the lazy families that other modules reach through the package
@@ -29,9 +29,9 @@ def _expose(family):
 
 def __getattr__(name):
     """``ops.X`` of an entry (or helper) of a family not imported yet: import it, then expose it."""
-    from ._catalogue import ATTRIBUTE_FAMILY
+    from ._catalogue import ATTRIBUTE_FAMILY, ENTRY_FAMILY
     from .registry import _import_family
-    family = ATTRIBUTE_FAMILY.get(name) or _HELPERS.get(name)
+    family = ATTRIBUTE_FAMILY.get(name) or ENTRY_FAMILY.get(name) or _HELPERS.get(name)
     if family is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = _import_family(family)
@@ -42,6 +42,4 @@ def __getattr__(name):
     return value
 
 
-for _family in (backward_ops, pointwise):
-    _expose(_family)
-del _family
+_expose(pointwise)

@@ -100,10 +100,6 @@ tanh_backward = op(
     domain="unit", forward_ad="element_wise")
 
 
-def tanh_grad(grad, result):
-    return _apply(tanh_backward, (grad, result))
-
-
 def _sigmoid_backward(g, y):
     return g * (y.dtype.type(1) - y) * y
 
@@ -115,10 +111,6 @@ sigmoid_backward = op(
     domain="probability", forward_ad="element_wise")
 
 
-def sigmoid_grad(grad, result):
-    return _apply(sigmoid_backward, (grad, result))
-
-
 def _threshold_backward(g, x, threshold):
     return np.where(x <= threshold, g.dtype.type(0), g)
 
@@ -127,11 +119,6 @@ threshold_backward = op(
     "threshold_backward", "ThresholdBackwardBackward0", _threshold_backward, ("grad_output", "self"),
     grad_output=lambda grad, self, threshold: _apply(threshold_backward, (grad, self), {"threshold": threshold}),
     self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
-
-
-def relu_grad(grad, result):
-    """relu's: ``threshold_backward(grad, result, 0)`` (+0 where the result is <= 0, nan keeps grad)."""
-    return _apply(threshold_backward, (grad, result), {"threshold": 0})
 
 
 def _leaky_relu_backward(g, x, negative_slope, self_is_result=False):

@@ -277,18 +277,23 @@ binary_cross_entropy_with_logits = op(
 def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
     if logp.ndim == 1:
         logp2, tgt = logp[None, :], target.reshape(1)
+    elif logp.ndim == 2:
+        logp2, tgt = logp, target
     else:
         logp2 = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
         tgt = target.reshape(-1)
     n_classes = logp2.shape[1]
     valid = tgt != ignore_index
-    if np.any(valid & ((tgt < 0) | (tgt >= n_classes))):
-        bad = int(tgt[valid & ((tgt < 0) | (tgt >= n_classes))][0])
+    out_of_range = (tgt < 0) | (tgt >= n_classes)
+    if out_of_range.any() and (valid & out_of_range).any():
+        bad = int(tgt[valid & out_of_range][0])
         raise errors.IndexError(f"Target {bad} is out of bounds.")
-    safe = np.where(valid, tgt, 0)
+    safe = tgt if valid.all() else np.where(valid, tgt, 0)
     picked = -logp2[np.arange(len(safe)), safe]
-    w = np.ones(n_classes, logp.dtype) if weight is None else weight
-    wt = np.where(valid, w[safe], 0).astype(logp.dtype)
+    if weight is None:
+        wt = valid.astype(logp.dtype)
+    else:
+        wt = np.where(valid, weight[safe], 0).astype(logp.dtype)
     losses = picked * wt
     if reduction == "none":
         return losses.reshape(target.shape).astype(logp.dtype)

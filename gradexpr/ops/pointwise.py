@@ -7,9 +7,8 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
-from . import backward_ops as _bw
-from .registry import NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _ew, _kernel, _lerp, _scalar_like, fma
+from .registry import TABLE, NotDifferentiable, op
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -129,7 +128,14 @@ def _pow_self(grad, self, exponent):
         return grad * 0
     if exponent == 2 and not is_grad_enabled():
         return _square_grad(grad, self)
-    return grad * (exponent * self.pow(exponent - 1))
+    # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
+    # (the exponent as a double)
+    return grad * _mul_scalar(self.pow(exponent - 1), float(exponent))
+
+
+def _mul_scalar(t, scalar):
+    """``t * scalar`` as ATen's C++ formulas write it: ``mul.Scalar`` (node ``MulBackward1``)."""
+    return _apply(mul_scalar, (t,), {"other": scalar})
 
 
 def _square_grad(grad, self):
@@ -169,17 +175,21 @@ def _pow_exponent(grad, self, exponent, result):
 
 
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
-                self=lambda grad, self, exponent: grad * _F().where(exponent == 0.0, 0.0,
-                                                                     exponent * self.pow(exponent - 1)),
+                # pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)
+                self=lambda grad, self, exponent: _F().where(exponent == 0.0, 0.0,
+                                                             grad * (exponent * self.pow(exponent - 1))),
                 exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
 
 
 def _rpow_exponent(grad, self, exponent, result):
-    # self is the scalar base (a wrapped number), exponent the tensor
+    """pow_backward_exponent of a Scalar base (``self``, a wrapped number): ``grad * (result *
+    log(base))``, the log of the C++ Scalar (-inf at 0, nan below), 0 where base 0 meets exponent >= 0."""
     base = self.item()
+    log_base = math.log(base) if base > 0 else -math.inf if base == 0 else math.nan
+    scaled = _mul_scalar(result, log_base)
     if base == 0:
-        return grad * _F().where(exponent >= 0, 0.0, result * math.log(base) if base > 0 else result * 0)
-    return grad * (result * math.log(base)) if base > 0 else grad * (result * float("nan"))
+        return grad * _F().where(exponent >= 0, 0.0, scaled)
+    return grad * scaled
 
 
 pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent"),
@@ -254,7 +264,21 @@ sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * 
 cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_bw.tanh_grad,
+# formulas that call backward entries (ops/backward_ops.py: that family loads with the first of them)
+def _tanh_grad(grad, result):
+    return _apply(TABLE["tanh_backward"], (grad, result))
+
+
+def _sigmoid_grad(grad, result):
+    return _apply(TABLE["sigmoid_backward"], (grad, result))
+
+
+def _relu_grad(grad, result):
+    """relu's: ``threshold_backward(grad, result, 0)`` (+0 where the result is <= 0, nan keeps grad)."""
+    return _apply(TABLE["threshold_backward"], (grad, result), {"threshold": 0})
+
+
+tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_tanh_grad,
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
@@ -265,7 +289,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_bw.sigmoid_grad,
+sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -281,7 +305,7 @@ def _relu(a):
 
 
 relu = op("relu", "ReluBackward0", _relu,
-          self=_bw.relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
+          self=_relu_grad, dtype="first", domain="nonzero", forward_ad="element_wise")
 reciprocal = op("reciprocal", "ReciprocalBackward0", _ew(np.reciprocal),
                 self=lambda grad, result: -grad * (result * result), dtype=_F_, domain="nonzero",
                 forward_ad="element_wise",

@@ -50,6 +50,7 @@ Ops without variants are reached through a composite (``composites/``,
 from __future__ import annotations
 
 from .. import errors
+from ..made_on_use import MadeOnUse
 
 
 class NotDifferentiable:
@@ -66,11 +67,14 @@ VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
 # The families ``ops/__init__`` imports (every program uses them), then those imported when a program
 # first uses one of their entries (``_catalogue.py`` says which family holds which name), in the table's
 # order; the late families come with torch.nn (below).
-EAGER_FAMILIES = ("common", "backward_ops", "pointwise", "aliases")
-LAZY_FAMILIES = ("reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+EAGER_FAMILIES = ("common", "pointwise", "aliases")
+LAZY_FAMILIES = ("backward_ops", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+# the table's order: its entries family by family, in this order
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "shape", "indexing", "nn",
+                "nn_layers", "aliases")
 
 
-class _Table(dict):
+class _Table(MadeOnUse):
     """Table key -> ``Op``, complete to every reader although its families load on first use.
 
     A lookup of an entry whose family is not imported yet imports it (``__missing__``); reading
@@ -86,19 +90,6 @@ class _Table(dict):
         if entry is None:
             raise KeyError(key)
         return entry
-
-    def __contains__(self, key):
-        try:
-            self[key]
-        except KeyError:
-            return False
-        return True
-
-    def get(self, key, default=None):
-        try:
-            return self[key]
-        except KeyError:
-            return default
 
     def __iter__(self):
         load_all()
