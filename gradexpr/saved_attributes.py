@@ -23,6 +23,10 @@ _DIM_LIST_NODES = frozenset(("SumBackward1", "MeanBackward1", "LogsumexpBackward
                              "AminBackward0", "NansumBackward0"))
 
 
+class DefaultCorrection(int):
+    """var()/std() called with no argument at all compute with correction 1, but ATen's node keeps none (None)."""
+
+
 # stand-ins for optional tensors a call did not give (by id; an entry goes when its tensor does)
 _ABSENT = weakref.WeakValueDictionary()
 
@@ -303,8 +307,8 @@ def _presented(node, key, attribute):
         v = _saved_entry(node, key, attribute)
         return () if v is None else (v,) if type(v) is int else tuple(v)
     v = _saved_entry(node, key, attribute)
-    if key == "correction" and v == 1 and _saved_entry(node, "dim", attribute) is None:
-        return None     # x.var() with no arguments: PyTorch saves no correction (x.var(unbiased=True) too, here)
+    if key == "correction" and type(v) is DefaultCorrection:
+        return None     # x.var() with no arguments at all: PyTorch saves no correction
     if key == "dim" and type(v) is int and name in _DIM_TUPLE_NODES:
         return (v,)
     return v

@@ -13,7 +13,7 @@ from ..op import apply, apply_ex, share_node
 from ..ops.common import _reduce_dim
 from ..signatures import Overloads
 from ..tensor import Tensor, _wrap_dim
-from .arguments import _dtype_arg, _given_dim, _missing, _torch
+from .arguments import _UNSET, _dtype_arg, _given_dim, _missing, _torch
 from .linalg import movedim
 from .shape import unsqueeze
 
@@ -140,26 +140,31 @@ def argmin(input, dim=None, keepdim=False):
 def _var_args(input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):        # var(input, unbiased)
         unbiased, dim = dim, None
+    if dim is _UNSET:
+        dim = None
+        if unbiased is None and correction is None:     # var() itself: ATen's node keeps no correction
+            from ..saved_attributes import DefaultCorrection
+            correction = DefaultCorrection(1)
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     return {"dim": _reduce_dim(dim, input), "correction": correction, "keepdim": keepdim}
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     return apply(D.var, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     return apply(D.std, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
     return tuple(share_node(D.var_mean, (input,), params,
                             [apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)]))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
     return tuple(share_node(D.std_mean, (input,), params,
                             [apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)]))
