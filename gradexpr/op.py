@@ -325,6 +325,7 @@ def _record(op, ts, params, result, extras):
             saved[name] = params[name]
         elif extras is not None and name in extras:
             saved[name] = extras[name] if isinstance(extras[name], Tensor) else Tensor._make(extras[name])
+            frees = True                # (a tensor the forward made, max's indices: freed by backward, as ATen's)
         elif name.endswith("_shape"):
             key = name[:-6]
             if op.variadic and key == op.inputs[0]:
