@@ -66,8 +66,9 @@ def cumprod_grad(grad, self, result, dim):
 
 
 def _atan2_recip(self, other):
+    # atan2_backward: denom.reciprocal(), masked_fill_ with 0 where denom is 0
     denom = self * self + other * other
-    return _T().where(denom == 0, 0.0, denom.reciprocal())
+    return denom.reciprocal().masked_fill(denom == 0, 0.0)
 
 
 def atan2_self_grad(grad, self, other):

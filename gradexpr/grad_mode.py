@@ -91,6 +91,11 @@ class set_grad_enabled(_GradMode):
 # truthiness before it loads the batch rules, so a program that never calls vmap never imports them
 VMAP_LEVELS: list = []
 
+# non-empty while the op table's backward formulas run (ops/registry.py): PyTorch writes them in C++, where
+# ``tensor * 2`` is mul.Scalar (MulBackward1), so a formula's arithmetic with a number records the Scalar
+# overloads there (composites/arithmetic.py), where a program's records the Tensor ones, as in Python
+IN_FORMULA: list = []
+
 _inference_mode: contextvars.ContextVar[bool] = contextvars.ContextVar("inference_mode", default=False)
 # [True] while inference mode is on: ``apply`` and the factories test its truthiness (as forward_ad.ACTIVE)
 # to make their results inference tensors

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import ops as D
 from .. import dtypes, errors
+from ..grad_mode import IN_FORMULA as _IN_FORMULA
 from ..op import _check_broadcast, apply, apply_inplace, wrap
 from ..tensor import Tensor
 from .arguments import _UNSET, _is_tensor, _need_tensor, _need_tensors, _no_overload, _scalar
@@ -34,7 +35,15 @@ def _alpha_check(input, other, alpha):
         raise errors.RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
 
 
+def _cpp_scalar(input, other) -> bool:
+    """In a backward formula (PyTorch's are C++), ``tensor OP number`` is the Scalar overload
+    (``MulBackward1`` …), as for a floating tensor there; a program's is the Tensor one, as in Python."""
+    return type(other) in (int, float) and isinstance(input, Tensor) and input._dtype.category == 2
+
+
 def add(input, other, *, alpha=1, out=None):
+    if _IN_FORMULA and alpha == 1 and _cpp_scalar(input, other):
+        return apply(D.add_scalar, (input,), {"other": other})
     if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     return apply(D.add, (input, other), {"alpha": alpha} if alpha != 1 else {})
@@ -44,12 +53,17 @@ def sub(input, other, *, alpha=1, out=None):
     if _is_tensor(input) and input._dtype is dtypes.bool_ and _is_tensor(other) and other._dtype is dtypes.bool_:
         raise errors.RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                                   "`^` or `logical_xor()` operator instead.")
+    if _IN_FORMULA and alpha == 1 and _cpp_scalar(input, other):
+        return apply(D.sub_scalar, (input,), {"other": other})
     if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     return apply(D.sub, (input, other), {"alpha": alpha} if alpha != 1 else {})
 
 
 def rsub(input, other, *, alpha=1):
+    if _IN_FORMULA and alpha == 1 and _cpp_scalar(input, other):
+        # C++'s ``number - tensor``: empty_like(tensor).fill_(number).sub_(tensor), a SubBackward0
+        return apply(D.sub, (full_like(input, other), input))
     if type(alpha) is not int:          # (an int alpha suits every dtype)
         _alpha_check(input, other, alpha)
     entry = D.rsub_tensor if _is_tensor(other) and not other._wrapped else D.rsub
@@ -57,11 +71,15 @@ def rsub(input, other, *, alpha=1):
 
 
 def mul(input, other, *, out=None):
+    if _IN_FORMULA and _cpp_scalar(input, other):
+        return apply(D.mul_scalar, (input,), {"other": other})
     return apply(D.mul, (input, other))
 
 
 def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
+        if _IN_FORMULA and _cpp_scalar(input, other):
+            return apply(D.div_scalar, (input,), {"other": other})
         return apply(D.div, (input, other))
     if rounding_mode not in ("trunc", "floor"):
         raise errors.RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "

@@ -32,12 +32,12 @@ def _apply_reduction(loss, reduction):
 
 def _plus(t, value):
     """C++'s ``Tensor + Scalar`` (add.Scalar, AddBackward1)."""
-    return apply(L.add_scalar, (t,), {"other": value})
+    return apply(D.add_scalar, (t,), {"other": value})
 
 
 def _minus(t, value):
     """C++'s ``Tensor - Scalar`` (sub.Scalar, SubBackward1)."""
-    return apply(L.sub_scalar, (t,), {"other": value})
+    return apply(D.sub_scalar, (t,), {"other": value})
 
 
 def _times(value, t):

@@ -8,7 +8,7 @@ import numpy as np
 from .. import errors
 from .. import functions as T
 from ..op import apply
-from ..ops import nn_losses as L
+from .. import ops as D
 from ..ops import nn_norms as NN
 from . import functional as NF2
 
@@ -66,7 +66,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input._data.dtype).eps)
     dims = [input.dim() - i - 1 for i in range(len(shape))]
-    rsqrt = apply(L.add_scalar, (input.pow(2).mean(dims, keepdim=True),), {"other": eps}).rsqrt()
+    rsqrt = apply(D.add_scalar, (input.pow(2).mean(dims, keepdim=True),), {"other": eps}).rsqrt()
     result = input.mul(rsqrt)
     return result.mul(weight) if weight is not None else result
 

@@ -159,12 +159,6 @@ multilabel_margin_loss = op("multilabel_margin_loss", "MultilabelMarginLossBackw
                             domain="distinct", twice=False)
 
 
-# ---------------------------------------------------------------- the Scalar overloads ATen's composites call
-# (``x + margin`` in C++ is add.Scalar: AddBackward1, where Python's ``x + 0.5`` records AddBackward0)
-add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
-                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
-sub_scalar = op("sub_scalar", "SubBackward1", lambda a, other: a - np.asarray(other, a.dtype),
-                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
 # at::norm(self, p, dim, keepdim) (pairwise_distance's): NormBackward1, the formula of linalg's vector norm
 norm_dim = op("norm_dim", "NormBackward1", _norm,
               self=lambda grad, self, result, ord, dim, keepdim: _norm_grad(grad, self, result, ord, dim, keepdim),

@@ -45,6 +45,10 @@ mul_scalar = op("mul_scalar", "MulBackward1", lambda a, other: a * np.asarray(ot
                 self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
 div_scalar = op("div_scalar", "DivBackward1", lambda a, other: a / np.asarray(other, a.dtype),
                 self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
+add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
+sub_scalar = op("sub_scalar", "SubBackward1", lambda a, other: a - np.asarray(other, a.dtype),
+                self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
 
 
 def _check_int_divisor(a, b):
@@ -197,7 +201,7 @@ pow_rscalar = op("pow_rscalar", "PowBackward2", _pow_forward, ("self", "exponent
 
 # ============================================================ unary math
 _F_ = "float"
-abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sign(), domain="nonzero",
+abs_ = op("abs", "AbsBackward0", np.abs, self=lambda grad, self: grad * self.sgn(), domain="nonzero",
           dtype=_kernel("abs_cpu"), forward_ad="element_wise",
           schema="abs(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _sign(a):
@@ -222,7 +226,7 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
 exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * (result * math.log(2.0)),
+exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
@@ -318,7 +322,7 @@ def _erf(a):
     return flat.reshape(a.shape).astype(a.dtype)
 
 
-erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: grad * (2 / math.sqrt(math.pi)) * (-self * self).exp(),
+erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
          dtype=_F_, domain="real", forward_ad="element_wise",
          schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
@@ -366,7 +370,8 @@ def _xlogy(x, y):
 
 
 xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
-           self=lambda grad, self, other: grad * (self != 0).to(grad.dtype).xlogy(other),
+           # 0 only where self is 0 and other <= 0 (the directional derivative along x = 0: pytorch#80770)
+           self=lambda grad, self, other: grad.xlogy(other).masked_fill((self == 0.0) & (other <= 0.0), 0.0),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
@@ -415,14 +420,14 @@ def _addcdiv(a, t1, t2, value=1):
 
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * tensor2 * value,
-             tensor2=lambda grad, tensor1, value=1: grad * tensor1 * value,
+             tensor1=lambda grad, tensor2, value=1: grad * (tensor2 * value),
+             tensor2=lambda grad, tensor1, value=1: grad * (tensor1 * value),
              schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
              variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
 addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * value / tensor2,
+             tensor1=lambda grad, tensor2, value=1: grad * (value / tensor2),
              tensor2=lambda grad, tensor1, tensor2, value=1: -grad * value * tensor1 / (tensor2 * tensor2),
              schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",

@@ -385,8 +385,7 @@ def _std(a, dim=None, correction=1, keepdim=False):
 
 
 def _std_grad(grad, self, result, dim, correction, keepdim):
-    F = _F()
-    g = F.where(result == 0, 0.0, grad / (result * 2))
+    g = (grad / (result * 2)).masked_fill(result == 0, 0.0)
     return _var_grad(g, self, dim, correction, keepdim)
 
 
@@ -453,20 +452,30 @@ def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
 
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):
-    F = _F()
+    """PyTorch's norm_backward, case by case (a subgradient 0 where the norm, or for p < 1 the
+    element, is 0)."""
     g = _restore(grad, self.shape, dim, keepdim)
     r = _restore(result, self.shape, dim, keepdim)
     if ord == 0:
         return None         # PyTorch leaves the gradient of the 0-"norm" undefined
     if ord == 1:
-        return g * self.sign()
+        return self.sgn() * g
     if ord == 2:
-        return g * F.where(r == 0, 0.0, self / r)
+        return g * (self / r).masked_fill(r == 0, 0.0)
     if ord in (math.inf, -math.inf):
-        mask = self.abs() == r
-        return g * self.sign() * mask / mask.sum(dim, keepdim=True) if dim is not None else \
-            g * self.sign() * mask / mask.sum()
-    return g * self * self.abs().pow(ord - 2) / F.where(r == 0, 1.0, r.pow(ord - 1)) * (r != 0)
+        # the derivative of amax(abs(self)), nans counting as maxima
+        self_abs = self.abs()
+        mask = self_abs.eq(r).logical_or(self_abs.isnan())
+        count = mask.sum(dim if dim is not None else tuple(range(self.dim())), keepdim=True)
+        return self.sgn() * ((g / count) * mask)
+    if ord < 1:
+        self_scaled = self.sgn() * self.abs().pow(ord - 1).masked_fill(self == 0, 0.0)
+        return self_scaled * g * r.pow(1 - ord)
+    if ord < 2:
+        self_scaled = self.sgn() * self.abs().pow(ord - 1)
+    else:
+        self_scaled = self * self.abs().pow(ord - 2)
+    return self_scaled * (g / r.pow(ord - 1)).masked_fill(r == 0, 0.0)
 
 
 def _norm_dtype(ts, params, _check=_floating_only(

@@ -50,6 +50,7 @@ Ops without variants are reached through a composite (``composites/``,
 from __future__ import annotations
 
 from .. import errors
+from ..grad_mode import IN_FORMULA
 from ..made_on_use import MadeOnUse
 
 
@@ -313,7 +314,14 @@ class Op:
         return name in self._any_optional
 
     def backward(self, ctx, needed):
-        """Gradients for each input, None where not needed."""
+        """Gradients for each input, None where not needed (the formulas run as C++ code: IN_FORMULA)."""
+        IN_FORMULA.append(True)
+        try:
+            return self._backward(ctx, needed)
+        finally:
+            IN_FORMULA.pop()
+
+    def _backward(self, ctx, needed):
         if self.variadic:
             name = self.inputs[0]
             f = self.formulas[name]

@@ -52,13 +52,24 @@ permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims
              self=lambda grad, dims: grad.permute(tuple(int(i) for i in np.argsort([d % len(dims) for d in dims]))),
              dtype="first",
              view=True, domain="matrix", forward_ad="linear")
+def _unsqueeze_to(grad, self_shape, dim=None):
+    """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just ``dim``, when
+    given) put back by an unsqueeze, lowest first."""
+    n = len(self_shape)
+    wanted = range(n) if dim is None else (dim % n,) if n else ()
+    for d in wanted:
+        if self_shape[d] == 1:
+            grad = grad.unsqueeze(d)
+    return grad
+
+
 squeeze = op("squeeze", "SqueezeBackward0", lambda a: np.squeeze(a),
-             self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+             self=lambda grad, self_shape: _unsqueeze_to(grad, self_shape), dtype="first", view=True, domain="real",
              forward_ad="linear")
 squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                  # (dim unused: named so the node keeps it, as PyTorch's _saved_dim)
-                 self=lambda grad, self_shape, dim=None: grad.reshape(self_shape), dtype="first", view=True,
+                 self=lambda grad, self_shape, dim=None: _unsqueeze_to(grad, self_shape, dim), dtype="first", view=True,
                  domain="real",
                  forward_ad="linear")
 squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
@@ -67,7 +78,7 @@ squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
                   forward_ad="linear")
 squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
-                         self=lambda grad, self_shape, dim=None: grad.reshape(self_shape), dtype="first", view=True,
+                         self=lambda grad, self_shape, dim=None: _unsqueeze_to(grad, self_shape, dim), dtype="first", view=True,
                          domain="real", forward_ad="linear")
 unsqueeze = op("unsqueeze", "UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim),
                self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real", forward_ad="linear")
@@ -82,12 +93,13 @@ unsqueeze_inplace = op("unsqueeze_inplace", "UnsqueezeBackward1", lambda a, dim:
                        self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real",
                        forward_ad="linear")
 squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze(a),
-                     self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
+                     self=lambda grad, self_shape: _unsqueeze_to(grad, self_shape), dtype="first", view=True, domain="real",
                      forward_ad="linear")
 squeeze_inplace_dims = op("squeeze_inplace_dims", "SqueezeBackward5",
                           lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim
                           else a.view(),
-                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True,
+                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first",
+                          view=True,
                           domain="real", forward_ad="linear")
 expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
             self=lambda grad, self_shape: grad.sum_to_size(self_shape), dtype="first", view=True, domain="real",
