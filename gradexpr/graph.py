@@ -160,7 +160,9 @@ class Node:
     """One recorded op. ``_next[i]`` is the node that receives input i's gradient (None: no grad)."""
 
     _gx_exposed = True
-    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "__weakref__")
+    # (``_params``, set by op.py's record when the call had parameters: what ``_saved_*`` still shows
+    # once backward has freed the saved tensors)
+    __slots__ = ("_op", "_next", "_saved", "_meta", "_seq", "_retains", "_frees", "_origin", "_params", "__weakref__")
 
     def __init__(self, op, next_nodes, saved, meta, frees=None):
         self._origin = forward_site[0]
@@ -445,6 +447,14 @@ class AccumulateGrad:
         self.variable = variable
         self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
         self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway)
+
+    # a leaf's node saves nothing: ``_saved_*`` names fail in PyTorch's words, not the interpreter's refusal
+    _gx_saved_attributes = True
+
+    def __getattr__(self, name):
+        if name.startswith(("_saved_", "_raw_saved_")):
+            raise errors.AttributeError(f"'AccumulateGrad' object has no attribute '{name}'")
+        raise AttributeError(name)
 
     register_hook = Node.register_hook
     register_prehook = Node.register_prehook

@@ -28,7 +28,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _implicit_dim(input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    return apply(D.softmax, (input,), {"dim": T._wrap_dim(dim, input.dim())})
+    T._wrap_dim(dim, input.dim())
+    return apply(D.softmax, (input,), {"dim": int(dim)})       # as given: the node shows a negative dim raw
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -36,7 +37,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _implicit_dim(input.dim())
     if dtype is not None:
         input = input.to(dtype)
-    return apply(D.log_softmax, (input,), {"dim": T._wrap_dim(dim, input.dim())})
+    T._wrap_dim(dim, input.dim())
+    return apply(D.log_softmax, (input,), {"dim": int(dim)})   # as given: the node shows a negative dim raw
 
 
 def torch_softmax(input, dim=None, dtype=None):

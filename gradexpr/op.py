@@ -352,6 +352,7 @@ def _record(op, ts, params, result, extras):
             saved[name] = params[name]
         elif extras is not None and name in extras:
             saved[name] = extras[name] if isinstance(extras[name], Tensor) else Tensor._make(extras[name])
+            frees = True                # (a tensor the forward made, max's indices: freed by backward, as ATen's)
         elif name.endswith("_shape"):
             key = name[:-6]
             if op.variadic and key == op.inputs[0]:
@@ -364,8 +365,14 @@ def _record(op, ts, params, result, extras):
             continue
         else:
             raise KeyError(f"formula of {op.name} reads unknown name {name!r}")
+    if params:
+        for name in op._params_read.intersection(params):   # the call's scalars, needed or not (as PyTorch's node)
+            if name not in saved:
+                saved[name] = params[name]
     result._requires_grad = True
-    result._grad_fn = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
+    result._grad_fn = node = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
+    if params:
+        node._params = params           # its scalars outlive the freed tensors (saved_attributes.py)
 
 
 # ---------------------------------------------------------------- views

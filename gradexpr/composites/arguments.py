@@ -103,6 +103,13 @@ def _finish(t: Tensor, requires_grad=False):
     return t
 
 
+def _given_dim(dim, ndim):
+    """``dim`` checked against ``ndim`` (PyTorch's IndexError) and kept as given: a node shows a negative
+    dim raw, as PyTorch's does (the kernels and formulas take negative dims)."""
+    _wrap_dim(dim, ndim)
+    return int(dim)
+
+
 def _dim_arg(dim, ndim):
     if isinstance(dim, (tuple, list)):
         return tuple(_wrap_dim(d, ndim) for d in dim)

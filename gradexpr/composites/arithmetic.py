@@ -146,8 +146,10 @@ def clamp(input, min=None, max=None, *, out=None):
         def bound(b, extreme):
             if _is_tensor(b):
                 return b
-            if b is None:
-                b = extreme if d.category == 2 else (np.iinfo(d.np).min if extreme < 0 else np.iinfo(d.np).max)
+            if b is None:       # the bound not given: no bound (the node shows None for it)
+                from ..saved_attributes import absent
+                fill = extreme if d.category == 2 else (np.iinfo(d.np).min if extreme < 0 else np.iinfo(d.np).max)
+                return absent(full_like(input, fill, dtype=d))
             return full_like(input, b, dtype=d)
         return apply(D.clamp_tensor, (input, bound(min, -math.inf), bound(max, math.inf)))
     params = {}
@@ -249,8 +251,10 @@ def relu(input, inplace=False):
     return apply(D.relu, (input,))
 
 
-def round(input, *, decimals=0, out=None):
-    return apply(D.round_, (input,), {"decimals": decimals} if decimals else {})
+def round(input, *, decimals=None, out=None):
+    if decimals is None:
+        return apply(D.round_, (input,))
+    return apply(D.round_decimals, (input,), {"decimals": int(decimals)})
 
 
 def isreal(input):

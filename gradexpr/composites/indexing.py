@@ -320,7 +320,7 @@ def _slice_scatter(self, src, dim, start, end, step=1):
 
 
 def _narrow_step(self, dim, start, end, step=1):
-    idx = (slice(None),) * dim + (slice(start, end, step),)
+    idx = (slice(None),) * (dim % self._data.ndim) + (slice(start, end, step),)
     return getitem(self, idx)
 
 

@@ -14,8 +14,8 @@ from ..forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, save_inplace_result, wrap,
                   write_inplace)
 from ..ops.common import _reduce_dim
-from ..tensor import Tensor, _wrap_dim
-from .arguments import _is_tensor
+from ..tensor import Tensor
+from .arguments import _given_dim, _is_tensor
 
 
 def _inplace_of(fn_name, fn):
@@ -99,11 +99,11 @@ def t_(self):
 
 def transpose_(self, dim0, dim1):
     n = self._data.ndim
-    return apply_inplace_view(D.transpose_inplace, self, {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+    return apply_inplace_view(D.transpose_inplace, self, {"dim0": _given_dim(dim0, n), "dim1": _given_dim(dim1, n)})
 
 
 def unsqueeze_(self, dim):
-    return apply_inplace_view(D.unsqueeze_inplace, self, {"dim": _wrap_dim(dim, self._data.ndim + 1)})
+    return apply_inplace_view(D.unsqueeze_inplace, self, {"dim": _given_dim(dim, self._data.ndim + 1)})
 
 
 def squeeze_(self, dim=None):
@@ -112,4 +112,4 @@ def squeeze_(self, dim=None):
     if isinstance(dim, (tuple, list)):
         return apply_inplace_view(D.squeeze_inplace_dims, self,
                                   {"dims": _reduce_dim(dim, self, empty_means_all=False)})
-    return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _wrap_dim(dim, self._data.ndim)})
+    return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _given_dim(dim, self._data.ndim)})

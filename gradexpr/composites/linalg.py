@@ -11,7 +11,7 @@ from .. import ops as D
 from .. import errors, limits
 from ..op import _check_broadcast, apply
 from ..tensor import _wrap_dim
-from .arguments import _UNSET, _int_list_arg, _missing, _need_tensors, _shape_args, _varargs_method
+from .arguments import _UNSET, _given_dim, _int_list_arg, _missing, _need_tensors, _shape_args, _varargs_method
 from .shape import contiguous, expand, reshape, squeeze, unsqueeze
 
 
@@ -226,7 +226,7 @@ def t(input):
 
 def transpose(input, dim0, dim1):
     n = input._data.ndim
-    return apply(D.transpose, (input,), {"dim0": _wrap_dim(dim0, n), "dim1": _wrap_dim(dim1, n)})
+    return apply(D.transpose, (input,), {"dim0": _given_dim(dim0, n), "dim1": _given_dim(dim1, n)})
 
 
 swapaxes = swapdims = transpose
@@ -243,10 +243,9 @@ def permute(input, dims=_UNSET, *extra):
         raise errors.RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                                   f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
                                   f"to len(dims) = {len(dims)}")
-    dims = tuple(_wrap_dim(d, n) for d in dims)
-    if len(set(dims)) != n:
+    if len({_wrap_dim(d, n) for d in dims}) != n:
         raise errors.RuntimeError("permute(): duplicate dims are not allowed.")
-    return apply(D.permute, (input,), {"dims": dims})
+    return apply(D.permute, (input,), {"dims": tuple(int(d) for d in dims)})     # as given (the node shows them so)
 
 
 _permute_method = _varargs_method("permute", "dims", permute)     # Tensor.permute

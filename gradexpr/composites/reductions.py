@@ -13,7 +13,7 @@ from ..op import apply, apply_ex, share_node
 from ..ops.common import _reduce_dim
 from ..signatures import Overloads
 from ..tensor import Tensor, _wrap_dim
-from .arguments import _dtype_arg, _missing, _torch
+from .arguments import _UNSET, _dtype_arg, _given_dim, _missing, _torch
 from .linalg import movedim
 from .shape import unsqueeze
 
@@ -69,13 +69,6 @@ class MinMax(ReturnType):
         return self[1]
 
 
-def _given_dim(dim, input):
-    """``dim`` checked against the input's rank and kept as given: the node shows a -1 raw, as PyTorch's
-    does (the kernels and formulas take negative dims)."""
-    _wrap_dim(dim, input._data.ndim)
-    return int(dim)
-
-
 def _minmax(name, all_name, dim_name, binary_name):
     """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
     schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``. The entries
@@ -104,7 +97,7 @@ def _minmax(name, all_name, dim_name, binary_name):
             return apply(entry, (input, values["other"]))
         if entry is all_entry:
             return apply(entry, (input,))
-        params = {"dim": _given_dim(values["dim"], input), "keepdim": values["keepdim"]}
+        params = {"dim": _given_dim(values["dim"], input._data.ndim), "keepdim": values["keepdim"]}
         result, extras = apply_ex(dim_entry, (input,), params)
         indices = extras["indices"]         # (under vmap already a batched tensor)
         return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
@@ -147,26 +140,31 @@ def argmin(input, dim=None, keepdim=False):
 def _var_args(input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):        # var(input, unbiased)
         unbiased, dim = dim, None
+    if dim is _UNSET:
+        dim = None
+        if unbiased is None and correction is None:     # var() itself: ATen's node keeps no correction
+            from ..saved_attributes import DefaultCorrection
+            correction = DefaultCorrection(1)
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     return {"dim": _reduce_dim(dim, input), "correction": correction, "keepdim": keepdim}
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     return apply(D.var, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     return apply(D.std, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
     return tuple(share_node(D.var_mean, (input,), params,
                             [apply(D.var_mean_var, (input,), params), apply(D.var_mean_mean, (input,), params)]))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def std_mean(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
     params = _var_args(input, dim, unbiased, keepdim, correction)
     return tuple(share_node(D.std_mean, (input,), params,
                             [apply(D.std_mean_std, (input,), params), apply(D.std_mean_mean, (input,), params)]))
@@ -199,12 +197,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``torch.linalg.norm``: a vector norm over one dim (or all, without ord), else a matrix norm."""
     n = A._data.ndim
+    if isinstance(dim, (tuple, list)) and len(dim) not in (1, 2):
+        raise errors.RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}")
     if isinstance(dim, (tuple, list)) and len(dim) == 1:
         dim = dim[0]
-    if isinstance(dim, int) or (dim is None and (ord is None or (n == 1 and not isinstance(ord, str)))):
+    if ord is None or isinstance(dim, int) or (dim is None and n == 1 and not isinstance(ord, str)):
+        # (without ord, ATen's linalg.norm is the vector 2-norm over the dims given, a pair included)
         if isinstance(ord, str):
             raise errors.RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord}")
-        return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+        return vector_norm(A, 2.0 if ord is None else ord, dim, keepdim, dtype=dtype)    # (ATen's default: 2.0)
     if dim is None:
         if n != 2 and not (n == 1 and isinstance(ord, str)):     # a string ord is a matrix norm's
             raise errors.RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
@@ -226,7 +227,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
             d0, d1 = d1, d0
         if not keepdim and d0 < d1:
             d1 -= 1
-        summed = _torch("sum")(A.abs(), d0, keepdim)
+        summed = vector_norm(A, 1, d0, keepdim, dtype=dtype)      # (ATen's: the 1-norm of each column)
         return amax(summed, d1, keepdim) if ord > 0 else amin(summed, d1, keepdim)
     if ord in (2, -2, "nuc"):
         s = svdvals(movedim(A, (d0, d1), (-2, -1)))
@@ -257,14 +258,14 @@ def logsumexp(input, dim=None, keepdim=False):
 
 
 def cumsum(input, dim, *, dtype=None):
-    params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumsum, (input,), params)
 
 
 def cumprod(input, dim, *, dtype=None):
-    params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input)}
+    params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumprod, (input,), params)
@@ -306,7 +307,7 @@ def sort(input, dim=-1, descending=False, *, stable=None):
     """``torch.sort``: (values, indices); PyTorch's CPU sort is stable whatever ``stable`` says (only
     the node differs: SortBackward1 for ``stable=``)."""
     entry = D.sort if stable is None else D.sort_stable
-    return _selection("sort", entry, input, {"dim": _given_dim(dim, input), "descending": bool(descending)})
+    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending)})
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
@@ -318,12 +319,12 @@ def msort(input):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input), "largest": bool(largest),
+    return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input._data.ndim), "largest": bool(largest),
                                              "sorted": bool(sorted)})
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
-    return _selection("kthvalue", D.kthvalue, input, {"k": int(k), "dim": _given_dim(dim, input),
+    return _selection("kthvalue", D.kthvalue, input, {"k": int(k), "dim": _given_dim(dim, input._data.ndim),
                                                      "keepdim": bool(keepdim)})
 
 
@@ -332,4 +333,4 @@ def median(input, dim=None, keepdim=False):
     with the index of the median."""
     if dim is None:
         return apply(D.median, (input,))
-    return _selection("median", D.median_dim, input, {"dim": _given_dim(dim, input), "keepdim": bool(keepdim)})
+    return _selection("median", D.median_dim, input, {"dim": _given_dim(dim, input._data.ndim), "keepdim": bool(keepdim)})

@@ -14,7 +14,7 @@ from ..dtypes import DType
 from ..op import _check_broadcast, apply, share_node
 from ..ops.common import _reduce_dim
 from ..tensor import _wrap_dim
-from .arguments import (_UNSET, _check_new_shape, _int_list_arg, _is_tensor, _missing, _need_tensor,
+from .arguments import (_UNSET, _check_new_shape, _given_dim, _int_list_arg, _is_tensor, _missing, _need_tensor,
                         _no_overload, _scalar, _shape_args, _varargs_method)
 
 
@@ -118,11 +118,11 @@ def squeeze(input, dim=None):
         return apply(D.squeeze, (input,))
     if isinstance(dim, (tuple, list)):
         return apply(D.squeeze_dims, (input,), {"dims": _reduce_dim(dim, input, empty_means_all=False)})
-    return apply(D.squeeze_dim, (input,), {"dim": _wrap_dim(dim, input._data.ndim)})
+    return apply(D.squeeze_dim, (input,), {"dim": _given_dim(dim, input._data.ndim)})
 
 
 def unsqueeze(input, dim):
-    return apply(D.unsqueeze, (input,), {"dim": _wrap_dim(dim, input._data.ndim + 1)})
+    return apply(D.unsqueeze, (input,), {"dim": _given_dim(dim, input._data.ndim + 1)})
 
 
 def expand(input, *sizes):
@@ -206,7 +206,7 @@ def cat(tensors, dim=0, *, out=None):
                                               f"{a} but got size {b} for tensor number {i} in the list.")
     limits.check_elements(ref._data.shape[:d] + (builtins.sum(t._data.shape[d] for t in nonempty),)
                           + ref._data.shape[d + 1:]) if nonempty else None
-    params = {"dim": d}
+    params = {"dim": int(dim)}         # as given: the node shows a negative dim raw
     if len(nonempty) != len(ts):
         # skipped legacy empty tensors still take part in type promotion
         promoted = dtypes.result_type(ts)
@@ -227,7 +227,7 @@ def stack(tensors, dim=0, *, out=None):
                                       f"at entry 0 and {list(t._data.shape)} at entry {i}")
     d = _wrap_dim(dim, ts[0]._data.ndim + 1)
     limits.check_elements(ts[0]._data.shape[:d] + (len(ts),) + ts[0]._data.shape[d:])
-    return apply(D.stack, ts, {"dim": d})
+    return apply(D.stack, ts, {"dim": int(dim)})
 
 
 def hstack(tensors):
@@ -320,7 +320,7 @@ def narrow(input, dim, start, length):
         start += size
     if not 0 <= start <= size or length < 0 or start + length > size:
         raise errors.RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return apply(D.narrow, (input,), {"dim": d, "start": start, "end": start + length})
+    return apply(D.narrow, (input,), {"dim": int(dim), "start": start, "end": start + length})
 
 
 def select(input, dim, index):
@@ -332,7 +332,7 @@ def select(input, dim, index):
     if not -size <= i < size:
         raise errors.IndexError(f"select(): index {i} out of range for tensor of size {list(input._data.shape)} at "
                                 f"dimension {d}")
-    return apply(D.select, (input,), {"dim": d, "index": i % size})
+    return apply(D.select, (input,), {"dim": int(dim), "index": i})      # as given (the node shows them so)
 
 
 def index_select(input, dim, index):
@@ -350,11 +350,11 @@ def index_select(input, dim, index):
         if d == 1 and input._data.ndim > 1:
             raise errors.RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.flat[0])} axis_dim={size}")
         raise errors.IndexError("index out of range in self")
-    return apply(D.index_select, (input, reshape(index, -1) if index._data.ndim == 0 else index), {"dim": d})
+    return apply(D.index_select, (input, reshape(index, -1) if index._data.ndim == 0 else index), {"dim": int(dim)})
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    return apply(D.index_add, (input, index, source), {"dim": _wrap_dim(dim, input._data.ndim), "alpha": alpha})
+    return apply(D.index_add, (input, index, source), {"dim": _given_dim(dim, input._data.ndim), "alpha": alpha})
 
 
 def gather(input, dim, index, *, sparse_grad=False):
@@ -374,11 +374,11 @@ def gather(input, dim, index, *, sparse_grad=False):
     bad = index._data[(index._data < 0) | (index._data >= size)]
     if bad.size:
         raise errors.RuntimeError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {size}")
-    return apply(D.gather, (input, index), {"dim": d})
+    return apply(D.gather, (input, index), {"dim": int(dim)})
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    d = _wrap_dim(dim, input._data.ndim)
+    d = _given_dim(dim, input._data.ndim)         # as given (the node shows it so)
     if src is None or not _is_tensor(src):
         v = value if src is None else src
         return apply(D.scatter_value, (input, index), {"dim": d, "value": _scalar(v)})
@@ -386,7 +386,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_add(input, dim, index, src):
-    return apply(D.scatter_add, (input, index, src), {"dim": _wrap_dim(dim, input._data.ndim)})
+    return apply(D.scatter_add, (input, index, src), {"dim": _given_dim(dim, input._data.ndim)})
 
 
 def flip(input, dims=_UNSET, *extra):
@@ -394,11 +394,12 @@ def flip(input, dims=_UNSET, *extra):
         raise errors.TypeError(f"flip() takes 2 positional arguments but {2 + len(extra)} were given")
     if dims is _UNSET:
         raise _missing("flip", "dims")
-    dims = tuple(_wrap_dim(d, input._data.ndim) for d in _int_list_arg(dims, "flip", "dims", 2))
+    given = tuple(int(d) for d in _int_list_arg(dims, "flip", "dims", 2))
+    dims = tuple(_wrap_dim(d, input._data.ndim) for d in given)
     for k, d in enumerate(dims):
         if d in dims[:k]:
             raise errors.RuntimeError(f"dim {d} appears multiple times in the list of dims")
-    return apply(D.flip, (input,), {"dims": dims})
+    return apply(D.flip, (input,), {"dims": given})       # as given (the node shows them so)
 
 
 _flip_method = _varargs_method("flip", "dims", flip)     # Tensor.flip
@@ -426,7 +427,9 @@ def roll(input, shifts, dims=None):
                                       f"shifts and dimensions must align. shifts: {n_shifts}, dims:{len(dims)}")
         if input._data.ndim == 0:
             raise errors.IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
-        dims = tuple(_wrap_dim(d, input._data.ndim) for d in dims)
+        for d in dims:
+            _wrap_dim(d, input._data.ndim)
+        dims = tuple(int(d) for d in dims)          # as given (the node shows them so)
         shifts = shifts if isinstance(shifts, tuple) else (shifts,)
     return apply(D.roll, (input,), {"shifts": shifts, "dims": dims})
 
@@ -458,7 +461,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     d1, d2 = _wrap_dim(dim1, n), _wrap_dim(dim2, n)
     if d1 == d2:
         raise errors.RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return apply(D.diagonal, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
+    return apply(D.diagonal, (input,), {"offset": offset, "dim1": int(dim1), "dim2": int(dim2)})
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -467,7 +470,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     if d1 == d2:
         raise errors.RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     limits.check_elements(input._data.shape[:-1] + (n, n))
-    return apply(D.diag_embed, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
+    return apply(D.diag_embed, (input,), {"offset": offset, "dim1": int(dim1), "dim2": int(dim2)})   # as given
 
 
 def clone(input, *, memory_format=None):

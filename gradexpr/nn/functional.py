@@ -115,7 +115,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    stride = () if stride is None or stride == [] or stride == () else _tuple(stride, 2)  # () kept: the kernel
     padding, dilation = _tuple(padding, 2), _tuple(dilation, 2)
     for p, k in zip(padding, kernel):
         if p > k // 2:
@@ -149,6 +149,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                                   f"types: Long, Int; but got torch.{input.dtype.name.capitalize()}Tensor instead "
                                   "(while checking arguments for embedding)")
     params = {"padding_idx": padding_idx} if padding_idx is not None else {}
+    if scale_grad_by_freq:
+        params["scale_grad_by_freq"] = True
     return apply(L.embedding, (weight, input), params)
 
 
@@ -158,10 +160,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise errors.RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                                   f"[*, {', '.join(str(s) for s in shape)}], but got input of size"
                                   f"{list(input.shape)}")
+    from ..saved_attributes import absent       # an absent weight/bias: the node shows None for it
     if weight is None:
-        weight = T.ones(shape, dtype=input.dtype)
+        weight = absent(T.ones(shape, dtype=input.dtype))
     if bias is None:
-        bias = T.zeros(shape, dtype=input.dtype)
+        bias = absent(T.zeros(shape, dtype=input.dtype))
     return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
 
 
@@ -171,7 +174,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     kernel = _tuple(kernel_size, 2)
-    stride = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 2)
+    stride = () if stride is None or stride == [] or stride == () else _tuple(stride, 2)  # () kept: the kernel
     padding = _tuple(padding, 2)
     for p, k in zip(padding, kernel):
         if p > k // 2:
@@ -224,10 +227,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise errors.RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
         if t is None and name.startswith("running") and not training:
             raise errors.RuntimeError(f"{name} must be defined in evaluation mode")
+    from ..saved_attributes import absent       # an absent weight/bias: the node shows None for it
     if weight is None:
-        weight = T.ones(channels, dtype=input.dtype)
+        weight = absent(T.ones(channels, dtype=input.dtype))
     if bias is None:
-        bias = T.zeros(channels, dtype=input.dtype)
+        bias = absent(T.zeros(channels, dtype=input.dtype))
     params = {"running_mean": None if running_mean is None else running_mean._data,
               "running_var": None if running_var is None else running_var._data,
               "training": bool(training), "momentum": float(momentum), "eps": float(eps)}

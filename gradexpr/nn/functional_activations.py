@@ -67,7 +67,7 @@ def glu(input, dim=-1):
     d = dim % input.dim() if -input.dim() <= dim < input.dim() else dim
     if input.shape[d] % 2:
         raise errors.RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
-    return apply(A.glu, (input,), {"dim": d})
+    return apply(A.glu, (input,), {"dim": int(dim)})      # as given (the node shows a negative dim raw)
 
 
 def prelu(input, weight):

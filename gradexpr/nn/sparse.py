@@ -45,7 +45,7 @@ class Embedding(Module):
         self.sparse = sparse
 
     def forward(self, input):
-        return NF2.embedding(input, self.weight, self.padding_idx)
+        return NF2.embedding(input, self.weight, self.padding_idx, scale_grad_by_freq=self.scale_grad_by_freq)
 
     def extra_repr(self):
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -143,7 +143,7 @@ def _softplus_backward(g, x, beta, threshold):
         return np.where(bx > threshold, g, g * z / (z + 1))
 
 
-def softplus_grad(grad, self, beta=1.0, threshold=20.0):
+def softplus_grad(grad, self, beta=1, threshold=20):         # (ATen's defaults, Scalars 1 and 20)
     return _apply(softplus_backward, (grad, self), {"beta": beta, "threshold": threshold})
 
 
@@ -172,7 +172,7 @@ def _elu_backward(g, x, alpha, scale, input_scale, is_result):
         return np.where(x <= 0, neg, g * c(scale))
 
 
-def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1.0, input_scale=1.0):
+def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1, input_scale=1):    # (elu's: Scalars 1)
     return _apply(elu_backward, (grad, self_or_result),
                   {"alpha": alpha, "scale": scale, "input_scale": input_scale, "is_result": is_result})
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .common import _F
 from .registry import TABLE, Op, batch_rules, op
 
 
@@ -14,7 +15,8 @@ index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alph
                                                                                                   alpha),
                ("self", "index", "source"),
                self=lambda grad: grad,
-               source=lambda grad, index, dim, alpha=1: grad.index_select(dim, index) * alpha,
+               # (expanded to the source: a 0-d source of a 0-d self; the node keeps the source, as PyTorch's)
+               source=lambda grad, index, source, dim, alpha=1: (grad.index_select(dim, index) * alpha).expand_as(source),
                dtype="first", domain="index", forward_ad="linear")
 
 
@@ -29,7 +31,7 @@ def _gather(a, index, dim):
     if a.ndim == 0:
         return a.copy() if index.ndim == 0 else np.full(index.shape, a[()], a.dtype)
     # the index may be smaller than the input in the other dimensions: gather from that corner
-    corner = tuple(slice(None) if k == dim else slice(0, n) for k, n in enumerate(index.shape))
+    corner = tuple(slice(None) if k == dim % a.ndim else slice(0, n) for k, n in enumerate(index.shape))
     return np.take_along_axis(a[corner], index, axis=dim)
 
 
@@ -39,8 +41,18 @@ gather = op("gather", "GatherBackward0", _gather, ("self", "index"),
 
 
 def _scatter(a, index, src, dim):
+    """``a`` with ``src[i][j]`` written at ``[index[i][j]][j]`` (dim 0), for every position of ``index``:
+    the index may be smaller than ``a`` and ``src`` in the other dims (their corner is used)."""
     out = a.copy()
-    np.put_along_axis(out, index, src, axis=dim)
+    if a.ndim == 0:
+        if index.size:
+            out[()] = src if np.ndim(src) == 0 else src.reshape(-1)[0]
+        return out
+    if np.ndim(src) and src.shape != index.shape:
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    at = list(np.indices(index.shape, sparse=True))
+    at[dim % a.ndim] = index
+    out[tuple(at)] = src
     return out
 
 
@@ -239,14 +251,40 @@ def _masked_select(a, mask):
 
 
 def _masked_select_grad(grad, self, mask):
-    """The selected elements' gradients put back in place (over the broadcast shape; the engine sums
-    them to the input's shape)."""
+    """The selected elements' gradients scattered into zeros of the broadcast shape (the engine sums
+    them to the input's shape), as ATen's masked_select_backward: a masked_scatter node under create_graph."""
+    from ..op import apply
     shape = np.broadcast_shapes(self.shape, mask.shape)
-    return grad.new_zeros(shape)._index_put((np.broadcast_to(mask._data, shape),), grad)
+    return apply(masked_scatter, (grad.new_zeros(shape), mask.expand(shape), grad))
 
 
 masked_select = op("masked_select", "MaskedSelectBackward0", _masked_select, ("self", "mask"),
                    self=_masked_select_grad, dtype="first", broadcast=False, domain="real", forward_ad="linear")
+
+
+def _masked_scatter(a, mask, source):
+    """``a`` with the places ``mask`` marks filled, in order, by the first elements of ``source``."""
+    a, mask = np.broadcast_arrays(a, mask)
+    out = a.copy()
+    out[mask] = source.reshape(-1)[:int(mask.sum())]
+    return out
+
+
+def _masked_scatter_source_grad(grad, mask, source_shape):
+    """ATen's masked_scatter_backward: the gradient at the masked places, in order, padded with zeros
+    to the source's size (the source elements never used get none)."""
+    picked = grad.masked_select(mask)
+    size = int(np.prod(source_shape, dtype=np.int64))
+    if picked.numel() < size:
+        picked = _F().cat([picked, picked.new_zeros(size - picked.numel())])
+    return picked.view(source_shape)
+
+
+# (reached through masked_select's gradient; ``mask`` is not differentiable)
+masked_scatter = op("masked_scatter", "MaskedScatterBackward0", _masked_scatter, ("self", "mask", "source"),
+                    self=lambda grad, mask: grad.masked_fill(mask, 0.0),
+                    source=_masked_scatter_source_grad,
+                    dtype="first", broadcast=False, domain="real", forward_ad="linear")
 # ------------------------------------------------------------ views changed in place
 # What a view becomes after its memory was changed in place (see op.py): the view taken afresh
 # from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat

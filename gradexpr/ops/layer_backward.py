@@ -58,7 +58,8 @@ def _unfused(grad, input, weight, stride, padding, dilation, groups, transposed,
 @functools.lru_cache(maxsize=None)
 def _node():
     from .fused_nodes import node_class
-    return node_class("ConvolutionBackwardBackward0", _kernels, _double_backward)
+    return node_class("ConvolutionBackwardBackward0", _kernels, _double_backward,
+                      ("grad_output", "input", "weight", "stride", "padding", "dilation", "groups", "transposed"))
 
 
 def _transposed(a, kernel, out_shape, stride, padding, dilation, groups):

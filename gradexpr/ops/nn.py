@@ -16,7 +16,8 @@ from .pointwise import _clamp, _erf, _sigmoid
 # ============================================================ neural-network functions
 def _softmax_kernel(name):
     def kernel(ts, params):
-        last = params["dim"] == ts[0]._data.ndim - 1
+        n = ts[0]._data.ndim
+        last = n and params["dim"] % n == n - 1
         return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
     return kernel
 
@@ -109,7 +110,9 @@ def _log_sigmoid_double_grad(grad, grad_output, self):
 log_sigmoid_backward = op("log_sigmoid_backward", "LogSigmoidBackwardBackward0", _log_sigmoid_grad,
                           ("grad_output", "self", "buffer"),
                           grad_output=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
-                          self=_log_sigmoid_double_grad, dtype="promote", broadcast=False, domain="real")
+                          # (the node keeps the buffer whichever input needs a gradient, as ATen's)
+                          self=lambda grad, grad_output, self, buffer: _log_sigmoid_double_grad(grad, grad_output, self),
+                          dtype="promote", broadcast=False, domain="real")
 log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", _log_sigmoid,
                  self=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
                  dtype=_kernel("log_sigmoid_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")

@@ -218,6 +218,7 @@ def _pool_windows(x, kernel, stride, padding, dilation, ceil_mode, fill):
 
 
 def _max_pool2d(x, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    stride = stride or kernel_size          # () when not given (the node keeps it so)
     win, (oh, ow) = _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
     n, c = x.shape[:2]
     flat = win.reshape(n, c, oh, ow, -1)
@@ -240,25 +241,31 @@ def _max_pool2d_grad(grad, self_shape, indices):
     return flat.scatter_add(2, indices.flatten(2), grad.flatten(2)).view(self_shape)
 
 
+# (the formula names what ATen's node keeps: the input, its pooling parameters, the indices as result1)
 max_pool2d_with_indices = op("max_pool2d_with_indices", "MaxPool2DWithIndicesBackward0", _max_pool2d,
-                             self=lambda grad, self_shape, indices: _max_pool2d_grad(grad, self_shape, indices),
+                             self=lambda grad, self, indices, kernel_size, stride, padding, dilation, ceil_mode:
+                             _max_pool2d_grad(grad, self.shape, indices),
                              dtype="first", domain="distinct", forward_ad="transpose")
 
 
 # ============================================================ embedding
-def _embedding_grad(grad, weight_shape, indices, padding_idx=None):
+def _embedding_grad(grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False):
     F = _F()
     flat = indices.reshape(-1)
     g = grad.reshape(-1, weight_shape[1])
     if padding_idx is not None:
         g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
+    if scale_grad_by_freq:          # each row's gradient divided by how often its index occurs in the batch
+        counts = np.bincount(flat._data.astype(np.int64), minlength=int(weight_shape[0]))[flat._data]
+        g = g / F.tensor(counts, dtype=g.dtype).unsqueeze(1)
     return F.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, g)
 
 
-embedding = op("embedding", "EmbeddingBackward0", lambda weight, indices, padding_idx=None: weight[indices],
+embedding = op("embedding", "EmbeddingBackward0",
+               lambda weight, indices, padding_idx=None, scale_grad_by_freq=False: weight[indices],
                ("weight", "indices"),
-               weight=lambda grad, weight_shape, indices, padding_idx=None:
-               _embedding_grad(grad, weight_shape, indices, padding_idx),
+               weight=lambda grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False:
+               _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq),
                dtype="first", broadcast=False, domain="real", forward_ad="transpose")
 
 
@@ -295,13 +302,14 @@ def _leading(t, normalized_ndim):
     return list(range(t.dim() - normalized_ndim))
 
 
+# the formulas take ``bias`` as ATen's layer-norm backward does (the node keeps it: ``_saved_bias``)
 native_layer_norm = op(
     "native_layer_norm", "NativeLayerNormBackward0", _layer_norm, ("input", "weight", "bias"),
-    input=lambda grad, input, weight, normalized_ndim=1, eps=1e-5:
+    input=lambda grad, input, weight, bias, normalized_ndim=1, eps=1e-5:
     _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps),
-    weight=lambda grad, input, normalized_ndim=1, eps=1e-5:
+    weight=lambda grad, input, bias, normalized_ndim=1, eps=1e-5:
     (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
-    bias=lambda grad, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
+    bias=lambda grad, bias, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
     dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 
@@ -323,6 +331,7 @@ def _avg_divisors(in_hw, out_hw, kernel, stride, padding, count_include_pad, div
 
 def _avg_pool2d(x, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
                 divisor_override=None):
+    stride = stride or kernel_size          # () when not given (the node keeps it so)
     win, outs = _pool_windows(x, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
     sums = win.sum(axis=(-2, -1))
     div = _avg_divisors(x.shape[2:], outs, kernel_size, stride, padding, count_include_pad, divisor_override)
@@ -346,10 +355,10 @@ def _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding=(0, 0), ceil
 
 
 avg_pool2d = op("avg_pool2d", "AvgPool2DBackward0", _avg_pool2d,
-                self=lambda grad, self_shape, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                self=lambda grad, self, kernel_size, stride, padding=(0, 0), ceil_mode=False,
                 count_include_pad=True, divisor_override=None:
-                _avg_pool2d_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                 divisor_override),
+                _avg_pool2d_grad(grad, self.shape, kernel_size, stride or kernel_size, padding, ceil_mode,
+                                 count_include_pad, divisor_override),
                 dtype="first", domain="real", forward_ad="transpose")
 
 
@@ -376,9 +385,9 @@ def _averaging(size, out, dtype):
 
 adaptive_avg_pool2d = op(
     "adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_avg_pool2d,
-    self=lambda grad, self_shape, output_size:
-    _averaging(self_shape[2], output_size[0], grad.dtype).t() @ grad
-    @ _averaging(self_shape[3], output_size[1], grad.dtype),
+    self=lambda grad, self, output_size:
+    _averaging(self.shape[2], output_size[0], grad.dtype).t() @ grad
+    @ _averaging(self.shape[3], output_size[1], grad.dtype),
     dtype="first", domain="real", forward_ad="transpose")
 
 
@@ -428,7 +437,8 @@ def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training=True
                                                 save_invstd._data, training, eps, running_var)
         return Tensor._make(dx), Tensor._make(dw), Tensor._make(db)
     # an absent running statistic is ATen's undefined tensor: still an edge of the node, to nothing
-    stats = [Tensor._make(np.zeros(0, input._data.dtype) if s is None else np.asarray(s))
+    from ..saved_attributes import absent
+    stats = [absent(Tensor._make(np.zeros(0, input._data.dtype))) if s is None else Tensor._make(np.asarray(s))
              for s in (running_mean, running_var)]
     # the batch statistics go in as arrays: saved by the node, not edges of it (as in ATen)
     return _batch_norm_backward_node().apply(grad, input, weight, *stats, save_mean._data, save_invstd._data,
@@ -438,7 +448,9 @@ def _batch_norm_grads(grad, input, weight, save_mean, save_invstd, training=True
 @functools.lru_cache(maxsize=None)
 def _batch_norm_backward_node():
     from .fused_nodes import node_class
-    return node_class("NativeBatchNormBackwardBackward0", _batch_norm_backward_kernel, _batch_norm_double_backward)
+    return node_class("NativeBatchNormBackwardBackward0", _batch_norm_backward_kernel, _batch_norm_double_backward,
+                      ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd",
+                       "train", "eps"))
 
 
 def _batch_norm_backward_kernel(grad, input, weight, running_mean, running_var, save_mean, save_invstd, training, eps):
@@ -552,7 +564,7 @@ def _index_pad_grad(grad, self_shape, mode, pad):
 def _pad_entry(mode, nd):
     node = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackward0"
     return op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
-              self=lambda grad, self_shape, pad: _index_pad_grad(grad, self_shape, mode, pad),
+              self=lambda grad, self, pad: _index_pad_grad(grad, self.shape, mode, pad),
               dtype="first", domain="real", forward_ad="linear")
 
 

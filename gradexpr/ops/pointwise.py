@@ -84,7 +84,9 @@ def _div_mode(a, b, rounding_mode):
 
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
-              self=lambda grad: grad * 0, other=lambda grad: grad * 0, domain="real", forward_ad="element_wise")
+              # (zero; they keep what ATen's rounding-mode backward takes, as the node shows)
+              self=lambda grad, other, rounding_mode: grad * 0,
+              other=lambda grad, self, other, rounding_mode: grad * 0, domain="real", forward_ad="element_wise")
 floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
@@ -364,6 +366,9 @@ def _round(a, decimals=0):
 
 round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtype=_kernel("round_vml_cpu"),
              domain="real", forward_ad="element_wise")
+# round(x, decimals=d): ATen's round.decimals overload, its own node (whatever d, 0 included)
+round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
+                    dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real", forward_ad="element_wise",

@@ -192,7 +192,7 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint")
+                 "prepare", "tangent", "outputs", "_joint", "_params_read")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -239,7 +239,7 @@ class Op:
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
         self.outputs = outputs
 
-    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint"))
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read"))
 
     def __getattr__(self, name):
         """The formulas' argument lists and callers, worked out the first time one is read.
@@ -257,6 +257,9 @@ class Op:
                                                         f.__code__.co_argcount])
                           for k, f in formulas.items()}
         self._any_optional = frozenset().union(*self._optional.values())
+        # every name any formula reads: a call's parameters among them are kept by the node whichever
+        # inputs need a gradient (PyTorch's node keeps its scalars so: AddBackward0's alpha)
+        self._params_read = frozenset().union(*self._args.values())
         # per input: a call of its formula reading its arguments from the backward context
         self._calls = {k: _caller(f, self._optional[k]) for k, f in formulas.items()}
         # one formula given for several inputs returns all their gradients in one call (a fused ATen
@@ -285,6 +288,8 @@ class Op:
                     for a in self._args.get(name, ()):
                         if a != "grad" and a not in s:
                             s.append(a)
+            if any(needs) and "result" in self._params_read and "result" not in s:
+                s.append("result")      # an output any formula reads is kept whatever needs a gradient (as ATen's)
             names = self._save_cache[needs] = tuple(s)
         return names
 

@@ -49,7 +49,8 @@ transpose = op("transpose", "TransposeBackward0",
                self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
                domain="matrix", forward_ad="linear")
 permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims),
-             self=lambda grad, dims: grad.permute(tuple(int(i) for i in np.argsort(dims))), dtype="first",
+             self=lambda grad, dims: grad.permute(tuple(int(i) for i in np.argsort([d % len(dims) for d in dims]))),
+             dtype="first",
              view=True, domain="matrix", forward_ad="linear")
 def _unsqueeze_to(grad, self_shape, dim=None):
     """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just ``dim``, when
@@ -242,7 +243,7 @@ def _scatter_slice(a, src, dim, start, end, step):
 
 
 def _select(a, dim, index):
-    return a[(slice(None),) * dim + (index, Ellipsis)]      # the Ellipsis keeps a 0-d result a view
+    return a[(slice(None),) * (dim % a.ndim) + (index, Ellipsis)]      # the Ellipsis keeps a 0-d result a view
 
 
 def _select_grad(grad, self_shape, dim, index):
@@ -272,7 +273,7 @@ select_scatter = op("select_scatter", "SelectScatterBackward0",
 
 def _scatter_select(a, src, dim, index):
     out = a.copy()
-    out[(slice(None),) * dim + (index,)] = src
+    out[(slice(None),) * (dim % a.ndim) + (index,)] = src
     return out
 
 
@@ -308,9 +309,9 @@ diag_copy = op("diag_copy", "DiagonalBackward0_copy", lambda a, diagonal=0: np.d
                dtype="first", domain="matrix", forward_ad="linear")
 
 
-def _diag_embed(a, offset=0, dim1=0, dim2=1):
+def _diag_embed(a, offset=0, dim1=-2, dim2=-1):
     """The last dim of ``a`` laid on the ``offset`` diagonal of two new dims of size n + |offset|,
-    which sit at ``dim1`` and ``dim2`` of the result (wrapped: 0 <= dim < a.ndim + 1)."""
+    which sit at ``dim1`` and ``dim2`` of the result (dims of the result, negative ones from its end)."""
     n = a.shape[-1] + abs(offset)
     out = np.zeros(a.shape[:-1] + (n, n), dtype=a.dtype)
     rows = np.arange(a.shape[-1]) + max(-offset, 0)
@@ -319,7 +320,7 @@ def _diag_embed(a, offset=0, dim1=0, dim2=1):
 
 
 diag_embed = op("diag_embed", "DiagEmbedBackward0", _diag_embed,
-                self=lambda grad, offset=0, dim1=0, dim2=1: grad.diagonal(offset, dim1, dim2), dtype="first",
+                self=lambda grad, offset=0, dim1=-2, dim2=-1: grad.diagonal(offset, dim1, dim2), dtype="first",
                 domain="real", forward_ad="linear")
 
 
