@@ -113,6 +113,19 @@ def _layout():
 PERMUTED = [False]
 
 
+def row_major_ordered(a) -> bool:
+    """Whether ``a``'s strides (over dims of size > 1 that are not broadcast) decrease from the first
+    dim to the last, as a C-contiguous array's or a broadcast view of one: such an input never asks
+    TensorIterator for another order (the common case of a gradient expanded by sum's backward)."""
+    last = None
+    for size, stride in zip(a.shape, a.strides):
+        if size > 1 and stride:
+            if last is not None and stride >= last:
+                return False
+            last = stride
+    return True
+
+
 def _unsettled(ts, out) -> bool:
     """Whether an input or ``out`` is not C-contiguous (the result may need PyTorch's layout)."""
     for t in ts:
@@ -444,8 +457,9 @@ def _link_view(view: Tensor, base: Tensor):
         if meta is not None:     # a view of a restricted view is restricted the same way
             view._view_meta = _NO_GRAD_VIEW if meta.creation == _NO_GRAD else _MULTI_OUTPUT_VIEW
     view._base = root
-    if not PERMUTED[0] and view._data.ndim > 1 and not view._data.flags.c_contiguous:
-        _layout().note(view._data)                   # a transposed view, say
+    data = view._data
+    if not PERMUTED[0] and data.ndim > 1 and not data.flags.c_contiguous and not row_major_ordered(data):
+        PERMUTED[0] = True                           # a transposed view, say (result_layout.note)
     if not _grad_enabled.get():
         view._view_meta = _NO_GRAD_VIEW
         if root._requires_grad:

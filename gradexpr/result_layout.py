@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .grad_layout import _dense      # PyTorch's is_non_overlapping_and_dense
+from .op import row_major_ordered as _row_major_ordered
 
 
 def _permutation(arrays, shape):
@@ -57,19 +58,6 @@ def _permutation(arrays, shape):
             elif c < 0:
                 break
     return perm
-
-
-def _row_major_ordered(a) -> bool:
-    """Whether ``a``'s strides (over dims of size > 1 that are not broadcast) decrease from the first
-    dim to the last, as a C-contiguous array's or a broadcast view of one: such an input never asks
-    TensorIterator for another order (the common case of a gradient expanded by sum's backward)."""
-    last = None
-    for size, stride in zip(a.shape, a.strides):
-        if size > 1 and stride:
-            if last is not None and stride >= last:
-                return False
-            last = stride
-    return True
 
 
 def _relaid(out, strides):
