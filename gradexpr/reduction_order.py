@@ -57,6 +57,24 @@ def threads() -> int:
     return _THREADS
 
 
+def reorder(items, should_swap) -> list:
+    """TensorIterator's reorder_dimensions: ``items`` (fastest dim first) by its insertion sort, which
+    moves an item left past each one ``should_swap(left, item)`` ranks after it (> 0) and stops at the
+    first it ranks before (< 0); ties keep their place. (Reductions, results' layouts and indexing
+    each order dims with a comparator of their own.)"""
+    items = list(items)
+    for i in range(1, len(items)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = should_swap(items[k], items[j])
+            if c > 0:
+                items[k], items[j] = items[j], items[k]
+                j = k
+            elif c < 0:
+                break
+    return items
+
+
 def _ceil_log2(n: int) -> int:
     return 1 if n <= 2 else (n - 1).bit_length()
 
@@ -188,15 +206,7 @@ def _iteration_dims(x: np.ndarray, reduced: set):
             stride *= x.shape[ax]
     dims = [(x.shape[ax], out_strides.get(ax, 0), x.strides[ax], [ax])
             for ax in reversed(range(x.ndim)) if x.shape[ax] != 1]
-    for i in range(1, len(dims)):                            # insertion sort, as PyTorch does it
-        j = i
-        for k in range(i - 1, -1, -1):
-            c = _should_swap(dims[k], dims[j])
-            if c > 0:
-                dims[k], dims[j] = dims[j], dims[k]
-                j = k
-            elif c < 0:
-                break
+    dims = reorder(dims, _should_swap)
     merged = []
     for d in dims:
         if merged:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .grad_layout import _dense      # PyTorch's is_non_overlapping_and_dense
 from .op import row_major_ordered as _row_major_ordered
+from .reduction_order import reorder
 
 
 def _permutation(arrays, shape):
@@ -47,17 +48,7 @@ def _permutation(arrays, shape):
                 return 1
         return 0
 
-    perm = list(range(ndim - 1, -1, -1))
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in range(i - 1, -1, -1):
-            c = should_swap(perm[dim0], perm[dim1])
-            if c > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif c < 0:
-                break
-    return perm
+    return reorder(range(ndim - 1, -1, -1), should_swap)
 
 
 def _relaid(out, strides):

@@ -166,17 +166,8 @@ def _index_memory_order(a, index, shape):
         return 0
 
     ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))        # fastest first
-    for i in range(1, ndim):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    order = perm[::-1]
+    from ..reduction_order import reorder
+    order = reorder(range(ndim - 1, -1, -1), should_swap)[::-1]
     return None if order == list(range(ndim)) else order
 
 
