@@ -75,8 +75,19 @@ def _rows_reduced(x2, terms, reduction, squeeze):
     return np.asarray(total, x2.dtype)
 
 
-def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reduction="mean"):
+def _margin_grad(d, x, x2, reduction, grad):
+    """The margin losses' gradient from ``d``, each sample's derivative of its summed margins (``x2``:
+    the input as rows): averaged over the classes, and the batch for "mean", times ``grad``."""
     from ..tensor import Tensor
+    d = d / x2.shape[1]
+    if reduction == "mean":
+        d = d / x2.shape[0]
+    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
+    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
+    return local * g
+
+
+def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reduction="mean"):
     x = self._data
     x2 = x.reshape(1, -1) if x.ndim < 2 else x
     t = np.asarray(target._data).reshape(-1).astype(np.int64)
@@ -87,12 +98,7 @@ def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reducti
         d = d * weight.astype(x.dtype)[t][:, None]
     d[rows, t] = 0
     d[rows, t] = -d.sum(1)
-    d = d / x2.shape[1]
-    if reduction == "mean":
-        d = d / x2.shape[0]
-    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
-    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
-    return local * g
+    return _margin_grad(d, x, x2, reduction, grad)
 
 
 multi_margin_loss = op("multi_margin_loss", "MultiMarginLossBackward0", _multi_margin, ("self", "target"),
@@ -134,7 +140,6 @@ def _multilabel_margin(x, target, reduction="mean"):
 
 
 def _multilabel_margin_grad(grad, self, target, reduction="mean"):
-    from ..tensor import Tensor
     x = self._data
     x2 = x.reshape(1, -1) if x.ndim < 2 else x
     labels, masks = _label_sets(np.asarray(target._data).reshape(x2.shape))
@@ -145,12 +150,7 @@ def _multilabel_margin_grad(grad, self, target, reduction="mean"):
             hit = (z > 0) & ~masks[i]
             d[i, j] -= hit.sum()
             d[i] += hit
-    d = d / x2.shape[1]
-    if reduction == "mean":
-        d = d / x2.shape[0]
-    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
-    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
-    return local * g
+    return _margin_grad(d, x, x2, reduction, grad)
 
 
 multilabel_margin_loss = op("multilabel_margin_loss", "MultilabelMarginLossBackward0", _multilabel_margin,
