@@ -65,10 +65,9 @@ NOT_DIFFERENTIABLE = NotDifferentiable()
 
 VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
 
-# The families ``ops/__init__`` imports (every program uses them), then those imported when a program
-# first uses one of their entries (``_catalogue.py`` says which family holds which name), in the table's
-# order; the late families come with torch.nn (below).
-EAGER_FAMILIES = ("common", "pointwise", "aliases")
+# The families imported when a program first uses one of their entries (``_catalogue.py`` says which
+# family holds which name), in the table's order; ``ops/__init__`` imports the others at once, and the
+# late families come with torch.nn (below).
 LAZY_FAMILIES = ("backward_ops", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
 # the table's order: its entries family by family, in this order
 FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "shape", "indexing", "nn",
@@ -115,11 +114,6 @@ class _Table(MadeOnUse):
 
 TABLE: dict = _Table()
 ALIASES: dict = {}          # public alias name -> the public name it stands for (aliases.py)
-
-
-def loaded_entries():
-    """The entries of the families imported so far (``surface`` binds from them without loading more)."""
-    return dict.values(TABLE)
 
 
 def _import_family(family):
