@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .common import _F
+from .common import _apply
 from .registry import TABLE, Op, batch_rules, op
 
 
@@ -182,10 +183,11 @@ def _view_backward(grad, self_shape, index):
     if single is not None:          # (one int or one slice: the node of the one view op PyTorch records)
         dim, item = single
         if isinstance(item, slice):
-            return _apply_entry("slice_backward", grad, {
+            return _apply(TABLE["slice_backward"], (grad,), {
                 "input_sizes": tuple(self_shape), "dim": dim, "start": item.start, "end": item.stop,
                 "step": 1 if item.step is None else item.step})
-        return _apply_entry("select_backward", grad, {"input_sizes": tuple(self_shape), "dim": dim, "index": item})
+        return _apply(TABLE["select_backward"], (grad,), {"input_sizes": tuple(self_shape), "dim": dim,
+                                                           "index": item})
     return grad.new_zeros(self_shape)._index_put(index, grad)
 
 
@@ -199,11 +201,6 @@ def _one_view(index):
             return None
         found = (dim, item)
     return found
-
-
-def _apply_entry(key, grad, params):
-    from ..op import apply
-    return apply(TABLE[key], (grad,), params)
 
 
 getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
