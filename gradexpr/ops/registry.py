@@ -311,37 +311,34 @@ class Op:
         """Gradients for each input, None where not needed (the formulas run as C++ code: IN_FORMULA)."""
         IN_FORMULA.append(True)
         try:
-            return self._backward(ctx, needed)
+            if self.variadic:
+                name = self.inputs[0]
+                f = self.formulas[name]
+                grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
+                return [g if n else None for g, n in zip(grads, needed)]
+            out = []
+            fused = {}
+            for name, need in zip(self.inputs, needed):
+                if not need:
+                    out.append(None)
+                    continue
+                call = self._calls.get(name)
+                if call is None:
+                    f = self.formulas.get(name, NOT_DIFFERENTIABLE)
+                    raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
+                                              if not getattr(f, "why", "") else f.why)
+                joint = self._joint.get(name)
+                if joint is None:
+                    out.append(call(ctx))
+                    continue
+                whole, at, members = joint
+                if whole not in fused:
+                    ctx["output_mask"] = tuple(bool(needed[i]) for i in members)
+                    fused[whole] = whole(ctx)
+                out.append(fused[whole][at])
+            return out
         finally:
             IN_FORMULA.pop()
-
-    def _backward(self, ctx, needed):
-        if self.variadic:
-            name = self.inputs[0]
-            f = self.formulas[name]
-            grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
-            return [g if n else None for g, n in zip(grads, needed)]
-        out = []
-        fused = {}
-        for name, need in zip(self.inputs, needed):
-            if not need:
-                out.append(None)
-                continue
-            call = self._calls.get(name)
-            if call is None:
-                f = self.formulas.get(name, NOT_DIFFERENTIABLE)
-                raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
-                                          if not getattr(f, "why", "") else f.why)
-            joint = self._joint.get(name)
-            if joint is None:
-                out.append(call(ctx))
-                continue
-            whole, at, members = joint
-            if whole not in fused:
-                ctx["output_mask"] = tuple(bool(needed[i]) for i in members)
-                fused[whole] = whole(ctx)
-            out.append(fused[whole][at])
-        return out
 
 
 _RESULT, _INPUTS, _LATE = -1, -2, -3
