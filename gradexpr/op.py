@@ -514,9 +514,12 @@ def bump_version(t: Tensor, keep: Tensor | None = None):
 
 
 def _refresh_views(vc, t: Tensor, keep):
+    views = vc[1].live()
+    if not views:               # (the views of a parameter's forward, say, died with their graph)
+        return
     as_strided = _D().as_strided
     edges = {}                  # per root base (usually one): its edge, computed once per change
-    for v in vc[1].live():
+    for v in views:
         if v is not keep:
             _refresh_view(v, v is t, as_strided, edges)
 
