@@ -129,7 +129,6 @@ def fma(a, b, c):
         return a * b + c
     if dt == np.float64:
         return fma64(a, b, c)
-    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        r = fma32(np.broadcast_to(a.astype(np.float64), shape), b.astype(np.float64), c.astype(np.float64))
+        r = fma32(a, b, c)              # (float16 operands are exact in its float64 passes too)
     return r if dt == np.float32 else r.astype(dt)
