@@ -291,18 +291,18 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
     safe = tgt if valid.all() else np.where(valid, tgt, 0)
     picked = -logp2[np.arange(len(safe)), safe]
     if weight is None:
-        wt = valid.astype(logp.dtype)
+        wt = None if reduction != "none" else valid.astype(logp.dtype)
     else:
         wt = np.where(valid, weight[safe], 0).astype(logp.dtype)
-    losses = picked * wt
     if reduction == "none":
-        return losses.reshape(target.shape).astype(logp.dtype)
+        return (picked * wt).reshape(target.shape).astype(logp.dtype)
     with np.errstate(all="ignore"):
         if logp.ndim <= 2:              # the kernel's cascaded sum (reduction_order.nll_cascade)
-            total, weight_total = reduction_order.nll_cascade(
-                -picked, valid, None if weight is None else wt)
+            total, weight_total = reduction_order.nll_cascade(-picked, valid, wt)
         else:
-            total, weight_total = np.sum(losses), np.sum(wt)
+            if wt is None:
+                wt = valid.astype(logp.dtype)
+            total, weight_total = np.sum(picked * wt), np.sum(wt)
         return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 
