@@ -101,10 +101,16 @@ def _cache_wrapped(key, t):
     _WRAPPED[key] = t
 
 
+_RESULT_LAYOUT = []     # [the result_layout module] once loaded
+
+
 def _layout():
-    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result)."""
-    from . import result_layout
-    return result_layout
+    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result, then
+    kept here: an import statement per op that settles a layout cost a microsecond)."""
+    if not _RESULT_LAYOUT:
+        from . import result_layout
+        _RESULT_LAYOUT.append(result_layout)
+    return _RESULT_LAYOUT[0]
 
 
 # Set (result_layout.note) once a tensor whose dims are not in row-major order exists (a transpose, a
