@@ -63,16 +63,18 @@ def fma32(a, b, c, check: bool = True, out=None) -> np.ndarray:
     s = np.multiply(a, b, dtype=np.float64)            # exact: float32 operands
     if type(s) is not np.ndarray:
         s = np.asarray(s)
-    c_shape = np.shape(c)
+    c_shape = c.shape if type(c) is np.ndarray else np.shape(c)
     if c_shape == s.shape or not c_shape or s.shape == np.broadcast_shapes(s.shape, c_shape):
         np.add(s, c, out=s)             # in place: the random distributions call this on big arrays
     else:
         s = np.add(s, c, dtype=np.float64)
     if check and s.size:
-        flat = s.reshape(-1)
-        mid = np.bitwise_and(flat.view(np.uint64), _LOW29)
+        mid = np.bitwise_and(s.view(np.uint64), _LOW29)
         if (mid == _HALF29).any():
-            idx = np.flatnonzero(mid == _HALF29)
+            if not s.flags.c_contiguous:
+                s = s.copy()                # (so that the flat view below writes into s)
+            flat = s.reshape(-1)
+            idx = np.flatnonzero(mid.reshape(-1) == _HALF29)
 
             def pick(v):
                 v = _as_f64(v)
