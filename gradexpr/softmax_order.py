@@ -65,13 +65,16 @@ def row_sum(rows, reduced_type: bool = False):
     if n < lanes and not reduced_type:
         return in_order(rows, -1)
     full = n - n % lanes
-    chunks = _to_front(rows[..., :full].reshape(rows.shape[:-1] + (full // lanes, lanes)), -2)
-    if reduced_type:
-        total = _fold_lanes(in_order(chunks)) if full else np.zeros(rows.shape[:-1], rows.dtype)
-        for k in range(full, n):
-            total = total + rows[..., k]
-        return total
-    acc = in_order(chunks)
+    if full == lanes and not reduced_type:
+        acc = rows[..., :lanes].copy()                       # one vector: it is the accumulator
+    else:
+        chunks = _to_front(rows[..., :full].reshape(rows.shape[:-1] + (full // lanes, lanes)), -2)
+        if reduced_type:
+            total = _fold_lanes(in_order(chunks)) if full else np.zeros(rows.shape[:-1], rows.dtype)
+            for k in range(full, n):
+                total = total + rows[..., k]
+            return total
+        acc = in_order(chunks)
     if n > full:
         acc[..., :n - full] = acc[..., :n - full] + rows[..., full:]
     return _fold_lanes(acc)
