@@ -99,7 +99,7 @@ def _in_order(a: np.ndarray, axis: int = 0) -> np.ndarray:
         return np.add.accumulate(a.reshape(n), 0)[-1].reshape(lanes)
     # NumPy reduces a leading axis of a C-contiguous array row after row, in order (its
     # pairwise summation only applies along the contiguous last axis)
-    return np.ascontiguousarray(a).reshape(n, width).sum(axis=0).reshape(lanes)
+    return np.add.reduce(np.ascontiguousarray(a).reshape(n, width), axis=0).reshape(lanes)
 
 
 def _chunk_sums(a: np.ndarray, chunks: int, step: int) -> np.ndarray:
@@ -111,7 +111,7 @@ def _chunk_sums(a: np.ndarray, chunks: int, step: int) -> np.ndarray:
     if width < 2:
         return _in_order(a[:chunks * step].reshape((chunks, step) + lanes), axis=1)
     block = np.ascontiguousarray(a[:chunks * step]).reshape(chunks, step, width)
-    return block.sum(axis=1).reshape((chunks,) + lanes)
+    return np.add.reduce(block, axis=1).reshape((chunks,) + lanes)
 
 
 def _cascade(a: np.ndarray) -> np.ndarray:
@@ -120,15 +120,16 @@ def _cascade(a: np.ndarray) -> np.ndarray:
     power = max(4, _ceil_log2(n) // _LEVELS)
     step = 1 << power
     chunks = n // step
-    acc0 = _in_order(a[chunks * step:])                       # the tail, after the last full chunk
+    tail = a[chunks * step:]                                  # after the last full chunk
     if not chunks:
-        return acc0
+        return _in_order(tail)
     s0 = _chunk_sums(a, chunks, step)
     # level 1 collects chunk sums; every `step` of them moves up to level 2, and so on
     g1 = chunks // step
     acc1 = _in_order(s0[g1 * step:])
-    if not g1:                      # levels 2 and 3 hold zeros: adding them only turns -0.0 into 0.0
-        return (acc0 + acc1) + a.dtype.type(0)
+    if not g1:      # levels 2 and 3 hold zeros (so does level 0 with no tail): adding one turns -0.0 into 0.0
+        return ((_in_order(tail) + acc1) if len(tail) else acc1) + a.dtype.type(0)
+    acc0 = _in_order(tail)
     s1 = _chunk_sums(s0, g1, step)
     g2 = g1 // step
     acc2 = _in_order(s1[g2 * step:])
