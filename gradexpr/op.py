@@ -67,15 +67,17 @@ _HALF = np.dtype(np.float16)
 
 
 _OPMATH_SCALAR = frozenset(("mul", "div", "div_mode"))
+_OPMATH_SECOND_SCALAR = frozenset(("floor_divide",))     # (div_floor reads only its second operand unrounded)
 
 
 def _half_with_scalar(op, a, b, x, y):
     """PyTorch's CPU kernels compute float16 with a Python number in float32 and round the result once;
-    mul's and div's take the number unrounded (opmath: ``h * 1.1``), the others rounded to float16
-    first (``h + 0.1`` adds float16(0.1))."""
+    mul's and div's take the number unrounded (opmath: ``h * 1.1``), floor_divide's its second one
+    (``h // 1e-3``), the others rounded to float16 first (``h + 0.1`` adds float16(0.1))."""
     exact = op.name in _OPMATH_SCALAR
     x = a._data.astype(np.float32) if a._wrapped and exact else x.astype(np.float32)
-    y = b._data.astype(np.float32) if b._wrapped and exact else y.astype(np.float32)
+    y = b._data.astype(np.float32) if b._wrapped and (exact or op.name in _OPMATH_SECOND_SCALAR) else \
+        y.astype(np.float32)
     return x, y
 
 
@@ -240,6 +242,9 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             arrays = [t._data for t in ts]
         if op.broadcast:
             _check_broadcast(arrays)
+        if len(arrays) == 2 and arrays[0].dtype is _HALF and (ts[0]._wrapped or ts[1]._wrapped) and \
+                arrays[1].dtype is _HALF:
+            arrays = _half_with_scalar(op, ts[0], ts[1], arrays[0], arrays[1])
         out = op.forward(*arrays, **params) if params else op.forward(*arrays)
     extras = None
     if type(out) is tuple:
