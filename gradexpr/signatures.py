@@ -190,6 +190,8 @@ class Signature:
         """(parameters, positional ones, parameter by keyword, defaults of the ones not required)."""
         params = [p for p in self.params if not (method and p.is_out)]
         positional = [p for p in params if not p.kwonly]
+        if method:      # a method's self comes first whatever the schema's order (polygamma(int n, Tensor self))
+            positional.sort(key=lambda p: p.name != "self")
         by_name = {("input" if p.name == "self" and not method else p.name): p for p in params
                    if not (method and p.name == "self")}
         return params, positional, by_name

@@ -71,6 +71,10 @@ def test_gradexpr_binds_no_public_name_pytorch_lacks():
     assert not sorted(BOUND - set(RECORDED))
 
 
+# PyTorch docstrings that name a parameter the method does not take (``x.atanh_(other=…)`` is a TypeError)
+_DOCSTRING_ERRATA = {"torch.Tensor.atanh_": "atanh_() -> Tensor", "torch.Tensor.arctanh_": "arctanh_() -> Tensor"}
+
+
 def _params(signature: str) -> set:
     inner = signature[signature.index("(") + 1:signature.rindex(")")]
     return {re.split(r"[=:]", p)[0].strip().lstrip("*") for p in inner.split(",")} - {"", "*"}
@@ -83,6 +87,7 @@ def _params(signature: str) -> set:
 def test_a_table_bound_name_has_pytorchs_parameters(name):
     """The parameters PyTorch's docstring names are parameters of one of the entry's schema lines."""
     kind, signature = RECORDED[name]
+    signature = _DOCSTRING_ERRATA.get(name, signature)
     short = name.rsplit(".", 1)[1]
     method = name.startswith("torch.Tensor.")
     ours = {p.name if method or p.name != "self" else "input"
@@ -133,10 +138,14 @@ def test_every_entry_is_reachable_under_each_declared_variant(name):
     for public in sorted({line.partition("(")[0].split(".")[0] for line in entry.schema}):
         overloads = surface.overloads(public)
         assert any(sig.entry is entry for sig in overloads.signatures), f"{public} never reaches {name}"
+        calls = list(_variant_calls(entry, public))
+        if all(any(not p.has_default and not p.kwonly and p.name not in entry.inputs for p in sig.params)
+               for sig in overloads.signatures if sig.entry is entry):
+            continue        # its lines need a number besides the tensors (polygamma's n, copysign.Scalar's other)
         shapes = entry.samples[0] if entry.samples else ((2, 3),) * len(entry.inputs)
         args = [testing.sample(entry.domain or "real", s) for s in shapes]
         chosen, _ = overloads.parse(args, {})
-        for label, call in _variant_calls(entry, public):
+        for label, call in calls:
             if chosen.entry is entry and entry.node and entry.differentiable:
                 got = call(*args).grad_fn
                 assert got is not None and got.name() == entry.node, f"{label} recorded {got}, not {entry.node}"

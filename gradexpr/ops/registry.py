@@ -68,9 +68,9 @@ VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
 # The families imported when a program first uses one of their entries (``_catalogue.py`` says which
 # family holds which name), in the table's order; ``ops/__init__`` imports the others at once, and the
 # late families come with torch.nn (below).
-LAZY_FAMILIES = ("backward_ops", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+LAZY_FAMILIES = ("backward_ops", "special", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
 # the table's order: its entries family by family, in this order
-FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "shape", "indexing", "nn",
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "linalg", "shape", "indexing", "nn",
                 "nn_layers", "aliases")
 
 
