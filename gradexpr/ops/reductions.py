@@ -503,9 +503,9 @@ def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):
     """PyTorch's norm_backward, case by case (a subgradient 0 where the norm, or for p < 1 the
-    element, is 0)."""
-    g = _restore(grad, self.shape, dim, keepdim)
-    r = _restore(result, self.shape, dim, keepdim)
+    element, is 0). A norm over every dim stays 0-d: it broadcasts, as ATen's does."""
+    g = grad if dim is None else _restore(grad, self.shape, dim, keepdim)
+    r = result if dim is None else _restore(result, self.shape, dim, keepdim)
     if ord == 0:
         return None         # PyTorch leaves the gradient of the 0-"norm" undefined
     if ord == 1:
