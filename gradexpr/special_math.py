@@ -25,7 +25,7 @@ def _libm():
         fn = getattr(lib, "pow" + suffix)
         fn.restype, fn.argtypes = ctype, [ctype, ctype]
         funcs["pow", np_type] = fn
-    for name in ("lgamma", "log", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc"):
+    for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc"):
         for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype]

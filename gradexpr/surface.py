@@ -16,7 +16,7 @@ from .ops._catalogue import PUBLIC, TABLE_ALIASES as _TABLE_ALIASES
 from .signatures import Overloads
 from .tensor import Tensor
 
-_NAMESPACES = ("function", "method", "inplace", "F", "linalg")
+_NAMESPACES = ("function", "method", "inplace", "F", "linalg", "special")
 
 
 def _values_to_call(entry, values):

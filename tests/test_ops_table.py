@@ -445,6 +445,8 @@ def _sample_cases(entry):
             calls.append(lambda *xs, f=getattr(F, public): f(*xs))
         if "linalg" in entry.variants:
             calls.append(lambda *xs, f=getattr(torch.linalg, public): f(*xs))
+        if "special" in entry.variants:
+            calls.append(lambda *xs, f=getattr(torch.special, public): f(*xs))
     return [case(call, *shapes) for shapes in entry.samples for call in calls]
 
 

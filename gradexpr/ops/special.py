@@ -217,3 +217,35 @@ heaviside = op("heaviside", NOT_IMPLEMENTED_NODE, _heaviside, ("self", "values")
                dtype=_heaviside_dtype, domain="real", broadcast=True,
                schema="heaviside(Tensor self, Tensor values, *, Tensor(a!)? out=None) -> Tensor",
                variants="function method inplace")
+
+
+# ============================================================ torch.special's own ops
+def _xlog1py(x, y):
+    """ATen's scalar kernel: nan if y is nan, 0 where x == 0, else x * log1p(y) (the C library's log1p
+    in the computing precision)."""
+    log1p = special_math.libm("log1p")(y)
+    return np.where(np.isnan(y), y, np.where(x == 0, x.dtype.type(0), x * log1p)).astype(np.result_type(x, y))
+
+
+def _xlog1py_self(grad, self, other):
+    """``at::special_xlog1py(grad, other)`` with 0 where self is 0 and other <= -1."""
+    return _apply(TABLE["xlog1py"], (grad, other)).masked_fill((self == 0.0) & (other <= -1.0), 0.0)
+
+
+xlog1py = op("xlog1py", "SpecialXlog1PyBackward0", _xlog1py, ("self", "other"),
+             self=_xlog1py_self, other=lambda grad, self, other: grad * self / (other + 1),
+             dtype=_kernel("xlog1py_cpu", "float", "b", on="promoted"), domain="positive",
+             forward_ad="element_wise", samples=_TWO,
+             schema="xlog1py(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="special")
+
+
+def _entr(a):
+    """ATen's kernel: -x log x above 0, 0 at 0, -inf below, nan kept (log in the input's precision)."""
+    t = a.dtype.type
+    log = special_math.libm("log")(np.where(a > 0, a, t(1)))
+    return np.where(np.isnan(a), a, np.where(a > 0, -a * log, np.where(a == 0, t(0), t(-np.inf)))).astype(a.dtype)
+
+
+entr = op("entr", "SpecialEntrBackward0", _entr, self=lambda grad, self: grad * (-(1 + self.log())),
+          dtype=_FLOAT, domain="positive", forward_ad="element_wise", samples=_ONE,
+          schema="entr(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="special")
