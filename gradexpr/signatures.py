@@ -77,7 +77,7 @@ class Param:
 
     def display(self, function):
         """The parameter as PyTorch's signature list shows it (``tuple of ints dim = None``)."""
-        name = "input" if function and self.name == "self" else self.name
+        name = "input" if function and self.name == "self" and self.base == "Tensor" else self.name
         text = f"{_TYPE_NAMES.get(self.base, self.base)} {name}"
         if self.has_default:
             text += " = " + _show(self.default, self.base)

@@ -423,6 +423,9 @@ CASES.update({
     # ops/special.py: the entries whose calls need a number besides the tensors
     "polygamma": [case(lambda a: torch.polygamma(2, a), (2, 3)), case(lambda a: a.polygamma(1), (3,)),
                   case(lambda a: torch.polygamma(0, a), (2,))],
+    "xlog1py_self_scalar": [case(lambda a: torch.special.xlog1py(2.5, a), (2, 3))],
+    "xlog1py_other_scalar": [case(lambda a: torch.special.xlog1py(a, 0.5), (2, 3)),
+                             case(lambda a: torch.special.xlog1py(a, -0.5), (3,))],
     "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
     "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],

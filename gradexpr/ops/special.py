@@ -177,11 +177,11 @@ def _fmin_self(grad, self, other):
 
 fmax = op("fmax", "FmaxBackward0", np.fmax, ("self", "other"),
           self=_fmax_self, other=lambda grad, self, other: grad.masked_fill((self >= other).logical_or_(other.isnan()), 0),
-          dtype=_kernel("fmax_cpu", "promote", "b", on="promoted"), domain="distinct", forward_ad="element_wise",
+          dtype="promote", domain="distinct", forward_ad="element_wise",
           schema=_binary_schema("fmax"), variants="function method", samples=_TWO)
 fmin = op("fmin", "FminBackward0", np.fmin, ("self", "other"),
           self=_fmin_self, other=lambda grad, self, other: grad.masked_fill((self <= other).logical_or_(other.isnan()), 0),
-          dtype=_kernel("fmin_cpu", "promote", "b", on="promoted"), domain="distinct", forward_ad="element_wise",
+          dtype="promote", domain="distinct", forward_ad="element_wise",
           schema=_binary_schema("fmin"), variants="function method", samples=_TWO)
 
 
@@ -237,6 +237,24 @@ xlog1py = op("xlog1py", "SpecialXlog1PyBackward0", _xlog1py, ("self", "other"),
              dtype=_kernel("xlog1py_cpu", "float", "b", on="promoted"), domain="positive",
              forward_ad="element_wise", samples=_TWO,
              schema="xlog1py(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="special")
+# the overloads with a number: their own nodes, as in derivatives.yaml
+xlog1py_self_scalar = op("xlog1py_self_scalar", "SpecialXlog1PyBackward1", _xlog1py, ("self", "other"),
+                         other=lambda grad, self, other: grad * self / (other + 1),
+                         dtype=xlog1py.dtype, domain="positive", forward_ad="element_wise",
+                         schema="xlog1py.self_scalar(Scalar self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                         variants="special")
+
+
+def _xlog1py_other_scalar_self(grad, self, other):
+    scaled = _apply(TABLE["xlog1py"], (grad, other))
+    return scaled if other.item() > -1.0 else scaled.masked_fill(self == 0.0, 0.0)
+
+
+xlog1py_other_scalar = op("xlog1py_other_scalar", "SpecialXlog1PyBackward2", _xlog1py, ("self", "other"),
+                          self=_xlog1py_other_scalar_self, dtype=xlog1py.dtype, domain="positive",
+                          forward_ad="element_wise",
+                          schema="xlog1py.other_scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor",
+                          variants="special")
 
 
 def _entr(a):
