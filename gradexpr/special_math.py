@@ -50,6 +50,22 @@ def libm(name):
     return lambda a: elementwise(lambda x, t: _c(name, t)(x), a)
 
 
+def vectorized_libm(name):
+    """As ``libm``, but for a contiguous float32 input the way ATen's vectorized loop splits it: full
+    runs of 16 elements (two AVX2 vectors) go through SLEEF, nearly correctly rounded (the double
+    function rounded once stands for it), the tail through the C library's ``namef``."""
+    scalar = libm(name)
+    double = rounded_libm(name)
+
+    def forward(a):
+        if a.dtype != np.float32 or not a.flags.c_contiguous or a.size < 16:
+            return scalar(a)
+        flat = a.ravel()
+        head = flat.size - flat.size % 16
+        return np.concatenate([double(flat[:head]), scalar(flat[head:])]).reshape(a.shape)
+    return forward
+
+
 def elementwise(kernel, a, *args):
     """``kernel(x, t, *args)`` over every element of ``a`` (float16 computed as float32, as ATen's opmath)."""
     t = a.dtype.type if a.dtype in (np.float32, np.float64) else np.float32

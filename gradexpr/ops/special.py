@@ -4,7 +4,7 @@ sinc, angle conversions, hypot, copysign, fmax/fmin, logaddexp2, nextafter, heav
 Each entry's backward is derivatives.yaml's formula written with Tensor ops, so a double backward
 records PyTorch's nodes (lgamma's gradient calls digamma, digamma's polygamma(1, x), ...). Values:
 digamma and polygamma run ATen's own scalar kernels and the inverse hyperbolics the C library's
-functions in the input's precision, as ATen's CPU kernels do; lgamma and erfc are the double
+functions in the input's precision, as ATen's CPU kernels do (atanh split as its vectorized loop is); lgamma and erfc are the double
 functions rounded once, where ATen's float32 kernels (SLEEF) differ in the last bit now and then
 (``special_math``).
 """
@@ -50,7 +50,7 @@ asinh = _unary("asinh", "AsinhBackward0", special_math.libm("asinh"),
                lambda grad, self: grad * (self.pow(2) + 1).rsqrt())
 acosh = _unary("acosh", "AcoshBackward0", special_math.libm("acosh"),
                lambda grad, self: grad * (self * self - 1).rsqrt(), domain="above_one")
-atanh = _unary("atanh", "AtanhBackward0", special_math.libm("atanh"),
+atanh = _unary("atanh", "AtanhBackward0", special_math.vectorized_libm("atanh"),
                lambda grad, self: grad * 1 / (1 - self.pow(2)), domain="unit")
 
 # ============================================================ error function relatives
