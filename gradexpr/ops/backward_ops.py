@@ -73,23 +73,44 @@ def _in_float32(kernel):
 
 
 # ============================================================ activations
-def _one_minus_square32(y):
-    """``fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted), in two passes: y² is
-    exact in float64, so ``1 - y²`` there is rounded once, and rounding that to float32 is the single
-    rounding the fma does. The double rounding could only differ where the float64 difference lands
-    exactly on a float32 midpoint without being exact, and for |y| <= 1 (tanh's outputs) there is no
-    such float32 (all 2**31 of them checked), so no element needs the exact fma."""
-    square = np.multiply(y, y, dtype=np.float64)
-    out = np.empty(y.shape, np.float32)
-    np.subtract(1.0, square, out=out, casting="same_kind")
-    return out
+_BLOCK = 131072         # elements per block of _tanh_backward32: its float64 scratch (1 MiB) stays in cache,
+#                        and blocks are big enough that the five NumPy calls per block cost little
+
+
+def _tanh_backward32(g, y):
+    """``g * fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted). y² is exact in
+    float64, so ``1 - y²`` there is rounded once, and rounding that to float32 is the single rounding
+    the fma does. The double rounding could only differ where the float64 difference lands exactly
+    on a float32 midpoint without being exact, and for |y| <= 1 (tanh's outputs) there is no such
+    float32 (all 2**31 of them checked), so no element needs the exact fma. Computed block by block
+    in a cached float64 scratch: a float64 temporary of the whole array costs three extra passes
+    over memory."""
+    out = np.empty(np.broadcast_shapes(g.shape, y.shape), np.float32)
+    if y.shape != out.shape or not y.flags.c_contiguous:
+        y = np.ascontiguousarray(np.broadcast_to(y, out.shape))
+    flat, dest = y.reshape(-1), out.reshape(-1)
+    # a float32 grad of the same layout is multiplied in while the block is in cache
+    fused = g.dtype == np.float32 and g.shape == out.shape and g.flags.c_contiguous
+    grad = g.reshape(-1) if fused else None
+    scratch = np.empty(min(_BLOCK, flat.size), np.float64)
+    for start in range(0, flat.size, _BLOCK):
+        stop = start + _BLOCK
+        part = flat[start:stop]
+        wide = scratch[:part.size]
+        np.copyto(wide, part)
+        np.multiply(wide, wide, out=wide)
+        np.subtract(1.0, wide, out=wide)
+        np.copyto(dest[start:stop], wide, casting="same_kind")
+        if fused:
+            np.multiply(grad[start:stop], dest[start:stop], out=dest[start:stop])
+    if fused:
+        return out
+    return np.multiply(g, out, out=out) if g.dtype == np.float32 else g * out
 
 
 def _tanh_backward(g, y):
     if y.dtype == np.float32:
-        factor = _one_minus_square32(y)
-        return np.multiply(g, factor, out=factor) if factor.shape == np.broadcast_shapes(g.shape, y.shape) \
-            and g.dtype == np.float32 else g * factor
+        return _tanh_backward32(g, y)
     return g * fma(-y, y, y.dtype.type(1))
 
 
