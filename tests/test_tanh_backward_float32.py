@@ -5,7 +5,7 @@ where the float64 difference would land exactly on a float32 midpoint while inex
 import numpy as np
 
 from gradexpr.exact import fma32
-from gradexpr.ops import backward_ops
+from gradexpr import blocks
 from gradexpr.ops.backward_ops import _tanh_backward
 
 
@@ -38,7 +38,7 @@ def test_tanh_backward_multiplies_the_rounded_factor():
 def test_tanh_backward_across_blocks_for_every_layout_of_the_grad():
     """Blocks end inside the array; a same-layout grad is multiplied in per block, others after."""
     rng = np.random.default_rng(2)
-    n = 2 * backward_ops._BLOCK + 3
+    n = 2 * blocks.BLOCK + 3
     y = np.tanh(3 * rng.standard_normal(n).astype(np.float32))
     factor = fma32(-y, y, 1.0)
     g = rng.standard_normal(n).astype(np.float32)
