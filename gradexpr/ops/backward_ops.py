@@ -81,26 +81,24 @@ def _tanh_backward32(g, y):
     float32 (all 2**31 of them checked), so no element needs the exact fma. Computed block by block
     (``blocks``) in a float64 scratch that stays in the cache: a float64 temporary of the whole array
     costs three extra passes over memory."""
-    out = np.empty(np.broadcast_shapes(g.shape, y.shape), np.float32)
-    if y.shape != out.shape or not y.flags.c_contiguous:
-        y = np.ascontiguousarray(np.broadcast_to(y, out.shape))
-    flat, dest = y.reshape(-1), out.reshape(-1)
+    factor = np.empty(y.shape, np.float32)
+    flat, dest = y.reshape(-1), factor.reshape(-1)
     # a float32 grad of the same layout is multiplied in while the block is in cache
-    fused = g.dtype == np.float32 and g.shape == out.shape and g.flags.c_contiguous
-    grad = g.reshape(-1) if fused else None
+    same = g.shape == y.shape and g.dtype == np.float32
+    grad = g.reshape(-1) if same and g.flags.c_contiguous else None
     scratch = np.empty(min(blocks.BLOCK, flat.size), np.float64)
     for span in blocks.spans(flat.size):
-        part, factor = flat[span], dest[span]
+        part, out = flat[span], dest[span]
         wide = scratch[:part.size]
         np.copyto(wide, part)
         np.multiply(wide, wide, out=wide)
         np.subtract(1.0, wide, out=wide)
-        np.copyto(factor, wide, casting="same_kind")
-        if fused:
-            np.multiply(grad[span], factor, out=factor)
-    if fused:
-        return out
-    return np.multiply(g, out, out=out) if g.dtype == np.float32 else g * out
+        np.copyto(out, wide, casting="same_kind")
+        if grad is not None:
+            np.multiply(grad[span], out, out=out)
+    if grad is not None:
+        return factor
+    return np.multiply(g, factor, out=factor) if same else g * factor
 
 
 def _tanh_backward(g, y):
@@ -138,7 +136,7 @@ def _threshold_backward(g, x, threshold):
     if bits is None or x.dtype != g.dtype:
         return np.where(x <= threshold, g.dtype.type(0), g)
     mask = np.subtract(x <= threshold, bits(1), dtype=bits)      # True - 1 = 0, False - 1 = all ones
-    mine = type(mask) is np.ndarray and mask.shape == np.broadcast_shapes(mask.shape, g.shape)
+    mine = type(mask) is np.ndarray and (g.shape == mask.shape or g.ndim == 0)
     return np.bitwise_and(mask, g.view(bits), out=mask if mine else None).view(g.dtype)
 
 
