@@ -76,3 +76,19 @@ def test_two_threads_split_a_long_sum_in_halves(monkeypatch):
     monkeypatch.setattr(reduction_order, "_THREADS", 2)
     halves = np.array([reduction_order.torch_sum(x[:35000]), reduction_order.torch_sum(x[35000:])])
     assert reduction_order.torch_sum(x) == np.float32(halves[0] + halves[1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [2, 3, 16, 32])
+def test_chunk_sums_add_each_lane_in_order(dtype, width):
+    """The cascade's chunk sums are running sums down each lane: values whose sum depends on the order
+    (huge ones that cancel, small ones that vanish next to them) give the in-order result."""
+    rng = np.random.default_rng(width)
+    chunks, step = 50, 16
+    a = (rng.standard_normal((chunks * step, width)) * 10.0 ** rng.integers(-8, 9, (chunks * step, width))).astype(dtype)
+    a[::5] *= dtype(2) ** 30
+    a[3::7] = -a[::7][:a[3::7].shape[0]]
+    want = np.zeros((chunks, width), dtype)
+    for r in range(step):
+        want = want + a[r::step]
+    assert np.array_equal(reduction_order._chunk_sums(a, chunks, step), want)

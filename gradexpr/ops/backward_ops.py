@@ -18,11 +18,11 @@ import math
 
 import numpy as np
 
-from .. import corner_grads
+from .. import blocks, corner_grads
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
-from .common import _F, _apply
+from .common import _F, _apply, _zero_where
 from .registry import NotDifferentiable, op
 
 
@@ -73,23 +73,37 @@ def _in_float32(kernel):
 
 
 # ============================================================ activations
-def _one_minus_square32(y):
-    """``fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted), in two passes: y² is
-    exact in float64, so ``1 - y²`` there is rounded once, and rounding that to float32 is the single
-    rounding the fma does. The double rounding could only differ where the float64 difference lands
-    exactly on a float32 midpoint without being exact, and for |y| <= 1 (tanh's outputs) there is no
-    such float32 (all 2**31 of them checked), so no element needs the exact fma."""
-    square = np.multiply(y, y, dtype=np.float64)
-    out = np.empty(y.shape, np.float32)
-    np.subtract(1.0, square, out=out, casting="same_kind")
-    return out
+def _tanh_backward32(g, y):
+    """``g * fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted). y² is exact in
+    float64, so ``1 - y²`` there is rounded once, and rounding that to float32 is the single rounding
+    the fma does. The double rounding could only differ where the float64 difference lands exactly
+    on a float32 midpoint without being exact, and for |y| <= 1 (tanh's outputs) there is no such
+    float32 (all 2**31 of them checked), so no element needs the exact fma. Computed block by block
+    (``blocks``) in a float64 scratch that stays in the cache: a float64 temporary of the whole array
+    costs three extra passes over memory."""
+    factor = np.empty(y.shape, np.float32)
+    flat, dest = y.reshape(-1), factor.reshape(-1)
+    # a float32 grad of the same layout is multiplied in while the block is in cache
+    same = g.shape == y.shape and g.dtype == np.float32
+    grad = g.reshape(-1) if same and g.flags.c_contiguous else None
+    scratch = np.empty(min(blocks.BLOCK, flat.size), np.float64)
+    for span in blocks.spans(flat.size):
+        part, out = flat[span], dest[span]
+        wide = scratch[:part.size]
+        np.copyto(wide, part)
+        np.multiply(wide, wide, out=wide)
+        np.subtract(1.0, wide, out=wide)
+        np.copyto(out, wide, casting="same_kind")
+        if grad is not None:
+            np.multiply(grad[span], out, out=out)
+    if grad is not None:
+        return factor
+    return np.multiply(g, factor, out=factor) if same else g * factor
 
 
 def _tanh_backward(g, y):
     if y.dtype == np.float32:
-        factor = _one_minus_square32(y)
-        return np.multiply(g, factor, out=factor) if factor.shape == np.broadcast_shapes(g.shape, y.shape) \
-            and g.dtype == np.float32 else g * factor
+        return _tanh_backward32(g, y)
     return g * fma(-y, y, y.dtype.type(1))
 
 
@@ -112,6 +126,11 @@ sigmoid_backward = op(
 
 
 def _threshold_backward(g, x, threshold):
+    """``x <= threshold ? 0 : g`` (a nan x passes g)."""
+    if x.dtype == g.dtype:
+        picked = _zero_where(x <= threshold, g)
+        if picked is not None:
+            return picked
     return np.where(x <= threshold, g.dtype.type(0), g)
 
 

@@ -53,6 +53,22 @@ def _lerp(a, b, weight):
     return fma(np.where(small, w, w - 1), b - a, np.where(small, a, b)).astype(a.dtype)
 
 
+# the unsigned integer of each float's size, for selecting by bit masks
+_BITS = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+
+
+def _zero_where(cond, values):
+    """``cond ? +0. : values`` for float ``values`` (None for other dtypes): the values' bits and-ed
+    with a mask, zeros where ``cond`` holds and all ones elsewhere, so nan and -0. pass unchanged.
+    np.where picks element by element, several times slower on random signs."""
+    bits = _BITS.get(values.dtype)
+    if bits is None:
+        return None
+    mask = np.subtract(cond, bits(1), dtype=bits)          # True - 1 = 0, False - 1 = all ones
+    mine = type(mask) is np.ndarray and (values.shape == mask.shape or values.ndim == 0)
+    return np.bitwise_and(mask, values.view(bits), out=mask if mine else None).view(values.dtype)
+
+
 def _dims(dim, ndim):
     if dim is None:
         return tuple(range(ndim))

@@ -8,7 +8,7 @@ import numpy as np
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, fma
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -154,15 +154,24 @@ def _mul_scalar(t, scalar):
 
 
 def _square_grad(grad, self):
-    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded. ``2·x`` is
-    exact (or overflows to inf, as PyTorch's does for |x| > max/2), so for a uniform grad (a mean's
-    or sum's, expanded) of the same shape the product is ``(x · 2) · g``: two passes over x, and no
-    pass over the expanded grad."""
-    data = grad._data
-    if data.shape == self._data.shape and data.size > 1 and not any(data.strides):
-        doubled = self * 2
-        np.multiply(doubled._data, data.reshape(-1)[0], out=doubled._data)
-        return doubled
+    """PyTorch's ``grad * (2 * self.pow(1))`` for ``self ** 2`` when no graph is recorded: ``2·x`` then
+    the product with the grad, block by block (``blocks``) where x is contiguous and the grad
+    (a real one, or the uniform one of a mean or sum, expanded) has its shape and dtype, so ``2·x``
+    never crosses memory."""
+    from .. import blocks
+    g, x = grad._data, self._data
+    if g.shape == x.shape and g.dtype == x.dtype and x.dtype.kind == "f" and x.flags.c_contiguous \
+            and (g.flags.c_contiguous or not any(g.strides)):
+        out = np.empty_like(x)
+        flat, dest = x.reshape(-1), out.reshape(-1)
+        uniform = g.reshape(-1)[0] if g.size and not any(g.strides) else None
+        grads = g.reshape(-1) if uniform is None else None
+        two = x.dtype.type(2)
+        for span in blocks.spans(flat.size):
+            part = dest[span]
+            np.multiply(flat[span], two, out=part)
+            np.multiply(part, uniform if uniform is not None else grads[span], out=part)
+        return self._make(out)
     return grad * (self * 2)
 
 
@@ -310,10 +319,13 @@ sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
 def _relu(a):
     if a.dtype.kind == "b":
         raise errors.RuntimeError("Boolean inputs not supported for relu")
-    # PyTorch's x < 0 ? 0 : x (so relu(-0.) is -0., nan stays nan), as maximum and a copy of the zeros:
-    # ten times faster than np.where
+    # PyTorch's x < 0 ? 0 : x (so relu(-0.) is -0., nan stays nan); integers as maximum and a copy of
+    # the zeros: ten times faster than np.where
     if a.ndim == 0:
         return np.where(a < 0, a.dtype.type(0), a)
+    picked = _zero_where(a < 0, a)
+    if picked is not None:
+        return picked
     r = np.maximum(a, a.dtype.type(0))
     np.copyto(r, a, where=(a == 0))
     return r
