@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import errors
+from . import errors, ops
+from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
+from .graph import _grad_enabled
+from .op import _record, apply, apply_inplace, wrap
 from .tensor import Tensor, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
@@ -110,8 +113,6 @@ def _size(level):
 
 # ---------------------------------------------------------------- physical helpers
 def _apply(entry_name, args, params=None):
-    from . import ops
-    from .op import apply
     return apply(ops.TABLE[entry_name], tuple(args), params or {})
 
 
@@ -209,7 +210,6 @@ def _dims_rule(new_dim=False, reduce=False):
 def _reduce_all(target):
     """A reduction of every element: the entry ``target`` over every dimension but the batch's."""
     def rule(op, args, params, level):
-        from . import ops
         p, b = _unwrap(args[0], level)
         p = _front(p, b)
         flat = _view(p, (p._data.shape[0], -1))
@@ -232,7 +232,6 @@ def _arg_rule(op, args, params, level):
 
 def _loss_rule(op, args, params, level):
     """A loss: the unreduced loss elementwise, then each sample's mean or sum."""
-    from . import ops
     reduction = params.get("reduction", "mean")
     phys, bdim = _elementwise(op, args, {**params, "reduction": "none"}, level)
     if reduction == "none":
@@ -346,7 +345,6 @@ def _bmm_rule(op, args, params, level):
 def _addmm_rule(op, args, params, level):
     bias, m1, m2 = args
     prod = batched(*_mm_phys(m1, m2, level), level)
-    from . import ops
     alpha, beta = params.get("alpha", 1), params.get("beta", 1)
     if alpha != 1:
         prod = batched(_elementwise(ops.TABLE["mul"], (prod, alpha), {}, level)[0], 0, level)
@@ -374,7 +372,6 @@ _BOXES: list = []          # the extras of the op being dispatched (its physical
 
 
 def _call(op, phys, params):
-    from .op import apply
     return apply(op, tuple(phys), params, _BOXES[-1] if _BOXES else None)
 
 
@@ -414,9 +411,6 @@ def rule_of(op):
 def dispatch(op, args, params, extras_out=None):
     """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
     wrapped, and the op's node recorded on the logical tensors when one of them requires grad."""
-    from .graph import _grad_enabled
-    from .op import _record, wrap
-    from .forward_ad import ACTIVE as dual_active, propagate
     level = level_of(args)
     ts = tuple(a if isinstance(a, Tensor) else wrap(a) for a in args)
     box = []
@@ -432,8 +426,8 @@ def dispatch(op, args, params, extras_out=None):
     if op.differentiable and result._dtype.category == 2 and _grad_enabled.get() and any(
             t._requires_grad for t in ts):
         _record(op, ts, params, result, extras)
-    if dual_active:
-        propagate(op, ts, params, result, extras)
+    if _DUAL_LEVELS:
+        _propagate_tangent(op, ts, params, result, extras)
     return result
 
 
@@ -452,7 +446,6 @@ def _batched_extras(extras, phys, bdim, level):
 def dispatch_inplace(op, t, args, params):
     """``t.op_(*args)`` with a batched argument: written into ``t``'s physical memory. An unbatched
     ``t`` receiving a batched value fails as PyTorch's does (the physical shapes don't broadcast)."""
-    from .op import apply_inplace
     level = level_of((t,) + tuple(args))
     pt, bt = _unwrap(t, level)
     if bt is None:
@@ -495,7 +488,6 @@ def write_inplace(t, result):
 
 def inplace_view(op, t, params):
     """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
-    from .op import apply
     result = apply(op, (t,), params)
     t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
     if result._grad_fn is not None:
