@@ -40,17 +40,20 @@ def _flatten(tree):
 
 
 def _unflatten(leaves, spec):
-    it = iter(leaves)
+    return _build(iter(leaves), spec)
 
-    def build(sp):
-        if sp is None:
-            return next(it)
-        kind, parts = sp
-        if kind is dict:
-            return {k: build(s) for k, s in parts}
-        values = [build(s) for s in parts]
-        return kind(*values) if hasattr(kind, "_fields") else kind(values)    # (a namedtuple's fields)
-    return build(spec)
+
+def _build(it, spec):
+    """The tree of ``spec`` over the leaves ``it`` yields. (A module-level function, not a recursive
+    closure: that closure is a reference cycle, which kept every call's leaves, the transforms' results,
+    alive until the next garbage collection.)"""
+    if spec is None:
+        return next(it)
+    kind, parts = spec
+    if kind is dict:
+        return {k: _build(it, s) for k, s in parts}
+    values = [_build(it, s) for s in parts]
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)    # (a namedtuple's fields)
 
 
 def _differentiable(x):
