@@ -114,8 +114,40 @@ def _engine_grad(outs, inputs, cotangents=None):
     pairs = [(o, c) for o, c in zip(outs, cots or [None] * len(outs)) if o._requires_grad]
     if not pairs:
         return [None] * len(inputs)
-    return autograd_grad([o for o, _ in pairs], inputs, None if cots is None else [c for _, c in pairs],
-                         retain_graph=True, create_graph=True, allow_unused=True)
+    roots = [o for o, _ in pairs]
+    return autograd_grad(roots, inputs, None if cots is None else [c for _, c in pairs],
+                         retain_graph=True, create_graph=_backward_is_differentiated(roots), allow_unused=True)
+
+
+def _backward_is_differentiated(roots):
+    """Whether the backward pass must be recorded (``create_graph``): under an enclosing transform
+    (``grad(grad(f))``) or a dual level (forward-over-reverse), and whenever program code runs in it
+    (hooks, custom Functions, saved-tensor hooks), which sees the recording as functorch makes it.
+    Otherwise the outermost transform detaches its results, so a recording would only be discarded."""
+    if _depth[0] > 1 or fw.ACTIVE:
+        return True
+    from .graph import AccumulateGrad, Node, SavedTensor, SavedTensors, _RELEASED
+    stack = [o._grad_fn for o in roots]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        kind = type(node)
+        if kind is AccumulateGrad and not node._retains:
+            continue
+        if kind is not Node or node._retains:           # (a leaf root's node is None: not a formula)
+            return True
+        saved = node._saved
+        if saved is not _RELEASED:
+            for v in saved.values():
+                kind = type(v)
+                if (kind is SavedTensor and getattr(v, "hooks", None) is not None
+                        or kind is SavedTensors and any(getattr(x, "hooks", None) is not None for x in v)):
+                    return True
+        stack.extend(n for n in node._next if n is not None)
+    return False
 
 
 # ---------------------------------------------------------------- grad, grad_and_value, vjp
