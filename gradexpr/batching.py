@@ -16,6 +16,8 @@ without a rule is mapped sample by sample (PyTorch's slow fallback), so every op
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import errors, ops
@@ -407,6 +409,39 @@ def rule_of(op):
     return RULES[kind]
 
 
+# ---------------------------------------------------------------- grad's leaves inside a vmap
+INNER_LEAVES: dict = {}     # id(leaf) -> (leaf, its untracked alias, len(LEVELS) when made)
+
+
+@contextlib.contextmanager
+def inner_leaves(leaves):
+    """While a transform nested in vmap runs, its unbatched leaves (``vmap(grad(f), in_dims=None)``'s
+    weights) reach the batch rules as untracked aliases: their gradient flows through the logical
+    nodes ``dispatch`` records, and a recording of the physical ops too would only be discarded.
+    (A vmap nested inside the transform is deeper than the leaves: it keeps recording them.)"""
+    depth = len(LEVELS)
+    added = []
+    for t in leaves:
+        if type(t) is Tensor and t._grad_fn is None and id(t) not in INNER_LEAVES:
+            INNER_LEAVES[id(t)] = (t, t._detached_alias(), depth)
+            added.append(id(t))
+    try:
+        yield
+    finally:
+        for key in added:
+            del INNER_LEAVES[key]
+
+
+def _untracked_leaves(ts, level):
+    """``ts`` with the inner leaves of vmaps at or outside ``level`` replaced by their aliases."""
+    depth = sum(1 for lv, _, _ in LEVELS if lv <= level)
+    out = []
+    for t in ts:
+        entry = INNER_LEAVES.get(id(t))
+        out.append(entry[1] if entry is not None and entry[0] is t and entry[2] >= depth else t)
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- dispatch (called by apply)
 def dispatch(op, args, params, extras_out=None):
     """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
@@ -416,7 +451,7 @@ def dispatch(op, args, params, extras_out=None):
     box = []
     _BOXES.append(box)
     try:
-        phys, bdim = rule_of(op)(op, ts, params, level)
+        phys, bdim = rule_of(op)(op, _untracked_leaves(ts, level) if INNER_LEAVES else ts, params, level)
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)

@@ -10,6 +10,8 @@ ops, ``jacfwd(jacrev(f))`` (``hessian``) is forward-over-reverse.
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import errors, forward_ad as fw
@@ -75,6 +77,16 @@ def _differentiable(x):
     if fw.ACTIVE:
         fw.copy_tangent(x, t)
     return t
+
+
+def _inside_vmap(leaves):
+    """batching.inner_leaves(leaves) when a vmap is running (its batch rules then skip recording
+    the physical ops of these leaves), else nothing to do."""
+    from .grad_mode import VMAP_LEVELS
+    if not VMAP_LEVELS:
+        return contextlib.nullcontext()
+    from .batching import inner_leaves
+    return inner_leaves(leaves)
 
 
 def _argnums_tuple(argnums, nargs, name):
@@ -164,7 +176,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     leaves = [_differentiable(x) for x in leaves]
                     flats.append((leaves, spec))
                     args[a] = _unflatten(leaves, spec)
-                out = func(*args, **kwargs)
+                all_leaves = [x for leaves, _ in flats for x in leaves]
+                with _inside_vmap(all_leaves):
+                    out = func(*args, **kwargs)
                 aux = None
                 if has_aux:
                     if not (isinstance(out, tuple) and len(out) == 2):
@@ -178,7 +192,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
                                               f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
                                               "to use the vjp or jacrev APIs instead?")
-                all_leaves = [x for leaves, _ in flats for x in leaves]
                 gs = _grads(out, all_leaves)
         finally:
             _depth[0] -= 1
