@@ -76,7 +76,7 @@ def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> Batche
     """The logical tensor of ``phys`` batched along ``bdim`` at ``level``."""
     data = phys._data
     if data.shape[bdim]:
-        sample = data[(slice(None),) * bdim + (0,)]
+        sample = data[0] if bdim == 0 else data[(slice(None),) * bdim + (0,)]
     else:
         sample = np.zeros(data.shape[:bdim] + data.shape[bdim + 1:], data.dtype)
     t = _new_object(BatchedTensor)
@@ -447,7 +447,7 @@ def dispatch(op, args, params, extras_out=None):
     """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
     wrapped, and the op's node recorded on the logical tensors when one of them requires grad."""
     level = level_of(args)
-    ts = tuple(a if isinstance(a, Tensor) else wrap(a) for a in args)
+    ts = tuple([a if isinstance(a, Tensor) else wrap(a) for a in args])
     box = []
     _BOXES.append(box)
     try:
