@@ -42,7 +42,8 @@ class GxError(Exception):
 
 
 def _kind(name: str, base: type) -> type:
-    return type(f"Gx{name}", (GxError, base), {"kind": name, "__module__": __name__})
+    # named as Python's class, so repr(e) reads ``IndexError('...')`` as under PyTorch
+    return type(name, (GxError, base), {"kind": name, "__module__": __name__})
 
 
 RuntimeError = _kind("RuntimeError", builtins.RuntimeError)

@@ -297,7 +297,16 @@ class Tensor(metaclass=_TensorMeta):
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 
-    def is_contiguous(self) -> bool:
+    def is_complex(self) -> bool:
+        return False        # (no complex dtypes)
+
+    def storage_offset(self) -> int:
+        """Where a view starts in its base's storage, in elements (a tensor that is no view: 0)."""
+        if self._base is None:
+            return 0
+        return (self.data_ptr() - self._base.data_ptr()) // self._dtype.itemsize
+
+    def is_contiguous(self, *, memory_format=None) -> bool:
         return bool(self._data.flags.c_contiguous)
 
     def element_size(self) -> int:
@@ -332,7 +341,7 @@ class Tensor(metaclass=_TensorMeta):
     def tolist(self):
         return self._data.tolist()
 
-    def numpy(self, force=False):
+    def numpy(self, *, force=False):
         if self._requires_grad and not force and _grad_enabled.get():     # (allowed under no_grad, as PyTorch)
             raise errors.RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                       "instead.")

@@ -480,6 +480,10 @@ def g_type(*args, **kwargs):
         return _display_class("builtins", name)
     if t.__name__ == "ReturnType" and t.__module__ == "gradexpr.composites.reductions":
         return _display_class("torch.return_types", obj._name)
+    if isinstance(obj, errors.GxError):
+        # an error of gradexpr's stands for Python's (PyTorch raises the builtin classes):
+        # ``type(e) is IndexError`` holds and prints <class 'IndexError'>
+        return next((b for b in t.__bases__ if b.__module__ == "builtins"), t)
     return t
 
 

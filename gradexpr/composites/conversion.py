@@ -31,17 +31,18 @@ def to(self, *args, **kwargs):
     return apply(D.to_copy, (self,), {"dtype": dtype})
 
 
-def _converter(d):
-    def conv(self, memory_format=None):
+def _converter(d, name):
+    def conv(self, *, memory_format=None):
         return to(self, d)
+    conv.__name__ = conv.__qualname__ = name      # (errors about its arguments name it)
     return conv
 
 
 # Tensor.float(), .double(), …
 (_float, _double, _half, _long, _int, _short, _bool, _byte, _char) = (
-    _converter(dtypes.float32), _converter(dtypes.float64), _converter(dtypes.float16), _converter(dtypes.int64),
-    _converter(dtypes.int32), _converter(dtypes.int16), _converter(dtypes.bool_), _converter(dtypes.uint8),
-    _converter(dtypes.int8))
+    _converter(dtypes.float32, "float"), _converter(dtypes.float64, "double"), _converter(dtypes.float16, "half"),
+    _converter(dtypes.int64, "long"), _converter(dtypes.int32, "int"), _converter(dtypes.int16, "short"),
+    _converter(dtypes.bool_, "bool"), _converter(dtypes.uint8, "byte"), _converter(dtypes.int8, "char"))
 
 
 def type_(self, dtype=None, **_):

@@ -125,6 +125,10 @@ def _view_method(self, *shape):
     return view(self, *shape)
 
 
+def _cpu(self, *, memory_format=None):
+    return self         # the one device
+
+
 def _cuda(self, device=None, *args, **kwargs):
     from .. import device as _device
     return _device.check_to("cuda")
@@ -141,7 +145,7 @@ _METHODS = {
     "isclose": isclose, "allclose": allclose, "equal": equal,
     "softmax": lambda self, dim, dtype=None: _nn().softmax(self, dim, dtype=dtype),
     "log_softmax": lambda self, dim, dtype=None: _nn().log_softmax(self, dim, dtype=dtype),
-    "cpu": lambda self, *a, **k: self, "cuda": _cuda, "size": _size_method, "view": _view_method,
+    "cpu": _cpu, "cuda": _cuda, "size": _size_method, "view": _view_method,
 }
 
 

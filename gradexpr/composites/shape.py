@@ -477,7 +477,7 @@ def clone(input, *, memory_format=None):
     return apply(D.clone, (input,))
 
 
-def contiguous(input, memory_format=None):
+def contiguous(input, *, memory_format=None):
     if input._data.flags.c_contiguous:
         return input
     return apply(D.clone, (input,), {"contiguous": True})

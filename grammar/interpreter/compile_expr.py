@@ -269,6 +269,7 @@ class ExpressionCompiler:
         guard_types = _GUARD_TYPES
         guards = _CALL_GUARDS
         fname = _callee_name(e.func)
+        attribute_call = type(e.func) is ast.Attribute
         if not e.keywords and not any(type(a) is ast.Starred for a in e.args) and len(e.args) <= 3:
             afs = [self.expr(a, scope) for a in e.args]
             if not afs:
@@ -279,7 +280,7 @@ class ExpressionCompiler:
                             f = guards.get(f, f)
                         return f()
                     except Exception as ex:
-                        raise loc(_callee_error(ex, f, fname, ()), e)
+                        raise loc(_callee_error(ex, f, fname, (), attribute_call), e)
                 return call0
             if len(afs) == 1:
                 af = afs[0]
@@ -292,7 +293,7 @@ class ExpressionCompiler:
                             f = guards.get(f, f)
                         return f(a)
                     except Exception as ex:
-                        raise loc(_callee_error(ex, f, fname, (a,)), e)
+                        raise loc(_callee_error(ex, f, fname, (a,), attribute_call), e)
                 return call1
             if len(afs) == 2:
                 af, bf = afs
@@ -306,7 +307,7 @@ class ExpressionCompiler:
                             f = guards.get(f, f)
                         return f(a, b)
                     except Exception as ex:
-                        raise loc(_callee_error(ex, f, fname, (a, b)), e)
+                        raise loc(_callee_error(ex, f, fname, (a, b), attribute_call), e)
                 return call2
             af, bf, cf = afs
 
@@ -320,7 +321,7 @@ class ExpressionCompiler:
                         f = guards.get(f, f)
                     return f(a, b, c)
                 except Exception as ex:
-                    raise loc(_callee_error(ex, f, fname, (a, b, c)), e)
+                    raise loc(_callee_error(ex, f, fname, (a, b, c), attribute_call), e)
             return call3
         argspec = tuple((type(a) is ast.Starred, self.expr(a.value if type(a) is ast.Starred else a, scope), a)
                         for a in e.args)
@@ -370,7 +371,7 @@ class ExpressionCompiler:
                     f = guards.get(f, f)
                 return f(*args, **kw)
             except Exception as ex:
-                raise loc(_callee_error(ex, f, fname, args), e)
+                raise loc(_callee_error(ex, f, fname, args, attribute_call), e)
         return call
 
     def e_Attribute(self, e, scope):

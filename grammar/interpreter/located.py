@@ -35,13 +35,13 @@ def _error_class(exc_type):
         cls = None
         if exc_type.__module__ == "builtins":
             try:
-                cls = type(f"Gx{name}", (errors.GxError, exc_type), {"kind": name, "__module__": __name__})
+                cls = type(name, (errors.GxError, exc_type), {"kind": name, "__module__": __name__})
                 cls("probe")
             except Exception:
                 cls = None
         if cls is None:
             kind = f"__main__.{exc_type.__qualname__}" if exc_type.__module__ == "__main__" else name
-            cls = type(f"Gx{name}", (errors.GxError,), {"kind": kind, "__module__": __name__})
+            cls = type(name, (errors.GxError,), {"kind": kind, "__module__": __name__})
         _dynamic_classes[exc_type] = cls
     return cls
 
@@ -102,13 +102,13 @@ def _operand_error(exc, symbol, a, b):
     return exc
 
 
-def _callee_error(exc, f, name, args):
+def _callee_error(exc, f, name, args, attribute_call=False):
     """An error about the arguments of an engine function, in PyTorch's words and naming the
     function as the program wrote it: a TypeError about its signature (``zeros() got an
     unexpected keyword argument 'x'``, ``Tensor.float() takes ...``, not
     ``_factory.<locals>.make()``), and a number where a tensor was needed (``rand_like():
     argument 'input' (position 1) must be Tensor, not float``, not ``'float' object has no
-    attribute '_data'``)."""
+    attribute '_data'``). ``attribute_call``: the program called it as ``obj.name(...)``."""
     kind = type(exc)
     if kind is not AttributeError and not isinstance(exc, TypeError):
         return exc
@@ -117,6 +117,12 @@ def _callee_error(exc, f, name, args):
         return exc
     qualname = getattr(f, "__qualname__", None) or name
     owner = getattr(f, "__self__", None)
+    if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
+        worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
+        if worded is not None:
+            new = errors.TypeError(worded)
+            new.__cause__ = exc
+            return new
     public = f"{type(owner).__name__}.{name}" if owner is not None and not isinstance(owner, type) else name
     message = str(exc)
     not_tensor = re.match(r"'(\w+)' object has no attribute '_\w+'$" if kind is AttributeError else
@@ -140,6 +146,47 @@ def _callee_error(exc, f, name, args):
         return exc
     new.__cause__ = exc
     return new
+
+
+_TENSOR_CLASSES = frozenset(("Tensor", "Parameter"))
+_TAKES = re.compile(r"[\w.<>]+\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but (\d+) (?:was|were) given$")
+_UNEXPECTED_KEYWORD = re.compile(r"[\w.<>]+\(\) got an unexpected keyword argument '\w+'$")
+
+
+def _tensor_method_error(kind, message, f, owner, name, attribute_call):
+    """A Tensor method's complaint about its arguments in PyTorch's words, or None to keep it.
+
+    A method of no parameters is METH_NOARGS in PyTorch, and CPython words its errors naming
+    the class: ``TensorBase`` through ``x.item(1)`` (the method's descriptor), the tensor's own
+    class through a bound method (``m = x.item; m(1)``). The others go through PyTorch's
+    argument parser, which does not count ``self`` as Python does.
+    """
+    cls = "TensorBase" if attribute_call else type(owner).__name__
+    if message.startswith("TensorBase."):             # the generated bindings' METH_NOARGS words
+        return None if attribute_call else cls + message[len("TensorBase"):]
+    if kind is not _py.TypeError:                     # not Python's own words about the call
+        return None
+    func = getattr(f, "__func__", None)
+    func = getattr(func, "__wrapped__", func)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        return None
+    if not attribute_call and "<locals>" not in func.__qualname__ and not func.__name__.startswith("_"):
+        name = func.__name__            # called through a bound method: the method's own name
+    takes_nothing = code.co_argcount == 1 and not code.co_kwonlyargcount and not code.co_flags & 0x0C
+    takes = _TAKES.match(message)
+    if takes:
+        given = int(takes[3]) - 1
+        if takes_nothing:
+            return f"{cls}.{name}() takes no arguments ({given} given)"
+        most = int(takes[2]) - 1
+        least = int(takes[1]) - 1 if takes[1] else most
+        span = f"{most} positional argument{'s' if most != 1 else ''}" if least == most else \
+            f"from {least} to {most} positional arguments"
+        return f"{name}() takes {span} but {given} {'was' if given == 1 else 'were'} given"
+    if takes_nothing and _UNEXPECTED_KEYWORD.match(message):
+        return f"{cls}.{name}() takes no keyword arguments"
+    return None
 
 
 _MISSING = re.compile(r"[\w.<>]+\(\) missing (\d+) required positional arguments?: (.+)$")

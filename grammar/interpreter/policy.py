@@ -83,10 +83,19 @@ def _decide(t, name):
     if issubclass(t, type):         # a class: the program's own, or any other
         program_get = _program_class_getter(name)
         other_get = _decide_library(t, name)
+        public = not name.startswith("_")
 
         def get_class_attribute(obj):
             if _is_program_type(obj):
                 return program_get(obj)
+            if public and getattr(obj, "_gx_exposed", False) is True:
+                # a library class's public methods and constants, as its instances expose them:
+                # ``torch.Tensor.sum(x)``, ``nn.Module.train``; not its properties (their fset
+                # would write what ``_gx_settable`` does not allow)
+                # (what the class defines, never what ``type`` gives every class: ``mro``)
+                value = getattr(obj, name)
+                if not isinstance(value, property) and any(name in b.__dict__ for b in obj.__mro__[:-1]):
+                    return value
             return other_get(obj)
         return get_class_attribute
     return _decide_library(t, name)
