@@ -492,3 +492,25 @@ def _nll_cascade_runs(picked, power, step):
     for v in loss:
         total = total + v
     return total
+
+
+def torch_norm2_rows(rows: np.ndarray) -> np.ndarray:
+    """ATen's vectorized L2 norm of each row of ``rows`` (2-D, rows contiguous), float32 or float64:
+    the squares added in order into the lanes of one vector (a product then a sum, no fused
+    multiply-add), the lanes folded left into lane 0, the scalar tail added with a fused
+    multiply-add (the compiler contracts ``buffer[0] += v * v``), then the square root."""
+    from .exact import fma
+    count, n = rows.shape
+    vec = _VEC[rows.itemsize]
+    m = n - n % vec
+    if m:
+        body = rows[:, :m].reshape(count, m // vec, vec)
+        acc = np.add.accumulate(body * body, axis=1)[:, -1]
+    else:
+        acc = np.zeros((count, vec), rows.dtype)
+    total = acc[:, 0]
+    for j in range(1, vec):
+        total = total + acc[:, j]
+    for j in range(m, n):
+        total = fma(rows[:, j], rows[:, j], total).astype(rows.dtype)
+    return np.sqrt(total)

@@ -457,11 +457,29 @@ std_mean = op("std_mean", "StdMeanBackward0", None, outputs=("result", ""), doma
                   grad, self, lambda g: _std_grad(g, self, result, dim, correction, keepdim), dim, keepdim))
 
 
+def _norm2_rows(a, axis):
+    """``a`` as the rows ATen's vectorized L2 kernel reduces (the reduction runs along memory:
+    every dim of a dense array, or the last dim of a row-major one), with the result's shape;
+    else None (the general reduction, not emulated)."""
+    if a.dtype not in (np.float32, np.float64) or a.ndim == 0 or a.size == 0:
+        return None
+    if sorted(axis) == list(range(a.ndim)) and (a.flags.c_contiguous or a.flags.f_contiguous):
+        return a.ravel(order="K").reshape(1, -1), ()
+    if tuple(axis) == (a.ndim - 1,) and a.flags.c_contiguous:
+        return a.reshape(-1, a.shape[-1]), a.shape[:-1]
+    return None
+
+
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         x = np.abs(a)
-        if ord == 2:
+        rows = _norm2_rows(a, axis) if ord == 2 else None
+        if rows is not None:
+            r = reduction_order.torch_norm2_rows(rows[0]).reshape(rows[1])
+            if keepdim:
+                r = r.reshape([1 if d in axis else s for d, s in enumerate(a.shape)])
+        elif ord == 2:
             r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
         elif ord == 1:
             r = np.sum(x, axis=axis, keepdims=keepdim)
