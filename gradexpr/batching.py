@@ -418,7 +418,8 @@ def inner_leaves(leaves):
     """While a transform nested in vmap runs, its unbatched leaves (``vmap(grad(f), in_dims=None)``'s
     weights) reach the batch rules as untracked aliases: their gradient flows through the logical
     nodes ``dispatch`` records, and a recording of the physical ops too would only be discarded.
-    (A vmap nested inside the transform is deeper than the leaves: it keeps recording them.)"""
+    (A vmap nested inside the transform is deeper than the leaves: it keeps recording them; under a
+    dual level the physical ops carry the tangents vmap returns, so they see the leaves themselves.)"""
     depth = len(LEVELS)
     added = []
     for t in leaves:
@@ -451,7 +452,8 @@ def dispatch(op, args, params, extras_out=None):
     box = []
     _BOXES.append(box)
     try:
-        phys, bdim = rule_of(op)(op, _untracked_leaves(ts, level) if INNER_LEAVES else ts, params, level)
+        phys, bdim = rule_of(op)(op, _untracked_leaves(ts, level) if INNER_LEAVES and not _DUAL_LEVELS else ts,
+                                 params, level)
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)
