@@ -11,6 +11,7 @@ ops, ``jacfwd(jacrev(f))`` (``hessian``) is forward-over-reverse.
 from __future__ import annotations
 
 import contextlib
+import sys
 
 import numpy as np
 
@@ -139,6 +140,7 @@ def _backward_is_differentiated(roots):
     if _depth[0] > 1 or fw.ACTIVE:
         return True
     from .graph import AccumulateGrad, Node, SavedTensor, SavedTensors, _RELEASED
+    saved_hooks = __package__ + ".saved_hooks" in sys.modules     # (only it gives saved tensors hooks)
     stack = [o._grad_fn for o in roots]
     seen = set()
     while stack:
@@ -152,7 +154,7 @@ def _backward_is_differentiated(roots):
         if kind is not Node or node._retains:           # (a leaf root's node is None: not a formula)
             return True
         saved = node._saved
-        if saved is not _RELEASED:
+        if saved_hooks and saved is not _RELEASED:
             for v in saved.values():
                 kind = type(v)
                 if (kind is SavedTensor and getattr(v, "hooks", None) is not None
