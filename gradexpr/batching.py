@@ -21,7 +21,7 @@ import contextlib
 import numpy as np
 
 from . import errors, ops
-from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
+from .forward_ad import ACTIVE as _DUAL_LEVELS, copy_tangent as _copy_tangent, propagate as _propagate_tangent
 from .graph import _grad_enabled
 from .op import _record, apply, apply_inplace, wrap
 from .tensor import Tensor, _new_object
@@ -465,7 +465,18 @@ def dispatch(op, args, params, extras_out=None):
         _record(op, ts, params, result, extras)
     if _DUAL_LEVELS:
         _propagate_tangent(op, ts, params, result, extras)
+        _saved_result_tangents(result, phys)
     return result
+
+
+def _saved_result_tangents(result, phys):
+    """The physical tangents of the result the op's node saved (``tanh``'s): the saved alias holds
+    ``phys.detach()``, which has none, and vmap returns physical tangents (jvp of vmap(grad(f)))."""
+    saved = getattr(result._grad_fn, "_saved", None)
+    if type(saved) is dict and "result" in saved:
+        alias = saved["result"].tensor
+        if type(alias) is BatchedTensor:
+            _copy_tangent(phys, alias._phys)
 
 
 def _batched_extras(extras, phys, bdim, level):
