@@ -21,8 +21,8 @@ import contextlib
 import numpy as np
 
 from . import errors, ops
-from .forward_ad import ACTIVE as _DUAL_LEVELS, copy_tangent as _copy_tangent, propagate as _propagate_tangent
-from .graph import _grad_enabled
+from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
+from .graph import SavedTensor, _grad_enabled
 from .op import _record, apply, apply_inplace, wrap
 from .tensor import Tensor, _new_object
 
@@ -463,20 +463,25 @@ def dispatch(op, args, params, extras_out=None):
     if op.differentiable and result._dtype.category == 2 and _grad_enabled.get() and any(
             t._requires_grad for t in ts):
         _record(op, ts, params, result, extras)
+        _keep_physical_in_saved_result(result._grad_fn, phys)
     if _DUAL_LEVELS:
         _propagate_tangent(op, ts, params, result, extras)
-        _saved_result_tangents(result, phys)
     return result
 
 
-def _saved_result_tangents(result, phys):
-    """The physical tangents of the result the op's node saved (``tanh``'s): the saved alias holds
-    ``phys.detach()``, which has none, and vmap returns physical tangents (jvp of vmap(grad(f)))."""
-    saved = getattr(result._grad_fn, "_saved", None)
-    if type(saved) is dict and "result" in saved:
-        alias = saved["result"].tensor
-        if type(alias) is BatchedTensor:
-            _copy_tangent(phys, alias._phys)
+def _keep_physical_in_saved_result(node, phys):
+    """The result the op's node saved (``tanh``'s) stands for ``phys`` itself. The saved alias detaches
+    the logical result (no cycle through the node), and with it ``phys``: that cut the physical history
+    and tangents that a grad or jvp around the vmap differentiates (grad of per-sample gradients' norm,
+    jvp of vmap(grad(f))). ``phys`` does not lead back to the logical node, so keeping it makes no cycle."""
+    saved = getattr(node, "_saved", None)
+    if type(saved) is not dict:
+        return
+    for v in saved.values():
+        if type(v) is SavedTensor and v.is_output:
+            alias = v.tensor
+            if type(alias) is BatchedTensor and alias._phys._data is phys._data:
+                alias._phys = phys
 
 
 def _batched_extras(extras, phys, bdim, level):
