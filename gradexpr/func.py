@@ -498,37 +498,44 @@ def _tuple_repr(value):
 
 def _batched_inputs(func, in_dims, args):
     """PyTorch's checks of vmap's inputs; (batch size, in_dim per flat argument, flat arguments, spec)."""
-    where = f"vmap({_name(func)}, in_dims={_tuple_repr(in_dims)}, ...)(<inputs>)"
     if not isinstance(in_dims, (int, tuple)):
-        raise errors.ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
-                                f"structure of inputs, got: {type(in_dims)}.")
+        raise errors.ValueError(f"{_where(func, in_dims)}: expected `in_dims` to be int or a (potentially nested) "
+                                f"tuple matching the structure of inputs, got: {type(in_dims)}.")
     if not args:
         raise errors.ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
                                 "you are trying to vmap over a function with no inputs. The latter is unsupported.")
     flat_args, spec = _flatten(tuple(args))
     flat_dims = _broadcast_dims(in_dims, tuple(args))
     if flat_dims is None:
-        raise errors.ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`.")
+        raise errors.ValueError(f"{_where(func, in_dims)}: in_dims is not compatible with the structure of `inputs`.")
     for i, (a, d) in enumerate(zip(flat_args, flat_dims)):
-        if d is not None and not isinstance(d, int):
-            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but in_dim must be either an integer "
-                                    "dimension or None.")
-        if isinstance(d, int) and not isinstance(a, Tensor):
-            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but the input is of type {type(a)}. We "
-                                    "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
-        if d is not None and not -a.dim() <= d < a.dim():
-            raise errors.ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
-                                    f"dimensionality {a.dim()} so expected in_dim to satisfy -{a.dim()} <= in_dim < "
-                                    f"{a.dim()}.")
-        if d is not None and d < 0:
-            flat_dims[i] = d % a.dim()
-    sizes = [a.size(d) for a, d in zip(flat_args, flat_dims) if d is not None]
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for an input but in_dim must be either "
+                                    "an integer dimension or None.")
+        if not isinstance(a, Tensor):
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for an input but the input is of type "
+                                    f"{type(a)}. We cannot vmap over non-Tensor arguments, please use None as the "
+                                    "respective in_dim")
+        n = a._data.ndim
+        if not -n <= d < n:
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for some input, but that input is a "
+                                    f"Tensor of dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+        if d < 0:
+            flat_dims[i] = d % n
+    sizes = [a._data.shape[d] for a, d in zip(flat_args, flat_dims) if d is not None]
     if not sizes:
         raise errors.ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
         raise errors.ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                                 f"{sizes} for the mapped dimension")
     return sizes[0], flat_dims, flat_args, spec
+
+
+def _where(func, in_dims):
+    """The head of vmap's input errors (made only for an error: it shows ``in_dims``'s repr)."""
+    return f"vmap({_name(func)}, in_dims={_tuple_repr(in_dims)}, ...)(<inputs>)"
 
 
 def _broadcast_dims(dims, tree):
