@@ -457,13 +457,17 @@ def dispatch(op, args, params, extras_out=None):
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)
-    extras = _batched_extras(box[0] if len(box) == 1 else None, phys, bdim, level)
+    extras = box[0] if len(box) == 1 else None
+    if extras:
+        extras = _batched_extras(extras, phys, bdim, level)
     if extras_out is not None:
         extras_out.append(extras)
-    if op.differentiable and result._dtype.category == 2 and _grad_enabled.get() and any(
-            t._requires_grad for t in ts):
-        _record(op, ts, params, result, extras)
-        _keep_physical_in_saved_result(result._grad_fn, phys)
+    if op.differentiable and result._dtype.category == 2 and _grad_enabled.get():
+        for t in ts:
+            if t._requires_grad:
+                _record(op, ts, params, result, extras)
+                _keep_physical_in_saved_result(result._grad_fn, phys)
+                break
     if _DUAL_LEVELS:
         _propagate_tangent(op, ts, params, result, extras)
     return result
@@ -486,8 +490,6 @@ def _keep_physical_in_saved_result(node, phys):
 
 def _batched_extras(extras, phys, bdim, level):
     """The extras of the physical call (e.g. max's indices) as batched tensors like the result."""
-    if not extras:
-        return extras
     out = {}
     for k, v in extras.items():
         if isinstance(v, np.ndarray) and v.ndim == phys._data.ndim and v.shape[bdim] == phys._data.shape[bdim]:
