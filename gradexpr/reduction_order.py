@@ -514,3 +514,30 @@ def torch_norm2_rows(rows: np.ndarray) -> np.ndarray:
     for j in range(m, n):
         total = fma(rows[:, j], rows[:, j], total).astype(rows.dtype)
     return np.sqrt(total)
+
+
+def serial_sum(terms: np.ndarray, axis, keepdim: bool, like: np.ndarray) -> np.ndarray:
+    """ATen's ``binary_kernel_reduce`` adding ``terms``: for each output, its reduced elements added one
+    by one in memory order (``like``'s, as TensorIterator walks it); a single output of GRAIN_SIZE
+    elements or more is split between the threads (``parallel_for``: one contiguous chunk each), whose
+    partial sums are then added in thread order."""
+    axis = sorted(axis)
+    kept = [d for d in range(terms.ndim) if d not in axis]
+    walked = sorted(axis, key=lambda d: -abs(like.strides[d]))        # the fastest-moving dim last
+    out_shape = [terms.shape[d] for d in kept]
+    count = int(np.prod([terms.shape[d] for d in axis], dtype=np.int64))
+    flat = np.transpose(terms, kept + walked).reshape(out_shape + [count])
+    if count == 0:
+        total = np.zeros(out_shape, terms.dtype)
+    elif flat.size == count and count >= _GRAIN and threads() > 1:
+        tasks = min(threads(), -(-count // _GRAIN))
+        chunk = -(-count // tasks)
+        total = None
+        for start in range(0, count, chunk):
+            part = np.add.accumulate(flat[..., start:start + chunk], axis=-1)[..., -1]
+            total = part if total is None else total + part
+    else:
+        total = np.add.accumulate(flat, axis=-1)[..., -1]
+    if keepdim:
+        total = total.reshape([1 if d in axis else s for d, s in enumerate(terms.shape)])
+    return total

@@ -154,8 +154,13 @@ def _softplus(a, beta=1.0, threshold=20.0):
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
+def _silu_grad(grad, sigmoid, self):
+    # ATen's infinitely_differentiable_silu_backward, which its silu_backward kernel computes in this order
+    return grad * sigmoid * (1.0 + self * (1.0 - sigmoid))
+
+
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
-          self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
+          self=lambda grad, self: _silu_grad(grad, self.sigmoid(), self),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
