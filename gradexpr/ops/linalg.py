@@ -19,6 +19,8 @@ mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
         mat2=lambda grad, self: self.t().mm(grad),
         dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False,
         forward_ad=lambda self_t, mat2_t, self, mat2: self_t.mm(mat2) + self.mm(mat2_t))
+
+
 def _bmm(a, b):
     """NumPy's matmul of two stacks of matrices, but a contraction of length 1 (per-sample outer products,
     which vmap's weight gradients are) through einsum: NumPy makes one BLAS call per matrix (~5x slower
