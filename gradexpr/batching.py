@@ -16,9 +16,14 @@ without a rule is mapped sample by sample (PyTorch's slow fallback), so every op
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from . import errors
+from . import errors, ops
+from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
+from .graph import SavedTensor, _grad_enabled
+from .op import _record, apply, apply_inplace, wrap
 from .tensor import Tensor, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
@@ -71,7 +76,7 @@ def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> Batche
     """The logical tensor of ``phys`` batched along ``bdim`` at ``level``."""
     data = phys._data
     if data.shape[bdim]:
-        sample = data[(slice(None),) * bdim + (0,)]
+        sample = data[0] if bdim == 0 else data[(slice(None),) * bdim + (0,)]
     else:
         sample = np.zeros(data.shape[:bdim] + data.shape[bdim + 1:], data.dtype)
     t = _new_object(BatchedTensor)
@@ -110,8 +115,6 @@ def _size(level):
 
 # ---------------------------------------------------------------- physical helpers
 def _apply(entry_name, args, params=None):
-    from . import ops
-    from .op import apply
     return apply(ops.TABLE[entry_name], tuple(args), params or {})
 
 
@@ -209,7 +212,6 @@ def _dims_rule(new_dim=False, reduce=False):
 def _reduce_all(target):
     """A reduction of every element: the entry ``target`` over every dimension but the batch's."""
     def rule(op, args, params, level):
-        from . import ops
         p, b = _unwrap(args[0], level)
         p = _front(p, b)
         flat = _view(p, (p._data.shape[0], -1))
@@ -232,7 +234,6 @@ def _arg_rule(op, args, params, level):
 
 def _loss_rule(op, args, params, level):
     """A loss: the unreduced loss elementwise, then each sample's mean or sum."""
-    from . import ops
     reduction = params.get("reduction", "mean")
     phys, bdim = _elementwise(op, args, {**params, "reduction": "none"}, level)
     if reduction == "none":
@@ -346,7 +347,6 @@ def _bmm_rule(op, args, params, level):
 def _addmm_rule(op, args, params, level):
     bias, m1, m2 = args
     prod = batched(*_mm_phys(m1, m2, level), level)
-    from . import ops
     alpha, beta = params.get("alpha", 1), params.get("beta", 1)
     if alpha != 1:
         prod = batched(_elementwise(ops.TABLE["mul"], (prod, alpha), {}, level)[0], 0, level)
@@ -374,7 +374,6 @@ _BOXES: list = []          # the extras of the op being dispatched (its physical
 
 
 def _call(op, phys, params):
-    from .op import apply
     return apply(op, tuple(phys), params, _BOXES[-1] if _BOXES else None)
 
 
@@ -410,37 +409,87 @@ def rule_of(op):
     return RULES[kind]
 
 
+# ---------------------------------------------------------------- grad's leaves inside a vmap
+INNER_LEAVES: dict = {}     # id(leaf) -> (leaf, its untracked alias, len(LEVELS) when made)
+
+
+@contextlib.contextmanager
+def inner_leaves(leaves):
+    """While a transform nested in vmap runs, its unbatched leaves (``vmap(grad(f), in_dims=None)``'s
+    weights) reach the batch rules as untracked aliases: their gradient flows through the logical
+    nodes ``dispatch`` records, and a recording of the physical ops too would only be discarded.
+    (A vmap nested inside the transform is deeper than the leaves: it keeps recording them; under a
+    dual level the physical ops carry the tangents vmap returns, so they see the leaves themselves.)"""
+    depth = len(LEVELS)
+    added = []
+    for t in leaves:
+        if type(t) is Tensor and t._grad_fn is None and id(t) not in INNER_LEAVES:
+            INNER_LEAVES[id(t)] = (t, t._detached_alias(), depth)
+            added.append(id(t))
+    try:
+        yield
+    finally:
+        for key in added:
+            del INNER_LEAVES[key]
+
+
+def _untracked_leaves(ts, level):
+    """``ts`` with the inner leaves of vmaps at or outside ``level`` replaced by their aliases."""
+    depth = sum(1 for lv, _, _ in LEVELS if lv <= level)
+    out = []
+    for t in ts:
+        entry = INNER_LEAVES.get(id(t))
+        out.append(entry[1] if entry is not None and entry[0] is t and entry[2] >= depth else t)
+    return tuple(out)
+
+
 # ---------------------------------------------------------------- dispatch (called by apply)
 def dispatch(op, args, params, extras_out=None):
     """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
     wrapped, and the op's node recorded on the logical tensors when one of them requires grad."""
-    from .graph import _grad_enabled
-    from .op import _record, wrap
-    from .forward_ad import ACTIVE as dual_active, propagate
     level = level_of(args)
-    ts = tuple(a if isinstance(a, Tensor) else wrap(a) for a in args)
+    ts = tuple([a if isinstance(a, Tensor) else wrap(a) for a in args])
     box = []
     _BOXES.append(box)
     try:
-        phys, bdim = rule_of(op)(op, ts, params, level)
+        phys, bdim = rule_of(op)(op, _untracked_leaves(ts, level) if INNER_LEAVES and not _DUAL_LEVELS else ts,
+                                 params, level)
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)
-    extras = _batched_extras(box[0] if len(box) == 1 else None, phys, bdim, level)
+    extras = box[0] if len(box) == 1 else None
+    if extras:
+        extras = _batched_extras(extras, phys, bdim, level)
     if extras_out is not None:
         extras_out.append(extras)
-    if op.differentiable and result._dtype.category == 2 and _grad_enabled.get() and any(
-            t._requires_grad for t in ts):
-        _record(op, ts, params, result, extras)
-    if dual_active:
-        propagate(op, ts, params, result, extras)
+    if op.differentiable and result._dtype.category == 2 and _grad_enabled.get():
+        for t in ts:
+            if t._requires_grad:
+                _record(op, ts, params, result, extras)
+                _keep_physical_in_saved_result(result._grad_fn, phys)
+                break
+    if _DUAL_LEVELS:
+        _propagate_tangent(op, ts, params, result, extras)
     return result
+
+
+def _keep_physical_in_saved_result(node, phys):
+    """The result the op's node saved (``tanh``'s) stands for ``phys`` itself. The saved alias detaches
+    the logical result (no cycle through the node), and with it ``phys``: that cut the physical history
+    and tangents that a grad or jvp around the vmap differentiates (grad of per-sample gradients' norm,
+    jvp of vmap(grad(f))). ``phys`` does not lead back to the logical node, so keeping it makes no cycle."""
+    saved = getattr(node, "_saved", None)
+    if type(saved) is not dict:
+        return
+    for v in saved.values():
+        if type(v) is SavedTensor and v.is_output:
+            alias = v.tensor
+            if type(alias) is BatchedTensor and alias._phys._data is phys._data:
+                alias._phys = phys
 
 
 def _batched_extras(extras, phys, bdim, level):
     """The extras of the physical call (e.g. max's indices) as batched tensors like the result."""
-    if not extras:
-        return extras
     out = {}
     for k, v in extras.items():
         if isinstance(v, np.ndarray) and v.ndim == phys._data.ndim and v.shape[bdim] == phys._data.shape[bdim]:
@@ -452,7 +501,6 @@ def _batched_extras(extras, phys, bdim, level):
 def dispatch_inplace(op, t, args, params):
     """``t.op_(*args)`` with a batched argument: written into ``t``'s physical memory. An unbatched
     ``t`` receiving a batched value fails as PyTorch's does (the physical shapes don't broadcast)."""
-    from .op import apply_inplace
     level = level_of((t,) + tuple(args))
     pt, bt = _unwrap(t, level)
     if bt is None:
@@ -495,7 +543,6 @@ def write_inplace(t, result):
 
 def inplace_view(op, t, params):
     """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
-    from .op import apply
     result = apply(op, (t,), params)
     t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
     if result._grad_fn is not None:

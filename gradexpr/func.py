@@ -10,6 +10,9 @@ ops, ``jacfwd(jacrev(f))`` (``hessian``) is forward-over-reverse.
 """
 from __future__ import annotations
 
+import contextlib
+import sys
+
 import numpy as np
 
 from . import errors, forward_ad as fw
@@ -40,17 +43,20 @@ def _flatten(tree):
 
 
 def _unflatten(leaves, spec):
-    it = iter(leaves)
+    return _build(iter(leaves), spec)
 
-    def build(sp):
-        if sp is None:
-            return next(it)
-        kind, parts = sp
-        if kind is dict:
-            return {k: build(s) for k, s in parts}
-        values = [build(s) for s in parts]
-        return kind(*values) if hasattr(kind, "_fields") else kind(values)    # (a namedtuple's fields)
-    return build(spec)
+
+def _build(it, spec):
+    """The tree of ``spec`` over the leaves ``it`` yields. (A module-level function, not a recursive
+    closure: that closure is a reference cycle, which kept every call's leaves, the transforms' results,
+    alive until the next garbage collection.)"""
+    if spec is None:
+        return next(it)
+    kind, parts = spec
+    if kind is dict:
+        return {k: _build(it, s) for k, s in parts}
+    values = [_build(it, s) for s in parts]
+    return kind(*values) if hasattr(kind, "_fields") else kind(values)    # (a namedtuple's fields)
 
 
 def _differentiable(x):
@@ -72,6 +78,16 @@ def _differentiable(x):
     if fw.ACTIVE:
         fw.copy_tangent(x, t)
     return t
+
+
+def _inside_vmap(leaves):
+    """batching.inner_leaves(leaves) when a vmap is running (its batch rules then skip recording
+    the physical ops of these leaves), else nothing to do."""
+    from .grad_mode import VMAP_LEVELS
+    if not VMAP_LEVELS:
+        return contextlib.nullcontext()
+    from .batching import inner_leaves
+    return inner_leaves(leaves)
 
 
 def _argnums_tuple(argnums, nargs, name):
@@ -111,8 +127,41 @@ def _engine_grad(outs, inputs, cotangents=None):
     pairs = [(o, c) for o, c in zip(outs, cots or [None] * len(outs)) if o._requires_grad]
     if not pairs:
         return [None] * len(inputs)
-    return autograd_grad([o for o, _ in pairs], inputs, None if cots is None else [c for _, c in pairs],
-                         retain_graph=True, create_graph=True, allow_unused=True)
+    roots = [o for o, _ in pairs]
+    return autograd_grad(roots, inputs, None if cots is None else [c for _, c in pairs],
+                         retain_graph=True, create_graph=_backward_is_differentiated(roots), allow_unused=True)
+
+
+def _backward_is_differentiated(roots):
+    """Whether the backward pass must be recorded (``create_graph``): under an enclosing transform
+    (``grad(grad(f))``) or a dual level (forward-over-reverse), and whenever program code runs in it
+    (hooks, custom Functions, saved-tensor hooks), which sees the recording as functorch makes it.
+    Otherwise the outermost transform detaches its results, so a recording would only be discarded."""
+    if _depth[0] > 1 or fw.ACTIVE:
+        return True
+    from .graph import AccumulateGrad, Node, SavedTensor, SavedTensors, _RELEASED
+    saved_hooks = __package__ + ".saved_hooks" in sys.modules     # (only it gives saved tensors hooks)
+    stack = [o._grad_fn for o in roots]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        kind = type(node)
+        if kind is AccumulateGrad and not node._retains:
+            continue
+        if kind is not Node or node._retains:           # (a leaf root's node is None: not a formula)
+            return True
+        saved = node._saved
+        if saved_hooks and saved is not _RELEASED:
+            for v in saved.values():
+                kind = type(v)
+                if (kind is SavedTensor and getattr(v, "hooks", None) is not None
+                        or kind is SavedTensors and any(getattr(x, "hooks", None) is not None for x in v)):
+                    return True
+        stack.extend(n for n in node._next if n is not None)
+    return False
 
 
 # ---------------------------------------------------------------- grad, grad_and_value, vjp
@@ -129,7 +178,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     leaves = [_differentiable(x) for x in leaves]
                     flats.append((leaves, spec))
                     args[a] = _unflatten(leaves, spec)
-                out = func(*args, **kwargs)
+                all_leaves = [x for leaves, _ in flats for x in leaves]
+                with _inside_vmap(all_leaves):
+                    out = func(*args, **kwargs)
                 aux = None
                 if has_aux:
                     if not (isinstance(out, tuple) and len(out) == 2):
@@ -143,7 +194,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
                                               f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
                                               "to use the vjp or jacrev APIs instead?")
-                all_leaves = [x for leaves, _ in flats for x in leaves]
                 gs = _grads(out, all_leaves)
         finally:
             _depth[0] -= 1
@@ -448,37 +498,44 @@ def _tuple_repr(value):
 
 def _batched_inputs(func, in_dims, args):
     """PyTorch's checks of vmap's inputs; (batch size, in_dim per flat argument, flat arguments, spec)."""
-    where = f"vmap({_name(func)}, in_dims={_tuple_repr(in_dims)}, ...)(<inputs>)"
     if not isinstance(in_dims, (int, tuple)):
-        raise errors.ValueError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
-                                f"structure of inputs, got: {type(in_dims)}.")
+        raise errors.ValueError(f"{_where(func, in_dims)}: expected `in_dims` to be int or a (potentially nested) "
+                                f"tuple matching the structure of inputs, got: {type(in_dims)}.")
     if not args:
         raise errors.ValueError(f"vmap({_name(func)})(<inputs>): got no inputs. Maybe you forgot to add inputs, or "
                                 "you are trying to vmap over a function with no inputs. The latter is unsupported.")
     flat_args, spec = _flatten(tuple(args))
     flat_dims = _broadcast_dims(in_dims, tuple(args))
     if flat_dims is None:
-        raise errors.ValueError(f"{where}: in_dims is not compatible with the structure of `inputs`.")
+        raise errors.ValueError(f"{_where(func, in_dims)}: in_dims is not compatible with the structure of `inputs`.")
     for i, (a, d) in enumerate(zip(flat_args, flat_dims)):
-        if d is not None and not isinstance(d, int):
-            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but in_dim must be either an integer "
-                                    "dimension or None.")
-        if isinstance(d, int) and not isinstance(a, Tensor):
-            raise errors.ValueError(f"{where}: Got in_dim={d} for an input but the input is of type {type(a)}. We "
-                                    "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
-        if d is not None and not -a.dim() <= d < a.dim():
-            raise errors.ValueError(f"{where}: Got in_dim={d} for some input, but that input is a Tensor of "
-                                    f"dimensionality {a.dim()} so expected in_dim to satisfy -{a.dim()} <= in_dim < "
-                                    f"{a.dim()}.")
-        if d is not None and d < 0:
-            flat_dims[i] = d % a.dim()
-    sizes = [a.size(d) for a, d in zip(flat_args, flat_dims) if d is not None]
+        if d is None:
+            continue
+        if not isinstance(d, int):
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for an input but in_dim must be either "
+                                    "an integer dimension or None.")
+        if not isinstance(a, Tensor):
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for an input but the input is of type "
+                                    f"{type(a)}. We cannot vmap over non-Tensor arguments, please use None as the "
+                                    "respective in_dim")
+        n = a._data.ndim
+        if not -n <= d < n:
+            raise errors.ValueError(f"{_where(func, in_dims)}: Got in_dim={d} for some input, but that input is a "
+                                    f"Tensor of dimensionality {n} so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+        if d < 0:
+            flat_dims[i] = d % n
+    sizes = [a._data.shape[d] for a, d in zip(flat_args, flat_dims) if d is not None]
     if not sizes:
         raise errors.ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
         raise errors.ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
                                 f"{sizes} for the mapped dimension")
     return sizes[0], flat_dims, flat_args, spec
+
+
+def _where(func, in_dims):
+    """The head of vmap's input errors (made only for an error: it shows ``in_dims``'s repr)."""
+    return f"vmap({_name(func)}, in_dims={_tuple_repr(in_dims)}, ...)(<inputs>)"
 
 
 def _broadcast_dims(dims, tree):

@@ -80,7 +80,14 @@ squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                          self=lambda grad, self_shape, dim=None: _unsqueeze_to(grad, self_shape, dim), dtype="first", view=True,
                          domain="real", forward_ad="linear")
-unsqueeze = op("unsqueeze", "UnsqueezeBackward0", lambda a, dim: np.expand_dims(a, dim),
+def _unsqueezed(a, dim):
+    """np.expand_dims(a, dim) (the same reshaped view) without its argument checks, which were
+    most of the op's cost (the table's callers give a dim in range)."""
+    d = dim % (a.ndim + 1)
+    return a.reshape(a.shape[:d] + (1,) + a.shape[d:])
+
+
+unsqueeze = op("unsqueeze", "UnsqueezeBackward0", _unsqueezed,
                self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real", forward_ad="linear")
 # the in-place view ops (t.t_(), t.squeeze_() …): the tensor itself takes the new shape; PyTorch's
 # overloads of the same formulas (TBackward1 …). squeeze_(dim) is squeeze_inplace_dim above.
@@ -89,7 +96,7 @@ t_inplace = op("t_inplace", "TBackward1", lambda a: a.T, self=lambda grad: grad.
 transpose_inplace = op("transpose_inplace", "TransposeBackward1", lambda a, dim0, dim1: np.swapaxes(a, dim0, dim1),
                        self=lambda grad, dim0, dim1: grad.transpose(dim0, dim1), dtype="first", view=True,
                        domain="matrix", forward_ad="linear")
-unsqueeze_inplace = op("unsqueeze_inplace", "UnsqueezeBackward1", lambda a, dim: np.expand_dims(a, dim),
+unsqueeze_inplace = op("unsqueeze_inplace", "UnsqueezeBackward1", _unsqueezed,
                        self=lambda grad, dim: grad.squeeze(dim), dtype="first", view=True, domain="real",
                        forward_ad="linear")
 squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze(a),
