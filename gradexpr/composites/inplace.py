@@ -13,6 +13,7 @@ from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, copy_with_history,
                   save_inplace_result, wrap, write_inplace)
 from ..ops.common import _reduce_dim
+from ..tensor import Tensor
 from .arguments import _given_dim, _is_tensor
 
 
@@ -20,7 +21,7 @@ def _inplace_of(fn_name, fn):
     """``Tensor.<fn_name>_`` of a hand-written ``fn``: computed out of place, then written back into the tensor."""
     def inplace(self, *args, **kwargs):
         check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
-        result = fn(_old_self(self, fn_name), *args, **kwargs)
+        result = fn(_old_self(self, fn_name, args, kwargs), *args, **kwargs)
         node = result._grad_fn
         write_inplace(self, result)
         if node is not None:
@@ -37,9 +38,13 @@ def _save_inplace_result(t, node=None):
         save_inplace_result(t, node)
 
 
-def _old_self(t, name):
-    """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it)."""
-    if not (_grad_enabled.get() and t._requires_grad) or name in _INPLACE_NO_SELF:
+def _old_self(t, name, args=(), kwargs=None):
+    """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it:
+    also when only another argument requires grad, as ``h.mul_(w)``'s gradient for ``w`` reads ``h``)."""
+    if name in _INPLACE_NO_SELF or not _grad_enabled.get():
+        return t
+    if not (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
+                                    for a in (*args, *(kwargs or {}).values()))):
         return t
     return copy_with_history(t)
 
