@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
+from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
 from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _zero_where, fma
 
@@ -159,6 +160,8 @@ def _square_grad(grad, self):
     (a real one, or the uniform one of a mean or sum, expanded) has its shape and dtype, so ``2·x``
     never crosses memory."""
     from .. import blocks
+    if type(grad) is not Tensor or type(self) is not Tensor:        # (a batched tensor's _data is one sample)
+        return grad * (self * 2)
     g, x = grad._data, self._data
     if g.shape == x.shape and g.dtype == x.dtype and x.dtype.kind == "f" and x.flags.c_contiguous \
             and (g.flags.c_contiguous or not any(g.strides)):
@@ -171,7 +174,7 @@ def _square_grad(grad, self):
             part = dest[span]
             np.multiply(flat[span], two, out=part)
             np.multiply(part, uniform if uniform is not None else grads[span], out=part)
-        return self._make(out)
+        return Tensor._make(out)
     return grad * (self * 2)
 
 
