@@ -147,7 +147,9 @@ _PRESENTED = {
               "alpha": lambda n, s: _selu_constant(n, "SELU_ALPHA", s.get("alpha", 1.0))}
        for node in ("EluBackward0", "EluBackward1")},
     "NormBackward1": {"p": lambda n, s: s["ord"]},
-    "MaxPool2DWithIndicesBackward0": {"result1": lambda n, s: s["indices"]},
+    **{node: {"result1": lambda n, s: s["indices"]}
+       for node in ("MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AdaptiveMaxPool2DBackward0",
+                    "AdaptiveMaxPool3DBackward0")},
     **{f"{mode}Pad{k}DBackward0": {"padding": lambda n, s: tuple(s["pad"])}
        for mode in ("Reflection", "Replication") for k in (1, 2, 3)},
     "NativeBatchNormBackward0": {"result1": lambda n, s: _batch_stat(n, s, "save_mean"),

@@ -9,7 +9,9 @@ from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, S
 from . import activation as _activation
 from .activation import MORE_ACTIVATIONS
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .conv import AdaptiveAvgPool2d, AvgPool2d, Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d, MaxPool2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .pooling import *  # noqa: F401,F403  (the pooling modules)
+from .pooling import NAMES as POOLING_NAMES
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
@@ -21,7 +23,7 @@ from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarit
 from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
-from . import functional, functional_activations, functional_losses, functional_norms
+from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
 from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
@@ -32,9 +34,9 @@ globals().update({n: getattr(_loss, n) for n in MORE_LOSSES})
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
-ConvTranspose2d MaxPool2d Embedding
-LayerNorm AvgPool2d AdaptiveAvgPool2d BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
-    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES
+ConvTranspose2d Embedding
+LayerNorm BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
+    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES
 
 
 def names():
@@ -49,4 +51,5 @@ def functional_names():
     return {**{n: getattr(functional, n) for n in functional.NAMES},
             **{n: getattr(functional_activations, n) for n in functional_activations.NAMES},
             **{n: getattr(functional_losses, n) for n in functional_losses.NAMES},
-            **{n: getattr(functional_norms, n) for n in functional_norms.NAMES}}
+            **{n: getattr(functional_norms, n) for n in functional_norms.NAMES},
+            **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES}}
