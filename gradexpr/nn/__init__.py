@@ -14,6 +14,8 @@ from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
+from .dropout_more import *  # noqa: F401,F403  (the channel-wise and alpha dropouts)
+from .dropout_more import NAMES as DROPOUT_NAMES
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Loss, MSELoss, NLLLoss,
@@ -24,6 +26,7 @@ from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
+from . import functional_dropout
 from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
@@ -36,7 +39,7 @@ Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax S
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
 ConvTranspose2d Embedding
 LayerNorm BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
-    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES
+    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES
 
 
 def names():
@@ -52,4 +55,5 @@ def functional_names():
             **{n: getattr(functional_activations, n) for n in functional_activations.NAMES},
             **{n: getattr(functional_losses, n) for n in functional_losses.NAMES},
             **{n: getattr(functional_norms, n) for n in functional_norms.NAMES},
-            **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES}}
+            **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES},
+            **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES}}
