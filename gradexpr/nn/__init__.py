@@ -12,6 +12,8 @@ from .batchnorm import BatchNorm1d, BatchNorm2d
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
+from .resample import *  # noqa: F401,F403  (pixel/channel shuffle, upsampling)
+from .resample import NAMES as RESAMPLE_NAMES
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .dropout_more import *  # noqa: F401,F403  (the channel-wise and alpha dropouts)
@@ -26,7 +28,7 @@ from .padding import PADDING_NAMES
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
-from . import functional_dropout
+from . import functional_dropout, functional_resample
 from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
@@ -39,7 +41,8 @@ Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax S
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
 ConvTranspose2d Embedding
 LayerNorm BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
-    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES
+    + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
+    + RESAMPLE_NAMES
 
 
 def names():
@@ -56,4 +59,5 @@ def functional_names():
             **{n: getattr(functional_losses, n) for n in functional_losses.NAMES},
             **{n: getattr(functional_norms, n) for n in functional_norms.NAMES},
             **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES},
-            **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES}}
+            **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES},
+            **{n: getattr(functional_resample, n) for n in functional_resample.NAMES}}
