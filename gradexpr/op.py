@@ -67,15 +67,17 @@ _HALF = np.dtype(np.float16)
 
 
 _OPMATH_SCALAR = frozenset(("mul", "div", "div_mode"))
+_OPMATH_SECOND_SCALAR = frozenset(("floor_divide",))     # (div_floor reads only its second operand unrounded)
 
 
 def _half_with_scalar(op, a, b, x, y):
     """PyTorch's CPU kernels compute float16 with a Python number in float32 and round the result once;
-    mul's and div's take the number unrounded (opmath: ``h * 1.1``), the others rounded to float16
-    first (``h + 0.1`` adds float16(0.1))."""
+    mul's and div's take the number unrounded (opmath: ``h * 1.1``), floor_divide's its second one
+    (``h // 1e-3``), the others rounded to float16 first (``h + 0.1`` adds float16(0.1))."""
     exact = op.name in _OPMATH_SCALAR
     x = a._data.astype(np.float32) if a._wrapped and exact else x.astype(np.float32)
-    y = b._data.astype(np.float32) if b._wrapped and exact else y.astype(np.float32)
+    y = b._data.astype(np.float32) if b._wrapped and (exact or op.name in _OPMATH_SECOND_SCALAR) else \
+        y.astype(np.float32)
     return x, y
 
 
@@ -234,6 +236,9 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
             arrays = [t._data for t in ts]
         if op.broadcast:
             _check_broadcast(arrays)
+        if len(arrays) == 2 and arrays[0].dtype is _HALF and (ts[0]._wrapped or ts[1]._wrapped) and \
+                arrays[1].dtype is _HALF:
+            arrays = _half_with_scalar(op, ts[0], ts[1], arrays[0], arrays[1])
         out = op.forward(*arrays, **params) if params else op.forward(*arrays)
     extras = None
     if type(out) is tuple:
@@ -784,25 +789,31 @@ def _rebase_history_of_view(view: Tensor, fn):
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     """``t.op_(*args)``: compute out of place, then write back into ``t`` with its new history."""
-    if _VMAP and _batching().level_of((t,) + tuple(args)) >= 0:
-        return _batching().dispatch_inplace(op, t, args, params)
-    check_inplace(t, args)
     recording = _grad_enabled.get() and (t._requires_grad or any(
-        type(a) is Tensor and a._requires_grad for a in args))
-    if recording and "self" in op.save_names((True,) * (len(args) + 1)):
-        # the formula reads the old value of t: give it its own copy, carrying t's history
-        old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
-        old._acc = t._acc
-        if _DUAL_LEVEL:
-            _forward_ad().copy_tangent(t, old)
-    else:
-        old = t
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if _VMAP and not recording and _batching().level_of((t,) + tuple(args)) >= 0:
+        return _batching().dispatch_inplace(op, t, args, params)
+    # (under vmap(grad(f)) a batched op that records goes the same way: apply batches it and records its
+    # node on the logical tensors, write_inplace writes the physical values back)
+    check_inplace(t, args)
+    # the formula reads the old value of t: give it its own copy
+    old = copy_with_history(t) if recording and "self" in op.save_names((True,) * (len(args) + 1)) else t
     result = apply(op, (old, *args), params)
     node = result._grad_fn
     write_inplace(t, result)
     if node is not None:
         save_inplace_result(t, node)
     return t
+
+
+def copy_with_history(t: Tensor) -> Tensor:
+    """A copy of ``t``'s value carrying ``t``'s history: what a formula reading the old value of ``t``
+    differentiates with once ``t`` is changed in place (the copy of a batched tensor is batched)."""
+    old = t._detached_copy()
+    old._requires_grad, old._grad_fn, old._acc = t._requires_grad, t._grad_fn, t._acc
+    if _DUAL_LEVEL:
+        _forward_ad().copy_tangent(t, old)
+    return old
 
 
 def save_inplace_result(t: Tensor, node):

@@ -476,10 +476,12 @@ def _conv_output_padding(node, values):
 
 def raw_saved_value(node, key, attribute):
     _check_declared(node, key, attribute)
-    v = _saved_entry(node, key, attribute)
     from .saved_hooks import RawSavedTensor
+    if node._saved is _RELEASED and (key in getattr(node._op, "inputs", ()) or key == "result"):
+        return RawSavedTensor(None, node)        # PyTorch's node keeps the emptied SavedVariable
+    v = _saved_entry(node, key, attribute)
     if type(v) is SavedTensor:
-        return RawSavedTensor(v)
+        return RawSavedTensor(v, node)
     if type(v) is SavedTensors:
-        return tuple(RawSavedTensor(x) for x in v)
+        return tuple(RawSavedTensor(x, node) for x in v)
     raise errors.AttributeError(f"'{node.type_name()}' object has no attribute '{attribute}'")

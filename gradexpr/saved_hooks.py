@@ -10,13 +10,17 @@ uses these hooks pays nothing for them.
 from __future__ import annotations
 
 from . import errors
-from .graph import Node, SavedTensor, _grad_enabled
+from .graph import _RELEASED, Node, SavedTensor, _grad_enabled
 from .tensor import Tensor
 
 _PLAIN_INIT = SavedTensor.__init__
 _PLAIN_UNPACK = SavedTensor.unpack
 _PLAIN_NODE_INIT = Node.__init__
 _DEFERRED = object()            # an output waiting for its node before it is packed
+_HOOKS_AFTER_FREE = ("Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values of "
+                     "the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if "
+                     "you need to backward through the graph a second time or if you need to access saved variables "
+                     "after calling backward.")
 _stack: list = []               # active (pack, unpack) pairs, innermost last
 _disabled: list = []            # messages of active disable_saved_tensors_hooks blocks
 
@@ -165,13 +169,16 @@ class RawSavedTensor:
     """``node._raw_saved_X``: the saved tensor itself, on which hooks can be registered once."""
 
     _gx_exposed = True
-    __slots__ = ("_saved",)
+    __slots__ = ("_saved", "_node")
 
-    def __init__(self, saved: SavedTensor):
-        self._saved = saved
+    def __init__(self, saved: SavedTensor | None, node):
+        self._saved = saved         # (None: read after backward freed it)
+        self._node = node
 
     def register_hooks(self, pack_hook, unpack_hook):
         saved = self._saved
+        if saved is None or self._node._saved is _RELEASED:
+            raise errors.RuntimeError(_HOOKS_AFTER_FREE)
         if getattr(saved, "hooks", None) is not None:
             raise errors.RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. "
                                       "Hint: only one pair of hooks is allowed at a time.")

@@ -13,18 +13,14 @@ BATCH = 3
 RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace"}   # draw random numbers: vmap's randomness="error" refuses them
 DYNAMIC = {"masked_select"}             # output shape depends on the values: PyTorch's vmap refuses these
 # Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
-# (max/min's indices, the max poolings'), and backward formulas that branch on values (prod, cumprod, svdvals,
-# elu_/leaky_relu_ in place), and the per-sample gradients of an op run sample by sample whose formula reads its
-# forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the node yet).
+# (max/min's indices, the max poolings'), backward formulas that branch on values (prod, cumprod, svdvals), the per-sample
+# gradients of an op run sample by sample whose formula reads its forward's extras (native_batch_norm's
+# save_mean/save_invstd: the fallback does not hand them to the node yet), and the margin losses' formulas, which read the
+# saved input's array.
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices", "max_pool3d_with_indices",
            "adaptive_max_pool2d", "adaptive_max_pool3d"}
-NOT_YET_GRAD = NOT_YET | {"cumprod", "elu_inplace", "leaky_relu_inplace", "max", "min", "median", "prod", "prod_dim", "svdvals",
-                          "native_batch_norm",
-                          # the late nn families: in-place forms (their formulas read the result, as elu_'s), the
-                          # composites that clamp in place (margin_ranking, cosine_embedding), and the margin
-                          # losses' formulas, which read the saved input's array
-                          "celu_inplace", "selu_inplace", "mish", "add_scalar", "sub_scalar", "multi_margin_loss",
-                          "multilabel_margin_loss"}
+NOT_YET_GRAD = NOT_YET | {"cumprod", "max", "min", "median", "prod", "prod_dim", "svdvals", "native_batch_norm",
+                          "multi_margin_loss", "multilabel_margin_loss"}
 
 
 def _batch(entry, c, k):
@@ -78,3 +74,20 @@ def test_per_sample_gradients_are_the_loop(name):
                 g = torch.autograd.grad(out, xs, allow_unused=True) if out.requires_grad else [None] * n
                 want.append(g[j] if g[j] is not None else torch.zeros_like(xs[j]))
             _close(got[j], torch.stack(want), f"case {k} of {name}, input {j}")
+
+
+def test_per_sample_gradients_through_in_place_ops_are_the_loop():
+    # an in-place op under vmap(grad(f)) records its node on the logical tensors, and a formula that
+    # reads the old value gets a batched copy of it (not sample 0's)
+    F = torch.nn.functional
+
+    def f(a):
+        b = a.clone()
+        b.mul_(3)           # a hand-written function's in-place form
+        b.sin_()            # a table entry's, reading its old self
+        c = a * 1.0
+        F.threshold(c, 0.1, 2.0, inplace=True)      # the old self decides which elements pass
+        return (b * a).sum() + c.sum()
+
+    x = torch.tensor([[0.5, -1.0, 0.05], [2.0, 0.0, 0.3], [-0.2, 0.7, 1.1]], dtype=torch.float64)
+    _close(func.vmap(func.grad(f))(x), torch.stack([func.grad(f)(r) for r in x]), "vmap(grad) through in-place ops")

@@ -10,11 +10,9 @@ from .. import ops as D
 from .. import errors
 from ..graph import Node, _grad_enabled
 from ..grad_mode import VMAP_LEVELS as _VMAP
-from ..forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
-from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, save_inplace_result, wrap,
-                  write_inplace)
+from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, copy_with_history,
+                  save_inplace_result, wrap, write_inplace)
 from ..ops.common import _reduce_dim
-from ..tensor import Tensor
 from .arguments import _given_dim, _is_tensor
 
 
@@ -43,11 +41,7 @@ def _old_self(t, name):
     """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it)."""
     if not (_grad_enabled.get() and t._requires_grad) or name in _INPLACE_NO_SELF:
         return t
-    old = Tensor._make(t._data.copy(), t._dtype, t._requires_grad, t._grad_fn)
-    old._acc = t._acc
-    if _DUAL_LEVEL:
-        copy_tangent(t, old)
-    return old
+    return copy_with_history(t)
 
 
 # in-place methods whose backward formulas do not read the input (others get a copy of the old value)

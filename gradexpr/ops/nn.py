@@ -159,7 +159,12 @@ silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
-def _reduce(x, reduction):
+def _reduce(x, reduction, inputs=()):
+    """A loss's elementwise values reduced as ATen reduces them: laid out first as TensorIterator
+    lays them out from the ``inputs`` (``F.l1_loss(a.t(), b)`` adds in the order of a.t()'s memory)."""
+    if inputs and reduction != "none" and x.ndim > 1:
+        from ..result_layout import torch_layout
+        x = torch_layout(inputs, x)
     if reduction == "mean":
         return np.asarray(_np_mean(x))
     if reduction == "sum":
@@ -176,7 +181,7 @@ def _check_reduction(reduction):
         raise errors.ValueError(f"{reduction} is not a valid value for reduction")
 
 
-mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction),
+mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _reduce((a - b) ** 2, reduction, (a, b)),
               ("self", "target"),
               self=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, self, target, reduction),
               target=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, target, self, reduction),
@@ -187,7 +192,7 @@ def _smooth_l1(a, b, reduction="mean", beta=1.0):
     d = np.abs(a - b)
     with np.errstate(all="ignore"):
         x = np.where(d < beta, 0.5 * d * d / (beta if beta else 1), d - 0.5 * beta) if beta else d
-    return _reduce(x.astype(a.dtype), reduction)
+    return _reduce(x.astype(a.dtype), reduction, (a, b))
 
 
 smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("self", "target"),
@@ -203,10 +208,10 @@ def _bce(p, y, weight=None, reduction="mean"):
     with np.errstate(all="ignore"):
         lp = np.maximum(np.log(p), -100)
         l1p = np.maximum(np.log1p(-p), -100)
-    loss = -(y * lp + (1 - y) * l1p)
+    loss = (y - 1) * l1p - y * lp          # ATen's order of operations
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss.astype(p.dtype), reduction)
+    return _reduce(loss.astype(p.dtype), reduction, (p, y))
 
 
 def _const(array, like):
@@ -240,7 +245,7 @@ def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
     loss = (1 - y) * x - log_sig
     if weight is not None:
         loss = loss * np.asarray(weight, x.dtype)
-    return _reduce(loss.astype(x.dtype), reduction)
+    return _reduce(loss.astype(x.dtype), reduction, (x, y))
 
 
 def _bce_logits_grad(grad, self, target, weight=None, pos_weight=None, reduction="mean"):

@@ -206,9 +206,7 @@ def _threshold_grad(grad, self, threshold):
 
 threshold = op("threshold", "ThresholdBackward0", _threshold, self=_threshold_grad,
                dtype=_kernel("threshold_cpu", refuse="b"), domain="nonzero", forward_ad="element_wise")
-# (ATen's threshold_ differentiates with the input's old value; with ``value > threshold`` the result
-# cannot stand in for it, a known difference: reading ``self`` here is right outside vmap but the in-place
-# path under vmap does not yet keep the old value at the logical level)
-threshold_inplace = op("threshold_inplace", "ThresholdBackward1", _threshold,
-                       self=lambda grad, result, threshold: _threshold_grad(grad, result, threshold),
+# (ATen's threshold_ differentiates with the input's old value, of which apply_inplace keeps a copy: with
+# ``value > threshold`` the result cannot stand in for it)
+threshold_inplace = op("threshold_inplace", "ThresholdBackward1", _threshold, self=_threshold_grad,
                        dtype=threshold.dtype, domain="nonzero", forward_ad="element_wise")

@@ -17,7 +17,7 @@ def _huber(a, b, reduction="mean", delta=1.0):
     d = a.dtype.type(delta)
     with np.errstate(all="ignore"):
         x = np.where(z < d, a.dtype.type(0.5) * z * z, d * (z - a.dtype.type(0.5) * d))
-    return _reduce(x.astype(a.dtype), reduction)
+    return _reduce(x.astype(a.dtype), reduction, (a, b))
 
 
 huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),

@@ -16,9 +16,11 @@ from .registry import op
 
 # ---------------------------------------------------------------- soft margin
 def _soft_margin(x, y, reduction="mean"):
+    # ATen: neg_out(output, input).mul_(target).exp_().add_(1).log_(): log(1 + e), not log1p, laid out as
+    # the input is
     with np.errstate(all="ignore"):
-        loss = np.log1p(np.exp((-x) * y)).astype(x.dtype)
-    return _reduce(loss, reduction)
+        loss = np.log(np.exp((-x) * y) + x.dtype.type(1)).astype(x.dtype)
+    return _reduce(loss, reduction, (x,))
 
 
 def _soft_margin_grad(grad, self, target, reduction="mean"):
