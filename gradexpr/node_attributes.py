@@ -240,6 +240,7 @@ SAVED = {
     "TriuBackward0": "diagonal",
     "TruncBackward0": "",
     "UnbindBackward0": "dim",
+    "UnsafeSplitBackward0": "dim self_sym_sizes split_size",
     "UnsafeViewBackward0": "self_sym_sizes",
     "UnsqueezeBackward0": "dim",
     "UnsqueezeBackward1": "dim",

@@ -336,6 +336,10 @@ CASES: dict[str, list[Case]] = {
     "adaptive_max_pool2d": [case(lambda x: F.adaptive_max_pool2d(x, (3, 2)), (2, 2, 5, 4)),
                             case(lambda x: F.adaptive_max_pool1d(x, 3), (2, 7))],
     "adaptive_max_pool3d": [case(lambda x: F.adaptive_max_pool3d(x, (2, 3, 2)), (1, 2, 5, 4, 3))],
+    # the split ATen's recurrent cells use (ops/nn_recurrent.py), through the cells
+    "unsafe_split": [case(lambda x: D.nn_recurrent.unsafe_chunk(x, 2, 1)[1] * 1, (2, 4))],
+    "unsafe_split_outputs": [case(lambda x: D.nn_recurrent.unsafe_chunk(x, 3, 1), (2, 6)),
+                             case(lambda x: D.nn_recurrent.unsafe_chunk(x * 1, 2, 0)[0].sigmoid_(), (4, 3))],
     # resampling (ops/nn_resample.py)
     "pixel_shuffle": [case(lambda x: F.pixel_shuffle(x, 2), (1, 8, 2, 3)), case(lambda x: F.pixel_shuffle(x, 3), (9, 1, 2))],
     "pixel_unshuffle": [case(lambda x: F.pixel_unshuffle(x, 2), (1, 2, 4, 6))],

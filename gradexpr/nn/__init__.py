@@ -14,6 +14,10 @@ from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
 from .resample import *  # noqa: F401,F403  (pixel/channel shuffle, upsampling)
 from .resample import NAMES as RESAMPLE_NAMES
+from .recurrent import *  # noqa: F401,F403  (the recurrent cells)
+from .recurrent import NAMES as CELL_NAMES
+from .recurrent_layers import *  # noqa: F401,F403  (RNN, LSTM, GRU)
+from .recurrent_layers import NAMES as RECURRENT_NAMES
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .dropout_more import *  # noqa: F401,F403  (the channel-wise and alpha dropouts)
@@ -42,7 +46,7 @@ SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d
 ConvTranspose2d Embedding
 LayerNorm BatchNorm1d BatchNorm2d CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
-    + RESAMPLE_NAMES
+    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES
 
 
 def names():
