@@ -121,6 +121,8 @@ SAVED = {
     "MaxBackward1": "result self",
     "MaxPool2DWithIndicesBackward0": "ceil_mode dilation kernel_size padding result1 self stride",
     "MaxPool3DWithIndicesBackward0": "ceil_mode dilation kernel_size padding result1 self stride",
+    "MaxUnpool2DBackward0": "indices",
+    "MaxUnpool3DBackward0": "indices",
     "MaximumBackward0": "other self",
     "MeanBackward0": "self_sym_numel self_sym_sizes",
     "MeanBackward1": "dim keepdim self_sym_numel self_sym_sizes",

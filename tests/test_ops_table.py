@@ -340,6 +340,9 @@ CASES: dict[str, list[Case]] = {
     "unsafe_split": [case(lambda x: D.nn_recurrent.unsafe_chunk(x, 2, 1)[1] * 1, (2, 4))],
     "unsafe_split_outputs": [case(lambda x: D.nn_recurrent.unsafe_chunk(x, 3, 1), (2, 6)),
                              case(lambda x: D.nn_recurrent.unsafe_chunk(x * 1, 2, 0)[0].sigmoid_(), (4, 3))],
+    "max_unpool2d": [case(lambda x: F.max_unpool2d(x, torch.tensor([[[[0, 3], [9, 10]]]]), 2), (1, 1, 2, 2)),
+                     case(lambda x: F.max_unpool1d(x, torch.tensor([[1, 2, 5]]), 2, output_size=(7,)), (1, 3))],
+    "max_unpool3d": [case(lambda x: F.max_unpool3d(x, torch.tensor([[[[[0, 3]], [[20, 31]]]]]), 2), (1, 1, 2, 1, 2))],
     # resampling (ops/nn_resample.py)
     "pixel_shuffle": [case(lambda x: F.pixel_shuffle(x, 2), (1, 8, 2, 3)), case(lambda x: F.pixel_shuffle(x, 3), (9, 1, 2))],
     "pixel_unshuffle": [case(lambda x: F.pixel_unshuffle(x, 2), (1, 2, 4, 6))],

@@ -162,5 +162,79 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, return_indices)
 
 
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    nd = len(kernel_size)
+    default = [(input.shape[input.dim() - nd + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise errors.ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} elements, but it has a "
+                                f"length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise errors.ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {low} and {high})')
+    return list(output_size)
+
+
+def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
+    kernel = _tuple(kernel_size, nd)
+    stride = kernel if stride is None else _tuple(stride, nd)
+    size = _unpool_output_size(input, kernel, stride, _tuple(padding, nd), output_size)
+    return apply(P.max_unpool2d if nd == 2 else P.max_unpool3d, (input, indices), {"output_size": tuple(size)})
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel = _tuple(kernel_size, 1)
+    stride = kernel if stride is None else _tuple(stride, 1)
+    size = _unpool_output_size(input, kernel, stride, _tuple(padding, 1), output_size)
+    out = apply(P.max_unpool2d, (input.unsqueeze(-1), indices.unsqueeze(-1)), {"output_size": tuple(size) + (1,)})
+    return out.squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's Python: the average of the powers, times the window's size, to the 1/p (max pooling
+    of |x| for p = inf)."""
+    max_pool, avg_pool = ((max_pool1d, avg_pool1d), (max_pool2d, avg_pool2d), (max_pool3d, avg_pool3d))[nd - 1]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    window = kernel_size if nd == 1 else 1
+    if nd > 1:
+        for k in _tuple(kernel_size, nd):
+            window *= k
+    from .. import nn_functional as NF
+    return (T.sign(out) * NF.relu(T.abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
 NAMES = ("max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d "
-         "adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d").split()
+         "adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d max_unpool1d max_unpool2d max_unpool3d "
+         "lp_pool1d lp_pool2d lp_pool3d").split()

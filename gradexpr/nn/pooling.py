@@ -140,8 +140,67 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _pool = staticmethod(FP.adaptive_max_pool3d)
 
 
+class _MaxUnpoolNd(Module):
+    __module__ = "torch.nn.modules.pooling"
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = FP._tuple(kernel_size, self._nd)
+        self.stride = FP._tuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = FP._tuple(padding, self._nd)
+
+    def forward(self, input, indices, output_size=None):
+        return self._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _nd, _unpool = 1, staticmethod(FP.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _nd, _unpool = 2, staticmethod(FP.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _nd, _unpool = 3, staticmethod(FP.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    __module__ = "torch.nn.modules.pooling"
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return self._pool(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    _pool = staticmethod(FP.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _pool = staticmethod(FP.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    _pool = staticmethod(FP.lp_pool3d)
+
+
 __all__ = NAMES = """MaxPool1d MaxPool2d MaxPool3d AvgPool1d AvgPool2d AvgPool3d AdaptiveAvgPool1d AdaptiveAvgPool2d
-AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d""".split()
+AdaptiveAvgPool3d AdaptiveMaxPool1d AdaptiveMaxPool2d AdaptiveMaxPool3d MaxUnpool1d MaxUnpool2d MaxUnpool3d LPPool1d
+LPPool2d LPPool3d""".split()
 
 for _name in NAMES:          # (the base classes print as PyTorch's too)
     globals()[_name].__module__ = "torch.nn.modules.pooling"

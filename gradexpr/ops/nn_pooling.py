@@ -265,3 +265,34 @@ def _adaptive_entries(nd):
 
 adaptive_avg_pool2d, adaptive_max_pool2d = _adaptive_entries(2)
 adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive_entries(3)
+
+
+# ============================================================ max unpooling (the inverse of max pooling's indices)
+def _max_unpool(x, indices, output_size):
+    nd = len(output_size)
+    lead = x.shape[:-nd]
+    out = np.zeros(lead + (int(np.prod(output_size)),), dtype=x.dtype)
+    flat_index = indices.reshape(lead + (-1,))
+    if flat_index.size and (flat_index.min() < 0 or flat_index.max() >= out.shape[-1]):
+        from .. import errors
+        bad = flat_index[(flat_index < 0) | (flat_index >= out.shape[-1])].flat[0]
+        raise errors.RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                                  f"{'x'.join(str(s) for s in output_size)}")
+    np.put_along_axis(out, flat_index, x.reshape(lead + (-1,)), axis=-1)
+    return out.reshape(lead + tuple(output_size))
+
+
+def _unpool_grad(grad, self_shape, indices, nd):
+    """Each input's gradient read back from the position its index names (ATen's max_pool_double_backward)."""
+    lead = len(self_shape) - nd
+    return grad.flatten(lead).gather(lead, indices.flatten(lead)).view(tuple(self_shape))
+
+
+def _max_unpool_entry(nd):
+    return op(f"max_unpool{nd}d", f"MaxUnpool{nd}DBackward0", _max_unpool, ("self", "indices"),
+              self=lambda grad, self, indices, output_size: _unpool_grad(grad, self.shape, indices, nd),
+              dtype="first", broadcast=False, domain="real", forward_ad="transpose")
+
+
+max_unpool2d = _max_unpool_entry(2)
+max_unpool3d = _max_unpool_entry(3)
