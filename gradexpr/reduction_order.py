@@ -492,3 +492,52 @@ def _nll_cascade_runs(picked, power, step):
     for v in loss:
         total = total + v
     return total
+
+
+def torch_norm2_rows(rows: np.ndarray) -> np.ndarray:
+    """ATen's vectorized L2 norm of each row of ``rows`` (2-D, rows contiguous), float32 or float64:
+    the squares added in order into the lanes of one vector (a product then a sum, no fused
+    multiply-add), the lanes folded left into lane 0, the scalar tail added with a fused
+    multiply-add (the compiler contracts ``buffer[0] += v * v``), then the square root."""
+    from .exact import fma
+    count, n = rows.shape
+    vec = _VEC[rows.itemsize]
+    m = n - n % vec
+    if m:
+        body = rows[:, :m].reshape(count, m // vec, vec)
+        acc = np.add.accumulate(body * body, axis=1)[:, -1]
+    else:
+        acc = np.zeros((count, vec), rows.dtype)
+    total = acc[:, 0]
+    for j in range(1, vec):
+        total = total + acc[:, j]
+    for j in range(m, n):
+        total = fma(rows[:, j], rows[:, j], total).astype(rows.dtype)
+    return np.sqrt(total)
+
+
+def serial_sum(terms: np.ndarray, axis, keepdim: bool, like: np.ndarray) -> np.ndarray:
+    """ATen's ``binary_kernel_reduce`` adding ``terms``: for each output, its reduced elements added one
+    by one in memory order (``like``'s, as TensorIterator walks it); a single output of GRAIN_SIZE
+    elements or more is split between the threads (``parallel_for``: one contiguous chunk each), whose
+    partial sums are then added in thread order."""
+    axis = sorted(axis)
+    kept = [d for d in range(terms.ndim) if d not in axis]
+    walked = sorted(axis, key=lambda d: -abs(like.strides[d]))        # the fastest-moving dim last
+    out_shape = [terms.shape[d] for d in kept]
+    count = int(np.prod([terms.shape[d] for d in axis], dtype=np.int64))
+    flat = np.transpose(terms, kept + walked).reshape(out_shape + [count])
+    if count == 0:
+        total = np.zeros(out_shape, terms.dtype)
+    elif flat.size == count and count >= _GRAIN and threads() > 1:
+        tasks = min(threads(), -(-count // _GRAIN))
+        chunk = -(-count // tasks)
+        total = None
+        for start in range(0, count, chunk):
+            part = np.add.accumulate(flat[..., start:start + chunk], axis=-1)[..., -1]
+            total = part if total is None else total + part
+    else:
+        total = np.add.accumulate(flat, axis=-1)[..., -1]
+    if keepdim:
+        total = total.reshape([1 if d in axis else s for d, s in enumerate(terms.shape)])
+    return total

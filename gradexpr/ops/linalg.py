@@ -123,7 +123,7 @@ def _inv(a):
 
 
 inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
-             A=lambda grad, result: -(result.mT @ grad @ result.mT), domain="square",
+             A=lambda grad, result: -(result.mT @ (grad @ result.mT)), domain="square",     # (ATen's order)
              dtype=_floating_only("linalg.inv: Expected a floating point or complex tensor as input. Got {}"),
              forward_ad="transpose")
 

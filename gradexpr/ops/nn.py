@@ -154,8 +154,13 @@ def _softplus(a, beta=1.0, threshold=20.0):
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
+def _silu_grad(grad, sigmoid, self):
+    # ATen's infinitely_differentiable_silu_backward, which its silu_backward kernel computes in this order
+    return grad * sigmoid * (1.0 + self * (1.0 - sigmoid))
+
+
 silu = op("silu", "SiluBackward0", lambda a: (a * _sigmoid(a)).astype(a.dtype),
-          self=lambda grad, self: grad * (self.sigmoid() * (1 + self * (1 - self.sigmoid()))),
+          self=lambda grad, self: _silu_grad(grad, self.sigmoid(), self),
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
@@ -206,7 +211,10 @@ def _bce(p, y, weight=None, reduction="mean"):
     if np.any((p < 0) | (p > 1)):
         raise errors.RuntimeError("all elements of input should be between 0 and 1")
     with np.errstate(all="ignore"):
-        lp = np.maximum(np.log(p), -100)
+        # ATen's scalar kernel calls the C library's logf and log1pf: NumPy's float32 log1p is that log1pf,
+        # its float32 log a SIMD one off in ~1 % of last bits, so the log goes through float64 (a correctly
+        # rounded result, which the C library's logf differs from in ~0.8 % of last bits)
+        lp = np.maximum(np.log(p.astype(np.float64)).astype(p.dtype) if p.dtype == np.float32 else np.log(p), -100)
         l1p = np.maximum(np.log1p(-p), -100)
     loss = (y - 1) * l1p - y * lp          # ATen's order of operations
     if weight is not None:

@@ -396,9 +396,10 @@ def _logit(a, eps=None):
 
 
 def _logit_grad(grad, self, eps=None):
+    # ATen's infinitely_differentiable_logit_backward: a where over the inside of the domain
     inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
     outside = float("nan") if eps is None else 0.0
-    return (grad / (self * (1 - self))).masked_fill(~inside, outside)
+    return (grad / (self * (1 - self))).where(inside, outside)
 
 
 logit = op("logit", "LogitBackward0", _logit, self=_logit_grad,

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .. import corner_grads, dtypes, errors, reduction_order
+from ..grad_layout import _dense
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
@@ -457,11 +458,35 @@ std_mean = op("std_mean", "StdMeanBackward0", None, outputs=("result", ""), doma
                   grad, self, lambda g: _std_grad(g, self, result, dim, correction, keepdim), dim, keepdim))
 
 
+def _norm2_rows(a, axis):
+    """``a`` as the rows ATen's vectorized L2 kernel reduces (the reduction runs along memory:
+    every dim of a dense array, or the last dim of a row-major one), with the result's shape;
+    else None (the general reduction, not emulated)."""
+    if a.dtype not in (np.float32, np.float64) or a.ndim == 0 or a.size == 0:
+        return None
+    if sorted(axis) == list(range(a.ndim)) and all(s > 0 for s in a.strides) and _dense(a):
+        return a.ravel(order="K").reshape(1, -1), ()        # (TensorIterator coalesces it to one dim)
+    if tuple(axis) == (a.ndim - 1,) and a.flags.c_contiguous:
+        return a.reshape(-1, a.shape[-1]), a.shape[:-1]
+    return None
+
+
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         x = np.abs(a)
-        if ord == 2:
+        rows = _norm2_rows(a, axis) if ord == 2 else None
+        if rows is not None:
+            r = reduction_order.torch_norm2_rows(rows[0]).reshape(rows[1])
+            if keepdim:
+                r = r.reshape([1 if d in axis else s for d, s in enumerate(a.shape)])
+        elif a.dtype in (np.float32, np.float64) and ord not in (0, math.inf, -math.inf) and a.ndim:
+            # ATen's NormOps: |x|^p (x*x, |x|) added in order, then the p-th root
+            p = a.dtype.type(ord)
+            terms = x if ord == 1 else a * a if ord == 2 else np.power(x, p)
+            s = reduction_order.serial_sum(terms, axis, keepdim, a)
+            r = s if ord == 1 else np.sqrt(s) if ord == 2 else np.power(s, a.dtype.type(1) / p)
+        elif ord == 2:
             r = np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdim))
         elif ord == 1:
             r = np.sum(x, axis=axis, keepdims=keepdim)
@@ -478,9 +503,9 @@ def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):
     """PyTorch's norm_backward, case by case (a subgradient 0 where the norm, or for p < 1 the
-    element, is 0)."""
-    g = _restore(grad, self.shape, dim, keepdim)
-    r = _restore(result, self.shape, dim, keepdim)
+    element, is 0). A norm over every dim stays 0-d: it broadcasts, as ATen's does."""
+    g = grad if dim is None else _restore(grad, self.shape, dim, keepdim)
+    r = result if dim is None else _restore(result, self.shape, dim, keepdim)
     if ord == 0:
         return None         # PyTorch leaves the gradient of the 0-"norm" undefined
     if ord == 1:

@@ -107,13 +107,22 @@ expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, sha
 
 
 def _repeat_grad(grad, self_shape, repeats):
+    """ATen's repeat_backward: the leading repeated dims summed away one by one, then each repeated
+    dim split into (repeat, size) by one reshape and the repeats summed in one reduction."""
+    if 0 in repeats:
+        return grad.new_zeros(self_shape)
     lead = len(repeats) - len(self_shape)
-    shape = (1,) * lead + tuple(self_shape)
-    split = []
-    for r, s in zip(repeats, shape):
-        split += [r, s]
-    g = grad.reshape(tuple(split))
-    return g.sum(tuple(range(0, 2 * len(shape), 2))).reshape(self_shape)
+    for _ in range(lead):
+        grad = grad.sum(0)
+    split, summed = [], []
+    for r, s in zip(repeats[lead:], self_shape):
+        if r != 1:
+            split.append(r)
+            summed.append(len(split) - 1)
+        split.append(s)
+    if summed:
+        grad = grad.reshape(tuple(split)).sum(tuple(summed))
+    return grad
 
 
 repeat = op("repeat", "RepeatBackward0",
