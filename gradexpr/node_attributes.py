@@ -132,6 +132,7 @@ SAVED = {
     "MinBackward1": "result self",
     "MinimumBackward0": "other self",
     "MishBackward0": "self",
+    "MkldnnRnnLayerBackward0": "batch_first batch_sizes bidirectional cx_ has_biases hidden_size hx_ input mode num_layers result0 result1 result2 result3 reverse train weight0 weight1 weight2 weight3",
     "MmBackward0": "mat2 mat2_sym_sizes mat2_sym_strides self self_sym_sizes self_sym_strides",
     "MseLossBackward0": "reduction self target",
     "MseLossBackwardBackward0": "grad_output reduction self target",

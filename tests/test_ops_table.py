@@ -343,6 +343,14 @@ CASES: dict[str, list[Case]] = {
     "max_unpool2d": [case(lambda x: F.max_unpool2d(x, torch.tensor([[[[0, 3], [9, 10]]]]), 2), (1, 1, 2, 2)),
                      case(lambda x: F.max_unpool1d(x, torch.tensor([[1, 2, 5]]), 2, output_size=(7,)), (1, 3))],
     "max_unpool3d": [case(lambda x: F.max_unpool3d(x, torch.tensor([[[[[0, 3]], [[20, 31]]]]]), 2), (1, 1, 2, 1, 2))],
+    # the float32 LSTM layer PyTorch runs on oneDNN (one node for output, hy, cy), its BPTT formula in float64
+    **{name: [case(lambda x, a, b, c, d, h, s: D.nn_recurrent.lstm_layer(x, a, b, c, d, h, s, False)[k],
+                   (3, 2, 2), (8, 2), (8, 2), (8,), (8,), (2, 2), (2, 2)),
+              case(lambda x, a, b, c, d, h, s: D.nn_recurrent.lstm_layer(x, a, b, c, d, h, s, True),
+                   (2, 1, 3), (4, 3), (4, 1), (4,), (4,), (1, 1), (1, 1))]
+       for k, name in enumerate(("mkldnn_rnn_layer_output", "mkldnn_rnn_layer_hy", "mkldnn_rnn_layer_cy"))},
+    "mkldnn_rnn_layer": [case(lambda x, a, b, c, d, h, s: D.nn_recurrent.lstm_layer(x, a, b, c, d, h, s, True),
+                              (3, 2, 2), (8, 2), (8, 2), (8,), (8,), (2, 2), (2, 2))],
     # resampling (ops/nn_resample.py)
     "pixel_shuffle": [case(lambda x: F.pixel_shuffle(x, 2), (1, 8, 2, 3)), case(lambda x: F.pixel_shuffle(x, 3), (9, 1, 2))],
     "pixel_unshuffle": [case(lambda x: F.pixel_unshuffle(x, 2), (1, 2, 4, 6))],

@@ -7,6 +7,7 @@ import numbers
 
 from .. import errors
 from .. import functions as T
+from .. import nn_functional as NF
 from .module import Module
 from .parameter import Parameter
 from . import recurrent as R
@@ -229,11 +230,40 @@ class LSTM(RNNBase):
         expected = self._expected_hidden_size(input)
         self._check_hidden(hx[0], expected, "Expected hidden[0] size {}, got {}")
         self._check_hidden(hx[1], expected, "Expected hidden[1] size {}, got {}")
-        output, finals = self._run(R.lstm_cell, input, list(zip(hx[0].unbind(0), hx[1].unbind(0))))
-        h_n, c_n = T.stack([h for h, _ in finals], 0), T.stack([c for _, c in finals], 0)
+        if input.dtype.name == "float32" and input.numel():        # (ATen's use_mkldnn)
+            output, h_n, c_n = self._onednn(input, hx[0], hx[1])
+        else:
+            output, finals = self._run(R.lstm_cell, input, list(zip(hx[0].unbind(0), hx[1].unbind(0))))
+            h_n, c_n = T.stack([h for h, _ in finals], 0), T.stack([c for _, c in finals], 0)
         if not is_batched:
             output, h_n, c_n = output.squeeze(batch_dim), h_n.squeeze(1), c_n.squeeze(1)
         return output, (h_n, c_n)
+
+    def _onednn(self, input, hx, cx):
+        """PyTorch's float32 CPU path (mkldnn_rnn): one mkldnn_rnn_layer per layer and direction."""
+        from ..ops.nn_recurrent import lstm_layer
+        if self.batch_first:
+            input = input.transpose(0, 1)
+        layer_input = input.contiguous()
+        directions = 2 if self.bidirectional else 1
+        params = self._layer_params()
+        hys, cys = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(directions):
+                k = layer * directions + d
+                w_ih, w_hh, b_ih, b_hh = params[k]
+                if b_ih is None:        # (the layer takes zeros for the biases a model has not)
+                    b_ih, b_hh = T.zeros(w_ih.shape[0], dtype=w_ih.dtype), T.zeros(w_hh.shape[0], dtype=w_hh.dtype)
+                out, hy, cy = lstm_layer(layer_input, w_ih, w_hh, b_ih, b_hh, hx.select(0, k), cx.select(0, k), d == 1)
+                outs.append(out)
+                hys.append(hy)
+                cys.append(cy)
+            layer_input = outs[0] if directions == 1 else T.cat(outs, -1)
+            if self.dropout != 0 and self.training and layer < self.num_layers - 1:
+                layer_input = NF.dropout(layer_input, self.dropout, True)
+        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
+        return output, T.stack(hys, 0), T.stack(cys, 0)
 
 
 __all__ = NAMES = "RNNBase RNN LSTM GRU".split()
