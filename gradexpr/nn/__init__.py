@@ -18,6 +18,8 @@ from .recurrent import *  # noqa: F401,F403  (the recurrent cells)
 from .recurrent import NAMES as CELL_NAMES
 from .recurrent_layers import *  # noqa: F401,F403  (RNN, LSTM, GRU)
 from .recurrent_layers import NAMES as RECURRENT_NAMES
+from .local_response_norm import LocalResponseNorm  # noqa: F401
+from . import local_response_norm as _lrn
 from .container import ModuleDict, ModuleList, ParameterList, Sequential
 from .dropout import Dropout
 from .dropout_more import *  # noqa: F401,F403  (the channel-wise and alpha dropouts)
@@ -46,7 +48,7 @@ SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d
 ConvTranspose2d Embedding
 LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
-    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES
+    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES
 
 
 def names():
@@ -64,4 +66,5 @@ def functional_names():
             **{n: getattr(functional_norms, n) for n in functional_norms.NAMES},
             **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES},
             **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES},
-            **{n: getattr(functional_resample, n) for n in functional_resample.NAMES}}
+            **{n: getattr(functional_resample, n) for n in functional_resample.NAMES},
+            "local_response_norm": _lrn.local_response_norm}
