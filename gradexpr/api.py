@@ -192,7 +192,8 @@ def _build() -> dict:
     # ----
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
-                                "func": LazyNamespace("torch.func", {}, _func_names)},
+                                "func": LazyNamespace("torch.func", {}, _func_names),
+                                "special": LazyNamespace("torch.special", {}, _special_names)},
                       lazy=_torch_name_made_late, every=_all_late_torch_names)
     _made["torch"] = torch
     prelude = dict(torch_names)
@@ -284,6 +285,24 @@ def NF():
 
 
 _cache: dict = {}
+
+
+# ---- torch.special (ops/special.py): the table's "special" entries and PyTorch's names there for
+# torch.X ops (torch.special.gammaln is torch.lgamma's kernel, expit sigmoid's)
+_SPECIAL_OF_TORCH = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "expm1": "expm1", "exp2": "exp2",
+                     "log1p": "log1p", "sinc": "sinc", "digamma": "digamma", "psi": "digamma",
+                     "polygamma": "polygamma", "gammaln": "lgamma", "logit": "logit", "expit": "sigmoid",
+                     "xlogy": "xlogy", "logsumexp": "logsumexp", "softmax": "softmax", "log_softmax": "log_softmax"}
+
+
+def _special_names() -> dict:
+    from . import surface
+    torch = _made["torch"]
+    names = {name: getattr(torch, target) for name, target in _SPECIAL_OF_TORCH.items()}
+
+    def round(input, *, decimals=0):                 # special.round is round.decimals (RoundBackward1)
+        return torch.round(input, decimals=decimals)
+    return surface.namespace("special", {**names, "round": round})
 
 
 def _linalg_names() -> dict:

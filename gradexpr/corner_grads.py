@@ -15,12 +15,22 @@ differentiated again.
 """
 from __future__ import annotations
 
+import sys
+
 from .graph import is_grad_enabled
 
 
 def _T():
     from . import functions
     return functions
+
+
+def in_transform() -> bool:
+    """Whether a torch.func transform is running: its tensors are PyTorch's functorch wrappers there,
+    for which FunctionsManual's ``isTensorSubclassLike`` takes the branch-free form of a formula (no
+    value read back into C++), whatever the values."""
+    func = sys.modules.get("gradexpr.func")
+    return func is not None and func._depth[0] > 0
 
 
 def _reversed_cumsum(t, dim):
@@ -36,33 +46,60 @@ def cumsum_grad(grad, dim):
 
 
 def cumprod_grad(grad, self, result, dim):
-    """PyTorch's cumprod_backward: before the first zero the usual formula; at the first zero the
-    sum of grad times the product that skips it; after it, zero. A single element (or a dim of
-    size 1) passes grad through; without a graph to record, the masked form of the O(n) path."""
+    """PyTorch's cumprod_backward: without zeros the reversed cumsum over the input; with zeros and no
+    graph to record, the O(n) masked form (before the first zero the usual formula, at it the sum of
+    grad times the products that skip it, after it zero); with a graph to record or inside a
+    torch.func transform (where PyTorch's tensors are subclass-like), the O(n^2) form by slices."""
     T = _T()
     if self.numel() <= 1 or self.shape[dim] == 1:
         return grad
     w = result * grad
     is_zero = self == 0
-    if not bool(is_zero.any()):
+    transformed = in_transform()
+    if not transformed and not bool(is_zero.any()):
         return _reversed_cumsum(w, dim) / self
+    if transformed or is_grad_enabled():
+        return _cumprod_grad_by_slices(grad, self, dim % self.dim(), transformed)
     count = is_zero.long().cumsum(dim)
     before = count == 0
     first = is_zero & (count == 1)
-    if not is_grad_enabled():
-        # before the first zero z1: reversed_cumsum(w with 0 from z1 on) / self; at z1: the product
-        # before z1 (result[z1 - 1]) times the sum of grad times the products over (z1, k]
-        plain = _reversed_cumsum(w.masked_fill(~before, 0.0), dim) / self
-        between = (count == 1) & ~first
-        after = (self.masked_fill(~between, 1.0).cumprod(dim) * grad.masked_fill(count != 1, 0.0)).sum(
-            dim, keepdim=True)
-        z1 = first.long().argmax(dim, keepdim=True)
-        prefix = T.where(z1 == 0, 1.0, result.gather(dim, (z1 - 1).clamp_min(0)))
-        return T.where(before, plain, T.where(first, after * prefix, 0.0))
-    plain = _reversed_cumsum(w, dim) / T.where(before, self, 1.0)
-    skipping = T.where(first, 1.0, self).cumprod(dim)
-    at_first = T.where(count == 1, grad * skipping, 0.0).sum(dim, keepdim=True)
-    return T.where(before, plain, T.where(first, at_first, 0.0))
+    # before the first zero z1: reversed_cumsum(w with 0 from z1 on) / self; at z1: the product
+    # before z1 (result[z1 - 1]) times the sum of grad times the products over (z1, k]
+    plain = _reversed_cumsum(w.masked_fill(~before, 0.0), dim) / self
+    between = (count == 1) & ~first
+    after = (self.masked_fill(~between, 1.0).cumprod(dim) * grad.masked_fill(count != 1, 0.0)).sum(
+        dim, keepdim=True)
+    z1 = first.long().argmax(dim, keepdim=True)
+    prefix = T.where(z1 == 0, 1.0, result.gather(dim, (z1 - 1).clamp_min(0)))
+    return T.where(before, plain, T.where(first, after * prefix, 0.0))
+
+
+def _cumprod_grad_by_slices(grad, self, dim, stacked):
+    """cumprod_backward's O(n^2) form, whose own derivative is cumprod's second derivative: slice k
+    of the gradient is sum_j grad_j * (product of the inputs up to j but the k-th), written into a
+    zeros tensor slice by slice (CopySlices), or stacked inside a torch.func transform."""
+    T = _T()
+    n = self.shape[dim]
+    ones_shape = list(self.shape)
+    ones_shape[dim] = 1
+    ones = T.ones([1], dtype=grad.dtype).expand(ones_shape)
+    slices = []
+    for k in range(n):
+        if k == 0:
+            omitted = T.cat([ones, self.narrow(dim, 1, n - 1).cumprod(dim)], dim)
+        elif k == n - 1:
+            omitted = self.narrow(dim, 0, k).prod(dim, keepdim=True)
+        else:
+            until = self.narrow(dim, 0, k).prod(dim, keepdim=True)
+            after = self.narrow(dim, k + 1, n - k - 1).cumprod(dim)
+            omitted = T.cat([until, until.expand_as(after) * after], dim)
+        slices.append((grad.narrow(dim, k, n - k) * omitted).sum(dim))
+    if stacked:
+        return T.stack(slices, dim)
+    out = T.zeros(self.shape, dtype=grad.dtype)
+    for k, part in enumerate(slices):
+        out.select(dim, k).copy_(part)
+    return out
 
 
 def _atan2_recip(self, other):
@@ -87,6 +124,9 @@ def zero_grad(grad):
 def evenly_distribute(grad, self, result):
     """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere."""
     T = _T()
+    if in_transform():      # (no value read back: the nan test is part of the mask)
+        mask = (self == result).logical_or(self.isnan().logical_and(result.isnan()))
+        return mask * (grad / mask.sum())
     mask = self.isnan() if bool(result.isnan()) else self == result
     return T.where(mask, grad / mask.sum(), 0.0)
 
@@ -113,6 +153,8 @@ def prod_grad(grad, self, result):
     zero; else the zero-safe exclusive products over the flattened input."""
     if self.dim() == 0:
         return grad
+    if in_transform():
+        return _prod_safe_zeros(grad, self.contiguous().view(-1), 0).view_as(self)
     zeros = int((self == 0).sum())
     if zeros == 0:
         return grad * (result / self)
@@ -128,7 +170,7 @@ def prod_dim_grad(grad, self, result, dim, keepdim=False):
     dim = dim % self.dim()
     if not keepdim:
         grad, result = grad.unsqueeze(dim), result.unsqueeze(dim)
-    if not bool((self == 0).any()):
+    if not in_transform() and not bool((self == 0).any()):
         return grad * (result / self)
     return _prod_safe_zeros(grad, self, dim)
 

@@ -52,35 +52,45 @@ def _as_f64(v):
     return v if isinstance(v, float) else float(v)
 
 
-def fma32(a, b, c, check: bool = True) -> np.ndarray:
+def fma32(a, b, c, check: bool = True, out=None) -> np.ndarray:
     """``a * b + c`` rounded once to float32 (vfmadd*ps), elementwise.
 
     Operands are float32 values (float32 arrays, float64 arrays holding float32 values, or
     scalars).  ``check`` may be turned off by callers that know the float64 sum is exact.
+    ``out``: a float32 array of the result's shape to write to (an optimiser's buffer).
+    The float64 passes cast their float32 operands as they read them (no converted copies).
     """
-    a64, b64, c64 = _as_f64(a), _as_f64(b), _as_f64(c)
-    s = np.asarray(np.multiply(a64, b64), dtype=np.float64)
-    if s.shape == np.broadcast_shapes(s.shape, np.shape(c64)):
-        s += c64                        # in place: the random distributions call this on big arrays
+    s = np.multiply(a, b, dtype=np.float64)            # exact: float32 operands
+    if type(s) is not np.ndarray:
+        s = np.asarray(s)
+    c_shape = c.shape if type(c) is np.ndarray else np.shape(c)
+    if c_shape == s.shape or not c_shape or s.shape == np.broadcast_shapes(s.shape, c_shape):
+        np.add(s, c, out=s)             # in place: the random distributions call this on big arrays
     else:
-        s = s + c64
+        s = np.add(s, c, dtype=np.float64)
     if check and s.size:
-        flat = s.reshape(-1)
-        mid = (flat.view(np.uint64) & _LOW29) == _HALF29
-        if mid.any():
-            idx = np.flatnonzero(mid)
+        mid = np.bitwise_and(s.view(np.uint64), _LOW29)
+        if np.count_nonzero(mid == _HALF29):       # (cheaper than .any()'s Python layer on small arrays)
+            if not s.flags.c_contiguous:
+                s = s.copy()                # (so that the flat view below writes into s)
+            flat = s.reshape(-1)
+            idx = np.flatnonzero(mid.reshape(-1) == _HALF29)
 
             def pick(v):
+                v = _as_f64(v)
                 if not isinstance(v, np.ndarray):
                     return v
                 return np.broadcast_to(v, s.shape).reshape(-1)[idx]
 
             with np.errstate(invalid="ignore", over="ignore"):
-                sm, err = two_sum(pick(a64) * pick(b64), pick(c64))
+                sm, err = two_sum(pick(a) * pick(b), pick(c))
             # an inexact tie is nudged toward the exact value, so float32 rounding sees its side
             flat[idx] = np.where(err > 0, np.nextafter(sm, np.inf),
                                  np.where(err < 0, np.nextafter(sm, -np.inf), sm))
-    return s.astype(np.float32)
+    if out is None:
+        return s.astype(np.float32)
+    np.copyto(out, s, casting="same_kind")
+    return out
 
 
 def _round_odd_sum(x, y):
@@ -121,7 +131,6 @@ def fma(a, b, c):
         return a * b + c
     if dt == np.float64:
         return fma64(a, b, c)
-    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        r = fma32(np.broadcast_to(a.astype(np.float64), shape), b.astype(np.float64), c.astype(np.float64))
+        r = fma32(a, b, c)              # (float16 operands are exact in its float64 passes too)
     return r if dt == np.float32 else r.astype(dt)

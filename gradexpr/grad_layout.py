@@ -46,7 +46,8 @@ def may_keep(grad: Tensor, param: Tensor) -> bool:
 def copy_obeying_contract(grad: Tensor, param: Tensor) -> Tensor:
     """A copy of ``grad`` laid out as the contract asks (PyTorch's clone_obey_contract)."""
     p = param._data
-    out = np.empty_like(p, dtype=grad._data.dtype) if _dense(p) else np.empty(p.shape, grad._data.dtype)
+    out = np.empty_like(p, dtype=grad._data.dtype) if p.flags.c_contiguous or _dense(p) \
+        else np.empty(p.shape, grad._data.dtype)
     out[...] = grad._data
     return Tensor._make(out, grad._dtype)
 

@@ -495,9 +495,14 @@ class _Copy:
 LAYOUT_RELAXED = [False]
 
 
+_GRAD_LAYOUT = []       # [the grad_layout module] once loaded (an import statement per gradient cost 1 us)
+
+
 def _layout():
-    from . import grad_layout
-    return grad_layout
+    if not _GRAD_LAYOUT:
+        from . import grad_layout
+        _GRAD_LAYOUT.append(grad_layout)
+    return _GRAD_LAYOUT[0]
 
 
 def accumulate_into(t, grad, create_graph: bool, owned: bool = False):

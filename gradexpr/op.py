@@ -103,10 +103,16 @@ def _cache_wrapped(key, t):
     _WRAPPED[key] = t
 
 
+_RESULT_LAYOUT = []     # [the result_layout module] once loaded
+
+
 def _layout():
-    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result)."""
-    from . import result_layout
-    return result_layout
+    """The result-layout rules (loaded by the first op with a non-C-contiguous input or result, then
+    kept here: an import statement per op that settles a layout cost a microsecond)."""
+    if not _RESULT_LAYOUT:
+        from . import result_layout
+        _RESULT_LAYOUT.append(result_layout)
+    return _RESULT_LAYOUT[0]
 
 
 # Set (result_layout.note) once a tensor whose dims are not in row-major order exists (a transpose, a
@@ -519,9 +525,12 @@ def bump_version(t: Tensor, keep: Tensor | None = None):
 
 
 def _refresh_views(vc, t: Tensor, keep):
+    views = vc[1].live()
+    if not views:               # (the views of a parameter's forward, say, died with their graph)
+        return
     as_strided = _D().as_strided
     edges = {}                  # per root base (usually one): its edge, computed once per change
-    for v in vc[1].live():
+    for v in views:
         if v is not keep:
             _refresh_view(v, v is t, as_strided, edges)
 

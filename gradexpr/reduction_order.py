@@ -79,10 +79,18 @@ def _ceil_log2(n: int) -> int:
     return 1 if n <= 2 else (n - 1).bit_length()
 
 
+def _to_front(a: np.ndarray, axis: int) -> np.ndarray:
+    """``np.moveaxis(a, axis, 0)`` without its argument checks (every gradient reduction passes here)."""
+    axis %= a.ndim
+    if not axis:
+        return a
+    return a.transpose((axis,) + tuple(range(axis)) + tuple(range(axis + 1, a.ndim)))
+
+
 def _in_order(a: np.ndarray, axis: int = 0) -> np.ndarray:
     """The left-to-right sum along ``axis`` (a running sum, as a C loop adds)."""
     if axis:
-        a = np.moveaxis(a, axis, 0)
+        a = _to_front(a, axis)
     n, lanes = a.shape[0], a.shape[1:]
     if n <= 1:
         return a[0].copy() if n else np.zeros(lanes, a.dtype)
@@ -91,7 +99,7 @@ def _in_order(a: np.ndarray, axis: int = 0) -> np.ndarray:
         return np.add.accumulate(a.reshape(n), 0)[-1].reshape(lanes)
     # NumPy reduces a leading axis of a C-contiguous array row after row, in order (its
     # pairwise summation only applies along the contiguous last axis)
-    return np.ascontiguousarray(a).reshape(n, width).sum(axis=0).reshape(lanes)
+    return np.add.reduce(np.ascontiguousarray(a).reshape(n, width), axis=0).reshape(lanes)
 
 
 def _chunk_sums(a: np.ndarray, chunks: int, step: int) -> np.ndarray:
@@ -103,7 +111,7 @@ def _chunk_sums(a: np.ndarray, chunks: int, step: int) -> np.ndarray:
     if width < 2:
         return _in_order(a[:chunks * step].reshape((chunks, step) + lanes), axis=1)
     block = np.ascontiguousarray(a[:chunks * step]).reshape(chunks, step, width)
-    return block.sum(axis=1).reshape((chunks,) + lanes)
+    return np.add.reduce(block, axis=1).reshape((chunks,) + lanes)
 
 
 def _cascade(a: np.ndarray) -> np.ndarray:
@@ -112,13 +120,16 @@ def _cascade(a: np.ndarray) -> np.ndarray:
     power = max(4, _ceil_log2(n) // _LEVELS)
     step = 1 << power
     chunks = n // step
-    acc0 = _in_order(a[chunks * step:])                       # the tail, after the last full chunk
+    tail = a[chunks * step:]                                  # after the last full chunk
     if not chunks:
-        return acc0
+        return _in_order(tail)
     s0 = _chunk_sums(a, chunks, step)
     # level 1 collects chunk sums; every `step` of them moves up to level 2, and so on
     g1 = chunks // step
     acc1 = _in_order(s0[g1 * step:])
+    if not g1:      # levels 2 and 3 hold zeros (so does level 0 with no tail): adding one turns -0.0 into 0.0
+        return ((_in_order(tail) + acc1) if len(tail) else acc1) + a.dtype.type(0)
+    acc0 = _in_order(tail)
     s1 = _chunk_sums(s0, g1, step)
     g2 = g1 // step
     acc2 = _in_order(s1[g2 * step:])
@@ -143,11 +154,11 @@ def _vectorized_inner(rows: np.ndarray, vec: int) -> np.ndarray:
     size0 = rows.shape[-1]
     nvec = size0 // vec
     lead = rows.shape[:-1]
-    v = np.moveaxis(rows[..., :nvec * vec].reshape(lead + (nvec, vec)), -2, 0)
+    v = _to_front(rows[..., :nvec * vec].reshape(lead + (nvec, vec)), -2)
     lanes = _row_sum(v)                                      # (*lead, vec)
     tail = rows[..., nvec * vec:]
     seq = np.concatenate([tail, lanes], axis=-1)             # scalar tail first, then the lanes
-    return _in_order(np.moveaxis(seq, -1, 0))
+    return _in_order(_to_front(seq, -1))
 
 
 def _outer(block: np.ndarray, group: int) -> np.ndarray:
@@ -155,7 +166,9 @@ def _outer(block: np.ndarray, group: int) -> np.ndarray:
     (multi_row_sum), the remaining columns by row_sum; axis -2 is the reduced one."""
     cols = block.shape[-1]
     full = cols // group * group
-    down = np.moveaxis(block, -2, 0)
+    down = _to_front(block, -2)
+    if full == cols:
+        return _cascade(down)
     out = np.empty(down.shape[1:], block.dtype)
     if full:
         out[..., :full] = _cascade(down[..., :full])
@@ -173,10 +186,10 @@ def _loop2d(block: np.ndarray, in0: int, in1: int) -> np.ndarray:
     if in0 == item and size0 >= vec:
         return _vectorized_inner(block, vec)
     if in1 == item and size1 >= vec:
-        return _outer(np.swapaxes(block, -1, -2), _NROWS * vec)
+        return _outer(block.swapaxes(-1, -2), _NROWS * vec)
     if in0 < in1:
-        return _row_sum(np.moveaxis(block, -1, 0))
-    return _outer(np.swapaxes(block, -1, -2), _NROWS)
+        return _row_sum(_to_front(block, -1))
+    return _outer(block.swapaxes(-1, -2), _NROWS)
 
 
 def _should_swap(a, b) -> int:
@@ -218,11 +231,17 @@ def _iteration_dims(x: np.ndarray, reduced: set):
     return merged
 
 
-def _iteration_view(x: np.ndarray, dims: list) -> np.ndarray:
-    """x seen through the iteration dims, slowest first (NumPy's order)."""
+def _view_layout(x: np.ndarray, dims: list):
+    """(axis order, shape) that show x through the iteration dims, slowest first (NumPy's order)."""
     order = [ax for d in reversed(dims) for ax in reversed(d[3])]
     ones = [ax for ax in range(x.ndim) if x.shape[ax] == 1]
-    return np.transpose(x, ones + order).reshape([d[0] for d in reversed(dims)])
+    return tuple(ones + order), tuple(d[0] for d in reversed(dims))
+
+
+def _iteration_view(x: np.ndarray, dims: list) -> np.ndarray:
+    """x seen through the iteration dims, slowest first (NumPy's order)."""
+    order, shape = _view_layout(x, dims)
+    return x.transpose(order).reshape(shape)
 
 
 def _serial(view: np.ndarray, dims: list) -> np.ndarray:
@@ -237,7 +256,7 @@ def _serial(view: np.ndarray, dims: list) -> np.ndarray:
     reduced = [d[1] == 0 for d in reversed(dims)]           # per view axis
     d0, d1 = dims[0], dims[1]
     if d0[1] != 0 and d1[1] == 0:                            # only dim 1 reduced: make it dim 0
-        view = np.swapaxes(view, -1, -2)
+        view = view.swapaxes(-1, -2)
         d0, d1 = d1, d0
     if d0[1] != 0:
         partial = view                                       # nothing reduced: out = 0 + x
@@ -248,7 +267,7 @@ def _serial(view: np.ndarray, dims: list) -> np.ndarray:
     axes = [i for i, r in enumerate(reduced) if r]
     if axes:
         keep = [i for i, r in enumerate(reduced) if not r]
-        arr = np.transpose(partial, axes + keep)
+        arr = partial.transpose(axes + keep)
         partial = _in_order(arr.reshape((-1,) + arr.shape[len(axes):]))
     return partial + zero
 
@@ -320,10 +339,8 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
         if x.size < _GRAIN or _THREADS == 1:
             return np.asarray(_line_sum(line))
         return _two_pass(line)
-    reduced = set(dims)
-    it = _iteration_dims(x, reduced)
-    view = _iteration_view(x, it)
-    full = all(x.shape[a] == 1 or a in reduced for a in range(x.ndim))
+    it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
+    view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:
         out = _serial(view, it)
     elif not full:
@@ -332,13 +349,34 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
         out = _two_pass(view)
     else:
         out = _serial(view, it)                              # (not split here: a rare layout)
-    kept_shape = tuple(x.shape[a] for a in range(x.ndim) if a not in reduced)
-    kept_in_view = [ax for d in reversed(it) if d[1] != 0 for ax in reversed(d[3])]
-    kept_sorted = sorted(kept_in_view)
-    if kept_in_view != kept_sorted:                          # outputs back in source order
-        shape = [x.shape[a] for a in kept_in_view]
-        out = np.transpose(out.reshape(shape), [kept_in_view.index(a) for a in kept_sorted])
+    if kept_order is not None:                               # outputs back in source order
+        out = out.reshape(kept_order[0]).transpose(kept_order[1])
     return np.ascontiguousarray(out).reshape(kept_shape)
+
+
+_PLANS: dict = {}
+
+
+def _plan(x: np.ndarray, dims: tuple):
+    """The layout work of reducing ``x`` over ``dims`` (TensorIterator's dims, the view's axis order
+    and shape, where the outputs land), kept per shape, strides and dims: a training loop reduces
+    the same gradient layouts at every step."""
+    key = (x.shape, x.strides, x.itemsize, dims)
+    plan = _PLANS.get(key)
+    if plan is None:
+        reduced = set(dims)
+        it = _iteration_dims(x, reduced)
+        full = all(x.shape[a] == 1 or a in reduced for a in range(x.ndim))
+        kept_shape = tuple(x.shape[a] for a in range(x.ndim) if a not in reduced)
+        kept_in_view = [ax for d in reversed(it) if d[1] != 0 for ax in reversed(d[3])]
+        kept_sorted = sorted(kept_in_view)
+        kept_order = None
+        if kept_in_view != kept_sorted:
+            kept_order = (tuple(x.shape[a] for a in kept_in_view), tuple(kept_in_view.index(a) for a in kept_sorted))
+        if len(_PLANS) > 512:
+            _PLANS.clear()
+        plan = _PLANS[key] = (it, *_view_layout(x, it), full, kept_order, kept_shape)
+    return plan
 
 
 def _two_pass(line: np.ndarray) -> np.ndarray:

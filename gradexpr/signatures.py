@@ -77,7 +77,7 @@ class Param:
 
     def display(self, function):
         """The parameter as PyTorch's signature list shows it (``tuple of ints dim = None``)."""
-        name = "input" if function and self.name == "self" else self.name
+        name = "input" if function and self.name == "self" and self.base == "Tensor" else self.name
         text = f"{_TYPE_NAMES.get(self.base, self.base)} {name}"
         if self.has_default:
             text += " = " + _show(self.default, self.base)
@@ -190,6 +190,8 @@ class Signature:
         """(parameters, positional ones, parameter by keyword, defaults of the ones not required)."""
         params = [p for p in self.params if not (method and p.is_out)]
         positional = [p for p in params if not p.kwonly]
+        if method:      # a method's self comes first whatever the schema's order (polygamma(int n, Tensor self))
+            positional.sort(key=lambda p: p.name != "self")
         by_name = {("input" if p.name == "self" and not method else p.name): p for p in params
                    if not (method and p.name == "self")}
         return params, positional, by_name

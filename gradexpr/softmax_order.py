@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exact import fma
-from .reduction_order import _in_order as in_order
+from .reduction_order import _in_order as in_order, _to_front
 from .tie_order import VECTOR_BYTES
 
 
@@ -65,13 +65,16 @@ def row_sum(rows, reduced_type: bool = False):
     if n < lanes and not reduced_type:
         return in_order(rows, -1)
     full = n - n % lanes
-    chunks = np.moveaxis(rows[..., :full].reshape(rows.shape[:-1] + (full // lanes, lanes)), -2, 0)
-    if reduced_type:
-        total = _fold_lanes(in_order(chunks)) if full else np.zeros(rows.shape[:-1], rows.dtype)
-        for k in range(full, n):
-            total = total + rows[..., k]
-        return total
-    acc = in_order(chunks)
+    if full == lanes and not reduced_type:
+        acc = rows[..., :lanes].copy()                       # one vector: it is the accumulator
+    else:
+        chunks = _to_front(rows[..., :full].reshape(rows.shape[:-1] + (full // lanes, lanes)), -2)
+        if reduced_type:
+            total = _fold_lanes(in_order(chunks)) if full else np.zeros(rows.shape[:-1], rows.dtype)
+            for k in range(full, n):
+                total = total + rows[..., k]
+            return total
+        acc = in_order(chunks)
     if n > full:
         acc[..., :n - full] = acc[..., :n - full] + rows[..., full:]
     return _fold_lanes(acc)
@@ -89,7 +92,7 @@ def half_row_sum(rows):
         acc[..., :n - 8] = acc[..., :n - 8] + rows[..., 8:]
         return in_order(acc, -1)
     full = n - n % 16
-    chunks = np.moveaxis(rows[..., :full].reshape(rows.shape[:-1] + (full // 16, 2, 8)), -3, 0)
+    chunks = _to_front(rows[..., :full].reshape(rows.shape[:-1] + (full // 16, 2, 8)), -3)
     acc = in_order(chunks)
     low, high = acc[..., 0, :], acc[..., 1, :]
     tail = n - full
@@ -115,7 +118,7 @@ def softmax(a, dim):
     work = _work_dtype(a.dtype)
     x = a.astype(work, copy=False)
     with np.errstate(all="ignore"):
-        m = np.max(x, axis=dim, keepdims=True) if x.size else 0
+        m = x.max(axis=dim, keepdims=True) if x.size else 0
         e = _exp(x - m)
         if dim % a.ndim == a.ndim - 1:
             out = e * (work.type(1) / dim_sum(e, dim, a.dtype == np.float16))
@@ -143,14 +146,15 @@ def log_softmax(a, dim):
         return log_softmax(a.reshape(1), 0).reshape(())
     x = a.astype(_work_dtype(a.dtype), copy=False)
     with np.errstate(all="ignore"):
-        m = np.max(x, axis=dim, keepdims=True) if x.size else 0
+        m = x.max(axis=dim, keepdims=True) if x.size else 0
+        shifted = x - m
         if a.dtype == np.float16 and dim % a.ndim == a.ndim - 1:
             # the row's sum and its log are held in float16 arrays between the passes
-            s = half_row_sum(_exp(x - m)).astype(np.float16).astype(np.float32)
+            s = half_row_sum(_exp(shifted)).astype(np.float16).astype(np.float32)
             log_sum = _log(s).astype(np.float16).astype(np.float32)[..., None]
         else:
-            log_sum = _log(dim_sum(_exp(x - m), dim))
-        out = x - m - log_sum
+            log_sum = _log(dim_sum(_exp(shifted), dim))
+        out = shifted - log_sum
     return out.astype(a.dtype, copy=False)
 
 

@@ -16,7 +16,7 @@ from .ops._catalogue import PUBLIC, TABLE_ALIASES as _TABLE_ALIASES
 from .signatures import Overloads
 from .tensor import Tensor
 
-_NAMESPACES = ("function", "method", "inplace", "F", "linalg")
+_NAMESPACES = ("function", "method", "inplace", "F", "linalg", "special")
 
 
 def _values_to_call(entry, values):
@@ -104,17 +104,19 @@ def _lone_tensor_call(entry, values):
     return None
 
 
-def _function(overloads):
+def _function(overloads, label=None):
+    """torch.X (F.X, linalg.X): a call parsed against the overloads; ``label`` names it in PyTorch's
+    messages where that is not the public name (torch.special.xlog1py is ``special_xlog1py``)."""
     lone = []           # (entry, params) of a call with one tensor and nothing else, once known
 
     def function(*args, **kwargs):
         if lone and not kwargs and len(args) == 1 and type(args[0]) is Tensor:
             entry, params = lone[0]
             return apply(entry, args, params)
-        sig, values = overloads.parse(args, kwargs)
+        sig, values = overloads.parse(args, kwargs, label=label)
         if not lone and not kwargs and len(args) == 1 and type(args[0]) is Tensor:
             lone.extend(filter(None, [_lone_tensor_call(sig.entry, values)]))
-        return run(sig.entry, values, overloads.name)
+        return run(sig.entry, values, label or overloads.name)
     function.__name__ = function.__qualname__ = overloads.name
     return function
 
@@ -181,6 +183,8 @@ def _bind_table() -> dict:
                 out[ns][name] = _method(overloads)
             elif ns == "inplace":
                 out[ns][name + "_"] = _inplace(overloads)
+            elif ns == "special":
+                out[ns][name] = _function(overloads, "special_" + name)
             else:
                 out[ns][name] = _function(overloads)
     return out

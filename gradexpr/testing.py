@@ -222,6 +222,10 @@ def _distinct(rng, shape):
     return (values + rng.uniform(-0.05, 0.05, n)).reshape(shape)
 
 
+def _above_one(rng, shape):
+    return rng.uniform(1.2, 3.0, shape)
+
+
 def _probability(rng, shape):
     return rng.uniform(0.1, 0.9, shape)
 
@@ -236,7 +240,7 @@ def _square(rng, shape):
 
 DOMAINS: dict[str, Callable] = {
     "real": _real, "positive": _positive, "unit": _unit, "nonzero": _nonzero, "distinct": _distinct,
-    "probability": _probability, "square": _square,
+    "probability": _probability, "square": _square, "above_one": _above_one,
     # names that say which arguments are real-valued while the call supplies the rest
     # (conditions, masks, indices, lists, targets, shapes of matrix products)
     "where": _real, "mask": _real, "index": _real, "list": _real, "logprob": _real, "matrix": _real,

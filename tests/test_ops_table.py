@@ -465,6 +465,13 @@ CASES.update({
     "nll_loss_backward": [case(_vjp(lambda a: F.nll_loss(a, TARGET)), (2, 3), ()),
                           case(_vjp(lambda a: F.nll_loss(a, TARGET, reduction="none")), (2, 3), (2,))],
     "nll_loss2d_backward": [case(_vjp(lambda a: F.cross_entropy(a, TARGET_2D)), (2, 3, 1, 2), ())],
+    # ops/special.py: the entries whose calls need a number besides the tensors
+    "polygamma": [case(lambda a: torch.polygamma(2, a), (2, 3)), case(lambda a: a.polygamma(1), (3,)),
+                  case(lambda a: torch.polygamma(0, a), (2,))],
+    "xlog1py_self_scalar": [case(lambda a: torch.special.xlog1py(2.5, a), (2, 3))],
+    "xlog1py_other_scalar": [case(lambda a: torch.special.xlog1py(a, 0.5), (2, 3)),
+                             case(lambda a: torch.special.xlog1py(a, -0.5), (3,))],
+    "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
     "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],
 })
@@ -486,6 +493,8 @@ def _sample_cases(entry):
             calls.append(lambda *xs, f=getattr(F, public): f(*xs))
         if "linalg" in entry.variants:
             calls.append(lambda *xs, f=getattr(torch.linalg, public): f(*xs))
+        if "special" in entry.variants:
+            calls.append(lambda *xs, f=getattr(torch.special, public): f(*xs))
     return [case(call, *shapes) for shapes in entry.samples for call in calls]
 
 
@@ -504,6 +513,7 @@ NOT_IMPLEMENTED = {
     "floor_divide": lambda x: x // 2.0,
     "remainder_scalar_self": lambda x: 2.0 % x,
     "svd_backward": lambda x: torch.autograd.grad(torch.linalg.svdvals(x).sum(), x, create_graph=True)[0],
+    "heaviside": lambda x: torch.heaviside(x, torch.tensor(0.5, dtype=x.dtype)),
     "hardsigmoid_backward": lambda x: torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)[0],
 }
 

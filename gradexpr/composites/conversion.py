@@ -7,7 +7,7 @@ from .. import ops as D
 from .. import device as _device
 from .. import dtypes
 from ..dtypes import DType
-from ..op import apply
+from ..op import _grad_enabled, apply
 from .arguments import _is_tensor, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
@@ -101,6 +101,10 @@ def sum_to_size(self, *size):
     lead = len(cur) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, s in enumerate(shape) if s == 1 and cur[i + lead] != 1)
     out = self
+    if len(dims) == lead and lead and not _grad_enabled.get():
+        # only leading dims go, and nothing is recorded (a backward without create_graph): the sum drops
+        # them itself, the same values as at::sum_to's keepdim sum and view, without the view
+        return apply(D.sum_dim, (out,), {"dim": dims, "keepdim": False})
     if dims:        # (the entry itself: dims are already checked, so no argument parsing per gradient)
         out = apply(D.sum_dim, (out,), {"dim": dims, "keepdim": True})
     if lead:

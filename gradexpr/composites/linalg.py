@@ -214,7 +214,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     a, b = mat1._data.shape, mat2._data.shape
     if a[1] != b[0]:
         raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
-    _check_broadcast([input._data, np.empty((a[0], b[1]), dtype=np.bool_)])
+    if input._data.shape in ((b[1],), (a[0], b[1])):      # a bias row (Linear's) or a whole matrix
+        limits.check_elements((a[0], b[1]))
+    else:
+        _check_broadcast([input._data, np.empty((a[0], b[1]), dtype=np.bool_)])
     return apply(D.addmm, (input, mat1, mat2), params)
 
 

@@ -388,22 +388,24 @@ binary_cross_entropy_backward = op(
 
 def _nll_loss_backward(g, x, target, weight=None, reduction="mean", ignore_index=-100):
     """-w[t] · grad_output (divided by the total weight for a mean) at each sample's target class."""
-    logp2 = x[None, :] if x.ndim == 1 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    logp2 = x[None, :] if x.ndim == 1 else x if x.ndim == 2 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
     tgt = target.reshape(-1)
     valid = tgt != ignore_index
     safe = np.where(valid, tgt, 0)
-    w = np.ones(logp2.shape[1], x.dtype) if weight is None else np.asarray(weight, x.dtype)
-    wt = np.where(valid, w[safe], 0).astype(x.dtype)
+    if weight is None:
+        wt = valid.astype(x.dtype)
+    else:
+        wt = np.where(valid, np.asarray(weight, x.dtype)[safe], 0).astype(x.dtype)
     if reduction == "none":
         per = -(g.reshape(-1).astype(x.dtype))
     else:
         go = g.reshape(()).astype(x.dtype)
         per = np.full(len(tgt), -(go / wt.sum(dtype=x.dtype)) if reduction == "mean" else -go, x.dtype)
-    out = np.zeros_like(logp2)
+    out = np.zeros(logp2.shape, x.dtype)            # row-major whatever the layout of x
     rows = np.flatnonzero(valid)
     out[rows, safe[rows]] = wt[rows] * per[rows]
-    if x.ndim == 1:
-        return out[0]
+    if x.ndim <= 2:
+        return out[0] if x.ndim == 1 else out
     moved = out.reshape(np.moveaxis(x, 1, -1).shape)
     return np.ascontiguousarray(np.moveaxis(moved, -1, 1))
 

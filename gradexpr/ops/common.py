@@ -18,9 +18,14 @@ def _NN():
     return nn_functional
 
 
+_OP_APPLY = []      # [op.apply], imported on first use (op.py imports this package), then kept
+
+
 def _apply(entry, args, params=None):
-    from ..op import apply
-    return apply(entry, args, params or {})
+    if not _OP_APPLY:
+        from ..op import apply
+        _OP_APPLY.append(apply)
+    return _OP_APPLY[0](entry, args, params or {})
 
 
 # ============================================================ numpy helpers

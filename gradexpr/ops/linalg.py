@@ -33,7 +33,15 @@ dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", 
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False,
          forward_ad=lambda self_t, tensor_t, self, tensor: self_t.dot(tensor) + self.dot(tensor_t))
-addmm = op("addmm", "AddmmBackward0", lambda c, a, b, beta=1, alpha=1: c * beta + (a @ b) * alpha,
+
+
+def _addmm(c, a, b, beta=1, alpha=1):
+    """``c * beta + (a @ b) * alpha``; a scalar of 1 multiplies nothing (x * 1 is x, bit for bit)."""
+    product = a @ b if alpha == 1 else (a @ b) * alpha
+    return (c if beta == 1 else c * beta) + product
+
+
+addmm = op("addmm", "AddmmBackward0", _addmm,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
            mat1=lambda grad, mat2, alpha=1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha,

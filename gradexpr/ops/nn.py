@@ -298,24 +298,25 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
     n_classes = logp2.shape[1]
     valid = tgt != ignore_index
     out_of_range = (tgt < 0) | (tgt >= n_classes)
-    if out_of_range.any() and (valid & out_of_range).any():
+    # (np.count_nonzero: ndarray.any/all's Python layer costs more than the test on a batch)
+    if np.count_nonzero(out_of_range) and np.count_nonzero(valid & out_of_range):
         bad = int(tgt[valid & out_of_range][0])
         raise errors.IndexError(f"Target {bad} is out of bounds.")
-    safe = tgt if valid.all() else np.where(valid, tgt, 0)
-    picked = -logp2[np.arange(len(safe)), safe]
+    safe = tgt if np.count_nonzero(valid) == valid.size else np.where(valid, tgt, 0)
+    gathered = logp2[np.arange(len(safe)), safe]          # each sample's loss is -gathered
     if weight is None:
-        wt = valid.astype(logp.dtype)
+        wt = None if reduction != "none" else valid.astype(logp.dtype)
     else:
         wt = np.where(valid, weight[safe], 0).astype(logp.dtype)
-    losses = picked * wt
     if reduction == "none":
-        return losses.reshape(target.shape).astype(logp.dtype)
+        return (-gathered * wt).reshape(target.shape).astype(logp.dtype)
     with np.errstate(all="ignore"):
         if logp.ndim <= 2:              # the kernel's cascaded sum (reduction_order.nll_cascade)
-            total, weight_total = reduction_order.nll_cascade(
-                -picked, valid, None if weight is None else wt)
+            total, weight_total = reduction_order.nll_cascade(gathered, valid, wt)
         else:
-            total, weight_total = np.sum(losses), np.sum(wt)
+            if wt is None:
+                wt = valid.astype(logp.dtype)
+            total, weight_total = np.sum(-gathered * wt), np.sum(wt)
         return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 

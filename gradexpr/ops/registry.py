@@ -22,7 +22,7 @@ The entry format (keywords of ``op``)::
                                                        #   overloads of one name: a tuple of lines
        variants="function method",                     # any of: function (torch.X), method (Tensor.X),
                                                        #   inplace (Tensor.X_), F (torch.nn.functional.X),
-                                                       #   linalg (torch.linalg.X)
+                                                       #   linalg (torch.linalg.X), special (torch.special.X)
        dtype="promote",                                # dtype rule: "promote" | "float" | "first" | "compare"
                                                        #   | "keep" | rule(tensors, params) -> (compute, out)
        domain="real",                                  # where tests sample inputs (gradexpr.testing.DOMAINS)
@@ -63,14 +63,14 @@ class NotDifferentiable:
 
 NOT_DIFFERENTIABLE = NotDifferentiable()
 
-VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg"))
+VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg", "special"))
 
 # The families imported when a program first uses one of their entries (``_catalogue.py`` says which
 # family holds which name), in the table's order; ``ops/__init__`` imports the others at once, and the
 # late families come with torch.nn (below).
-LAZY_FAMILIES = ("backward_ops", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+LAZY_FAMILIES = ("backward_ops", "special", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
 # the table's order: its entries family by family, in this order
-FAMILY_ORDER = ("common", "backward_ops", "pointwise", "reductions", "linalg", "shape", "indexing", "nn",
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "linalg", "shape", "indexing", "nn",
                 "nn_layers", "aliases")
 
 

@@ -51,17 +51,19 @@ class Adam(Optimizer):
             else:
                 g = K.add(g, d, wd)
         m, v = state["exp_avg"]._data, state["exp_avg_sq"]._data
-        m[...] = K.lerp(m, g, 1 - beta1)
-        v[...] = K.addcmul(v * dt(beta2), g, g, 1 - beta2)
+        K.lerp(m, g, 1 - beta1, out=m)
+        v *= dt(beta2)
+        K.addcmul(v, g, g, 1 - beta2, out=v)
         step_size = lr / (1 - beta1 ** step)
         bias2_sqrt = (1 - beta2 ** step) ** 0.5
         if group["amsgrad"]:
             mx = state["max_exp_avg_sq"]._data
             np.maximum(mx, v, out=mx)
-            denom = np.sqrt(mx) / dt(bias2_sqrt) + dt(eps)
-        else:
-            denom = np.sqrt(v) / dt(bias2_sqrt) + dt(eps)
-        d[...] = K.addcdiv(d, m, denom, -step_size)
+            v = mx
+        denom = np.sqrt(v, out=np.empty_like(v))       # (an array even for a 0-d parameter)
+        np.divide(denom, dt(bias2_sqrt), out=denom)
+        np.add(denom, dt(eps), out=denom)
+        K.addcdiv(d, m, denom, -step_size, out=d)
 
 
 class AdamW(Adam):
@@ -101,7 +103,7 @@ class Adamax(Optimizer):
         if group["weight_decay"] != 0:
             g = K.add(g, d, group["weight_decay"])
         m, u = state["exp_avg"]._data, state["exp_inf"]._data
-        m[...] = K.lerp(m, g, 1 - beta1)
+        K.lerp(m, g, 1 - beta1, out=m)
         u[...] = np.maximum(u * dt(beta2), np.abs(g) + dt(group["eps"]))
         clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
-        d[...] = K.addcdiv(d, m, u, -clr)
+        K.addcdiv(d, m, u, -clr, out=d)
