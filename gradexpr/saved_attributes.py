@@ -140,6 +140,14 @@ _U64 = 1 << 64
 # nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim), beyond the sums
 _DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0", "StdMeanBackward0",
                               "LinalgVectorNormBackward0"))
+
+
+def _upsample_scales(nd):
+    """The upsampling nodes keep one scale per dim (``scales_h``, ``scales_w`` …; ``scales`` in 1-d)."""
+    names = ("scales",) if nd == 1 else ("scales_d", "scales_h", "scales_w")[3 - nd:]
+    return {name: (lambda i: lambda n, s: s["scales"][i])(i) for i, name in enumerate(names)}
+
+
 # values PyTorch saves that gradexpr's formulas do not read (constants of the op, or the same
 # value under PyTorch's name): node -> {name: f(node, saved)}
 _PRESENTED = {
@@ -147,7 +155,11 @@ _PRESENTED = {
               "alpha": lambda n, s: _selu_constant(n, "SELU_ALPHA", s.get("alpha", 1.0))}
        for node in ("EluBackward0", "EluBackward1")},
     "NormBackward1": {"p": lambda n, s: s["ord"]},
-    "MaxPool2DWithIndicesBackward0": {"result1": lambda n, s: s["indices"]},
+    **{node: {"result1": lambda n, s: s["indices"]}
+       for node in ("MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AdaptiveMaxPool2DBackward0",
+                    "AdaptiveMaxPool3DBackward0")},
+    **{f"Upsample{kind}{k}DBackward0": _upsample_scales(k)
+       for kind in ("Nearest", "NearestExact", "Linear", "Bilinear", "Trilinear") for k in (1, 2, 3)},
     **{f"{mode}Pad{k}DBackward0": {"padding": lambda n, s: tuple(s["pad"])}
        for mode in ("Reflection", "Replication") for k in (1, 2, 3)},
     "NativeBatchNormBackward0": {"result1": lambda n, s: _batch_stat(n, s, "save_mean"),

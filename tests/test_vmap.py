@@ -13,11 +13,12 @@ BATCH = 3
 RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace"}   # draw random numbers: vmap's randomness="error" refuses them
 DYNAMIC = {"masked_select"}             # output shape depends on the values: PyTorch's vmap refuses these
 # Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
-# (max/min's indices, max_pool2d's), svdvals' backward, the per-sample gradients of an op run sample by sample whose formula
-# reads its forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the node yet),
-# and the margin losses' formulas, which read the saved input's array. (prod, cumprod, max, min and median take the
-# branch-free forms of their formulas inside torch.func, as PyTorch does for its subclass-like tensors.)
-NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices"}
+# (max/min's indices, the max poolings'), svdvals' backward, the per-sample gradients of an op run sample by sample whose
+# formula reads its forward's extras (native_batch_norm's save_mean/save_invstd: the fallback does not hand them to the
+# node yet), and the margin losses' formulas, which read the saved input's array. (prod, cumprod, max, min and median take
+# the branch-free forms of their formulas inside torch.func, as PyTorch does for its subclass-like tensors.)
+NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool2d", "adaptive_max_pool3d"}
 NOT_YET_GRAD = NOT_YET | {"svdvals", "native_batch_norm",
                           "multi_margin_loss", "multilabel_margin_loss"}
 

@@ -92,3 +92,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise errors.ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    __module__ = "torch.nn.modules.batchnorm"
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise errors.ValueError(f"expected 5D input (got {input.dim()}D input)")

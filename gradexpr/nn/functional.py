@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dtypes, errors
 from .. import functions as T
-from ..op import apply, apply_ex
+from ..op import apply
 from ..ops import nn_layers as L
 
 
@@ -113,27 +113,6 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    kernel = _tuple(kernel_size, 2)
-    stride = () if stride is None or stride == [] or stride == () else _tuple(stride, 2)  # () kept: the kernel
-    padding, dilation = _tuple(padding, 2), _tuple(dilation, 2)
-    for p, k in zip(padding, kernel):
-        if p > k // 2:
-            raise errors.RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                                      f"kernel_size={k} and dilation={dilation[0]}")
-    unbatched = input.dim() == 3
-    if input.dim() not in (3, 4):
-        raise errors.RuntimeError(f"non-empty 3D or 4D (batch mode) tensor expected for input")
-    x = input.unsqueeze(0) if unbatched else input
-    out, extras = apply_ex(L.max_pool2d_with_indices, (x,), {"kernel_size": kernel, "stride": stride,
-                                                             "padding": padding, "dilation": dilation,
-                                                             "ceil_mode": ceil_mode})
-    indices = T.Tensor._make(extras["indices"]) if not isinstance(extras["indices"], T.Tensor) else extras["indices"]
-    if unbatched:
-        out, indices = out.squeeze(0), indices.squeeze(0)
-    return (out, indices) if return_indices else out
-
-
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     if padding_idx is not None:
@@ -168,40 +147,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
 
 
-
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
-    kernel = _tuple(kernel_size, 2)
-    stride = () if stride is None or stride == [] or stride == () else _tuple(stride, 2)  # () kept: the kernel
-    padding = _tuple(padding, 2)
-    for p, k in zip(padding, kernel):
-        if p > k // 2:
-            raise errors.RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                                      f"kernel_size={k} and dilation=1")
-    if input.dim() not in (3, 4):
-        raise errors.RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-    unbatched = input.dim() == 3
-    x = input.unsqueeze(0) if unbatched else input
-    params = {"kernel_size": kernel, "stride": stride, "padding": padding, "ceil_mode": ceil_mode,
-              "count_include_pad": count_include_pad, "divisor_override": divisor_override}
-    out = apply(L.avg_pool2d, (x,), params)
-    return out.squeeze(0) if unbatched else out
-
-
-def adaptive_avg_pool2d(input, output_size):
-    if input.dim() not in (3, 4):
-        raise errors.RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    size = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size, output_size]
-    size = [input.shape[-2 + i] if s is None else int(s) for i, s in enumerate(size)]
-    if size == [1, 1]:          # ATen's shortcut: a mean over the two last dims (MeanBackward1)
-        return input.mean((-1, -2), keepdim=True)
-    unbatched = input.dim() == 3
-    x = input.unsqueeze(0) if unbatched else input
-    out = apply(L.adaptive_avg_pool2d, (x,), {"output_size": tuple(size)})
-    return out.squeeze(0) if unbatched else out
-NAMES = "conv1d conv2d conv_transpose1d conv_transpose2d max_pool2d avg_pool2d adaptive_avg_pool2d embedding layer_norm bilinear batch_norm".split()
+NAMES = "conv1d conv2d conv_transpose1d conv_transpose2d embedding layer_norm bilinear batch_norm".split()
 
 
 def _verify_batch_size(size):

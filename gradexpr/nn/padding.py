@@ -51,9 +51,15 @@ ReplicationPad1d = _pad_class("ReplicationPad1d", "replicate", 2)
 ReplicationPad2d = _pad_class("ReplicationPad2d", "replicate", 4)
 CircularPad1d = _pad_class("CircularPad1d", "circular", 2)
 CircularPad2d = _pad_class("CircularPad2d", "circular", 4)
+ZeroPad3d = _pad_class("ZeroPad3d", "constant", 6, zero=True)
+ConstantPad3d = _pad_class("ConstantPad3d", "constant", 6)
+ReflectionPad3d = _pad_class("ReflectionPad3d", "reflect", 6)
+ReplicationPad3d = _pad_class("ReplicationPad3d", "replicate", 6)
+CircularPad3d = _pad_class("CircularPad3d", "circular", 6)
 PADDING_NAMES = [c.__name__ for c in (ZeroPad1d, ZeroPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,
                                       ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, CircularPad1d,
-                                      CircularPad2d)]
+                                      CircularPad2d, ZeroPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad3d,
+                                      CircularPad3d)]
 
 
 class CosineSimilarity(Module):

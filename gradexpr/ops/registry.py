@@ -158,7 +158,7 @@ def op(name, node, forward, inputs=("self",), **kw):
 
 # families ``ops/__init__`` does not import (start-up stays lean): ``torch.nn`` loads them on first use,
 # ``gradexpr ops`` and the op-table tests through ``load_late_families``
-LATE_FAMILIES = ("nn_activations", "nn_losses", "nn_norms")
+LATE_FAMILIES = ("nn_activations", "nn_losses", "nn_norms", "nn_pooling", "nn_resample", "nn_recurrent")
 
 
 def load_late_families():
