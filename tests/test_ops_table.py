@@ -400,6 +400,9 @@ CASES.update({
     "threshold_backward": [case(_vjp(lambda a: a.relu()), (2, 3), (2, 3))],
     "leaky_relu_backward": [case(_vjp(lambda a: F.leaky_relu(a, 0.2)), (2, 3), (2, 3))],
     "hardtanh_backward": [case(_vjp(lambda a: F.hardtanh(a, -0.5, 0.5)), (2, 3), (2, 3))],
+    "hardshrink_backward": [case(_vjp(lambda a: F.hardshrink(a, 0.3)), (2, 3), (2, 3))],
+    "softshrink_backward": [case(_vjp(lambda a: F.softshrink(a, 0.3)), (2, 3), (2, 3))],
+    "hardswish_backward": [case(_vjp(lambda a: F.hardswish(a * 4)), (2, 3), (2, 3))],
     "softplus_backward": [case(_vjp(lambda a: F.softplus(a)), (2, 3), (2, 3)),
                           case(_vjp(lambda a: F.softplus(a, beta=2, threshold=1)), (4,), (4,))],
     "elu_backward": [case(_vjp(lambda a: F.elu(a, 0.5)), (2, 3), (2, 3))],
@@ -456,6 +459,7 @@ NOT_IMPLEMENTED = {
     "floor_divide": lambda x: x // 2.0,
     "remainder_scalar_self": lambda x: 2.0 % x,
     "svd_backward": lambda x: torch.autograd.grad(torch.linalg.svdvals(x).sum(), x, create_graph=True)[0],
+    "hardsigmoid_backward": lambda x: torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)[0],
 }
 
 DIFFERENTIABLE = [name for name, e in D.TABLE.items() if e.differentiable and name not in NOT_IMPLEMENTED]

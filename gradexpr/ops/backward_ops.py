@@ -23,7 +23,7 @@ from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
 from .common import _F, _apply
-from .registry import op
+from .registry import NotDifferentiable, op
 
 
 def _ops():
@@ -470,3 +470,50 @@ log_softmax_backward_data = op(
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,
     domain="logprob", forward_ad="transpose", batch="loop")
+
+
+# ---------------------------------------------------------------- shrinks, hard sigmoid / swish
+def _shrink_backward(g, x, lambd):
+    """hardshrink_backward and softshrink_backward: the gradient where |x| > lambd, else 0."""
+    c = x.dtype.type
+    return np.where((x >= c(-lambd)) & (x <= c(lambd)), g.dtype.type(0), g)
+
+
+def shrink_grad(entry, grad, self, lambd):
+    return _apply(entry, (grad, self), {"lambd": lambd})
+
+
+hardshrink_backward = op(
+    "hardshrink_backward", "HardshrinkBackwardBackward0", _shrink_backward, ("grad_out", "self"),
+    grad_out=lambda grad, self, lambd: shrink_grad(hardshrink_backward, grad, self, lambd),
+    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
+softshrink_backward = op(
+    "softshrink_backward", "SoftshrinkBackwardBackward0", _shrink_backward, ("grad_output", "self"),
+    grad_output=lambda grad, self, lambd: shrink_grad(softshrink_backward, grad, self, lambd),
+    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
+
+
+def _hardsigmoid_backward(g, x):
+    # ATen's kernel: grad * one_sixth inside (-3, 3), one_sixth being the float 1.0f / 6.0f in every dtype
+    c = x.dtype.type
+    return np.where((x > c(-3)) & (x < c(3)), g * g.dtype.type(np.float32(1) / np.float32(6)), g.dtype.type(0))
+
+
+hardsigmoid_backward = op(
+    "hardsigmoid_backward", "torch::autograd::NotImplemented", _hardsigmoid_backward, ("grad_output", "self"),
+    grad_output=NotDifferentiable("derivative for aten::hardsigmoid_backward is not implemented"),
+    self=NotDifferentiable("derivative for aten::hardsigmoid_backward is not implemented"),
+    domain="nonzero", broadcast=True)
+
+
+def _hardswish_backward(g, x):
+    c = x.dtype.type
+    middle = g * (x / c(3) + c(0.5))
+    return np.where(x <= c(-3), g.dtype.type(0), np.where(x < c(3), middle, g)).astype(g.dtype)
+
+
+hardswish_backward = op(
+    "hardswish_backward", "HardswishBackwardBackward0", _hardswish_backward, ("grad_output", "self"),
+    grad_output=lambda grad, self: _apply(hardswish_backward, (grad, self)),
+    self=lambda grad, grad_output, self: (grad * grad_output / 3.0).where((self > -3.0).logical_and(self < 3.0), 0.0),
+    domain="nonzero", broadcast=True, forward_ad="element_wise")

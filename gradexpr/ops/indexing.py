@@ -16,9 +16,15 @@ index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alph
                                                                                                   alpha),
                ("self", "index", "source"),
                self=lambda grad: grad,
-               # (expanded to the source: a 0-d source of a 0-d self; the node keeps the source, as PyTorch's)
-               source=lambda grad, index, source, dim, alpha=1: (grad.index_select(dim, index) * alpha).expand_as(source),
+               # (expanded to the source: a 0-d source of a 0-d self; the node keeps the source, as PyTorch's;
+               # alpha multiplies only when it is not 1: ATen's maybe_multiply)
+               source=lambda grad, index, source, dim, alpha=1: _maybe_multiply(
+                   grad.index_select(dim, index).expand_as(source), alpha),
                dtype="first", domain="index", forward_ad="linear")
+
+
+def _maybe_multiply(t, s):
+    return t if s == 1 else t * s
 
 
 def _index_add(a, index, src, dim, alpha):

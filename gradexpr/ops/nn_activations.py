@@ -82,15 +82,11 @@ def _scalar_tail(a):
     return flat.reshape(a.shape)
 
 
-def _inside(self, lambd):
-    return (self >= -lambd).logical_and(self <= lambd)
-
-
 hardshrink = op("hardshrink", "HardshrinkBackward0", _hardshrink,
-                self=lambda grad, self, lambd=0.5: _zero_where(grad, _inside(self, lambd)),
+                self=lambda grad, self, lambd=0.5: _bw.shrink_grad(_bw.hardshrink_backward, grad, self, lambd),
                 dtype=_kernel("hardshrink_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 softshrink = op("softshrink", "SoftshrinkBackward0", _softshrink,
-                self=lambda grad, self, lambd=0.5: _zero_where(grad, _inside(self, lambd)),
+                self=lambda grad, self, lambd=0.5: _bw.shrink_grad(_bw.softshrink_backward, grad, self, lambd),
                 dtype=_kernel("softshrink_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 
 
@@ -106,13 +102,12 @@ def _hardswish(a):
 
 
 def _hardsigmoid_grad(grad, self):
-    return _zero_where(grad / 6, (self <= -3).logical_or(self >= 3))
+    return _apply(_bw.hardsigmoid_backward, (grad, self))
 
 
 def _hardswish_grad(grad, self):
     # ATen: x <= -3 -> 0; x < 3 -> grad·(x/3 + 0.5); else grad
-    middle = grad * (self / 3 + 0.5)
-    return _zero_where(middle.where(self < 3, grad), self <= -3)
+    return _apply(_bw.hardswish_backward, (grad, self))
 
 
 hardsigmoid = op("hardsigmoid", "HardsigmoidBackward0", _hardsigmoid, self=_hardsigmoid_grad,
