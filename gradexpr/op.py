@@ -385,6 +385,9 @@ def _record(op, ts, params, result, extras):
                 saved[name] = ts[op.inputs.index(key)]._data.shape
         elif name.endswith("_dtype"):
             saved[name] = ts[op.inputs.index(name[:-6])]._dtype
+        elif name.endswith("_column_major"):     # (ATen's mm backward reads the input's strides)
+            a = ts[op.inputs.index(name[:-13])]._data
+            saved[name] = a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
         elif op.optional(name):
             continue
         else:

@@ -156,7 +156,7 @@ LAZY_METHODS = {
     "shape": "view_as reshape reshape_as flatten unflatten squeeze unsqueeze expand expand_as broadcast_to repeat "
              "tile split chunk tensor_split unbind narrow select index_select index_add gather scatter scatter_add "
              "flip=_flip_method fliplr flipud roll tril triu diag diagonal diag_embed clone contiguous "
-             "masked_select",
+             "masked_select take_along_dim",
     "reductions": "max=_max_method min=_min_method amax amin aminmax argmax argmin sort argsort msort topk kthvalue "
                   "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero",
     "linalg": "matmul mm bmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
@@ -166,6 +166,7 @@ LAZY_METHODS = {
     "random_functions": "uniform_=_uniform_ normal_=_normal_ bernoulli_=_bernoulli_ bernoulli random_=_random_ "
                         "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
                         "log_normal_=_log_normal_",
+    "contractions": "kron",
     "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_",
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "indexing": "_slice_scatter _select_scatter _diagonal_scatter _index_put=_index_put_ _narrow_step",

@@ -377,6 +377,35 @@ def gather(input, dim, index, *, sparse_grad=False):
     return apply(D.gather, (input, index), {"dim": int(dim)})
 
 
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """ATen's take_along_dim: both broadcast to each other's shape apart from ``dim``, then gather
+    (without ``dim``: the flattened input gathered at the flattened indices)."""
+    _need_tensor(indices, "indices", "take_along_dim", 2)
+    if dim is None:
+        return gather(view(input, -1), 0, view(indices, -1))
+    if input._data.ndim != indices._data.ndim:
+        raise errors.RuntimeError("torch.take_along_dim(): input and indices should have the same number of "
+                                  f"dimensions, but got {input._data.ndim} dimensions for input, and "
+                                  f"{indices._data.ndim} dimensions for indices")
+    if indices._dtype is not dtypes.int64:
+        raise errors.RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                                  f"{indices._dtype._scalar_name}")
+    d = _wrap_dim(dim, input._data.ndim)
+    self_sizes = list(input._data.shape)
+    self_sizes[d] = indices._data.shape[d]
+    indices_sizes = list(indices._data.shape)
+    indices_sizes[d] = input._data.shape[d]
+    indices_broadcast = broadcast_to(indices, _broadcast_shapes(self_sizes, indices._data.shape))
+    input_broadcast = broadcast_to(input, _broadcast_shapes(indices_sizes, input._data.shape))
+    return gather(input_broadcast, d, indices_broadcast)
+
+
+def _broadcast_shapes(a, b):
+    """ATen's infer_size: the broadcast shape of two shapes, or its error."""
+    _check_broadcast([np.broadcast_to(np.empty(()), tuple(s)) for s in (a, b)])
+    return np.broadcast_shapes(tuple(a), tuple(b))
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     d = _given_dim(dim, input._data.ndim)         # as given (the node shows it so)
     if src is None or not _is_tensor(src):

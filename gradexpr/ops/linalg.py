@@ -15,8 +15,9 @@ from .reductions import _sum_dtype
 
 # ============================================================ linear algebra
 mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
-        self=lambda grad, mat2: grad.mm(mat2.t()),
-        mat2=lambda grad, self: self.t().mm(grad),
+        # ATen's mm_mat1/mat2_backward: a column-major input gets its gradient column-major (transposed)
+        self=lambda grad, mat2, self_column_major: mat2.mm(grad.t()).t() if self_column_major else grad.mm(mat2.t()),
+        mat2=lambda grad, self, mat2_column_major: grad.t().mm(self).t() if mat2_column_major else self.t().mm(grad),
         dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False,
         forward_ad=lambda self_t, mat2_t, self, mat2: self_t.mm(mat2) + self.mm(mat2_t))
 
