@@ -799,10 +799,16 @@ def _rebase_history_of_view(view: Tensor, fn):
     _set_grad_fn(base, node)
 
 
+def records_inplace(t: Tensor, args) -> bool:
+    """Whether ``t.op_(*args)`` records a node: grad mode on, and ``t`` or another argument requiring grad
+    (whose formula may read ``t``'s old value: ``h.mul_(w)``'s gradient for ``w``)."""
+    return _grad_enabled.get() and (t._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+
+
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     """``t.op_(*args)``: compute out of place, then write back into ``t`` with its new history."""
-    recording = _grad_enabled.get() and (t._requires_grad or any(
-        isinstance(a, Tensor) and a._requires_grad for a in args))
+    recording = records_inplace(t, args)
     if _VMAP and not recording and _batching().level_of((t,) + tuple(args)) >= 0:
         return _batching().dispatch_inplace(op, t, args, params)
     # (under vmap(grad(f)) a batched op that records goes the same way: apply batches it and records its

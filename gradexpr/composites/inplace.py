@@ -11,9 +11,8 @@ from .. import errors
 from ..graph import Node, _grad_enabled
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, copy_with_history,
-                  save_inplace_result, wrap, write_inplace)
+                  records_inplace, save_inplace_result, wrap, write_inplace)
 from ..ops.common import _reduce_dim
-from ..tensor import Tensor
 from .arguments import _given_dim, _is_tensor
 
 
@@ -41,10 +40,7 @@ def _save_inplace_result(t, node=None):
 def _old_self(t, name, args=(), kwargs=None):
     """The value of ``t`` before an in-place op, carrying ``t``'s history (a copy when a formula reads it:
     also when only another argument requires grad, as ``h.mul_(w)``'s gradient for ``w`` reads ``h``)."""
-    if name in _INPLACE_NO_SELF or not _grad_enabled.get():
-        return t
-    if not (t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad
-                                    for a in (*args, *(kwargs or {}).values()))):
+    if name in _INPLACE_NO_SELF or not records_inplace(t, (*args, *(kwargs or {}).values())):
         return t
     return copy_with_history(t)
 

@@ -497,7 +497,7 @@ log_softmax_backward_data = op(
 def _shrink_backward(g, x, lambd):
     """hardshrink_backward and softshrink_backward: the gradient where |x| > lambd, else 0."""
     c = x.dtype.type
-    return np.where((x >= c(-lambd)) & (x <= c(lambd)), g.dtype.type(0), g)
+    return _zero_where((x >= c(-lambd)) & (x <= c(lambd)), g)
 
 
 def shrink_grad(entry, grad, self, lambd):

@@ -54,10 +54,6 @@ selu_inplace = op("selu_inplace", "EluBackward1", _selu,
 
 
 # ---------------------------------------------------------------- shrinks
-def _zero_where(grad, condition):
-    """``grad`` with 0 where ``condition`` (a boolean tensor computed from saved inputs) holds."""
-    return grad.masked_fill(condition, 0)
-
 
 def _hardshrink(a, lambd=0.5):
     c = a.dtype.type
@@ -163,7 +159,7 @@ def _prelu(a, w):
 # torch.prelu reshapes the weight to broadcast over the channel dim, then calls _prelu_kernel
 prelu_kernel = op("prelu_kernel", "PreluKernelBackward0", _prelu, ("self", "weight"),
                   self=lambda grad, self, weight: grad.where(self > 0, grad * weight),
-                  weight=lambda grad, self: _zero_where(grad * self, self > 0),
+                  weight=lambda grad, self: (grad * self).masked_fill(self > 0, 0),
                   dtype=_kernel("prelu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="transpose")
 
 
