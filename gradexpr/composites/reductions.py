@@ -248,7 +248,14 @@ def svdvals(A, *, driver=None):
     if A._dtype.category != 2:
         raise errors.RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
                                   f"{A._dtype._scalar_name}")
-    return apply(D.svdvals, (A,))
+    return apply(D.svdvals, (A,), {"compute_uv": _may_require_grad(A)})
+
+
+def _may_require_grad(A):
+    """ATen's _may_require_fw_or_bw_grad: A requires grad in grad mode, or a forward-AD level is open."""
+    from ..forward_ad import ACTIVE
+    from ..graph import is_grad_enabled
+    return bool((A.requires_grad and is_grad_enabled()) or ACTIVE)
 
 
 def logsumexp(input, dim=None, keepdim=False):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, errors, reduction_order
+from .. import dtypes, errors, mkl, reduction_order
 from ..exact import fma  # noqa: F401  (the ops' fused multiply-add)
 from ..tensor import _wrap_dim
 
@@ -32,6 +32,20 @@ def _apply(entry, args, params=None):
 def _ew(fn):
     """An elementwise forward (floating-point warnings are off engine-wide, see op.py)."""
     return fn
+
+
+def _vml(name, fallback):
+    """The forward of a function PyTorch computes with MKL's VML (see mkl.py): MKL's result for float32
+    and float64 where the library is there, ``fallback``'s (NumPy) otherwise."""
+    def forward(a):
+        result = mkl.elementwise(name, a)
+        return fallback(a) if result is None else result
+    forward.__name__ = name
+    return forward
+
+
+# exp and log of arrays, as ATen's composites that call at::exp / at::log (exp_, log_) compute them
+_exp, _log = _vml("exp", np.exp), _vml("log", np.log)
 
 
 def _np_mean(a, axis=None, keepdims=False, dtype=None):

@@ -5,7 +5,7 @@ import builtins
 
 import numpy as np
 
-from .. import corner_grads, errors
+from .. import corner_grads, errors, mkl
 from ..graph import NOT_IMPLEMENTED_NODE
 from .registry import NotDifferentiable, batch_rules, op
 from .common import _F, _apply, _floating_only, _kernel
@@ -14,7 +14,13 @@ from .reductions import _sum_dtype
 
 
 # ============================================================ linear algebra
-mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
+def _mm(a, b):
+    """ATen's mm: MKL's gemm as addmm_impl_cpu_ calls it (NumPy's matmul without MKL)."""
+    product = mkl.addmm(None, a, b, 0, 1)
+    return np.matmul(a, b) if product is None else product
+
+
+mm = op("mm", "MmBackward0", _mm, ("self", "mat2"),
         # ATen's mm_mat1/mat2_backward: a column-major input gets its gradient column-major (transposed)
         self=lambda grad, mat2, self_column_major: mat2.mm(grad.t()).t() if self_column_major else grad.mm(mat2.t()),
         mat2=lambda grad, self, mat2_column_major: grad.t().mm(self).t() if mat2_column_major else self.t().mm(grad),
@@ -23,16 +29,33 @@ mm = op("mm", "MmBackward0", np.matmul, ("self", "mat2"),
 
 
 def _bmm(a, b):
-    """NumPy's matmul of two stacks of matrices, but a contraction of length 1 (per-sample outer products,
-    which vmap's weight gradients are) through einsum: NumPy makes one BLAS call per matrix (~5x slower
-    here) for the same numbers, a zero product's sign included (both add the one product to a zero)."""
-    if a.shape[-1] == 1 and a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0] and a.dtype == b.dtype \
-            and a.dtype in _EINSUM_EXACT:
-        return np.einsum("bik,bkj->bij", a, b)
+    """ATen's bmm: below 400 multiply-adds per matrix its own loop (each sum from zero, in order, in the
+    dtype), above them MKL's gemm matrix by matrix, as addmm. Without MKL, NumPy's matmul, but a
+    contraction of length 1 (per-sample outer products, which vmap's weight gradients are) through einsum:
+    NumPy makes one BLAS call per matrix (~5x slower here) for the same numbers."""
+    if a.ndim == b.ndim == 3 and a.dtype == b.dtype and a.dtype in _EINSUM_EXACT:
+        batches, rows, depth = a.shape
+        cols = b.shape[2]
+        if depth * rows * cols < 400:
+            return _bmm_in_order(a, b)
+        if mkl.available() and rows and cols and depth:
+            return np.stack([mkl.addmm(None, a[i], b[i], 0, 1) for i in range(batches)]) if batches \
+                else np.empty((0, rows, cols), a.dtype)
+        if depth == 1 and a.shape[0] == b.shape[0]:
+            return np.einsum("bik,bkj->bij", a, b)
     return np.matmul(a, b)
 
 
 _EINSUM_EXACT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _bmm_in_order(a, b):
+    """ATen's baddbmm_cpu_kernel for bmm: ``sum_k a[i, k] * b[k, j]`` added to a zero one term at a time
+    (no fused multiply-add), all rows and columns at once."""
+    total = np.zeros((a.shape[0], a.shape[1], b.shape[2]), a.dtype)
+    for k in range(a.shape[2]):
+        total += a[:, :, k, None] * b[:, None, k, :]
+    return total
 
 
 bmm = op("bmm", "BmmBackward0", _bmm, ("self", "mat2"),
@@ -40,19 +63,36 @@ bmm = op("bmm", "BmmBackward0", _bmm, ("self", "mat2"),
          mat2=lambda grad, self: self.transpose(1, 2).bmm(grad),
          dtype=_kernel("bmm", "promote"), domain="batched", broadcast=False,
          forward_ad=lambda self_t, mat2_t, self, mat2: self_t.bmm(mat2) + self.bmm(mat2_t))
-mv = op("mv", "MvBackward0", np.matmul, ("self", "vec"),
+def _mv(a, x):
+    """ATen's mv: MKL's gemv as addmv_impl_cpu_ calls it (NumPy's matmul without MKL)."""
+    product = mkl.addmv(None, a, x, 0, 1)
+    return np.matmul(a, x) if product is None else product
+
+
+def _dot(x, y):
+    """ATen's dot: MKL's ?dot (NumPy's without MKL)."""
+    product = mkl.dot(x, y)
+    return np.asarray(np.dot(x, y)) if product is None else product
+
+
+mv = op("mv", "MvBackward0", _mv, ("self", "vec"),
         self=lambda grad, vec: _F().outer(grad, vec),
         vec=lambda grad, self: self.t().mv(grad),
         dtype=_kernel("addmv_impl_cpu", "promote"), domain="matvec", broadcast=False,
         forward_ad=lambda self_t, vec_t, self, vec: self_t.mv(vec) + self.mv(vec_t))
-dot = op("dot", "DotBackward0", lambda a, b: np.asarray(np.dot(a, b)), ("self", "tensor"),
+dot = op("dot", "DotBackward0", _dot, ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False,
          forward_ad=lambda self_t, tensor_t, self, tensor: self_t.dot(tensor) + self.dot(tensor_t))
 
 
 def _addmm(c, a, b, beta=1, alpha=1):
-    """``c * beta + (a @ b) * alpha``; a scalar of 1 multiplies nothing (x * 1 is x, bit for bit)."""
+    """``c * beta + (a @ b) * alpha``: inside MKL's gemm as ATen computes it (``c`` broadcast into the
+    result first), or without MKL in NumPy, where a scalar of 1 multiplies nothing (x * 1 is x)."""
+    if a.ndim == b.ndim == 2:
+        result = mkl.addmm(np.broadcast_to(c, (a.shape[0], b.shape[1])), a, b, beta, alpha)
+        if result is not None:
+            return result
     product = a @ b if alpha == 1 else (a @ b) * alpha
     return (c if beta == 1 else c * beta) + product
 
@@ -152,7 +192,16 @@ inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
              forward_ad="transpose")
 
 
-def _svdvals(a):
+def _svdvals(a, compute_uv=True):
+    """The singular values, and U and Vh for the backward formula. ATen computes U and V only when A may
+    need a gradient (``compute_uv``), and LAPACK rounds the values otherwise then: MKL's gesdd as ATen
+    calls it, NumPy's SVD without MKL (U and Vh are computed in any case, for the saved attributes)."""
+    found = mkl.svd(a, compute_uv)
+    if found is not None:
+        s, u, vh = found
+        if u is None:
+            _, u, vh = mkl.svd(a, True)
+        return s, {"U": u, "Vh": vh}
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     return s.astype(a.dtype), {"U": u.astype(a.dtype), "Vh": vh.astype(a.dtype)}
 
@@ -161,7 +210,24 @@ def _svdvals(a):
 # first derivative only; it runs through an op that refuses to be differentiated again.
 # A is an input of that op (though only U and Vh are used) so that its node is recorded whenever A
 # requires grad: a second derivative then fails loudly instead of coming out as zero.
-svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, lambda g, a, U, Vh: (U * g[..., None, :]) @ Vh,
+def _svdvals_backward(g, a, U, Vh):
+    """FunctionsManual's svd_backward for the values alone: ``U @ (gS.unsqueeze(-1) * Vh)`` when A has at
+    least as many rows as columns, ``(U * gS.unsqueeze(-2)) @ Vh`` otherwise, products as matmul's."""
+    if U.shape[-2] >= Vh.shape[-1]:
+        return _matmul(U, g[..., :, None] * Vh)
+    return _matmul(U * g[..., None, :], Vh)
+
+
+def _matmul(a, b):
+    """at::matmul of two arrays of equal rank: mm for matrices, bmm over the flattened batch otherwise."""
+    if a.ndim == 2:
+        return _mm(a, b)
+    batch = a.shape[:-2]
+    flat = _bmm(a.reshape((-1,) + a.shape[-2:]), b.reshape((-1,) + b.shape[-2:]))
+    return flat.reshape(batch + flat.shape[-2:])
+
+
+svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, _svdvals_backward,
                   ("g", "A"), domain="real",
                   g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
                   A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))

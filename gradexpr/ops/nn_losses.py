@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import _NOT_FLOAT, _apply, _kernel
+from .common import _NOT_FLOAT, _apply, _exp, _kernel, _log
 from .nn import _reduce
 from .reductions import _norm, _norm_dtype, _norm_grad
 from .registry import op
@@ -16,10 +16,10 @@ from .registry import op
 
 # ---------------------------------------------------------------- soft margin
 def _soft_margin(x, y, reduction="mean"):
-    # ATen: neg_out(output, input).mul_(target).exp_().add_(1).log_(): log(1 + e), not log1p, laid out as
-    # the input is
+    # ATen: neg_out(output, input).mul_(target).exp_().log1p_(), laid out as the input is: exp is VML's
+    # (mkl.py), log1p SLEEF's, which NumPy's agrees with
     with np.errstate(all="ignore"):
-        loss = np.log(np.exp((-x) * y) + x.dtype.type(1)).astype(x.dtype)
+        loss = np.log1p(_exp(np.asarray((-x) * y, x.dtype))).astype(x.dtype)
     return _reduce(loss, reduction, (x,))
 
 

@@ -9,7 +9,7 @@ from .. import corner_grads, dtypes, errors
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _zero_where, fma
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _vml, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -246,7 +246,7 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
            self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive",
            forward_ad="element_wise",
            schema="rsqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp = op("exp", "ExpBackward0", _ew(np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
+exp = op("exp", "ExpBackward0", _vml("exp", np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
@@ -255,34 +255,34 @@ exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad 
 expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="expm1(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-log = op("log", "LogBackward0", _ew(np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive",
+log = op("log", "LogBackward0", _vml("log", np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive",
          forward_ad="element_wise",
          schema="log(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-log2 = op("log2", "Log2Backward0", _ew(np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
+log2 = op("log2", "Log2Backward0", _vml("log2", np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="log2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-log10 = op("log10", "Log10Backward0", _ew(np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
+log10 = op("log10", "Log10Backward0", _vml("log10", np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
            dtype=_F_, domain="positive", forward_ad="element_wise",
            schema="log10(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log1p = op("log1p", "Log1PBackward0", _ew(np.log1p), self=lambda grad, self: grad / (self + 1),
            dtype=_F_, domain="positive", forward_ad="element_wise",
            schema="log1p(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sin = op("sin", "SinBackward0", _ew(np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real",
+sin = op("sin", "SinBackward0", _vml("sin", np.sin), self=lambda grad, self: grad * self.cos(), dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="sin(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-cos = op("cos", "CosBackward0", _ew(np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
+cos = op("cos", "CosBackward0", _vml("cos", np.cos), self=lambda grad, self: grad * -self.sin(), dtype=_F_,
          domain="real", forward_ad="element_wise",
          schema="cos(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-tan = op("tan", "TanBackward0", _ew(np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
+tan = op("tan", "TanBackward0", _vml("tan", np.tan), self=lambda grad, result: grad * (1 + result.pow(2)), dtype=_F_,
          domain="unit", forward_ad="element_wise",
          schema="tan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-asin = op("asin", "AsinBackward0", _ew(np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
+asin = op("asin", "AsinBackward0", _vml("asin", np.arcsin), self=lambda grad, self: grad * (-self * self + 1).rsqrt(),
           dtype=_F_, domain="unit", forward_ad="element_wise",
           schema="asin(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-acos = op("acos", "AcosBackward0", _ew(np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
+acos = op("acos", "AcosBackward0", _vml("acos", np.arccos), self=lambda grad, self: grad * -((-self * self + 1).rsqrt()),
           dtype=_F_, domain="unit", forward_ad="element_wise",
           schema="acos(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-atan = op("atan", "AtanBackward0", _ew(np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
+atan = op("atan", "AtanBackward0", _vml("atan", np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="atan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
@@ -305,7 +305,7 @@ def _relu_grad(grad, result):
     return _apply(TABLE["threshold_backward"], (grad, result), {"threshold": 0})
 
 
-tanh = op("tanh", "TanhBackward0", _ew(np.tanh), self=_tanh_grad,
+tanh = op("tanh", "TanhBackward0", _vml("tanh", np.tanh), self=_tanh_grad,
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
@@ -348,7 +348,7 @@ def _erf(a):
     return flat.reshape(a.shape).astype(a.dtype)
 
 
-erf = op("erf", "ErfBackward0", _erf, self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
+erf = op("erf", "ErfBackward0", _vml("erf", _erf), self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
          dtype=_F_, domain="real", forward_ad="element_wise",
          schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),

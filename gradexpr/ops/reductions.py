@@ -10,7 +10,7 @@ from ..grad_layout import _dense
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
-from .common import _F, _dims, _floating_only, _np_mean, _reduce_dim, _restore
+from .common import _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -562,11 +562,14 @@ dist = op("dist", "DistBackward0", lambda a, b, p=2: _norm(a - b, float(p)), ("s
 
 
 def _logsumexp(a, dim, keepdim=False):
+    """ATen's logsumexp: the maxima (infinite ones as 0) subtracted, exp, summed in PyTorch's order, log,
+    and the maxima added back, each step an op of its own (exp and log are VML's, see mkl.py)."""
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         m = np.amax(a, axis=axis, keepdims=True) if a.size else np.zeros((1,) * a.ndim, a.dtype)
-        m = np.where(np.isfinite(m), m, 0)
-        r = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+        m = np.where(np.isinf(m), a.dtype.type(0), m).astype(a.dtype)
+        exps = _exp(np.asarray(a - m, a.dtype))
+        r = _log(np.asarray(reduction_order.torch_sum(exps, axis, True), a.dtype)) + m
     if not keepdim:
         r = np.squeeze(r, axis=axis)
     return np.asarray(r, a.dtype)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import errors, special_math
 from ..graph import NOT_IMPLEMENTED_NODE
-from .common import _F, _apply, _kernel
+from .common import _F, _apply, _kernel, _vml
 from .registry import TABLE, op
 
 _FLOAT = "float"
@@ -55,9 +55,9 @@ atanh = _unary("atanh", "AtanhBackward0", special_math.vectorized_libm("atanh"),
 
 # ============================================================ error function relatives
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-erfc = _unary("erfc", "ErfcBackward0", special_math.rounded_libm("erfc"),
+erfc = _unary("erfc", "ErfcBackward0", _vml("erfc", special_math.rounded_libm("erfc")),
               lambda grad, self: -_TWO_OVER_SQRT_PI * (-(self.pow(2))).exp() * grad)
-erfinv = _unary("erfinv", "ErfinvBackward0", special_math.erfinv,
+erfinv = _unary("erfinv", "ErfinvBackward0", _vml("erfinv", special_math.erfinv),
                 lambda grad, self: 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad, domain="unit")
 
 

@@ -1,3 +1,3 @@
-"""The programs here are compared within a tolerance by tests/test_recurrent_tolerance.py, not
+"""The programs here are compared within a tolerance by tests/test_tolerance.py, not
 exactly by the program plugin: keep the plugin from collecting them."""
 collect_ignore_glob = ["*.gx"]
