@@ -270,3 +270,53 @@ def svd(a, compute_uv):
         return values.reshape(shape + (k,)), None, None
     return (values.reshape(shape + (k,)), us.reshape(shape + (k, m)).swapaxes(-1, -2),
             vhs.reshape(shape + (n, k)).swapaxes(-1, -2))
+
+
+def _count(stack):
+    """The number of matrices in a stack (its batch may hold zero-sized matrices)."""
+    return int(np.prod(stack.shape[:-2], dtype=np.int64))
+
+
+def lu_factor(columns):
+    """LAPACK's getrf on each matrix of ``columns``, a C-contiguous stack whose every matrix is read as
+    the column-major matrix to factor (ATen's F-contiguous LU buffer): the factors in place, the 1-based
+    int32 pivots and getrf's info per matrix. None without MKL."""
+    prefix = _PREFIX.get(columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + prefix[1] + "getrf",
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p])
+    fn.restype = ctypes.c_int
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    pivots = np.zeros((stack.shape[0], n), np.int32)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if n:
+            infos[i] = fn(_COL_MAJOR, n, n, _address(stack[i]), max(1, n), _address(pivots[i]))
+    return pivots.reshape(columns.shape[:-1]), infos
+
+
+def lu_solve(columns, pivots, rhs, transpose):
+    """LAPACK's getrs with the factors ``lu_factor`` left in ``columns``: solves A X = B (A^T X = B with
+    ``transpose``) for each column-major B of ``rhs`` (a C-contiguous stack read as ``lu_factor``'s),
+    in place. None without MKL."""
+    prefix = _PREFIX.get(columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + prefix[1] + "getrs",
+                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int])
+    fn.restype = ctypes.c_int
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    pivs = pivots.reshape((stack.shape[0], n))
+    right = rhs.reshape((stack.shape[0],) + rhs.shape[-2:])
+    count = right.shape[1]                 # right-hand sides (rows of the C stack: columns of B)
+    for i in range(stack.shape[0]):
+        if n and count:
+            fn(_COL_MAJOR, b"T" if transpose else b"N", n, count, _address(stack[i]), max(1, n),
+               _address(pivs[i]), _address(right[i]), max(1, n))
+    return rhs

@@ -127,9 +127,19 @@ def lu_packed(a):
     swaps), what linalg.det's node saves as ``LU`` and ``pivots``."""
     n = a.shape[-1]
     batch = a.shape[:-2]
+    # ATen hands LAPACK a contiguous A as the column-major A^T (same det, no copy); another layout is
+    # copied column-major and A itself is factored
+    transposed = a.flags.c_contiguous
+    columns = np.array(a if transposed else np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
+    found = mkl.lu_factor(columns)
+    if found is not None:
+        pivots, _ = found
+        swaps = np.count_nonzero(pivots != np.arange(1, n + 1, dtype=np.int32), axis=-1)
+        sign = np.where(swaps % 2 == 0, 1, -1).astype(a.dtype)
+        return np.swapaxes(columns, -1, -2), pivots, sign
     with np.errstate(all="ignore"):
-        # ATen hands LAPACK the row-major A as a column-major matrix: it factors A^T (same det)
-        A = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype).reshape((int(np.prod(batch, dtype=np.int64)), n, n))
+        A = np.array(np.swapaxes(a, -1, -2) if transposed else a, dtype=a.dtype).reshape(
+            (int(np.prod(batch, dtype=np.int64)), n, n))
         sign = np.ones(A.shape[0], a.dtype)
         pivots = np.zeros((A.shape[0], n), np.int32)
         rows = np.arange(A.shape[0])
@@ -147,6 +157,22 @@ def lu_packed(a):
             A[:, k + 1:, k] *= inv[:, None]
             A[:, k + 1:, k + 1:] -= A[:, k + 1:, k, None] * A[:, k, None, k + 1:]
     return A.reshape(batch + (n, n)), pivots.reshape(batch + (n,)), sign.reshape(batch)
+
+
+def det_gradient(scale, a):
+    """``scale * A^{-T}`` (``scale`` = grad * det per matrix) as linalg_det_backward computes it when no
+    graph is recorded: getrs with det's own LU, on ``scale`` times the identity (LU of A^T for a
+    contiguous A, solved as it is; of A otherwise, solved transposed). None without MKL."""
+    n = a.shape[-1]
+    transposed = a.flags.c_contiguous
+    columns = np.array(a if transposed else np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
+    found = mkl.lu_factor(columns) if a.size else None
+    if found is None:
+        return None
+    rhs = np.zeros(a.shape, a.dtype)                   # diag_embed(scale): zeros off the diagonal
+    rhs[..., np.arange(n), np.arange(n)] = np.asarray(scale, a.dtype)[..., None]
+    mkl.lu_solve(columns, found[0], rhs, not transposed)
+    return np.swapaxes(rhs, -1, -2)
 
 
 det = op("det", "LinalgDetBackward0", _det, ("A",),
@@ -173,6 +199,22 @@ def _zero_pivot(m):
 
 
 def _inv(a):
+    """ATen's linalg.inv: getrf of a column-major copy of A and getrs on the identity, with MKL (measured:
+    A itself is factored whatever its layout, unlike det's); NumPy's inverse without it."""
+    n = a.shape[-1]
+    columns = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
+    found = mkl.lu_factor(columns) if a.size else None
+    if found is not None:
+        pivots, infos = found
+        singular = np.flatnonzero(infos > 0)
+        if singular.size:
+            b = int(singular[0])
+            where = f"(Batch element {b}): " if a.ndim > 2 else ""
+            raise LinAlgError(f"linalg.inv: {where}The diagonal element {int(infos[b])} is zero, the inversion could "
+                              "not be completed because the input matrix is singular.")
+        solution = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape).copy()
+        mkl.lu_solve(columns, pivots, solution, False)
+        return np.swapaxes(solution, -1, -2)
     try:
         return np.linalg.inv(a).astype(a.dtype)
     except np.linalg.LinAlgError:
