@@ -25,10 +25,11 @@ _VML_MODE = 0x2 | 0x140000 | 0x100  # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNO
 _COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
 
 # VML's name of each function PyTorch computes through it (vml.h's IMPLEMENT_VML_MKL list, and log10/log2,
-# which measured identical too); log1p, expm1, sinh, … are SLEEF's in PyTorch and stay NumPy's here.
+# which measured identical too; VML's sqrt is not correctly rounded on every code path, and PyTorch's
+# is VML's); log1p, expm1, sinh, … are SLEEF's in PyTorch and stay NumPy's here.
 VML_FUNCTIONS = {"sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
                  "exp": "Exp", "log": "Ln", "log10": "Log10", "log2": "Log2", "tanh": "Tanh",
-                 "erf": "Erf", "erfc": "Erfc", "erfinv": "ErfInv"}
+                 "erf": "Erf", "erfc": "Erfc", "erfinv": "ErfInv", "sqrt": "Sqrt"}
 _PREFIX = {np.dtype(np.float32): ("vms", "s"), np.dtype(np.float64): ("vmd", "d")}
 
 _state = {}     # "lib": the loaded library or None; "fns": prepared ctypes functions by name

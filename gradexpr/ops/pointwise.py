@@ -239,7 +239,7 @@ sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="r
 # (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
 sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: grad * 0, domain="real", forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
+sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="sqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
