@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors
+from .. import corner_grads, dtypes, errors, reduction_order, sleef
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
@@ -310,9 +310,16 @@ tanh = op("tanh", "TanhBackward0", _vml("tanh", np.tanh), self=_tanh_grad,
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
+_F32 = np.float32
+
+
 def _sigmoid(a):
-    # PyTorch's kernel is 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0)
+    """PyTorch's kernel: 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0), in
+    float32 with SLEEF's exp in the vector loop and the C library's on its tails, as ATen's (sleef.py)."""
     one = a.dtype.type(1)
+    if a.dtype == np.float32:
+        return sleef.vectorized(a, lambda x: one / (one + sleef.expf(_F32(0) - x)),
+                                lambda x: one / (one + sleef.libm_expf(-x)), reduction_order.threads())
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
