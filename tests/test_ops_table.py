@@ -474,6 +474,10 @@ CASES.update({
     "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
     "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],
+    # issue 14's entries
+    "unfold": [case(lambda a: a.unfold(1, 2, 1), (3, 4)), case(lambda a: a.unfold(0, 3, 2), (7,)),
+               case(lambda a: a.unfold(-2, 2, 3), (5, 2, 2))],
+    "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 
 
