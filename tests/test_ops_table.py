@@ -244,8 +244,9 @@ CASES: dict[str, list[Case]] = {
     "slice_scatter": [case(lambda a, b: T._slice_scatter(a, b, 1, 0, 3, 2), (2, 3), (2, 2))],
     "select": [case(lambda a: a.select(1, 2), (2, 3)), case(lambda a: a[1], (2, 3))],
     "unbind": [case(lambda a: a.unbind(1)[2], (2, 3))],
-    # (reached through masked_select's gradient under create_graph: tests/programs/autograd/masked_select_double_backward.gx)
-    "masked_scatter": [case(lambda a, s: apply(D.masked_scatter, (a, COND, s)), (2, 3), (4,))],
+    "masked_scatter": [case(lambda a, s: torch.masked_scatter(a, COND, s), (2, 3), (4,)),
+                       case(lambda a, s: a.masked_scatter(COND[1], s), (2, 3), (2, 2)),
+                       case(lambda a, s: (a * 1).masked_scatter_(COND, s), (2, 3), (3,))],
     "masked_select": [case(lambda a: a.masked_select(a > 0), (2, 3)),
                       case(lambda a: torch.masked_select(a, torch.tensor([[True], [False]])), (3,))],
     "unbind_outputs": [case(lambda a: a.unbind(-1), (2, 3)), case(lambda a: a.unbind(0)[1], (2, 3))],
@@ -477,6 +478,8 @@ CASES.update({
     # issue 14's entries
     "unfold": [case(lambda a: a.unfold(1, 2, 1), (3, 4)), case(lambda a: a.unfold(0, 3, 2), (7,)),
                case(lambda a: a.unfold(-2, 2, 3), (5, 2, 2))],
+    "masked_scatter_backward": [case(_vjp(lambda s: torch.masked_scatter(torch.zeros(2, 3, dtype=torch.float64), COND, s)),
+                                     (5,), (2, 3))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 
