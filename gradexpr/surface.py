@@ -185,9 +185,16 @@ def _bind_table() -> dict:
                 out[ns][name + "_"] = _inplace(overloads)
             elif ns == "special":
                 out[ns][name] = _function(overloads, "special_" + name)
+            elif ns == "linalg":        # linalg_cross(...) is torch.linalg.cross (its messages say linalg_cross())
+                out[ns][linalg_name(name)] = _function(overloads)
             else:
                 out[ns][name] = _function(overloads)
     return out
+
+
+def linalg_name(name: str) -> str:
+    """The torch.linalg name of a schema name (``linalg_cross`` -> ``cross``, as native_functions.yaml names them)."""
+    return name[len("linalg_"):] if name.startswith("linalg_") else name
 
 
 class _LinesOf:

@@ -499,7 +499,7 @@ def _sample_cases(entry):
         if "F" in entry.variants:
             calls.append(lambda *xs, f=getattr(F, public): f(*xs))
         if "linalg" in entry.variants:
-            calls.append(lambda *xs, f=getattr(torch.linalg, public): f(*xs))
+            calls.append(lambda *xs, f=getattr(torch.linalg, surface.linalg_name(public)): f(*xs))
         if "special" in entry.variants:
             calls.append(lambda *xs, f=getattr(torch.special, public): f(*xs))
     return [case(call, *shapes) for shapes in entry.samples for call in calls]

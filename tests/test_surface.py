@@ -124,7 +124,7 @@ def _variant_calls(entry, public):
     """(label, callable) for each variant the entry declares, looked up where a program finds it."""
     for variant in sorted(entry.variants):
         space, suffix = _VARIANT_NAME[variant]
-        name = public + suffix
+        name = (surface.linalg_name(public) if variant == "linalg" else public) + suffix
         assert name in dir(_VARIANT_SPACES[space]), f"{entry.name}: {space}.{name} is declared but not bound"
         if space == "torch.Tensor":
             yield f"{space}.{name}", (lambda x, *xs, n=name: getattr(x * 1 if n.endswith("_") else x, n)(*xs))

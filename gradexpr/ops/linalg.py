@@ -5,8 +5,9 @@ import builtins
 
 import numpy as np
 
-from .. import corner_grads, errors
+from .. import corner_grads, errors, exact
 from ..graph import NOT_IMPLEMENTED_NODE
+from ..tensor import _wrap_dim
 from .registry import NotDifferentiable, batch_rules, op
 from .common import _F, _apply, _floating_only, _kernel
 from .pointwise import _F_
@@ -176,6 +177,94 @@ trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            dtype=_sum_dtype, domain="matrix", forward_ad="linear")
 
 
+
+# ============================================================ cross products
+def _cross(a, b, dim):
+    """ATen's cross kernel: component i is a_j * b_k - a_k * b_j ((i, j, k) cyclic) for broadcast a and b,
+    the first product fused into the subtraction (its CPU kernels are compiled with FMA contraction)."""
+    a, b = np.broadcast_arrays(a, b)
+    a, b = np.moveaxis(a, dim, -1), np.moveaxis(b, dim, -1)
+    parts = []
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        if a.dtype.kind == "f":
+            parts.append(exact.fma(a[..., j], b[..., k], -(a[..., k] * b[..., j])))
+        else:
+            parts.append(a[..., j] * b[..., k] - a[..., k] * b[..., j])
+    return np.ascontiguousarray(np.moveaxis(np.stack(parts, -1), -1, dim))
+
+
+def _cross_dtype(ts, params):
+    a, b = ts[0]._dtype, ts[1]._dtype
+    if a is not b:
+        raise errors.RuntimeError(f"expected scalar type {a._scalar_name} but found {b._scalar_name}")
+    return None, a
+
+
+def _check_cross(self, other, dim):
+    """linalg_cross's meta checks in ATen's order (the dim shown as given), then the broadcast."""
+    from ..op import _check_broadcast
+    if self._data.ndim != other._data.ndim:
+        raise errors.RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, self._data.ndim)
+    if self._data.shape[d] != 3 or other._data.shape[d] != 3:
+        raise errors.RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                                  f"{self._data.shape[d]} and {other._data.shape[d]}")
+    _check_broadcast([self._data, other._data])
+    return (self, other), {"dim": dim}         # (the node keeps the dim as given)
+
+
+def _linalg_cross_call(values):
+    return _check_cross(values["self"], values["other"], values["dim"])
+
+
+_WARNED = []        # TORCH_WARN_ONCE: once per process
+
+
+def _cross_call(values):
+    """torch.cross: ATen's composite over linalg_cross; without ``dim``, the first dim of size 3 of the
+    input (deprecated, with PyTorch's warning once)."""
+    dim = values["dim"]
+    if dim is None:
+        if not _WARNED:
+            _WARNED.append(True)
+            from ..warn import warn
+            warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                 "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree with "
+                 "that of linalg.cross in a future release. (Triggered internally at "
+                 "/__w/pytorch/pytorch/aten/src/ATen/native/Cross.cpp:63.)")
+        dim = next((i for i, n in enumerate(values["self"]._data.shape) if n == 3), None)
+        if dim is None:
+            raise errors.RuntimeError("no dimension of size 3 in input")
+    return _check_cross(values["self"], values["other"], dim)
+
+
+# derivatives.yaml: self: linalg_cross(other, grad, dim), other: linalg_cross(grad, self, dim) (real inputs)
+def _cross_self_grad(grad, other, dim):
+    return _apply(linalg_cross, (other, grad), {"dim": dim})
+
+
+def _cross_other_grad(grad, self, dim):
+    return _apply(linalg_cross, (grad, self), {"dim": dim})
+
+
+def _cross_tangent(self_t, other_t, self, other, dim):
+    return _apply(linalg_cross, (self_t, other), {"dim": dim}) + _apply(linalg_cross, (self, other_t), {"dim": dim})
+
+
+linalg_cross = op("linalg_cross", "LinalgCrossBackward0", _cross, ("self", "other"),
+                  self=_cross_self_grad, other=_cross_other_grad, dtype=_cross_dtype, domain="vectors",
+                  broadcast=False, forward_ad=_cross_tangent, prepare=_linalg_cross_call,
+                  schema="linalg_cross(Tensor self, Tensor other, *, int dim=-1, Tensor(a!)? out=None) -> Tensor",
+                  variants="linalg", samples=[((2, 3), (2, 3)), ((1, 3), (4, 3))])
+# torch.cross / Tensor.cross: the same node (ATen's cross is a composite calling linalg_cross)
+cross = op("cross", "LinalgCrossBackward0", _cross, ("self", "other"),
+           self=_cross_self_grad, other=_cross_other_grad, dtype=_cross_dtype, domain="vectors",
+           broadcast=False, forward_ad=_cross_tangent, prepare=_cross_call,
+           schema="cross(Tensor self, Tensor other, int? dim=None, *, Tensor(a!)? out=None) -> Tensor",
+           variants="function method", samples=[((2, 3), (2, 3)), ((3, 2), (3, 1))])
+
 # ============================================================ vmap's batch rules (batching.py)
 for _name in ("mm", "mv", "dot", "bmm", "addmm"):
     batch_rules(_name, _name)
+batch_rules("dims", "linalg_cross", "cross")
