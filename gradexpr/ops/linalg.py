@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -263,6 +264,126 @@ cross = op("cross", "LinalgCrossBackward0", _cross, ("self", "other"),
            broadcast=False, forward_ad=_cross_tangent, prepare=_cross_call,
            schema="cross(Tensor self, Tensor other, int? dim=None, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method", samples=[((2, 3), (2, 3)), ((3, 2), (3, 1))])
+
+
+# ============================================================ distances between rows (torch.cdist)
+def _paired(x1, x2):
+    """x1 (..., r1, c) and x2 (..., r2, c) with their batch dims broadcast."""
+    batch = np.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return np.broadcast_to(x1, batch + x1.shape[-2:]), np.broadcast_to(x2, batch + x2.shape[-2:])
+
+
+def _cdist_forward(x1, x2, p, compute_mode=None):
+    """ATen's CPU cdist kernel: for each pair of rows, |a - b| column by column folded in order into one
+    sum (the p=2 square fused into the sum: FMA contraction), then the root (p=0: the count of
+    differences, inf: the largest one)."""
+    a, b = _paired(x1, x2)
+    t = a.dtype.type
+    diff = np.abs(a[..., :, None, :] - b[..., None, :, :])        # (..., r1, r2, c) in the input's precision
+    agg = np.zeros(diff.shape[:-1], a.dtype)
+    if p == 0:
+        for k in range(diff.shape[-1]):
+            agg = agg + np.minimum(np.ceil(diff[..., k]), t(1))
+        return agg
+    if p == 1:
+        for k in range(diff.shape[-1]):
+            agg = agg + diff[..., k]
+        return agg
+    if p == 2:
+        for k in range(diff.shape[-1]):
+            agg = exact.fma(diff[..., k], diff[..., k], agg)
+        return np.sqrt(agg)
+    if math.isinf(p):
+        for k in range(diff.shape[-1]):
+            agg = np.maximum(agg, diff[..., k])
+        return agg
+    from .. import special_math
+    power, power64 = special_math._pow(t), special_math._pow(np.float64)
+    terms = np.vectorize(lambda v: power(v, t(p)), otypes=[a.dtype])(diff) if diff.size else diff
+    for k in range(diff.shape[-1]):
+        agg = agg + terms[..., k]
+    # finish: std::pow(agg, 1.0 / p), in double, rounded to the input's precision
+    return np.vectorize(lambda v: t(power64(float(v), 1.0 / p)), otypes=[a.dtype])(agg) if agg.size else agg
+
+
+def _sign(v):
+    return np.sign(v).astype(v.dtype)
+
+
+def _cdist_backward(grad, x1, x2, cdist, p):
+    """ATen's _cdist_backward: the gradient of x1 (its batch dims broadcast with x2's; the engine sums
+    them back), for each row of x1 the rows of x2 added in order, each term as its kernel words it."""
+    a, b = _paired(x1, x2)
+    t = a.dtype.type
+    res = np.zeros(a.shape, a.dtype)
+    if p == 0 or res.size == 0 or b.shape[-2] == 0:
+        return res
+    grad = np.broadcast_to(grad, a.shape[:-1] + (b.shape[-2],))
+    cdist = np.broadcast_to(cdist, grad.shape)
+    if p not in (1, 2) and not math.isinf(p):
+        from .. import special_math
+        power = np.vectorize(special_math._pow(t), otypes=[a.dtype])
+    for j in range(b.shape[-2]):
+        diff = a - b[..., j:j + 1, :]
+        g = grad[..., j:j + 1]
+        dist = cdist[..., j:j + 1]
+        if p == 1:
+            term = g * _sign(diff)
+        elif p == 2:
+            term = np.where(dist == 0, t(0), g * diff / dist)
+        elif math.isinf(p):
+            term = g * _sign(diff) * (t(1) - np.minimum(t(1), np.ceil(np.abs(np.abs(diff) - dist))))
+        elif p < 2:
+            term = np.where(dist == 0, t(0), _sign(diff) * power(np.abs(diff), t(p - 1)) * g / power(dist, t(p - 1)))
+            if p < 1:
+                term = np.where(diff == 0, t(0), term)
+        else:
+            term = np.where(dist == 0, t(0), diff * power(np.abs(diff), t(p - 2)) * g / power(dist, t(p - 1)))
+        res = (res + term).astype(a.dtype)
+    return res
+
+
+_CDIST_BACKWARD = NotDifferentiable("the derivative for '_cdist_backward' is not implemented.", not_implemented=True)
+# _cdist_backward(grad, x1, x2, p, cdist): a node of its own under create_graph, not differentiable again
+cdist_backward = op("cdist_backward", "CdistBackwardBackward0",
+                    lambda grad, x1, x2, cdist, p: _cdist_backward(grad, x1, x2, cdist, p),
+                    ("grad", "x1", "x2", "cdist"), grad=_CDIST_BACKWARD, x1=_CDIST_BACKWARD, x2=_CDIST_BACKWARD,
+                    cdist=_CDIST_BACKWARD, dtype="first", domain="real", broadcast=False)
+
+
+def _cdist_x1_grad(grad, x1, x2, result, p):
+    return _apply(cdist_backward, (grad.contiguous(), x1, x2, result), {"p": p})
+
+
+def _cdist_x2_grad(grad, x1, x2, result, p):
+    return _apply(cdist_backward, (grad.mT.contiguous(), x2, x1, result.mT.contiguous()), {"p": p})
+
+
+# ATen's _cdist_forward (torch.cdist's composite picks it or _euclidean_dist: composites/linalg.py)
+cdist_forward = op("cdist_forward", "CdistBackward0", _cdist_forward, ("x1", "x2"),
+                   x1=_cdist_x1_grad, x2=_cdist_x2_grad, dtype="first", domain="real", broadcast=False, twice=False)
+
+
+def _euclidean_dist(x1, x2):
+    """ATen's _euclidean_dist: one matrix product of [-2 x1, |x1|², 1] and [x2, 1, |x2|²], clamped at 0
+    and square-rooted (the product is BLAS's: not to the last bit)."""
+    n1 = np.sum(x1 * x1, axis=-1, keepdims=True)
+    n2 = np.sum(x2 * x2, axis=-1, keepdims=True)
+    left = np.concatenate([x1 * x1.dtype.type(-2), n1, np.ones_like(n1)], -1)
+    right = np.concatenate([x2, np.ones_like(n2), n2], -1)
+    return np.sqrt(np.maximum(left @ np.swapaxes(right, -1, -2), x1.dtype.type(0))).astype(x1.dtype)
+
+
+def _euclidean_dist_grad(grad, x1, x2, result):
+    """FunctionsManual's _euclidean_dist_backward: both gradients from grad / result (0 where the
+    distance is 0, a subgradient)."""
+    ratio = (grad / result).masked_fill(result == 0, 0)
+    return (x1 * ratio.sum(-1, keepdim=True) - ratio.matmul(x2),
+            x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT.matmul(x1))
+
+
+euclidean_dist = op("euclidean_dist", "EuclideanDistBackward0", _euclidean_dist, ("x1", "x2"),
+                    x1=_euclidean_dist_grad, x2=_euclidean_dist_grad, dtype="first", domain="real", broadcast=False)
 
 # ============================================================ vmap's batch rules (batching.py)
 for _name in ("mm", "mv", "dot", "bmm", "addmm"):

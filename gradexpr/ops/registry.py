@@ -55,10 +55,13 @@ from ..made_on_use import MadeOnUse
 
 
 class NotDifferentiable:
-    """Marker for an input whose derivative PyTorch does not implement."""
+    """Marker for an input whose derivative PyTorch does not implement: asking for it raises ``why``
+    as a RuntimeError, or as a NotImplementedError for derivatives.yaml's ``not_implemented("op")``
+    (``not_implemented=True``)."""
 
-    def __init__(self, why: str = ""):
+    def __init__(self, why: str = "", not_implemented: bool = False):
         self.why = why
+        self.not_implemented = not_implemented
 
 
 NOT_DIFFERENTIABLE = NotDifferentiable()
@@ -325,8 +328,9 @@ class Op:
                 call = self._calls.get(name)
                 if call is None:
                     f = self.formulas.get(name, NOT_DIFFERENTIABLE)
-                    raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
-                                              if not getattr(f, "why", "") else f.why)
+                    kind = errors.NotImplementedError if getattr(f, "not_implemented", False) else errors.RuntimeError
+                    raise kind(f"the derivative for '{self.name}' is not implemented."
+                               if not getattr(f, "why", "") else f.why)
                 joint = self._joint.get(name)
                 if joint is None:
                     out.append(call(ctx))
