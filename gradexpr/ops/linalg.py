@@ -275,8 +275,9 @@ def _paired(x1, x2):
 
 def _cdist_forward(x1, x2, p, compute_mode=None):
     """ATen's CPU cdist kernel: for each pair of rows, |a - b| column by column folded in order into one
-    sum (the p=2 square fused into the sum: FMA contraction), then the root (p=0: the count of
-    differences, inf: the largest one)."""
+    sum, then the root (p=0: the count of differences, inf: the largest one). For p=2 its compiled loop
+    squares the columns 16 bytes at a time (4 float32, 2 float64: rounded squares, added in order)
+    and fuses the square of each remaining column into the sum (FMA)."""
     a, b = _paired(x1, x2)
     t = a.dtype.type
     diff = np.abs(a[..., :, None, :] - b[..., None, :, :])        # (..., r1, r2, c) in the input's precision
@@ -290,7 +291,11 @@ def _cdist_forward(x1, x2, p, compute_mode=None):
             agg = agg + diff[..., k]
         return agg
     if p == 2:
-        for k in range(diff.shape[-1]):
+        m = diff.shape[-1]
+        head = m - m % max(16 // a.itemsize, 1)
+        for k in range(head):
+            agg = agg + diff[..., k] * diff[..., k]
+        for k in range(head, m):
             agg = exact.fma(diff[..., k], diff[..., k], agg)
         return np.sqrt(agg)
     if math.isinf(p):
