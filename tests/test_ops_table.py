@@ -491,6 +491,9 @@ CASES.update({
                        case(lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), (2, 1, 2, 3),
                             (3, 3, 3), domain="distinct"),
                        case(lambda a, b: torch.cdist(a, b), (26, 2), (2, 2), domain="distinct")],
+    "cummax": [case(lambda a: torch.cummax(a, 1).values, (2, 4)), case(lambda a: a.cummax(0)[0], (3, 2)),
+               case(lambda a: a.cummax(-1).values, (5,))],
+    "cummin": [case(lambda a: torch.cummin(a, 0).values, (3, 2)), case(lambda a: a.cummin(-1)[0], (2, 4))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 

@@ -78,6 +78,7 @@ _DOCSTRING_ERRATA = {"torch.Tensor.atanh_": "atanh_() -> Tensor", "torch.Tensor.
 
 
 def _params(signature: str) -> set:
+    signature = signature.split(" -> ")[0]         # (a return of several tensors is parenthesised too)
     inner = signature[signature.index("(") + 1:signature.rindex(")")]
     return {re.split(r"[=:]", p)[0].strip().lstrip("*") for p in inner.split(",")} - {"", "*"}
 

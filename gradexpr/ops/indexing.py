@@ -66,6 +66,10 @@ def _scatter(a, index, src, dim):
 
 def _scatter_add(a, index, src, dim):
     out = a.copy()
+    if a.ndim == 0:         # (a 0-d input and index: the one value added, if the index has one)
+        if index.size:
+            out[()] += src if np.ndim(src) == 0 else src.reshape(-1)[0]
+        return out
     moved = np.moveaxis(out, dim, -1)
     idx = np.moveaxis(index, dim, -1)
     s = np.moveaxis(src[tuple(slice(0, n) for n in index.shape)], dim, -1)

@@ -583,6 +583,57 @@ cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_or
 
 cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
              self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive", forward_ad="transpose")
+# ------------------------------------------------------------ running maximum / minimum
+def _cumulative_extreme(take_maximum):
+    """ATen's cummax/cummin kernel along ``dim``: the running value and the index it came from; a later
+    equal value takes over (>= / <=), and so does every NaN, which then stays."""
+    def forward(a, dim):
+        if a.ndim == 0:
+            return a.copy(), {"indices": np.zeros((), np.int64)}
+        moved = np.moveaxis(a, dim, -1)
+        values = np.empty(moved.shape, a.dtype)
+        indices = np.zeros(moved.shape, np.int64)
+        if moved.shape[-1]:
+            current = moved[..., 0]
+            where = np.zeros(current.shape, np.int64)
+            floating = a.dtype.kind == "f"
+            for k in range(moved.shape[-1]):
+                x = moved[..., k]
+                better = x >= current if take_maximum else x <= current
+                if floating:
+                    better = np.isnan(x) | (~np.isnan(current) & better)
+                current = np.where(better, x, current)
+                where = np.where(better, k, where)
+                values[..., k] = current
+                indices[..., k] = where
+        return np.ascontiguousarray(np.moveaxis(values, -1, dim)), \
+            {"indices": np.ascontiguousarray(np.moveaxis(indices, -1, dim))}
+    return forward
+
+
+def _cummaxmin_grad(grad, self, indices, dim):
+    """FunctionsManual's cummaxmin_backward: each output's gradient added at the index it came from
+    (a scatter_add into zeros: ScatterAddBackward0 under create_graph); an empty input is its own."""
+    if self.numel() == 0:
+        return self
+    return _F().zeros(self.shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
+
+
+def _one_dim_raw(values):
+    """One ``dim``, checked (IndexError out of range) and kept as given (the node shows -1 raw)."""
+    self = values["self"]
+    _wrap_dim(values["dim"], max(self._data.ndim, 1))
+    return (self,), {"dim": int(values["dim"])}
+
+
+cummax = op("cummax", "CummaxBackward0", _cumulative_extreme(True), self=_cummaxmin_grad, dtype="first",
+            domain="distinct", forward_ad="transpose", prepare=_one_dim_raw,
+            schema="cummax(Tensor self, int dim, *, Tensor(a!)[]? out=None) -> (Tensor values, Tensor indices)",
+            variants="function method")
+cummin = op("cummin", "CumminBackward0", _cumulative_extreme(False), self=_cummaxmin_grad, dtype="first",
+            domain="distinct", forward_ad="transpose", prepare=_one_dim_raw,
+            schema="cummin(Tensor self, int dim, *, Tensor(a!)[]? out=None) -> (Tensor values, Tensor indices)",
+            variants="function method")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 
@@ -590,7 +641,7 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
             "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
-            "all", "any", "kthvalue", "median_dim")
+            "all", "any", "kthvalue", "median_dim", "cummax", "cummin")
 batch_rules("arg", "argmax", "argmin")
 batch_rules("dims", "sort", "sort_stable", "topk")
 for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
