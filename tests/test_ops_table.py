@@ -494,6 +494,8 @@ CASES.update({
     "cummax": [case(lambda a: torch.cummax(a, 1).values, (2, 4)), case(lambda a: a.cummax(0)[0], (3, 2)),
                case(lambda a: a.cummax(-1).values, (5,))],
     "cummin": [case(lambda a: torch.cummin(a, 0).values, (3, 2)), case(lambda a: a.cummin(-1)[0], (2, 4))],
+    "logcumsumexp": [case(lambda a: torch.logcumsumexp(a, 1), (2, 4)), case(lambda a: a.logcumsumexp(-1), (5,)),
+                     case(lambda a: a.logcumsumexp(0), (3, 2))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 

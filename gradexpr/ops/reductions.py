@@ -634,6 +634,73 @@ cummin = op("cummin", "CumminBackward0", _cumulative_extreme(False), self=_cumma
             domain="distinct", forward_ad="transpose", prepare=_one_dim_raw,
             schema="cummin(Tensor self, int dim, *, Tensor(a!)[]? out=None) -> (Tensor values, Tensor indices)",
             variants="function method")
+# ------------------------------------------------------------ running log-sum-exp
+def _logcumsumexp(a, dim):
+    """ATen's CPU kernel: along ``dim``, cum = log1p(exp(min - max)) + max of each element and the running
+    value (from -inf), in double for float32 (its accumulation type on CPU) with the C library's exp
+    and log1p, rounded once to the input's precision; a pair of equal infinities keeps the element."""
+    from .. import special_math
+    exp, log1p = special_math._c("exp", np.float64), special_math._c("log1p", np.float64)
+
+    def step(x, y):
+        low = y if math.isnan(y) else min(x, y) if not y < x else y
+        high = y if math.isnan(y) else max(x, y) if not x < y else y
+        if low != high or math.isfinite(low):
+            return float(log1p(exp(low - high))) + high
+        return x
+
+    if a.ndim == 0:
+        return a.copy()
+    moved = np.moveaxis(a, dim, -1).astype(np.float64)
+    out = np.empty(moved.shape, np.float64)
+    rows, n = moved.reshape(-1, moved.shape[-1]), moved.shape[-1]
+    flat = out.reshape(-1, n)
+    for r in range(rows.shape[0]):
+        cum = -math.inf
+        for k in range(n):
+            cum = step(float(rows[r, k]), cum)
+            flat[r, k] = cum
+    return np.ascontiguousarray(np.moveaxis(out.astype(a.dtype), -1, dim))
+
+
+def _logcumsumexp_dtype(ts, params):
+    d = ts[0]._dtype
+    if d.category != 2:
+        raise errors.NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{d._scalar_name}\'')
+    return d, d
+
+
+def _reverse_logcumsumexp(t, dim):
+    return t.flip(dim).logcumsumexp(dim).flip(dim)
+
+
+def _logcumsumexp_grad(grad, self, result, dim):
+    """FunctionsManual's logcumsumexp_backward: the positive and the negative parts of the gradient each
+    carried in log space (a reversed logcumsumexp), exp'd back and subtracted."""
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    F = _F()
+    lowest = F.full((), float(np.finfo(grad.dtype.np).min), dtype=grad.dtype)
+    log_abs_grad = grad.abs().log()
+    log_grad_positive = F.where(grad > 0, log_abs_grad, lowest)
+    log_grad_negative = F.where(grad < 0, log_abs_grad, lowest)
+    output_pos = (_reverse_logcumsumexp(log_grad_positive - result, dim) + self).exp()
+    output_neg = (_reverse_logcumsumexp(log_grad_negative - result, dim) + self).exp()
+    return output_pos - output_neg
+
+
+def _logcumsumexp_tangent(self_t, self, dim):
+    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / cumsum(exp(x - max)) along ``dim``."""
+    if self.dim() == 0:
+        return self_t
+    self_p_exp = (self - self.max(dim, keepdim=True).values).exp()
+    return (self_p_exp * self_t).cumsum(dim) / self_p_exp.cumsum(dim)
+
+
+logcumsumexp = op("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp, self=_logcumsumexp_grad,
+                  dtype=_logcumsumexp_dtype, domain="real", forward_ad=_logcumsumexp_tangent, prepare=_one_dim_raw,
+                  schema="logcumsumexp(Tensor self, int dim, *, Tensor(a!)? out=None) -> Tensor",
+                  variants="function method")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 
@@ -641,7 +708,7 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
             "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
-            "all", "any", "kthvalue", "median_dim", "cummax", "cummin")
+            "all", "any", "kthvalue", "median_dim", "cummax", "cummin", "logcumsumexp")
 batch_rules("arg", "argmax", "argmin")
 batch_rules("dims", "sort", "sort_stable", "topk")
 for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
