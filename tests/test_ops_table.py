@@ -496,6 +496,9 @@ CASES.update({
     "cummin": [case(lambda a: torch.cummin(a, 0).values, (3, 2)), case(lambda a: a.cummin(-1)[0], (2, 4))],
     "logcumsumexp": [case(lambda a: torch.logcumsumexp(a, 1), (2, 4)), case(lambda a: a.logcumsumexp(-1), (5,)),
                      case(lambda a: a.logcumsumexp(0), (3, 2))],
+    # torch.nanmean is ATen's composite over nansum (no entry of its own): its calls check nansum's formula
+    "nansum": [case(lambda a: torch.nanmean(a, 1), (2, 3)), case(lambda a: a.nanmean(), (3, 2)),
+               case(lambda a: a.nanmean((0, 1), keepdim=True), (2, 2))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 
