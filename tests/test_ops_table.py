@@ -499,6 +499,8 @@ CASES.update({
     # torch.nanmean is ATen's composite over nansum (no entry of its own): its calls check nansum's formula
     "nansum": [case(lambda a: torch.nanmean(a, 1), (2, 3)), case(lambda a: a.nanmean(), (3, 2)),
                case(lambda a: a.nanmean((0, 1), keepdim=True), (2, 2))],
+    "nanmedian": [case(lambda a: torch.nanmedian(a), (3, 3)), case(lambda a: a.nanmedian(), (4,))],
+    "nanmedian_dim": [case(lambda a: torch.nanmedian(a, 1).values, (2, 5)), case(lambda a: a.nanmedian(0, True)[0], (4, 2))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
 

@@ -296,6 +296,75 @@ median = op("median", "MedianBackward0", _median_all, self=_evenly, dtype="first
             forward_ad="transpose")
 
 
+def _nanmedian_all(a):
+    """The lower median of the elements that are not NaN (NaN when there is none)."""
+    flat = a.reshape(-1)
+    if a.dtype.kind == "f":
+        flat = flat[~np.isnan(flat)]
+    if flat.size == 0:
+        return np.array(np.nan, a.dtype) if a.dtype.kind == "f" else np.zeros((), a.dtype)
+    return np.sort(flat, kind="stable")[(flat.size - 1) // 2].copy()
+
+
+def _nth_element_all_equivalent(n):
+    """The index ``std::nth_element(first, first, last)`` (libstdc++'s introselect) leaves first when the
+    comparator holds for no pair, as ATen's nanmedian comparator for a slice of NaN only: each round
+    swaps the middle to the front and partitions by swapping inward; the insertion sort of the last
+    three or fewer moves nothing."""
+    idx = list(range(n))
+    first, last = 0, n
+    while last - first > 3:
+        mid = first + (last - first) // 2
+        idx[first], idx[mid] = idx[mid], idx[first]
+        lo, hi = first + 1, last
+        while True:
+            hi -= 1
+            if not lo < hi:
+                break
+            idx[lo], idx[hi] = idx[hi], idx[lo]
+            lo += 1
+        last = lo
+    return idx[0]
+
+
+def _nanmedian_dim(a, dim, keepdim=False):
+    """Along ``dim``: the lower median of each slice's numbers and its index, as ATen's nth_element over
+    (value, index) finds it (ties by index: the stable order); an all-NaN slice gives NaN at the index
+    nth_element leaves first among equivalent elements."""
+    _check_dims_nonempty(a, dim, "median")
+    if a.ndim == 0:
+        return a.copy(), {"indices": np.zeros((), np.int64)}
+    order = _stable_order(a, dim, False)
+    numbers = a.shape[dim] - (np.isnan(a).sum(axis=dim, keepdims=True) if a.dtype.kind == "f" else 0)
+    position = np.broadcast_to(np.maximum(numbers - 1, 0) // 2,
+                               order.shape[:dim % a.ndim] + (1,) + order.shape[dim % a.ndim + 1:])
+    idx = np.take_along_axis(order, position, axis=dim).astype(np.int64)
+    if a.dtype.kind == "f":
+        idx = np.where(numbers == 0, _nth_element_all_equivalent(a.shape[dim]), idx)
+    vals = np.take_along_axis(a, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, {"indices": idx}
+
+
+def _nanmedian_dim_call(values):
+    """``dim`` checked (IndexError out of range) and kept as given, as the node shows it."""
+    self = values["self"]
+    _wrap_dim(values["dim"], max(self._data.ndim, 1))
+    return (self,), {"dim": int(values["dim"]), "keepdim": bool(values["keepdim"])}
+
+
+nanmedian = op("nanmedian", "NanmedianBackward0", _nanmedian_all, self=_evenly, dtype="first", domain="distinct",
+               forward_ad="transpose", schema="nanmedian(Tensor self) -> Tensor", variants="function method")
+nanmedian_dim = op("nanmedian_dim", "NanmedianBackward1", _nanmedian_dim,
+                   self=lambda grad, self_shape, dim, keepdim, indices:
+                   _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+                   dtype="first", domain="distinct", forward_ad="transpose", prepare=_nanmedian_dim_call,
+                   schema="nanmedian.dim(Tensor self, int dim, bool keepdim=False, *, Tensor(a!)[]? out=None) -> "
+                          "(Tensor values, Tensor indices)",
+                   variants="function method")
+
+
 def _restore_reduced_dims(t, dims, keepdim):
     """PyTorch's ``restore_reduced_dims``: the reduced ``dims`` back as size-1 axes by one reshape
     (a ``ViewBackward0`` in a graph built with ``create_graph=True``)."""
@@ -708,9 +777,9 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
             "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
-            "all", "any", "kthvalue", "median_dim", "cummax", "cummin", "logcumsumexp")
+            "all", "any", "kthvalue", "median_dim", "cummax", "cummin", "logcumsumexp", "nanmedian_dim")
 batch_rules("arg", "argmax", "argmin")
 batch_rules("dims", "sort", "sort_stable", "topk")
 for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
-                         ("min", "amin")):
+                         ("min", "amin"), ("nanmedian", "nanmedian_dim")):
     batch_rules(("reduce_all", _over_dims), _all)
