@@ -366,7 +366,9 @@ def _cdist_x2_grad(grad, x1, x2, result, p):
 
 # ATen's _cdist_forward (torch.cdist's composite picks it or _euclidean_dist: composites/linalg.py)
 cdist_forward = op("cdist_forward", "CdistBackward0", _cdist_forward, ("x1", "x2"),
-                   x1=_cdist_x1_grad, x2=_cdist_x2_grad, dtype="first", domain="real", broadcast=False, twice=False)
+                   x1=_cdist_x1_grad, x2=_cdist_x2_grad, dtype="first", domain="real", broadcast=False, twice=False,
+                   schema="_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+                   forward_ad="not_implemented")
 
 
 def _euclidean_dist(x1, x2):
@@ -388,7 +390,8 @@ def _euclidean_dist_grad(grad, x1, x2, result):
 
 
 euclidean_dist = op("euclidean_dist", "EuclideanDistBackward0", _euclidean_dist, ("x1", "x2"),
-                    x1=_euclidean_dist_grad, x2=_euclidean_dist_grad, dtype="first", domain="real", broadcast=False)
+                    x1=_euclidean_dist_grad, x2=_euclidean_dist_grad, dtype="first", domain="real", broadcast=False,
+                    schema="_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", forward_ad="not_implemented")
 
 # ============================================================ vmap's batch rules (batching.py)
 for _name in ("mm", "mv", "dot", "bmm", "addmm"):

@@ -35,6 +35,8 @@ The entry format (keywords of ``op``)::
        forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
                                                        #   forward_ad.py: "element_wise" | "linear" |
                                                        #   "transpose" | lambda self_t, ...: ... | None
+                                                       #   | "not_implemented" (in derivatives.yaml, no
+                                                       #   result: line; named by its schema line)
        view=False, twice=True, broadcast=None, doc="",
        outputs=None)                                   # several outputs, one node: see op.share_node
 
