@@ -184,7 +184,12 @@ def _inplace(overloads):
         entry = sig.entry
         if not lone and not args and not kwargs:
             lone.extend(filter(None, [_lone_tensor_call(entry, values)]))
-        inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
+        if entry.prepare is None:
+            inputs, params = _values_to_call(entry, values)
+        elif "inplace" in entry.prepare.__code__.co_varnames[:entry.prepare.__code__.co_argcount]:
+            inputs, params = entry.prepare(values, inplace=True)      # (its in-place form checks otherwise)
+        else:
+            inputs, params = entry.prepare(values)
         return apply_inplace(entry, self, inputs[1:], params)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace

@@ -296,14 +296,17 @@ def apply_masked_scatter(self, mask, source):
     return apply(masked_scatter, (self, mask, source))
 
 
-def _check_masked_scatter(values):
+def _check_masked_scatter(values, inplace=False):
     """ATen's checks of masked_scatter, in its order: the dtypes of self and source, the mask broadcast
-    with self (out of place both expand), a bool mask, enough source elements for the mask's ones."""
+    with self (out of place both expand; in place the mask expands to self, with expand's errors), a
+    bool mask, enough source elements for the mask's ones."""
     from ..op import _check_broadcast
     self, mask, source = values["self"], values["mask"], values["source"]
     if self._dtype is not source._dtype:
         raise errors.RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
                                   f"{self._dtype._scalar_name} and {source._dtype._scalar_name}")
+    if inplace and mask._data.shape != self._data.shape:
+        mask = mask.expand(self._data.shape)
     _check_broadcast([mask._data, self._data])
     if mask._dtype is not dtypes.bool_:
         raise errors.RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "

@@ -31,7 +31,8 @@ The entry format (keywords of ``op``)::
        pointwise=True,                                 # elementwise: batching maps it over a leading dim
        prepare=None,                                   # values by schema name -> (inputs, params) of
                                                        #   apply, for a call that must check or wrap
-                                                       #   its parameters first (a reduction's dims)
+                                                       #   its parameters first (a reduction's dims);
+                                                       #   given inplace=True for Tensor.X_ if it takes it
        forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
                                                        #   forward_ad.py: "element_wise" | "linear" |
                                                        #   "transpose" | lambda self_t, ...: ... | None
