@@ -19,7 +19,11 @@ The entry format (keywords of ``op``)::
                                                        #   NOT_DIFFERENTIABLE / NotDifferentiable(why):
                                                        #   PyTorch has no derivative (asking fails)
        schema="logaddexp(Tensor self, Tensor other) -> Tensor",   # the native_functions.yaml line;
-                                                       #   overloads of one name: a tuple of lines
+                                                       #   overloads of one name: a tuple of lines;
+                                                       #   "-> (Tensor values, Tensor indices)": the call
+                                                       #   returns torch.return_types.<name> (indices: an
+                                                       #   extra of the forward); a linalg variant's
+                                                       #   linalg_X line is bound as torch.linalg.X
        variants="function method",                     # any of: function (torch.X), method (Tensor.X),
                                                        #   inplace (Tensor.X_), F (torch.nn.functional.X),
                                                        #   linalg (torch.linalg.X), special (torch.special.X)
