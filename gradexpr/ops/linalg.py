@@ -277,38 +277,39 @@ def _cdist_forward(x1, x2, p, compute_mode=None):
     """ATen's CPU cdist kernel: for each pair of rows, |a - b| column by column folded in order into one
     sum, then the root (p=0: the count of differences, inf: the largest one). For p=2 its compiled loop
     squares the columns 16 bytes at a time (4 float32, 2 float64: rounded squares, added in order)
-    and fuses the square of each remaining column into the sum (FMA)."""
+    and fuses the square of each remaining column into the sum (FMA). (One column's differences at a
+    time: r1 x r2 values, never r1 x r2 x columns.)"""
     a, b = _paired(x1, x2)
     t = a.dtype.type
-    diff = np.abs(a[..., :, None, :] - b[..., None, :, :])        # (..., r1, r2, c) in the input's precision
-    agg = np.zeros(diff.shape[:-1], a.dtype)
-    if p == 0:
-        for k in range(diff.shape[-1]):
-            agg = agg + np.minimum(np.ceil(diff[..., k]), t(1))
-        return agg
-    if p == 1:
-        for k in range(diff.shape[-1]):
-            agg = agg + diff[..., k]
-        return agg
+    m = a.shape[-1]
+
+    def column(k):          # |a - b| of column k for every pair, in the input's precision
+        return np.abs(a[..., :, None, k] - b[..., None, :, k])
+    agg = np.zeros(a.shape[:-1] + (b.shape[-2],), a.dtype)
     if p == 2:
-        m = diff.shape[-1]
         head = m - m % max(16 // a.itemsize, 1)
-        for k in range(head):
-            agg = agg + diff[..., k] * diff[..., k]
-        for k in range(head, m):
-            agg = exact.fma(diff[..., k], diff[..., k], agg)
+        for k in range(m):
+            d = column(k)
+            agg = agg + d * d if k < head else exact.fma(d, d, agg)
         return np.sqrt(agg)
-    if math.isinf(p):
-        for k in range(diff.shape[-1]):
-            agg = np.maximum(agg, diff[..., k])
+    if p not in (0, 1) and not math.isinf(p):
+        from .. import special_math
+        power, power64 = special_math._pow(t), special_math._pow(np.float64)
+        powf = np.vectorize(lambda v: power(v, t(p)), otypes=[a.dtype])
+    for k in range(m):
+        d = column(k)
+        if p == 0:
+            agg = agg + np.minimum(np.ceil(d), t(1))
+        elif p == 1:
+            agg = agg + d
+        elif math.isinf(p):
+            agg = np.maximum(agg, d)
+        else:
+            agg = agg + (powf(d) if d.size else d)
+    if p in (0, 1) or math.isinf(p) or agg.size == 0:
         return agg
-    from .. import special_math
-    power, power64 = special_math._pow(t), special_math._pow(np.float64)
-    terms = np.vectorize(lambda v: power(v, t(p)), otypes=[a.dtype])(diff) if diff.size else diff
-    for k in range(diff.shape[-1]):
-        agg = agg + terms[..., k]
     # finish: std::pow(agg, 1.0 / p), in double, rounded to the input's precision
-    return np.vectorize(lambda v: t(power64(float(v), 1.0 / p)), otypes=[a.dtype])(agg) if agg.size else agg
+    return np.vectorize(lambda v: t(power64(float(v), 1.0 / p)), otypes=[a.dtype])(agg)
 
 
 def _sign(v):
