@@ -158,7 +158,7 @@ LAZY_METHODS = {
              "flip=_flip_method fliplr flipud roll tril triu diag diagonal diag_embed clone contiguous "
              "masked_select take_along_dim",
     "reductions": "max=_max_method min=_min_method amax amin aminmax argmax argmin sort argsort msort topk kthvalue "
-                  "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero",
+                  "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero nanmean=_nanmean_method",
     "linalg": "matmul mm bmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
               "swapdims=transpose permute=_permute_method movedim det inverse trace",
     "conversion": "sum_to_size to type=type_ type_as float=_float double=_double half=_half long=_long int=_int "
