@@ -265,6 +265,8 @@ def _method_modules() -> dict:
     where.update({name + "_": "inplace" for name in _INPLACE})
     where.update({"T": "linalg", "mT": "linalg", "H": "linalg", "__matmul__": "linalg",
                   "__getitem__": "indexing", "__setitem__": "indexing"})
+    # an alias of a lazy method (moveaxis of movedim) binds with it
+    where.update({alias: where[target] for alias, target in D.ALIASES.items() if target in where})
     return where
 
 
