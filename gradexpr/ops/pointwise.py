@@ -187,8 +187,9 @@ def _pow_scalar_forward(a, exponent):
     return _pow_forward(a, np.asarray(exponent, a.dtype))
 
 
-# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow()
-_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: np.sqrt,
+# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow();
+# 0.5 is sqrt's own kernel (VML's, see mkl.py), -0.5 a vectorized 1 / sqrt
+_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: _vml("sqrt", np.sqrt),
                 -0.5: lambda a: a.dtype.type(1) / np.sqrt(a), -1: lambda a: a.dtype.type(1) / a}
 
 
