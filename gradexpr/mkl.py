@@ -62,12 +62,12 @@ def _load():
             continue
         try:
             lib = ctypes.CDLL(path)
+            lib.MKL_Set_Threading_Layer(1)          # MKL_THREADING_SEQUENTIAL, before any other call
             buffer = ctypes.create_string_buffer(256)
             lib.MKL_Get_Version_String(buffer, 256)
             if WANTED_VERSION not in buffer.value.decode("ascii", "replace") \
                     and not os.environ.get("GRADEXPR_MKL"):
                 continue
-            lib.MKL_Set_Threading_Layer(1)          # MKL_THREADING_SEQUENTIAL
         except (OSError, AttributeError):
             continue
         _state["lib"] = lib
@@ -91,9 +91,15 @@ def _function(name, argtypes):
 
 
 def _address(array):
-    """A pointer to a writable, C-contiguous array's first element (the cheapest way ctypes offers)."""
+    """A pointer to an array's first element, the cheapest way ctypes offers: through the buffer of a
+    writable C- or F-contiguous array (a transposed view's transpose is C-contiguous), else ``.ctypes``."""
     ctypes = _state["ctypes"]
-    return ctypes.byref(ctypes.c_char.from_buffer(array))
+    if array.flags.writeable:
+        if array.flags.c_contiguous:
+            return ctypes.byref(ctypes.c_char.from_buffer(array))
+        if array.flags.f_contiguous:
+            return ctypes.byref(ctypes.c_char.from_buffer(array.T))
+    return array.ctypes.data
 
 
 def _readable(a):
@@ -157,7 +163,7 @@ def addmm(c, a, b, beta, alpha):
     elif n == 1:
         ldb = k
     fn(_COL_MAJOR, _TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS, m, n, k,
-       alpha, a.ctypes.data, lda, b.ctypes.data, ldb, beta if c is not None else 0.0, _address(result), ldc)
+       alpha, _address(a), lda, _address(b), ldb, beta if c is not None else 0.0, _address(result), ldc)
     return result
 
 
@@ -208,7 +214,7 @@ def addmv(y, a, x, beta, alpha):
     result = np.zeros(rows, a.dtype)
     if y is not None and beta != 0:
         result[...] = y
-    fn(_COL_MAJOR, trans, m, n, alpha, a.ctypes.data, lda, x.ctypes.data, x.strides[0] // x.itemsize,
+    fn(_COL_MAJOR, trans, m, n, alpha, _address(a), lda, _address(x), x.strides[0] // x.itemsize,
        beta if y is not None else 0.0, _address(result), 1)
     return result
 
@@ -231,7 +237,7 @@ def dot(x, y):
         fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
         fn.restype = ctypes.c_float if x.dtype == np.float32 else ctypes.c_double
         _state["fns"][name] = fn
-    return np.asarray(fn(x.size, x.ctypes.data, incx, y.ctypes.data, incy), x.dtype)
+    return np.asarray(fn(x.size, _address(x), incx, _address(y), incy), x.dtype)
 
 
 def svd(a, compute_uv):

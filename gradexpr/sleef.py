@@ -27,6 +27,17 @@ _GRAIN = 32768             # at::internal::GRAIN_SIZE: TensorIterator's for_each
 
 
 _BLOCK = 8192             # elements per pass: the float64 temporaries of a block stay in cache
+_LOW29, _HALF29 = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once to float32 (vfmadd*ps): exact.fma32's float64 sum, with its tie repair
+    only when a sum lands halfway between two float32 values (rare; the common case stays four passes)."""
+    s = np.multiply(a, b, dtype=np.float64)
+    s += c
+    if np.count_nonzero((s.view(np.uint64) & _LOW29) == _HALF29):
+        return fma32(a, b, c)
+    return s.astype(_F)
 
 
 def expf(d):
@@ -44,12 +55,12 @@ def expf(d):
 def _expf(d):
     with np.errstate(all="ignore"):
         q = np.rint(d * _R_LN2)
-        s = fma32(q, _L2U, d)
-        s = fma32(q, _L2L, s)
+        s = _fma(q, _L2U, d)
+        s = _fma(q, _L2L, s)
         u = np.full(d.shape, _POLY[0], _F)
         for c in _POLY[1:]:
-            u = fma32(u, s, c)
-        u = _F(1) + fma32(s * s, u, s)
+            u = _fma(u, s, c)
+        u = _F(1) + _fma(s * s, u, s)
         qi = np.clip(q, -1000, 1000).astype(np.int32)            # (beyond ±1000 the result saturates)
         half = qi >> 1
         u = (u * np.ldexp(_F(1), half).astype(_F)) * np.ldexp(_F(1), qi - half).astype(_F)
@@ -110,10 +121,6 @@ def libm_expf(x):
 # ---------------------------------------------------------------- logf (Sleef_logf8_u10)
 _LN2_HI, _LN2_LO = _F(0.69314718246459960938), _F(-1.904654323148236017e-09)
 _LOG_POLY = (_F(0.3027294874e+0), _F(0.3996108174e+0), _F(0.6666694880e+0))
-
-
-def _fma(a, b, c):
-    return fma32(np.asarray(a, _F), np.asarray(b, _F), np.asarray(c, _F))
 
 
 def _two_sum(x, y):
