@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import fma32
+from .exact import fma32, fma64
 
 _F = np.float32
 _R_LN2 = _F(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -22,7 +22,7 @@ _L2L = _F(-1.428606765330187045e-06)
 _POLY = tuple(_F(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
                               0.00833336077630519866943359, 0.0416664853692054748535156,
                               0.166666671633720397949219, 0.5))
-_RUN = 16                  # 2 * Vectorized<float>::size() on AVX2
+_RUN_BYTES = 64           # 2 AVX2 vectors: runs of 16 floats, 8 doubles
 _GRAIN = 32768             # at::internal::GRAIN_SIZE: TensorIterator's for_each splits above it
 
 
@@ -70,17 +70,19 @@ def _expf(d):
 
 
 def vectorized(a, vector, scalar, threads):
-    """``cpu_kernel_vec`` over a float32 array: where TensorIterator's inner loop is contiguous (the whole
-    array in memory order, or each row), runs of 16 through ``vector`` and each run's tail through
-    ``scalar`` (both elementwise functions of float32 arrays); a strided inner loop is all scalar."""
+    """``cpu_kernel_vec`` over a float32 or float64 array: where TensorIterator's inner loop is contiguous
+    (the whole array in memory order, or each row), runs of two AVX2 vectors through ``vector`` and each
+    run's tail through ``scalar`` (both elementwise functions of arrays); a strided inner loop is all
+    scalar."""
     if a.flags.c_contiguous or a.flags.f_contiguous:
         flat = a.ravel(order="K")
         out = _split_by_threads(flat, vector, scalar, threads)
         return out.reshape(a.T.shape).T if not a.flags.c_contiguous else out.reshape(a.shape)
     if a.ndim and a.strides[-1] == a.itemsize:
         rows = a.reshape(-1, a.shape[-1])
-        head = rows.shape[1] // _RUN * _RUN
-        out = np.empty(rows.shape, _F)
+        run = _RUN_BYTES // a.itemsize
+        head = rows.shape[1] // run * run
+        out = np.empty(rows.shape, a.dtype)
         out[:, :head] = vector(rows[:, :head])
         out[:, head:] = scalar(rows[:, head:])
         return out.reshape(a.shape)
@@ -90,14 +92,15 @@ def vectorized(a, vector, scalar, threads):
 def _split_by_threads(flat, vector, scalar, threads):
     """The contiguous loop as at::parallel_for hands it out: above the grain size one chunk per thread."""
     n = flat.size
+    run = _RUN_BYTES // flat.itemsize
     chunks = [(0, n)]
     if n >= _GRAIN and threads > 1:
         parts = min(threads, -(-n // _GRAIN))
         size = -(-n // parts)
         chunks = [(b, min(n, b + size)) for b in range(0, n, size)]
-    out = np.empty(n, _F)
+    out = np.empty(n, flat.dtype)
     for begin, end in chunks:
-        head = begin + (end - begin) // _RUN * _RUN
+        head = begin + (end - begin) // run * run
         if head > begin:
             out[begin:head] = vector(flat[begin:head])
         if end > head:
@@ -105,17 +108,23 @@ def _split_by_threads(flat, vector, scalar, threads):
     return out
 
 
-_LIBM_EXPF = []
+_LIBM_EXP = {}
 
 
-def libm_expf(x):
-    """The C library's ``expf`` of each element (the scalar lambda's ``std::exp`` on a float)."""
-    if not _LIBM_EXPF:
+def libm_exp(x):
+    """The C library's ``expf`` / ``exp`` of each element of a float32 / float64 array (the scalar
+    lambda's ``std::exp``)."""
+    t = x.dtype.type
+    exp = _LIBM_EXP.get(t)
+    if exp is None:
         from .special_math import _c
-        _LIBM_EXPF.append(_c("exp", _F))
-    exp = _LIBM_EXPF[0]
-    flat = np.asarray(x, _F).ravel()
-    return np.array([exp(v) for v in flat.tolist()], _F).reshape(np.shape(x))
+        exp = _LIBM_EXP[t] = _c("exp", t)
+    return np.array([exp(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+
+
+def exp(d):
+    """SLEEF's vector exp in the array's precision: ``expf`` for float32, ``expd`` for float64."""
+    return expf(d) if d.dtype == _F else expd(d)
 
 
 # ---------------------------------------------------------------- logf (Sleef_logf8_u10)
@@ -163,3 +172,45 @@ def logf(d):
         r = np.where(np.isposinf(d), _F(np.inf), r)
         r = np.where((d < 0) | np.isnan(d), _F(np.nan), r)
         return np.where(d == 0, _F(-np.inf), r).astype(_F)
+
+
+# ---------------------------------------------------------------- exp of float64 (Sleef_expd4_u10)
+_D = np.float64
+_R_LN2D = 1.442695040888963407359924681001892137426645954152985934135449406931
+_L2UD, _L2LD = .69314718055966295651160180568695068359375, .28235290563031577122588448175013436025525412068e-12
+_POLY_D = (+0.2081276378237164457e-8, +0.2511210703042288022e-7, +0.2755762628169491192e-6,
+           +0.2755723402025388239e-5, +0.2480158687479686264e-4, +0.1984126989855865850e-3,
+           +0.1388888888914497797e-2, +0.8333333333314938210e-2, +0.4166666666666602598e-1,
+           +0.1666666666666669072e+0)
+
+
+def _mla(x, y, z):
+    return fma64(np.asarray(x, _D), np.asarray(y, _D), np.asarray(z, _D))
+
+
+def _poly4(x, x2, c3, c2, c1, c0):
+    return _mla(x2, _mla(x, c3, c2), _mla(x, c1, c0))
+
+
+def expd(d):
+    """``Sleef_expd4_u10(d)`` of a float64 array: the reduction by ln 2 and a degree-11 polynomial whose
+    first ten terms are evaluated in SLEEF's Estrin tree, all with fused multiply-adds."""
+    d = np.asarray(d, _D)
+    with np.errstate(all="ignore"):
+        u = np.rint(d * _R_LN2D)
+        s = _mla(u, -_L2UD, d)
+        s = _mla(u, -_L2LD, s)
+        s2 = s * s
+        s4 = s2 * s2
+        c = _POLY_D
+        u = _mla(s4 * s4, _mla(s, c[0], c[1]),
+                 _mla(s4, _poly4(s, s2, c[2], c[3], c[4], c[5]), _poly4(s, s2, c[6], c[7], c[8], c[9])))
+        u = _mla(u, s, 0.5)
+        u = _mla(u, s, 1.0)
+        u = _mla(u, s, 1.0)
+        q = np.clip(np.nan_to_num(np.rint(d * _R_LN2D)), -4000, 4000).astype(np.int64)
+        half = q >> 1
+        u = u * np.ldexp(1.0, half) * np.ldexp(1.0, q - half)
+        u = np.where(d < -1000, 0.0, u)
+        u = np.where(d > 709.78271114955742909217217426, np.inf, u)
+        return np.where(np.isnan(d), d, u)

@@ -22,15 +22,15 @@ from __future__ import annotations
 import numpy as np
 
 from .exact import fma
-from .sleef import expf, logf
+from .sleef import exp as sleef_exp, logf
 from .reduction_order import _in_order as in_order, _to_front
 from .tie_order import VECTOR_BYTES
 
 
 def _exp(d):
-    """PyTorch's float32 exp in these kernels: SLEEF's (``Vectorized<float>::exp``) on every element."""
-    if d.dtype == np.float32:
-        return expf(d)
+    """PyTorch's exp in these kernels: SLEEF's (``Vectorized<T>::exp``) on every element."""
+    if d.dtype == np.float32 or d.dtype == np.float64:
+        return sleef_exp(d)
     return np.exp(d)
 
 

@@ -160,11 +160,11 @@ def _silu_grad(grad, sigmoid, self):
 
 
 def _silu(a):
-    """ATen's silu kernel: x / (1 + exp(-x)), in float32 with SLEEF's exp in the vector loop and the C
-    library's on its tails (sleef.py)."""
+    """ATen's silu kernel: x / (1 + exp(-x)), with SLEEF's exp in the vector loop and the C library's on
+    its tails (sleef.py)."""
     one = a.dtype.type(1)
-    if a.dtype == np.float32:
-        return sleef.vectorized(a, lambda x: x / (one + sleef.expf(-x)), lambda x: x / (one + sleef.libm_expf(-x)),
+    if a.dtype == np.float32 or a.dtype == np.float64:
+        return sleef.vectorized(a, lambda x: x / (one + sleef.exp(-x)), lambda x: x / (one + sleef.libm_exp(-x)),
                                 reduction_order.threads())
     with np.errstate(all="ignore"):
         return (a / (one + np.exp(-a))).astype(a.dtype)

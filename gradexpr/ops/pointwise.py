@@ -311,16 +311,14 @@ tanh = op("tanh", "TanhBackward0", _vml("tanh", np.tanh), self=_tanh_grad,
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
-_F32 = np.float32
-
-
 def _sigmoid(a):
-    """PyTorch's kernel: 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0), in
-    float32 with SLEEF's exp in the vector loop and the C library's on its tails, as ATen's (sleef.py)."""
+    """PyTorch's kernel: 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0), with
+    SLEEF's exp in the vector loop and the C library's on its tails, as ATen's (sleef.py)."""
     one = a.dtype.type(1)
-    if a.dtype == np.float32:
-        return sleef.vectorized(a, lambda x: one / (one + sleef.expf(_F32(0) - x)),
-                                lambda x: one / (one + sleef.libm_expf(-x)), reduction_order.threads())
+    if a.dtype == np.float32 or a.dtype == np.float64:
+        zero = a.dtype.type(0)
+        return sleef.vectorized(a, lambda x: one / (one + sleef.exp(zero - x)),
+                                lambda x: one / (one + sleef.libm_exp(-x)), reduction_order.threads())
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
