@@ -437,7 +437,8 @@ class InvalidGradFn:
 
 
 class AccumulateGrad:
-    """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``."""
+    """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``. It holds the
+    leaf; the leaf holds it weakly (``Tensor._accumulator``), so it lives as long as a graph does."""
 
     _gx_exposed = True
     __slots__ = ("variable", "_seq", "_retains", "__weakref__")
@@ -446,7 +447,8 @@ class AccumulateGrad:
     def __init__(self, variable):
         self.variable = variable
         self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
-        self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway)
+        self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway;
+                                     # its own hooks are the tensor's, hooks.LeafHooks)
 
     # a leaf's node saves nothing: ``_saved_*`` names fail in PyTorch's words, not the interpreter's refusal
     _gx_saved_attributes = True

@@ -28,7 +28,7 @@ _disabled: list = []            # messages of active disable_saved_tensors_hooks
 class _Packed:
     """What a hook packed, with what unpacking needs to give the tensor back its history."""
 
-    __slots__ = ("value", "unpack", "grad_fn", "requires_grad", "acc", "check_version")
+    __slots__ = ("value", "unpack", "grad_fn", "requires_grad", "leaf", "check_version")
 
     def __init__(self, value, unpack, original, check_version=True):
         self.value = value
@@ -36,7 +36,7 @@ class _Packed:
         self.unpack = unpack
         self.grad_fn = original._grad_fn
         self.requires_grad = original._requires_grad
-        self.acc = original._acc
+        self.leaf = original._accumulator_link()   # a leaf: whose accumulator the unpacked tensor feeds
 
 
 def _pack(saved: SavedTensor, pack, unpack, original, check_version=True):
@@ -83,7 +83,7 @@ def _hooked_unpack(self, node):
     if packed.requires_grad:
         t._requires_grad = True
         t._grad_fn = packed.grad_fn
-        t._acc = packed.acc
+        t._acc = packed.leaf
     return t
 
 
