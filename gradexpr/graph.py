@@ -73,6 +73,12 @@ SECOND_BACKWARD = (
     "if you need to access saved tensors after calling backward.")
 
 
+# The messages of the blocks in which saved-tensor hooks may not be registered, innermost last: a
+# program's disable_saved_tensors_hooks and the reverse-mode torch.func transforms (saved_hooks.py,
+# func.py). Here, not in saved_hooks.py, so that a transform can refuse hooks without loading it.
+SAVED_HOOKS_DISABLED: list = []
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had, as PyTorch's SavedVariable."""
 

@@ -10,7 +10,7 @@ uses these hooks pays nothing for them.
 from __future__ import annotations
 
 from . import errors
-from .graph import _RELEASED, Node, SavedTensor, _grad_enabled
+from .graph import _RELEASED, SAVED_HOOKS_DISABLED, Node, SavedTensor, _grad_enabled
 from .tensor import Tensor
 
 _PLAIN_INIT = SavedTensor.__init__
@@ -22,7 +22,7 @@ _HOOKS_AFTER_FREE = ("Calling register_hooks on a saved tensor after it has been
                      "you need to backward through the graph a second time or if you need to access saved variables "
                      "after calling backward.")
 _stack: list = []               # active (pack, unpack) pairs, innermost last
-_disabled: list = []            # messages of active disable_saved_tensors_hooks blocks
+_disabled = SAVED_HOOKS_DISABLED    # messages of active disable_saved_tensors_hooks blocks (and transforms)
 
 
 class _Packed:
@@ -123,7 +123,8 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 class disable_saved_tensors_hooks:
-    """A block in which registering saved-tensor hooks fails with ``error_message``."""
+    """A block in which registering saved-tensor hooks fails with ``error_message`` (as does entering it
+    while such hooks are active)."""
 
     _gx_exposed = True
 
@@ -131,6 +132,8 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if _stack:
+            raise errors.RuntimeError(self.error_message)
         _disabled.append(self.error_message)
         return None
 
