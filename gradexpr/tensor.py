@@ -304,7 +304,8 @@ class Tensor(metaclass=_TensorMeta):
     def numel(self) -> int:
         return int(self._data.size)
 
-    nelement = numel
+    def nelement(self) -> int:     # (a method of its own, as in PyTorch: it prints under its name)
+        return int(self._data.size)
 
     @property
     def dtype(self):
