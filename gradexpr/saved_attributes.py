@@ -14,6 +14,7 @@ import numpy as np
 
 from . import errors
 from .graph import _RELEASED, SECOND_BACKWARD, SavedTensor, SavedTensors
+from .ops.common import EveryDim
 from .saved_hooks import RawSavedTensor
 
 _REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
@@ -321,6 +322,8 @@ def _presented(node, key, attribute):
     v = _saved_entry(node, key, attribute)
     if key == "correction" and type(v) is DefaultCorrection:
         return None     # x.var() with no arguments at all: PyTorch saves no correction
+    if type(v) is EveryDim:
+        return ()
     if key == "dim" and type(v) is int and name in _DIM_TUPLE_NODES:
         return (v,)
     return v
