@@ -40,6 +40,11 @@ def absent(t):
     return t
 
 
+def is_absent(t) -> bool:
+    """Whether ``t`` stands for an optional tensor the call did not give (``absent``)."""
+    return _ABSENT.get(id(t)) is t
+
+
 def _derived_saved(saved, key):
     """``X_sym_sizes`` / ``X_sym_strides`` / ``X_sym_numel`` of what the node saved of input X."""
     for suffix in ("_sym_sizes", "_sym_strides", "_sym_numel"):
@@ -257,13 +262,9 @@ def _layer_norm_stat(node, saved, which):
     k = saved.get("normalized_ndim", 1)
     if which == "shape":
         return tuple(int(d) for d in x._data.shape[x._data.ndim - k:])
-    data = x._data
-    axes = tuple(range(data.ndim - k, data.ndim))
-    mean = data.astype(np.float64).mean(axis=axes, keepdims=True)
-    if which == "mean":
-        return Tensor._make(mean.astype(data.dtype), x._dtype)
-    var = ((data.astype(np.float64) - mean) ** 2).mean(axis=axes, keepdims=True)
-    return Tensor._make((1.0 / np.sqrt(var + saved.get("eps", 1e-5))).astype(data.dtype), x._dtype)
+    from .ops.nn_layers import layer_norm_stats
+    mean, rstd = layer_norm_stats(x._data, k, saved.get("eps", 1e-5))
+    return Tensor._make(mean if which == "mean" else rstd, x._dtype)
 
 
 def _lu(node, saved, which):
