@@ -446,8 +446,19 @@ def safe_format(x, spec=""):
     elif type(x) in CALLABLE_TYPES:
         text = _torch_callable_text(x)
         if text is not None:
-            return format(text, spec)
+            if spec:        # object.__format__ refuses a spec, naming PyTorch's type of the callable
+                raise errors.TypeError(f"unsupported format string passed to {_callable_type_name(text)}.__format__")
+            return text
     return format(x, spec)
+
+
+def _callable_type_name(text):
+    for prefix, name in (("<built-in", "builtin_function_or_method"), ("<function", "function"),
+                         ("<bound method", "method"), ("<method-wrapper", "method-wrapper"),
+                         ("<method", "method_descriptor"), ("<slot wrapper", "wrapper_descriptor")):
+        if text.startswith(prefix):
+            return name
+    return "object"
 
 
 # ============================================================================ iteration guards
