@@ -382,7 +382,10 @@ def _nn_names():
 def _late_torch_name(name):
     """torch.X of the ops that load with torch.nn (torch.selu, torch.celu_, torch.hardshrink, torch.prelu …)."""
     from .nn import functional_activations as FA
-    return getattr(FA, name) if name in FA.TORCH_NAMES else None
+    if name not in FA.TORCH_NAMES:
+        return None
+    from .surface import own_function       # (F.selu is the same function: torch.selu is one of its own)
+    return own_function(getattr(FA, name))
 
 
 def _nn_functional_names():
