@@ -586,6 +586,8 @@ def g_type(*args, **kwargs):
         raise errors.TypeError("type() takes 1 argument in gradexpr (the 3-argument form is not supported)")
     obj = args[0]
     t = type(obj)
+    if t in CALLABLE_TYPES or t is _Print:
+        return _callable_type(obj, t)
     if t.__module__ == "gradexpr.graph" and hasattr(t, "next_functions"):
         # one class per node type in PyTorch: <class 'MulBackward0'>, <class 'AccumulateGrad'>
         name = obj.type_name() if hasattr(obj, "type_name") else t.__name__
@@ -597,6 +599,22 @@ def g_type(*args, **kwargs):
         # ``type(e) is IndexError`` holds and prints <class 'IndexError'>
         return next((b for b in t.__bases__ if b.__module__ == "builtins"), t)
     return t
+
+
+def _callable_type(obj, t):
+    """The type of a function as PyTorch's program sees it: PyTorch's C++ functions and Tensor methods
+    (and Python's builtins, ``print`` included) are builtin_function_or_method, an unbound C++ Tensor
+    method a method_descriptor (one class each, which ``is`` and ``isinstance`` compare); the others
+    keep their own type (function, method)."""
+    if t is _Print or t is types.BuiltinFunctionType:
+        return _display_class("builtins", "builtin_function_or_method")
+    text = _torch_callable_text(obj)
+    if text is None:
+        return t
+    name = _callable_type_name(text)
+    if name in ("function", "method", "object"):
+        return t
+    return _display_class("builtins", name)
 
 
 _DISPLAY_CLASSES: dict = {}
