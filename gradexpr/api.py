@@ -159,11 +159,20 @@ def _with_out(fn):
     return surface.with_out(fn)
 
 
+def _named(fn, name):
+    """``fn`` as torch.``name``: a function of its own when it is another's under a second name
+    (``swapaxes = transpose`` in a composite), as PyTorch's aliases are distinct functions."""
+    if getattr(fn, "__name__", name) != name:
+        from .surface import own_function
+        return own_function(fn)
+    return fn
+
+
 def _build() -> dict:
     """The prelude's names that cost nothing to make; the others (``_lazy_torch_name``) are made on
     first use, by the ``torch`` namespace and the program's globals (``grammar/prelude.py``) alike."""
     from . import surface
-    eager = {name: _with_out(vars(T)[name]) for name in _TORCH_FUNCTIONS if name in vars(T)}
+    eager = {name: _with_out(_named(vars(T)[name], name)) for name in _TORCH_FUNCTIONS if name in vars(T)}
     torch_names = surface.namespace("function", eager)
     torch_names.update(_dtype_names())
     torch_names.update({
@@ -228,11 +237,11 @@ _lazily_made: dict = {}
 
 def _make_torch_name(name):
     if name in _TORCH_FUNCTION_SET:
-        return _with_out(getattr(T, name))
+        return _with_out(_named(getattr(T, name), name))
     from . import ops, surface
     target = ops.ALIASES.get(name)
     if target in _TORCH_FUNCTION_SET and name not in surface._TABLE_ALIASES:
-        return getattr(_made["torch"], target)
+        return surface.own_function(getattr(_made["torch"], target))
     if name in _NN_TORCH_NAMES:
         return getattr(NF(), _NN_TORCH_NAMES[name])
     if name == "Generator":
@@ -303,7 +312,7 @@ def _special_names() -> dict:
 
     def round(input, *, decimals=0):                 # special.round is round.decimals (RoundBackward1)
         return torch.round(input, decimals=decimals)
-    return surface.namespace("special", {**names, "round": round})
+    return _own_functions(surface.namespace("special", {**names, "round": round}))
 
 
 def _linalg_names() -> dict:
@@ -313,7 +322,15 @@ def _linalg_names() -> dict:
         names = _cache["linalg"] = surface.namespace("linalg", {
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
             "svdvals": T.svdvals, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+        names = _cache["linalg"] = _own_functions(names)
     return names
+
+
+def _own_functions(names: dict) -> dict:
+    """``names`` with functions of their own: as in PyTorch, ``torch.special.erf is torch.erf`` and
+    ``torch.linalg.det is torch.det`` are false (and each prints as PyTorch prints it)."""
+    from .surface import own_function
+    return {name: own_function(fn) for name, fn in names.items()}
 
 
 _F_NAMES = ("softmax log_softmax relu relu6 leaky_relu elu gelu softplus silu sigmoid tanh hardtanh logsigmoid "
@@ -365,7 +382,10 @@ def _nn_names():
 def _late_torch_name(name):
     """torch.X of the ops that load with torch.nn (torch.selu, torch.celu_, torch.hardshrink, torch.prelu …)."""
     from .nn import functional_activations as FA
-    return getattr(FA, name) if name in FA.TORCH_NAMES else None
+    if name not in FA.TORCH_NAMES:
+        return None
+    from .surface import own_function       # (F.selu is the same function: torch.selu is one of its own)
+    return own_function(getattr(FA, name))
 
 
 def _nn_functional_names():

@@ -90,6 +90,7 @@ def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> Batche
     t._view_meta = None
     t._wrapped = False
     t._acc = None
+    t._leaf_hooks = None
     t._name = None
     t._phys = phys
     t._bdim = bdim

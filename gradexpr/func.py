@@ -16,10 +16,27 @@ import sys
 import numpy as np
 
 from . import errors, forward_ad as fw
-from .graph import enable_grad
+from .graph import SAVED_HOOKS_DISABLED, enable_grad
 from .tensor import Tensor
 
 _depth = [0]          # transforms currently running (0: results are returned detached)
+_NO_SAVED_HOOKS = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open an "
+                   "issue with your use case.")
+
+
+@contextlib.contextmanager
+def _saved_tensors_hooks_refused():
+    """functorch's ``doesnt_support_saved_tensors_hooks``: a reverse-mode transform fails while
+    saved-tensor hooks are active, and registering them in its function fails (the message of
+    ``disable_saved_tensors_hooks``)."""
+    hooks = sys.modules.get(__package__ + ".saved_hooks")      # (not loaded: no hooks were ever active)
+    if hooks is not None and hooks._stack:
+        raise errors.RuntimeError(_NO_SAVED_HOOKS)
+    SAVED_HOOKS_DISABLED.append(_NO_SAVED_HOOKS)
+    try:
+        yield
+    finally:
+        SAVED_HOOKS_DISABLED.pop()
 
 
 # ---------------------------------------------------------------- pytrees (tuples, lists, dicts of tensors)
@@ -167,44 +184,49 @@ def _backward_is_differentiated(roots):
 # ---------------------------------------------------------------- grad, grad_and_value, vjp
 def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
-        nums = _argnums_tuple(argnums, len(args), "grad_and_value")
-        args = list(args)
-        _depth[0] += 1
-        try:
-            with enable_grad():
-                flats = []
-                for a in nums:
-                    leaves, spec = _flatten(args[a])
-                    leaves = [_differentiable(x) for x in leaves]
-                    flats.append((leaves, spec))
-                    args[a] = _unflatten(leaves, spec)
-                all_leaves = [x for leaves, _ in flats for x in leaves]
-                with _inside_vmap(all_leaves):
-                    out = func(*args, **kwargs)
-                aux = None
-                if has_aux:
-                    if not (isinstance(out, tuple) and len(out) == 2):
-                        raise errors.RuntimeError("grad_and_value(f)(*args): output of function f should be a "
-                                                  "tuple: (output, aux) if has_aux is True")
-                    out, aux = out
-                if not isinstance(out, Tensor):
-                    raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
-                                              f"got {type(out).__name__}")
-                if out._data.ndim != 0:
-                    raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
-                                              f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
-                                              "to use the vjp or jacrev APIs instead?")
-                gs = _grads(out, all_leaves)
-        finally:
-            _depth[0] -= 1
-        results, k = [], 0
-        for leaves, spec in flats:
-            results.append(_unflatten([_finish(g) for g in gs[k:k + len(leaves)]], spec))
-            k += len(leaves)
-        g = results[0] if isinstance(argnums, int) else tuple(results)
-        value = _finish(out)
-        return (g, (value, _finish_tree(aux))) if has_aux else (g, value)
+        with _saved_tensors_hooks_refused():
+            return _grad_and_value(func, argnums, has_aux, args, kwargs)
     return wrapper
+
+
+def _grad_and_value(func, argnums, has_aux, args, kwargs):
+    nums = _argnums_tuple(argnums, len(args), "grad_and_value")
+    args = list(args)
+    _depth[0] += 1
+    try:
+        with enable_grad():
+            flats = []
+            for a in nums:
+                leaves, spec = _flatten(args[a])
+                leaves = [_differentiable(x) for x in leaves]
+                flats.append((leaves, spec))
+                args[a] = _unflatten(leaves, spec)
+            all_leaves = [x for leaves, _ in flats for x in leaves]
+            with _inside_vmap(all_leaves):
+                out = func(*args, **kwargs)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise errors.RuntimeError("grad_and_value(f)(*args): output of function f should be a "
+                                              "tuple: (output, aux) if has_aux is True")
+                out, aux = out
+            if not isinstance(out, Tensor):
+                raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a Tensor, "
+                                          f"got {type(out).__name__}")
+            if out._data.ndim != 0:
+                raise errors.RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                                          f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
+                                          "to use the vjp or jacrev APIs instead?")
+            gs = _grads(out, all_leaves)
+    finally:
+        _depth[0] -= 1
+    results, k = [], 0
+    for leaves, spec in flats:
+        results.append(_unflatten([_finish(g) for g in gs[k:k + len(leaves)]], spec))
+        k += len(leaves)
+    g = results[0] if isinstance(argnums, int) else tuple(results)
+    value = _finish(out)
+    return (g, (value, _finish_tree(aux))) if has_aux else (g, value)
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -219,7 +241,7 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     _depth[0] += 1
     try:
-        with enable_grad():
+        with _saved_tensors_hooks_refused(), enable_grad():     # (not in vjp_fn, as in functorch)
             leaves, spec = _flatten(primals)
             leaves = [_differentiable(x) for x in leaves]
             out = func(*_unflatten(leaves, spec))
@@ -287,16 +309,18 @@ def linearize(func, *primals):
 # ---------------------------------------------------------------- Jacobians
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     def wrapper(*args):
-        nums = _argnums_tuple(argnums, len(args), "jacrev")
+        with _saved_tensors_hooks_refused():            # (functorch: its vjp, not the rows' vjp_fn)
+            nums = _argnums_tuple(argnums, len(args), "jacrev")
         args = list(args)
         _depth[0] += 1
         try:
             with enable_grad():
                 ins = []
-                for a in nums:
-                    args[a] = _differentiable(args[a])
-                    ins.append(args[a])
-                out = func(*args)
+                with _saved_tensors_hooks_refused():
+                    for a in nums:
+                        args[a] = _differentiable(args[a])
+                        ins.append(args[a])
+                    out = func(*args)
                 aux = None
                 if has_aux:
                     out, aux = out

@@ -13,7 +13,6 @@ broadcast gradients to each input's shape, frees saved tensors unless
 from __future__ import annotations
 
 import contextvars
-import heapq
 import itertools
 import sys
 import weakref
@@ -71,6 +70,12 @@ SECOND_BACKWARD = (
     "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
     "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward.")
+
+
+# The messages of the blocks in which saved-tensor hooks may not be registered, innermost last: a
+# program's disable_saved_tensors_hooks and the reverse-mode torch.func transforms (saved_hooks.py,
+# func.py). Here, not in saved_hooks.py, so that a transform can refuse hooks without loading it.
+SAVED_HOOKS_DISABLED: list = []
 
 
 class SavedTensor:
@@ -436,8 +441,58 @@ class InvalidGradFn:
         return ()
 
 
+_LEAF_SEQ = 2 ** 64 - 1     # an AccumulateGrad's sequence number in PyTorch
+
+
+def _ready_push(heap, node):
+    """``std::priority_queue::push`` of PyTorch's ready queue (libstdc++'s ``push_heap``), ordered by
+    sequence number: its ties (the leaves' nodes, all UINT64_MAX) resolve as they do in PyTorch."""
+    hole = len(heap)
+    heap.append(node)
+    seq = node._seq
+    while hole:
+        parent = (hole - 1) >> 1
+        above = heap[parent]
+        if not above._seq < seq:
+            break
+        heap[hole] = above
+        hole = parent
+    heap[hole] = node
+
+
+def _ready_pop(heap):
+    """``std::priority_queue::pop`` after ``top``: libstdc++'s ``pop_heap`` (``__adjust_heap`` sifts
+    the hole down to a leaf, then the last element back up)."""
+    top = heap[0]
+    last = heap.pop()
+    n = len(heap)
+    if n:
+        hole = child = 0
+        while child < (n - 1) >> 1:
+            child = 2 * (child + 1)
+            if heap[child]._seq < heap[child - 1]._seq:
+                child -= 1
+            heap[hole] = heap[child]
+            hole = child
+        if not n & 1 and child == (n - 2) >> 1:
+            child = 2 * (child + 1)
+            heap[hole] = heap[child - 1]
+            hole = child - 1
+        seq = last._seq
+        while hole:
+            parent = (hole - 1) >> 1
+            above = heap[parent]
+            if not above._seq < seq:
+                break
+            heap[hole] = above
+            hole = parent
+        heap[hole] = last
+    return top
+
+
 class AccumulateGrad:
-    """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``."""
+    """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``. It holds the
+    leaf; the leaf holds it weakly (``Tensor._accumulator``), so it lives as long as a graph does."""
 
     _gx_exposed = True
     __slots__ = ("variable", "_seq", "_retains", "__weakref__")
@@ -445,8 +500,9 @@ class AccumulateGrad:
 
     def __init__(self, variable):
         self.variable = variable
-        self._seq = next(_sequence)  # leaves run last among ready nodes, as in PyTorch (by sequence order)
-        self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway)
+        self._seq = _LEAF_SEQ        # first among ready nodes, as PyTorch's (its sequence_nr is UINT64_MAX)
+        self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway;
+                                     # its own hooks are the tensor's, hooks.LeafHooks)
 
     # a leaf's node saves nothing: ``_saved_*`` names fail in PyTorch's words, not the interpreter's refusal
     _gx_saved_attributes = True
@@ -682,18 +738,22 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     anomaly, check_nan = _anomaly.get()
     check_nan = anomaly and check_nan
     plain = targets is None and node_apply is None and not anomaly
-    heappush, heappop = heapq.heappush, heapq.heappop
+    push, pop = _ready_push, _ready_pop
     grad_mode = _grad_enabled.set(bool(create_graph))
     lazily = _expand_lazily.set(plain and not create_graph)
     try:
-        ready = [(-r._seq, id(r), r) for r in set(roots) if deps[r] == 0]
-        heapq.heapify(ready)
+        # PyTorch's ready queue (a max-heap on sequence numbers): the roots, as its GraphRoot's edges
+        # make them ready (in order; one given twice at its last place)
+        ready = []
+        for r in reversed(list(dict.fromkeys(reversed(roots)))):
+            if deps[r] == 0:
+                push(ready, r)
         node = None         # the next node when it was the only one made ready (a chain skips the heap)
         while True:
             if node is None:
                 if not ready:
                     break
-                node = heappop(ready)[2]
+                node = pop(ready)
             grad = buffers.pop(node, None)
             if grad is None and getattr(node, "_pending", None) is None:
                 # nothing arrived (a custom Function's node may have gradients of its other outputs)
@@ -730,9 +790,9 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                         following = nxt
                     else:
                         if following is not None:
-                            heappush(ready, (-following._seq, id(following), following))
+                            push(ready, following)
                             following = None
-                        heappush(ready, (-nxt._seq, id(nxt), nxt))
+                        push(ready, nxt)
             node = following
             node_grads = g = None       # the engine's references end here (see _add_into)
     finally:

@@ -2,7 +2,8 @@
 
 The hooks live on the graph's nodes, in their ``_retains`` slot (``NodeHooks``): a node that has
 them leaves the engine's fast path, and ``_run_node`` hands it to ``run_hooked_node``, which runs
-them in PyTorch's order. The program-facing side: ``Tensor.register_hook``,
+them in PyTorch's order. A leaf's own hooks are kept on the tensor (``LeafHooks``), whose
+AccumulateGrad, made again whenever no graph holds it, shares them. The program-facing side: ``Tensor.register_hook``,
 ``register_post_accumulate_grad_hook``, ``torch.autograd.graph.register_multi_grad_hook`` and
 the ``RemovableHandle`` each returns.
 """
@@ -84,11 +85,35 @@ class NodeHooks(list):
         return grad_inputs
 
 
+class LeafHooks:
+    """A leaf's own hooks (``register_hook``, ``register_post_accumulate_grad_hook``), kept on the
+    tensor (``_leaf_hooks``) as PyTorch keeps them on its autograd meta: the leaf's AccumulateGrad is
+    made again once no graph holds it (``Tensor._accumulator``), and each one it makes runs these
+    same dicts (its ``NodeHooks`` shares them). Hooks registered on the node itself
+    (``acc.register_hook``, ``register_prehook``) stay the node's and go with it, as in PyTorch."""
+
+    __slots__ = ("tensor_pre", "post_accumulate")
+
+    def __init__(self):
+        self.tensor_pre, self.post_accumulate = {}, {}
+
+
+def leaf_hooks(t) -> LeafHooks:
+    hooks = t._leaf_hooks
+    if hooks is None:
+        hooks = t._leaf_hooks = LeafHooks()
+    return hooks
+
+
 def node_hooks(node) -> NodeHooks:
-    """The hooks of ``node``, made on first use (taking over its retain_grad references)."""
+    """The hooks of ``node``, made on first use (taking over its retain_grad references; a leaf's
+    node shares the leaf's own hooks)."""
     hooks = node._retains
     if type(hooks) is not NodeHooks:
         hooks = node._retains = NodeHooks(hooks or ())
+        if type(node) is AccumulateGrad:
+            leaf = leaf_hooks(node.variable)
+            hooks.tensor_pre, hooks.post_accumulate = leaf.tensor_pre, leaf.post_accumulate
     return hooks
 
 
@@ -144,6 +169,8 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
         if hooks.post_accumulate and accumulate and (targets is None or node in targets):
             for fn in list(hooks.post_accumulate.values()):
                 fn(node.variable)
+        if hooks.post and grad is not None:     # the node's own post hooks: no inputs, its one output
+            hooks.run_post(grads, (grad,))
         return grads
     if hooks.post:
         grads = hooks.run_post(grads, grad_outputs if multi else (grad,))
@@ -165,7 +192,7 @@ def register_tensor_hook(t, hook):
     node = _hook_node(t)
     if node is None:            # a view made under no_grad: gradients reaching it go nowhere
         raise errors.RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    return node_hooks(node).add("tensor_pre", hook)
+    return node_hooks(node).add("tensor_pre", hook)     # (a leaf's: in the dict its tensor keeps)
 
 
 def register_post_accumulate_grad_hook(t, hook):

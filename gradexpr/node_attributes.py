@@ -175,6 +175,7 @@ SAVED = {
     "NativeBatchNormBackwardBackward0": "eps grad_out input running_mean running_var save_invstd save_mean train weight",
     "NativeGroupNormBackward0": "C HxW N eps group input result1 result2 weight",
     "NativeLayerNormBackward0": "bias input normalized_shape result1 result2 weight",
+    "NativeLayerNormBackwardBackward0": "grad_out input mean normalized_shape rstd weight",
     "NeBackward0": "",
     "NegBackward0": "",
     "NextafterBackward0": "other self",

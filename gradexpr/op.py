@@ -828,7 +828,7 @@ def copy_with_history(t: Tensor) -> Tensor:
     """A copy of ``t``'s value carrying ``t``'s history: what a formula reading the old value of ``t``
     differentiates with once ``t`` is changed in place (the copy of a batched tensor is batched)."""
     old = t._detached_copy()
-    old._requires_grad, old._grad_fn, old._acc = t._requires_grad, t._grad_fn, t._acc
+    old._requires_grad, old._grad_fn, old._acc = t._requires_grad, t._grad_fn, t._accumulator_link()
     if _DUAL_LEVEL:
         _forward_ad().copy_tangent(t, old)
     return old

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import errors
 from .graph import _RELEASED, SECOND_BACKWARD, SavedTensor, SavedTensors
+from .ops.common import EveryDim
 from .saved_hooks import RawSavedTensor
 
 _REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
@@ -37,6 +38,11 @@ def absent(t):
     node does for the undefined tensor it keeps."""
     _ABSENT[id(t)] = t
     return t
+
+
+def is_absent(t) -> bool:
+    """Whether ``t`` stands for an optional tensor the call did not give (``absent``)."""
+    return _ABSENT.get(id(t)) is t
 
 
 def _derived_saved(saved, key):
@@ -258,13 +264,9 @@ def _layer_norm_stat(node, saved, which):
     k = saved.get("normalized_ndim", 1)
     if which == "shape":
         return tuple(int(d) for d in x._data.shape[x._data.ndim - k:])
-    data = x._data
-    axes = tuple(range(data.ndim - k, data.ndim))
-    mean = data.astype(np.float64).mean(axis=axes, keepdims=True)
-    if which == "mean":
-        return Tensor._make(mean.astype(data.dtype), x._dtype)
-    var = ((data.astype(np.float64) - mean) ** 2).mean(axis=axes, keepdims=True)
-    return Tensor._make((1.0 / np.sqrt(var + saved.get("eps", 1e-5))).astype(data.dtype), x._dtype)
+    from .ops.nn_layers import layer_norm_stats
+    mean, rstd = layer_norm_stats(x._data, k, saved.get("eps", 1e-5))
+    return Tensor._make(mean if which == "mean" else rstd, x._dtype)
 
 
 def _lu(node, saved, which):
@@ -323,6 +325,8 @@ def _presented(node, key, attribute):
     v = _saved_entry(node, key, attribute)
     if key == "correction" and type(v) is DefaultCorrection:
         return None     # x.var() with no arguments at all: PyTorch saves no correction
+    if type(v) is EveryDim:
+        return ()
     if key == "dim" and type(v) is int and name in _DIM_TUPLE_NODES:
         return (v,)
     return v

@@ -10,7 +10,7 @@ uses these hooks pays nothing for them.
 from __future__ import annotations
 
 from . import errors
-from .graph import _RELEASED, Node, SavedTensor, _grad_enabled
+from .graph import _RELEASED, SAVED_HOOKS_DISABLED, Node, SavedTensor, _grad_enabled
 from .tensor import Tensor
 
 _PLAIN_INIT = SavedTensor.__init__
@@ -22,13 +22,13 @@ _HOOKS_AFTER_FREE = ("Calling register_hooks on a saved tensor after it has been
                      "you need to backward through the graph a second time or if you need to access saved variables "
                      "after calling backward.")
 _stack: list = []               # active (pack, unpack) pairs, innermost last
-_disabled: list = []            # messages of active disable_saved_tensors_hooks blocks
+_disabled = SAVED_HOOKS_DISABLED    # messages of active disable_saved_tensors_hooks blocks (and transforms)
 
 
 class _Packed:
     """What a hook packed, with what unpacking needs to give the tensor back its history."""
 
-    __slots__ = ("value", "unpack", "grad_fn", "requires_grad", "acc", "check_version")
+    __slots__ = ("value", "unpack", "grad_fn", "requires_grad", "leaf", "check_version")
 
     def __init__(self, value, unpack, original, check_version=True):
         self.value = value
@@ -36,7 +36,7 @@ class _Packed:
         self.unpack = unpack
         self.grad_fn = original._grad_fn
         self.requires_grad = original._requires_grad
-        self.acc = original._acc
+        self.leaf = original._accumulator_link()   # a leaf: whose accumulator the unpacked tensor feeds
 
 
 def _pack(saved: SavedTensor, pack, unpack, original, check_version=True):
@@ -83,7 +83,7 @@ def _hooked_unpack(self, node):
     if packed.requires_grad:
         t._requires_grad = True
         t._grad_fn = packed.grad_fn
-        t._acc = packed.acc
+        t._acc = packed.leaf
     return t
 
 
@@ -123,7 +123,8 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 class disable_saved_tensors_hooks:
-    """A block in which registering saved-tensor hooks fails with ``error_message``."""
+    """A block in which registering saved-tensor hooks fails with ``error_message`` (as does entering it
+    while such hooks are active)."""
 
     _gx_exposed = True
 
@@ -131,6 +132,8 @@ class disable_saved_tensors_hooks:
         self.error_message = error_message
 
     def __enter__(self):
+        if _stack:
+            raise errors.RuntimeError(self.error_message)
         _disabled.append(self.error_message)
         return None
 

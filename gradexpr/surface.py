@@ -8,6 +8,8 @@ must not be declared here too: ``bind`` refuses a name bound twice.
 """
 from __future__ import annotations
 
+import types
+
 import numpy as np
 
 from . import dtypes, errors, ops
@@ -256,14 +258,29 @@ class _LinesOf:
         return pairs
 
 
+def own_function(fn):
+    """A copy of function ``fn`` (the same code, defaults and attributes) for a second name: PyTorch's
+    aliases and namespaces bind distinct functions (``torch.swapaxes is torch.transpose`` and
+    ``torch.special.erf is torch.erf`` are false), which print under their own names
+    (callable_display.py finds a function by identity). Calling the copy costs the same."""
+    if type(fn) is not types.FunctionType:
+        return fn
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    copy.__dict__.update(fn.__dict__)
+    copy.__qualname__, copy.__doc__, copy.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
+    return copy
+
+
 def with_aliases(names: dict) -> dict:
     """``names`` (one namespace, table and hand-written together) plus the aliases of its names
-    bound by hand (the table's own aliases are bound with their own schema lines)."""
+    bound by hand (the table's own aliases are bound with their own schema lines), each a function
+    of its own."""
     for alias, target in ops.ALIASES.items():
         if target in names and alias not in _TABLE_ALIASES:
             if alias in names:
                 raise ValueError(f"{alias!r} is bound twice (an alias line and a name)")
-            names[alias] = names[target]
+            names[alias] = own_function(names[target])
     return names
 
 
@@ -278,7 +295,11 @@ def bind_tensor(hand_written: dict, table=True):
                 raise ValueError(f"Tensor.{name} is bound twice (from the op table and by hand)")
             if table:
                 names[name] = fn
+    bound_now = {id(v) for v in vars(Tensor).values()}
     for name, fn in with_aliases(names).items():
+        if id(fn) in bound_now:         # one function under a second name (clip and clamp): its own
+            fn = own_function(fn)
+        bound_now.add(id(fn))
         setattr(Tensor, name, fn)
 
 

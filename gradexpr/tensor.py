@@ -10,6 +10,7 @@ was created (``_view_meta``), which the in-place rules of ``op.py`` read.
 from __future__ import annotations
 
 import weakref
+from weakref import ref as _weakref
 
 import numpy as np
 
@@ -51,7 +52,7 @@ class Tensor(metaclass=_TensorMeta):
     _gx_settable = frozenset({"requires_grad", "data", "grad"})
     __array_priority__ = 1000      # as PyTorch's: NumPy's operators defer to the tensor's (np.float32(2) * t)
     __slots__ = ("_data", "_dtype", "_requires_grad", "_grad", "_grad_fn", "_version_counter", "_base",
-                 "_view_meta", "_wrapped", "_acc", "_name", "__weakref__")
+                 "_view_meta", "_wrapped", "_acc", "_leaf_hooks", "_name", "__weakref__")
 
     # ------------------------------------------------------------ construction
     @classmethod
@@ -112,15 +113,39 @@ class Tensor(metaclass=_TensorMeta):
         return t
 
     def _accumulator(self):
-        acc = self._acc
-        if acc is None:
-            meta = self._view_meta
-            if meta is not None and meta.created_without_grad:
-                # a view made under no_grad of a base that requires grad: it reports requires_grad, but
-                # (as in PyTorch) gradients reaching it go nowhere
-                return None
-            acc = self._acc = AccumulateGrad(self)
+        """A leaf's AccumulateGrad. The tensor holds it weakly (``_acc``, as PyTorch's autograd meta
+        holds a weak_ptr): the graphs that use it hold it, and it holds the tensor, so a leaf and its
+        node never form a cycle only a full collection would free. Once no graph holds it, the next
+        use makes a new one; the leaf's own hooks live on the tensor (``_leaf_hooks``) and so carry
+        over. ``_acc`` is None, that weak reference, or (``accumulate_as``) the leaf whose
+        accumulator this tensor feeds."""
+        link = self._acc
+        if link is not None:
+            if type(link) is not _weakref:
+                return link._accumulator()
+            acc = link()
+            if acc is not None:
+                return acc
+        meta = self._view_meta
+        if meta is not None and meta.created_without_grad:
+            # a view made under no_grad of a base that requires grad: it reports requires_grad, but
+            # (as in PyTorch) gradients reaching it go nowhere
+            return None
+        acc = AccumulateGrad(self)
+        self._acc = _weakref(acc)
+        if self._leaf_hooks is not None:
+            from .hooks import node_hooks
+            node_hooks(acc)         # the node runs the leaf's hooks
         return acc
+
+    def _accumulator_link(self):
+        """What a tensor standing for ``self`` stores as its ``_acc`` so that gradients reaching it go
+        to ``self``'s accumulator (an unpacked saved leaf, the old value of an in-place op's input);
+        None when ``self`` is not a leaf that requires grad."""
+        if self._grad_fn is not None or not self._requires_grad:
+            return None
+        link = self._acc
+        return link if link is not None and type(link) is not _weakref else self
 
     # ------------------------------------------------------------ autograd state
     @property
@@ -279,7 +304,8 @@ class Tensor(metaclass=_TensorMeta):
     def numel(self) -> int:
         return int(self._data.size)
 
-    nelement = numel
+    def nelement(self) -> int:     # (a method of its own, as in PyTorch: it prints under its name)
+        return int(self._data.size)
 
     @property
     def dtype(self):
@@ -417,6 +443,7 @@ def _fresh(data: np.ndarray, dtype, version_counter=None) -> Tensor:
     t._view_meta = None
     t._wrapped = False
     t._acc = None
+    t._leaf_hooks = None
     t._name = None
     return t
 

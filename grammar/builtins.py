@@ -24,6 +24,7 @@ import builtins as _py
 import contextvars
 import math
 import sys
+import types
 
 from gradexpr import errors, limits
 
@@ -211,14 +212,49 @@ def guarded_mod(a, b):
     """``a % b``; for ``'%…' % args`` refuse field widths/precisions above ``max_str_len``."""
     if type(a) is str:
         _check_percent_format(a, b)
+        b = _percent_args(b)
     return a % b
 
 
 def guarded_imod(a, b):
     if type(a) is str:
         _check_percent_format(a, b)
+        b = _percent_args(b)
     a %= b
     return a
+
+
+class _Shown:
+    """A value of ``'%s' % args`` that prints as ``text`` (one of PyTorch's functions)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
+
+
+def _percent_args(args):
+    """``args`` of ``'…' % args`` with PyTorch's functions (and plain containers holding them) as
+    PyTorch prints them."""
+    def shown(v):
+        t = type(v)
+        if t in CALLABLE_TYPES:
+            text = _torch_callable_text(v)
+            return v if text is None else _Shown(text)
+        if t in _PLAIN_CONTAINERS and check_render(v):
+            return _Shown(_text_with_functions(v))
+        return v
+    t = type(args)
+    if t is tuple:
+        return tuple([shown(v) for v in args])
+    if t is dict:
+        return {k: shown(v) for k, v in args.items()}
+    return shown(args)
 
 
 def _check_percent_format(fmt, args):
@@ -264,15 +300,19 @@ def check_format_spec(spec: str) -> None:
 # ============================================================================ rendering guards
 
 _CONTAINERS = (list, tuple, dict, set, frozenset)
+# what PyTorch's functions and Tensor methods are here (gradexpr/callable_display.py)
+CALLABLE_TYPES = frozenset((types.FunctionType, types.MethodType, types.BuiltinFunctionType))
 _BIG = 10 ** 18
 
 
 def check_render(x) -> None:
     """Before ``str``/``repr``/``format`` of a container: refuse one whose text would exceed
     ``max_str_len`` characters (estimated, counting shared parts every time they print) or
-    that is nested deeper than ``max_depth`` (Python would recurse once per level)."""
+    that is nested deeper than ``max_depth`` (Python would recurse once per level). True when
+    it holds a function (which may be one of PyTorch's, printed as PyTorch prints it)."""
     if not isinstance(x, _CONTAINERS):
-        return
+        return False
+    functions = []
     lim = limits.current()
     budget = lim.max_str_len or 0
     depth_limit = lim.max_depth or 0
@@ -296,6 +336,8 @@ def check_render(x) -> None:
         if known is not None:
             return known
         if not isinstance(v, _CONTAINERS):
+            if t in CALLABLE_TYPES:
+                functions.append(v)
             try:
                 n = len(repr(v))        # an engine value: its own text, once per object
             except Exception:
@@ -327,17 +369,71 @@ def check_render(x) -> None:
         return total
 
     size(x, 1)
+    return bool(functions)
+
+
+def _torch_callable_text(x):
+    """PyTorch's text for one of its functions or Tensor methods (``<built-in method dot of type
+    object at 0x…>``), or None for any other callable."""
+    from gradexpr.callable_display import display
+    return display(x)
+
+
+_PLAIN_CONTAINERS = frozenset((list, tuple, dict, set, frozenset))
+
+
+def _text_with_functions(x):
+    """Python's repr of a list, tuple, dict or set, with PyTorch's text for the functions in it
+    (the container types' own repr would call Python's repr of each). Other containers (a
+    ``torch.Size``, a namedtuple) keep their own repr."""
+    active = set()
+
+    def text(v):
+        t = type(v)
+        if t in CALLABLE_TYPES:
+            shown = _torch_callable_text(v)
+            return shown if shown is not None else repr(v)
+        if t not in _PLAIN_CONTAINERS:
+            return repr(v)
+        i = id(v)
+        if i in active:             # Python's marks of a container inside itself
+            return "[...]" if t is list else "{...}" if t is dict else "(...)" if t is tuple else "..."
+        active.add(i)
+        try:
+            if t is dict:
+                return "{" + ", ".join(f"{text(k)}: {text(w)}" for k, w in v.items()) + "}"
+            items = ", ".join(text(w) for w in v)
+            if t is list:
+                return f"[{items}]"
+            if t is tuple:
+                return f"({items},)" if len(v) == 1 else f"({items})"
+            if not v:
+                return f"{t.__name__}()"
+            return "{" + items + "}" if t is set else "frozenset({" + items + "})"
+        finally:
+            active.discard(i)
+    return text(x)
 
 
 def safe_str(x):
     if isinstance(x, _CONTAINERS):
-        check_render(x)
+        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
+            return _text_with_functions(x)
+    elif type(x) in CALLABLE_TYPES:
+        text = _torch_callable_text(x)
+        if text is not None:
+            return text
     return str(x)
 
 
 def safe_repr(x):
     if isinstance(x, _CONTAINERS):
-        check_render(x)
+        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
+            return _text_with_functions(x)
+    elif type(x) in CALLABLE_TYPES:
+        text = _torch_callable_text(x)
+        if text is not None:
+            return text
     return repr(x)
 
 
@@ -345,8 +441,24 @@ def safe_format(x, spec=""):
     if spec:
         check_format_spec(spec)
     if isinstance(x, _CONTAINERS):
-        check_render(x)
+        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
+            return format(_text_with_functions(x), spec)
+    elif type(x) in CALLABLE_TYPES:
+        text = _torch_callable_text(x)
+        if text is not None:
+            if spec:        # object.__format__ refuses a spec, naming PyTorch's type of the callable
+                raise errors.TypeError(f"unsupported format string passed to {_callable_type_name(text)}.__format__")
+            return text
     return format(x, spec)
+
+
+def _callable_type_name(text):
+    for prefix, name in (("<built-in", "builtin_function_or_method"), ("<function", "function"),
+                         ("<bound method", "method"), ("<method-wrapper", "method-wrapper"),
+                         ("<method", "method_descriptor"), ("<slot wrapper", "wrapper_descriptor")):
+        if text.startswith(prefix):
+            return name
+    return "object"
 
 
 # ============================================================================ iteration guards
@@ -474,6 +586,8 @@ def g_type(*args, **kwargs):
         raise errors.TypeError("type() takes 1 argument in gradexpr (the 3-argument form is not supported)")
     obj = args[0]
     t = type(obj)
+    if t in CALLABLE_TYPES or t is _Print:
+        return _callable_type(obj, t)
     if t.__module__ == "gradexpr.graph" and hasattr(t, "next_functions"):
         # one class per node type in PyTorch: <class 'MulBackward0'>, <class 'AccumulateGrad'>
         name = obj.type_name() if hasattr(obj, "type_name") else t.__name__
@@ -485,6 +599,22 @@ def g_type(*args, **kwargs):
         # ``type(e) is IndexError`` holds and prints <class 'IndexError'>
         return next((b for b in t.__bases__ if b.__module__ == "builtins"), t)
     return t
+
+
+def _callable_type(obj, t):
+    """The type of a function as PyTorch's program sees it: PyTorch's C++ functions and Tensor methods
+    (and Python's builtins, ``print`` included) are builtin_function_or_method, an unbound C++ Tensor
+    method a method_descriptor (one class each, which ``is`` and ``isinstance`` compare); the others
+    keep their own type (function, method)."""
+    if t is _Print or t is types.BuiltinFunctionType:
+        return _display_class("builtins", "builtin_function_or_method")
+    text = _torch_callable_text(obj)
+    if text is None:
+        return t
+    name = _callable_type_name(text)
+    if name in ("function", "method", "object"):
+        return t
+    return _display_class("builtins", name)
 
 
 _DISPLAY_CLASSES: dict = {}

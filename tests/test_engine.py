@@ -170,3 +170,56 @@ def test_element_limit_is_checked_before_allocating():
 
 def test_non_finite_values_are_quiet():
     assert math.isinf(tensor([1.]).div(0).item())
+
+
+def _without_collector(fn):
+    """Run ``fn`` with the cyclic collector off, as the command's rare full collections leave it
+    most of the time: what is freed then is freed by reference counts alone."""
+    import gc
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return fn()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_a_dropped_leaf_is_freed_by_reference_counts_after_backward():
+    # the leaf holds its AccumulateGrad weakly (PyTorch: a weak_ptr on the autograd meta), so no
+    # leaf <-> node cycle keeps a program's dropped leaves (and their .grad) until a full collection
+    import weakref
+
+    def run():
+        refs = []
+        for _ in range(3):
+            x = torch.randn(1000, requires_grad=True)
+            (x * 2).sum().backward()
+            refs.append((weakref.ref(x), weakref.ref(x.grad)))
+            del x
+        return [(r() is None, g() is None) for r, g in refs]
+
+    assert _without_collector(run) == [(True, True)] * 3
+
+
+def test_a_leaf_shares_its_accumulator_while_a_graph_holds_it_and_keeps_its_hooks_after():
+    import weakref
+
+    def run():
+        x = ones(2, requires_grad=True)
+        seen = []
+        x.register_hook(lambda g: seen.append(("hook", g.tolist())))
+        x.register_post_accumulate_grad_hook(lambda t: seen.append(("post", t.grad.tolist())))
+        y, z = x * 2, x * 3
+        acc = y.grad_fn.next_functions[0][0]
+        assert z.grad_fn.next_functions[0][0] is acc and acc.variable is x
+        node_seen = []
+        acc.register_prehook(lambda go: node_seen.append(go[0].tolist()))
+        gone = weakref.ref(acc)
+        del y, z, acc
+        assert gone() is None                   # no graph holds it: the node (and its own hook) went
+        (x * 3).sum().backward()                # a new node, which runs the leaf's hooks
+        return seen, node_seen, x.grad.tolist()
+
+    seen, node_seen, g = _without_collector(run)
+    assert seen == [("hook", [3., 3.]), ("post", [3., 3.])] and node_seen == [] and g == [3., 3.]

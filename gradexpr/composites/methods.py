@@ -285,15 +285,15 @@ def bind_lazy(name=None) -> bool:
         _lazy_bound.add(module_name)
         bound_any = True
         module = importlib.import_module(f"{__package__}.{module_name}")
+        from .. import surface
         methods = {}
         for spec in LAZY_METHODS[module_name].split():
-            method, _, attr = spec.partition("=")
-            methods[method] = getattr(module, attr or method)
+            method, _, attr = spec.partition("=")       # (swapaxes=transpose: a function of its own)
+            methods[method] = surface.own_function(getattr(module, attr)) if attr else getattr(module, method)
         methods = _with_numpy_names(methods)
         if module_name == "inplace":
             for base in _INPLACE:       # add_, index_add_, …: the in-place form of the method
                 methods[base + "_"] = module._inplace_of(base, getattr(Tensor, base))
-        from .. import surface
         surface.bind_tensor(methods, table=False)
         if module_name == "linalg":
             Tensor.__matmul__ = module.matmul

@@ -261,7 +261,13 @@ def _may_require_grad(A):
 def logsumexp(input, dim=None, keepdim=False):
     if dim is None:
         raise _missing("logsumexp", "dim")
-    return apply(D.logsumexp, (input,), {"dim": _reduce_dim(dim, input), "keepdim": keepdim})
+    dims = _reduce_dim(dim, input)
+    if not keepdim and type(dims) is not int and not dim and input._data.ndim and input._data.size:
+        # ATen's kernel adds the maxima it kept with keepdim (here [1, 1]) into the sum over "every dim"
+        # it made without, a 0-d result: an empty list of dims fails in its words
+        raise errors.RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                                  f"[{', '.join(['1'] * input._data.ndim)}]")
+    return apply(D.logsumexp, (input,), {"dim": dims, "keepdim": keepdim})
 
 
 def cumsum(input, dim, *, dtype=None):

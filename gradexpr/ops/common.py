@@ -132,6 +132,12 @@ def _floating_only(message):
 _NOT_FLOAT = "biu"
 
 
+class EveryDim(tuple):
+    """An empty list of dims (``x.sum(dim=[])``), which a reduction reads as every dimension: the
+    kernels and formulas get every dim, the node shows what PyTorch's keeps, ``()``
+    (saved_attributes.py), and var's formula counts the elements of no dimension, as ATen's does."""
+
+
 def _reduce_dim(dim, t, empty_means_all=True):
     """``dim`` checked against the tensor's rank and kept as given (a node shows a saved -1 as PyTorch
     does; the kernels and formulas take negative dims); ``()`` reduces every dimension (as ``sum(())``)."""
@@ -140,7 +146,7 @@ def _reduce_dim(dim, t, empty_means_all=True):
     n = t._data.ndim
     if isinstance(dim, (tuple, list)):
         if not dim:
-            return tuple(range(n)) if empty_means_all else ()
+            return EveryDim(range(n)) if empty_means_all else ()
         dims = tuple(_wrap_dim(d, n) for d in dim)
         for k, d in enumerate(dims):
             if d in dims[:k]:

@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from . import backward_ops as _bw
+from .. import errors
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import op
@@ -250,14 +251,123 @@ def _leading(t, normalized_ndim):
     return list(range(t.dim() - normalized_ndim))
 
 
-# the formulas take ``bias`` as ATen's layer-norm backward does (the node keeps it: ``_saved_bias``)
+def _layer_norm_grad_terms(grad, input, weight, normalized_ndim, eps, mask):
+    """(grad_input, grad_weight, grad_bias) in Tensor ops, None where ``mask`` says unwanted."""
+    gi = _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps) if mask[0] else None
+    gw = (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)) \
+        if mask[1] else None
+    gb = grad.sum(_leading(grad, normalized_ndim)) if mask[2] else None
+    return gi, gw, gb
+
+
+def layer_norm_stats(data, normalized_ndim, eps):
+    """What native_layer_norm saves besides its inputs, per normalized row (keeping its dims): the mean
+    and 1/sqrt(var + eps), computed in float64 and given in the input's dtype."""
+    axes = tuple(range(data.ndim - normalized_ndim, data.ndim))
+    mean = data.astype(np.float64).mean(axis=axes, keepdims=True)
+    var = ((data.astype(np.float64) - mean) ** 2).mean(axis=axes, keepdims=True)
+    return mean.astype(data.dtype), (1.0 / np.sqrt(var + eps)).astype(data.dtype)
+
+
+def _layer_norm_grads(grad, input, weight, bias, normalized_ndim=1, eps=1e-5, output_mask=None):
+    """(grad_input, grad_weight, grad_bias), one formula for the three inputs as ATen's
+    native_layer_norm_backward; under create_graph one NativeLayerNormBackwardBackward0 node with those
+    outputs, whose edges are (grad_out, input, mean, rstd, weight, bias) (the statistics: no edge)."""
+    from .. import forward_ad
+    from ..grad_mode import VMAP_LEVELS
+    from ..graph import is_grad_enabled
+    mask = tuple(output_mask) if output_mask is not None else (True, True, True)
+    if not is_grad_enabled() or VMAP_LEVELS or forward_ad.ACTIVE:
+        # plain backward (values only), or under vmap / a dual level: the Tensor ops, which those follow
+        return _layer_norm_grad_terms(grad, input, weight, normalized_ndim, eps, mask)
+    from ..tensor import Tensor
+    mean, rstd = layer_norm_stats(input._data, normalized_ndim, eps)
+    shape = tuple(int(d) for d in input._data.shape[input._data.ndim - normalized_ndim:])
+    return _layer_norm_backward_node().apply(grad, input, Tensor._make(mean), Tensor._make(rstd), weight, bias,
+                                             shape, eps, mask)
+
+
+@functools.lru_cache(maxsize=None)
+def _layer_norm_backward_node():
+    from .fused_nodes import node_class
+    return node_class("NativeLayerNormBackwardBackward0", _layer_norm_backward_kernel, _layer_norm_double_backward,
+                      ("grad_out", "input", "mean", "rstd", "weight", None, "normalized_shape", None, None))
+
+
+def _layer_norm_backward_kernel(grad, input, mean, rstd, weight, bias, normalized_shape, eps, mask):
+    return _layer_norm_grad_terms(grad, input, weight, len(normalized_shape), eps, mask)
+
+
+def _layer_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
+    """The gradients of (grad_out, input, weight) from those of the three gradients: ATen's
+    layer_norm_double_backward, term for term, in Tensor ops with the mean and rstd the forward saved
+    held constant (so a third derivative is PyTorch's). Per normalized row of N elements, with
+    mu the mean, s the rstd, xhat = (input - mu) s and P v = v - mean(v) - xhat mean(xhat v):
+    d/dgrad_out = w s P(gg_input) + gg_weight xhat + gg_bias, d/dweight = sum over rows of
+    grad_out s P(gg_input), and d/dinput is the derivative of w s P(grad_out w) through mu and s."""
+    from ..saved_attributes import is_absent
+    grad, input, mean, rstd, weight = ctx.saved_tensors[:5]
+    normalized_shape = ctx.params[6]
+    needs = ctx.needs_input_grad
+    k = len(normalized_shape)
+    dims = list(range(input.dim() - k, input.dim()))
+    leading = _leading(input, k)
+    n = 1
+    for d in normalized_shape:
+        n *= int(d)
+    total = lambda t: t.sum(dims, keepdim=True)
+    affine = not is_absent(weight)
+    w = weight if affine else None
+    centred = input - mean
+    s2 = rstd.pow(2)
+    s3 = rstd.pow(3)
+    centred_s3 = centred * s3
+
+    def first_grad_input(g, gamma):     # the first backward's grad_input of grad_out g, weight gamma
+        h = n * g - total(g) - centred * s2 * total(g * centred)
+        scale = rstd / n if gamma is None else gamma * rstd / n
+        return scale * h
+
+    d_grad = d_input = d_weight = None
+    if not affine and gg_bias is not None and gg_input is not None:
+        # ATen adds the bias term it only makes with a weight: a bias without weight fails so
+        raise errors.RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
+                                  "argument #1 'other'")
+    if gg_input is not None:
+        gxhat = grad * w if affine else grad
+        gxhat_centred_sum, gxhat_sum = total(gxhat * centred), total(gxhat)
+        gg_sum, gg_centred_sum = total(gg_input), total(gg_input * centred)
+        all_sub = gg_sum * gxhat_sum / n - total(gg_input * gxhat) + s2 * gxhat_centred_sum * gg_centred_sum * (3. / n)
+        d_input = (centred_s3 * all_sub / n + gg_centred_sum * s3 / n * (gxhat_sum / n - gxhat)
+                   + gxhat_centred_sum * s3 / n * (gg_sum / n - gg_input))
+    if affine and gg_weight is not None:
+        u = grad * gg_weight
+        term = u * rstd + rstd * total(u) / -n + centred_s3 * total(u * centred) / -n
+        d_input = term if d_input is None else d_input + term
+    if affine and gg_input is not None and needs[4]:
+        d_weight = (grad * first_grad_input(gg_input, None)).sum(leading)
+    if needs[0]:
+        if gg_input is not None:
+            d_grad = first_grad_input(gg_input, w)
+        if affine and gg_weight is not None:
+            term = gg_weight * centred * rstd
+            d_grad = term if d_grad is None else d_grad + term
+        if gg_bias is not None:
+            d_grad = gg_bias.expand(input.shape) if d_grad is None else d_grad + gg_bias
+        if d_grad is None:
+            d_grad = grad * 0
+    if needs[1] and d_input is None:
+        d_input = input * 0
+    if needs[4] and d_weight is None:
+        d_weight = weight * 0
+    return d_grad, d_input, None, None, d_weight, None, None, None, None
+
+
+# one formula for the three inputs, as ATen's; it takes ``bias`` as ATen's layer-norm backward does
+# (the node keeps it: ``_saved_bias``)
 native_layer_norm = op(
     "native_layer_norm", "NativeLayerNormBackward0", _layer_norm, ("input", "weight", "bias"),
-    input=lambda grad, input, weight, bias, normalized_ndim=1, eps=1e-5:
-    _layer_norm_input_grad(grad, input, weight, normalized_ndim, eps),
-    weight=lambda grad, input, bias, normalized_ndim=1, eps=1e-5:
-    (grad * _layer_norm_parts(input, normalized_ndim, eps)[1]).sum(_leading(grad, normalized_ndim)),
-    bias=lambda grad, bias, normalized_ndim=1: grad.sum(_leading(grad, normalized_ndim)),
+    input=_layer_norm_grads, weight=_layer_norm_grads, bias=_layer_norm_grads,
     dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 

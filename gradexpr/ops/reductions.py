@@ -10,7 +10,7 @@ from ..grad_layout import _dense
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
-from .common import _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
+from .common import EveryDim, _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
 
@@ -459,7 +459,9 @@ def _var(a, dim=None, correction=1, keepdim=False):
 
 
 def _var_grad(grad, self, dim, correction, keepdim):
-    n = _numel(self.shape, dim)
+    # ATen's var_backward counts the elements of the dims it was given: none for an empty list
+    # (reduced over every dim all the same), so 2 / (1 - correction): inf with the default correction
+    n = 1 if type(dim) is EveryDim else _numel(self.shape, dim)
     g = _restore(grad, self.shape, dim, keepdim)
     mean = self.mean(dim, keepdim=True) if dim is not None else self.mean()
     scale = 2.0 / (n - correction) if n != correction else math.inf      # inf * 0 = nan, as PyTorch

@@ -93,6 +93,7 @@ class ExpressionCompiler:
         parts = tuple(parts)
         loc = self.loc
         safe_format = _b.safe_format
+        safe_repr, safe_str = _b.safe_repr, _b.safe_str
         check_render = _b.check_render
         containers = _b._CONTAINERS
 
@@ -107,9 +108,12 @@ class ExpressionCompiler:
                 spec = sf(fr) if sf is not None else ""
                 try:
                     if conv is not None:
-                        if isinstance(v, containers):
-                            check_render(v)
-                        v = repr(v) if conv == "r" else str(v) if conv == "s" else ascii(v)
+                        if conv == "r" or conv == "s":
+                            v = safe_repr(v) if conv == "r" else safe_str(v)
+                        else:
+                            if isinstance(v, containers):
+                                check_render(v)
+                            v = ascii(v)
                     out.append(safe_format(v, spec))
                 except Exception as ex:
                     raise loc(ex, node)
