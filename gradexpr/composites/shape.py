@@ -406,8 +406,23 @@ def _broadcast_shapes(a, b):
     return np.broadcast_shapes(tuple(a), tuple(b))
 
 
+_SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future PyTorch "
+    "release. Use torch.scatter_reduce instead for more reduction options. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)")
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     d = _given_dim(dim, input._data.ndim)         # as given (the node shows it so)
+    if reduce is not None:                        # scatter.reduce / scatter.value_reduce
+        if reduce not in ("add", "multiply"):
+            raise errors.RuntimeError("reduce argument must be either add or multiply.")
+        if src is not None and _is_tensor(src):
+            from .. import warn
+            warn.warn_once(_SCATTER_REDUCE_DEPRECATED)
+            return apply(D.scatter_reduce_src, (input, index, src), {"dim": d, "reduce": reduce})
+        v = value if src is None else src
+        return apply(D.scatter_reduce_value, (input, index), {"dim": d, "value": _scalar(v), "reduce": reduce})
     if src is None or not _is_tensor(src):
         v = value if src is None else src
         return apply(D.scatter_value, (input, index), {"dim": d, "value": _scalar(v)})
