@@ -167,7 +167,8 @@ LAZY_METHODS = {
                         "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
                         "log_normal_=_log_normal_",
     "contractions": "kron",
-    "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_",
+    "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_ "
+               "resize_ resize_as_",
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "indexing": "_slice_scatter _select_scatter _diagonal_scatter _index_put=_index_put_ _narrow_step",
 }
