@@ -576,6 +576,22 @@ def dstack(tensors):
     return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
 
 
+def cartesian_prod(*tensors):
+    """``torch.cartesian_prod`` as ATen writes it: the "ij" meshgrid of the 1-D inputs, each flattened,
+    stacked along dim 1 (one input is returned as it is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        if not _is_tensor(t):
+            raise errors.TypeError(f"cartesian_prod(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                                   f"not {type(t).__name__}")
+        if t._data.ndim != 1:
+            raise errors.RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
 def meshgrid(*tensors, indexing=None):
     """``torch.meshgrid``: each 0-d or 1-d input viewed along its own dim and expanded to the grid
     (``indexing="xy"``: the grid of the first two inputs swapped, its first two outputs swapped back)."""
@@ -591,6 +607,9 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if t._data.ndim > 1:
             raise errors.RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    for a, b in zip(tensors, tensors[1:]):
+        if a._dtype is not b._dtype:
+            raise errors.RuntimeError("meshgrid expects all tensors to have the same dtype")
     swap = indexing == "xy" and len(tensors) >= 2
     order = list(tensors)
     if swap:
