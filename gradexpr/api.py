@@ -313,7 +313,7 @@ def _linalg_names() -> dict:
         from . import surface
         names = _cache["linalg"] = surface.namespace("linalg", {
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
-            "svdvals": T.svdvals, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
     return names
 
 

@@ -215,6 +215,15 @@ CASES: dict[str, list[Case]] = {
     "det": [case(lambda a: torch.det(a), (3, 3)), case(lambda a: torch.linalg.det(a), (2, 2, 2))],
     "inverse": [case(lambda a: torch.inverse(a), (3, 3)), case(lambda a: torch.linalg.inv(a), (2, 2, 2))],
     "svdvals": [case(lambda a: torch.linalg.svdvals(a), (3, 2)), case(lambda a: torch.linalg.norm(a, 2), (3, 3))],
+    # (squares: the singular vectors' signs are arbitrary, their squares are not)
+    "linalg_svd_U": [case(lambda a: torch.linalg.svd(a, full_matrices=False).U ** 2, (4, 3)),
+                     case(lambda a: torch.linalg.svd(a).U[:, :2] ** 2, (3, 2))],
+    "linalg_svd_S": [case(lambda a: torch.linalg.svd(a).S, (2, 3))],
+    "linalg_svd_Vh": [case(lambda a: torch.linalg.svd(a, full_matrices=False).Vh ** 2, (2, 3)),
+                      case(lambda a: torch.linalg.svd(a, full_matrices=False).Vh ** 2, (3, 3))],
+    "linalg_svd": [case(lambda a: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(torch.linalg.svd(a, full_matrices=False)),
+                        (3, 2)),
+                   case(lambda a: (lambda r: (r.U ** 2, r.Vh[:2] ** 2))(torch.linalg.svd(a)), (2, 4))],
     "trace": [case(lambda a: a.trace(), (3, 3)), case(lambda a: torch.trace(a), (2, 3))],
     # shape
     "view": [case(lambda a: a.view(3, 2), (2, 3)), case(lambda a: a.reshape(-1), (2, 3))],
