@@ -197,6 +197,33 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _apply_reduction((_plus(dist_pos, margin) - dist_neg).clamp_min(0), r)
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """As torch/nn/functional.py writes it, with torch calls: any distance function (a program's own too)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise errors.ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                                "instead")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise errors.RuntimeError("The anchor, positive, and negative tensors are expected to have the same number "
+                                  f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+                                  f"{n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = T.minimum(dist_neg, distance_function(positive, negative))
+    loss = T.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return T.sum(loss)
+    if reduction == "mean":
+        return T.mean(loss)
+    return loss
+
+
 def _check_targets(input, target, name):
     if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
         raise errors.RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -234,4 +261,5 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 NAMES = ("kl_div margin_ranking_loss hinge_embedding_loss soft_margin_loss cosine_embedding_loss poisson_nll_loss "
          "gaussian_nll_loss multilabel_soft_margin_loss pairwise_distance triplet_margin_loss multi_margin_loss "
+         "triplet_margin_with_distance_loss "
          "multilabel_margin_loss").split()

@@ -228,8 +228,28 @@ class PairwiseDistance(Module):
         return _FL().pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
+class TripletMarginWithDistanceLoss(_Loss):
+    """As torch/nn/modules/loss.py: the distance is any callable (a ``PairwiseDistance`` by default,
+    then a submodule)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            from .. import errors
+            raise errors.ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                                    f"{margin} instead")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return _FL().triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                       distance_function=self.distance_function,
+                                                       margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
 MORE_LOSSES = ("KLDivLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss SoftMarginLoss PoissonNLLLoss "
                "GaussianNLLLoss MultiLabelSoftMarginLoss MultiLabelMarginLoss MultiMarginLoss TripletMarginLoss "
-               "PairwiseDistance").split()
+               "TripletMarginWithDistanceLoss PairwiseDistance").split()
 for _name in MORE_LOSSES[:-1]:
     globals()[_name].__module__ = "torch.nn.modules.loss"
