@@ -89,7 +89,7 @@ logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atleast_2d atleast_3d meshgrid split chunk tensor_split unbind narrow select index_select index_add gather
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
-is_floating_point numel
+is_floating_point numel is_signed is_conj is_distributed is_inference is_same_size
 einsum tensordot kron take_along_dim resize_as_ cartesian_prod
 """.split()
 
@@ -195,7 +195,8 @@ def _build() -> dict:
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
                                 "func": LazyNamespace("torch.func", {}, _func_names),
-                                "special": LazyNamespace("torch.special", {}, _special_names)},
+                                "special": LazyNamespace("torch.special", {}, _special_names),
+                                "distributed": LazyNamespace("torch.distributed", {}, _distributed_names)},
                       lazy=_torch_name_made_late, every=_all_late_torch_names)
     _made["torch"] = torch
     prelude = dict(torch_names)
@@ -378,6 +379,11 @@ def _optim_names():
     from . import optim
     names, schedulers = optim.names()
     return {**names, "lr_scheduler": Namespace("torch.optim.lr_scheduler", schedulers)}
+
+
+def _distributed_names():
+    from . import distributed
+    return distributed.names()
 
 
 def _data_names():

@@ -297,6 +297,18 @@ class Tensor(metaclass=_TensorMeta):
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def is_conj(self) -> bool:
+        return False            # (no complex dtypes: never a conjugate view)
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_same_size(self, other) -> bool:
+        return self._data.shape == other._data.shape
+
     def is_complex(self) -> bool:
         return False        # (no complex dtypes)
 
