@@ -8,7 +8,7 @@ from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from . import activation as _activation
 from .activation import MORE_ACTIVATIONS
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
@@ -46,7 +46,7 @@ MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterLis
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
 SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
 ConvTranspose2d Embedding
-LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d CosineSimilarity""".split() + PADDING_NAMES \
+LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
     + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES
 
