@@ -361,7 +361,10 @@ def _autograd_extension_points(name):
 def _nn_names():
     from . import nn
     modules, init, utils = nn.names()
-    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+    from .nn import parallel
+    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils),
+            "parallel": Namespace("torch.nn.parallel", {"DataParallel": parallel.DataParallel,
+                                                        "DistributedDataParallel": parallel.DistributedDataParallel})}
 
 
 def _late_torch_name(name):

@@ -31,6 +31,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Lo
 from .module import Module
 from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarity)
 from .padding import PADDING_NAMES
+from . import parallel as _parallel
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
@@ -48,7 +49,8 @@ SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d
 ConvTranspose2d Embedding
 LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
-    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES
+    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES + _parallel.NAMES
+globals().update({n: getattr(_parallel, n) for n in _parallel.NAMES})
 
 
 def names():
