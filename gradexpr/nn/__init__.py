@@ -9,7 +9,7 @@ from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, S
 from . import activation as _activation
 from .activation import MORE_ACTIVATIONS
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
 from .resample import *  # noqa: F401,F403  (pixel/channel shuffle, upsampling)
@@ -45,8 +45,8 @@ globals().update({n: getattr(_loss, n) for n in MORE_LOSSES})
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
-SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
-ConvTranspose2d Embedding
+SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d Conv3d ConvTranspose1d
+ConvTranspose2d ConvTranspose3d Embedding
 LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
     + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES + _parallel.NAMES
