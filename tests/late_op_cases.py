@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 def late_cases(torch, F, case):
+    from gradexpr.nn.weight_norms import _weight_norm_of
     def inplace(f):
         return lambda a: f(a * 1)
 
@@ -37,6 +38,9 @@ def late_cases(torch, F, case):
         # norms (ops/nn_norms.py)
         "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
                               case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        # nn.utils.weight_norm's fused kernel (dim 0 and the last dim)
+        "weight_norm_interface": [case(lambda v, g: _weight_norm_of(v, g, 0), (3, 4), (3, 1)),
+                                  case(lambda v, g: _weight_norm_of(v, g, 2), (2, 3, 2), (1, 1, 2))],
         "native_group_norm_nobias": [case(lambda a: F.group_norm(a, 3), (2, 6, 2)),
                                      case(lambda a: torch.nn.GroupNorm(2, 4, affine=False)(a), (2, 4, 3))],
         # activations (ops/nn_activations.py)
