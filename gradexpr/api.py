@@ -414,6 +414,9 @@ def _vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return _func.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
+_vmap.__name__ = _vmap.__qualname__ = "vmap"      # (print(torch.vmap) shows <function vmap at 0x…>)
+
+
 def functorch_namespace():
     """``functorch``, torch.func's old name (``from functorch import vmap, grad``)."""
     return LazyNamespace("functorch", {}, _func_names)
@@ -443,3 +446,41 @@ def _generator_class():
             return super().set_state(new_state._data if hasattr(new_state, "_data") else new_state)
 
     return Generator
+
+
+# ---- how a program prints torch's functions (PyTorch's C functions print as built-ins)
+def builtin_repr(obj):
+    """PyTorch's text for ``obj`` when it is the function of a torch name that PyTorch implements in C
+    (``<built-in method dot of type object at 0x…>``, ``<built-in function gelu>``, ``<method 'add'
+    of 'torch._C.TensorBase' objects>``, a tensor's bound ``<built-in method add of Tensor object at
+    0x…>``), else None (the function prints as Python prints it). Looked up among the names the
+    program's namespaces have made, so printing loads nothing."""
+    import types
+    from .builtin_reprs import REPRS
+    if type(obj) is types.MethodType:
+        self, func = obj.__self__, obj.__func__
+        name = func.__name__
+        if isinstance(self, Tensor) and f"torch.Tensor.{name}" in REPRS and vars(Tensor).get(name) is func:
+            return f"<built-in method {name} of Tensor object at {hex(id(self))}>"
+        return None
+    if type(obj) is not types.FunctionType:
+        return None
+    name = obj.__name__
+    if f"torch.Tensor.{name}" in REPRS and vars(Tensor).get(name) is obj:
+        return REPRS[f"torch.Tensor.{name}"]
+    torch = _made.get("torch")
+    if torch is None:
+        return None
+    spaces = [("torch", torch)]
+    for sub, prefix in (("nn", None), ("linalg", "torch.linalg"), ("special", "torch.special")):
+        ns = torch._names.get(sub)
+        if ns is not None and prefix is not None:
+            spaces.append((prefix, ns))
+    nn = torch._names.get("nn")
+    if nn is not None and nn._names.get("functional") is not None:
+        spaces.append(("torch.nn.functional", nn._names["functional"]))
+    for prefix, ns in spaces:
+        for key, value in ns._names.items():
+            if value is obj and f"{prefix}.{key}" in REPRS:
+                return REPRS[f"{prefix}.{key}"].format(addr=hex(id(ns)))
+    return None

@@ -211,14 +211,37 @@ def guarded_mod(a, b):
     """``a % b``; for ``'%…' % args`` refuse field widths/precisions above ``max_str_len``."""
     if type(a) is str:
         _check_percent_format(a, b)
+        b = _shown_functions(b)
     return a % b
 
 
 def guarded_imod(a, b):
     if type(a) is str:
         _check_percent_format(a, b)
+        b = _shown_functions(b)
     a %= b
     return a
+
+
+class _Shown:
+    """A function as ``%s``/``%r`` show it (``_function_text``)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    __repr__ = __str__
+
+
+def _shown_functions(args):
+    if type(args) in _FUNCTION_TYPES:
+        return _Shown(_function_text(args))
+    if type(args) is tuple and any(type(v) in _FUNCTION_TYPES for v in args):
+        return tuple(_Shown(_function_text(v)) if type(v) in _FUNCTION_TYPES else v for v in args)
+    return args
 
 
 def _check_percent_format(fmt, args):
@@ -332,12 +355,16 @@ def check_render(x) -> None:
 def safe_str(x):
     if isinstance(x, _CONTAINERS):
         check_render(x)
+    elif type(x) in _FUNCTION_TYPES:
+        return _function_text(x)
     return str(x)
 
 
 def safe_repr(x):
     if isinstance(x, _CONTAINERS):
         check_render(x)
+    elif type(x) in _FUNCTION_TYPES:
+        return _function_text(x)
     return repr(x)
 
 
@@ -346,7 +373,19 @@ def safe_format(x, spec=""):
         check_format_spec(spec)
     if isinstance(x, _CONTAINERS):
         check_render(x)
+    elif type(x) in _FUNCTION_TYPES:
+        return format(_function_text(x), spec)
     return format(x, spec)
+
+
+_FUNCTION_TYPES = (type(check_render), type(_LOG10_2.__add__), type(print), type(str.join),
+                   type((lambda: None).__get__(0)))
+
+
+def _function_text(f):
+    """How Python shows ``f``; PyTorch's built-in text for a torch function it implements in C."""
+    from gradexpr.api import builtin_repr
+    return builtin_repr(f) or repr(f)
 
 
 # ============================================================================ iteration guards
