@@ -343,10 +343,11 @@ def _selection(name, entry, input, params):
 
 
 def sort(input, dim=-1, descending=False, *, stable=None):
-    """``torch.sort``: (values, indices); PyTorch's CPU sort is stable whatever ``stable`` says (only
-    the node differs: SortBackward1 for ``stable=``)."""
+    """``torch.sort``: (values, indices); equal values keep their order with ``stable=True`` only
+    (std::sort otherwise: std_sort.py); the node is SortBackward1 when ``stable=`` is given."""
     entry = D.sort if stable is None else D.sort_stable
-    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending)})
+    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending),
+                                             "stable": bool(stable)})
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):
