@@ -215,6 +215,8 @@ CASES: dict[str, list[Case]] = {
     "det": [case(lambda a: torch.det(a), (3, 3)), case(lambda a: torch.linalg.det(a), (2, 2, 2))],
     "inverse": [case(lambda a: torch.inverse(a), (3, 3)), case(lambda a: torch.linalg.inv(a), (2, 2, 2))],
     "svdvals": [case(lambda a: torch.linalg.svdvals(a), (3, 2)), case(lambda a: torch.linalg.norm(a, 2), (3, 3))],
+    "baddbmm": [case(lambda c, a, b: torch.baddbmm(c, a, b), (2, 2, 4), (2, 2, 3), (2, 3, 4)),
+                case(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=-2), (1, 3), (2, 1, 2), (2, 2, 3))],
     # (squares: the singular vectors' signs are arbitrary, their squares are not)
     "linalg_svd_U": [case(lambda a: torch.linalg.svd(a, full_matrices=False).U ** 2, (4, 3)),
                      case(lambda a: torch.linalg.svd(a).U[:, :2] ** 2, (3, 2))],

@@ -32,10 +32,11 @@ from .module import Module
 from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarity)
 from .padding import PADDING_NAMES
 from . import parallel as _parallel
+from . import transformer as _transformer
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
-from . import functional_dropout, functional_resample
+from . import functional_attention, functional_dropout, functional_resample
 from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
@@ -49,8 +50,10 @@ SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d
 ConvTranspose2d ConvTranspose3d Embedding
 LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
-    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES + _parallel.NAMES
+    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES + _parallel.NAMES \
+    + _transformer.NAMES
 globals().update({n: getattr(_parallel, n) for n in _parallel.NAMES})
+globals().update({n: getattr(_transformer, n) for n in _transformer.NAMES})
 
 
 def names():
@@ -69,4 +72,5 @@ def functional_names():
             **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES},
             **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES},
             **{n: getattr(functional_resample, n) for n in functional_resample.NAMES},
+            **{n: getattr(functional_attention, n) for n in functional_attention.NAMES},
             "local_response_norm": _lrn.local_response_norm}

@@ -66,6 +66,24 @@ addmm = op("addmm", "AddmmBackward0", _addmm,
            forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
 
 
+def _baddbmm(c, a, b, beta=1, alpha=1):
+    """``c * beta + (a @ b) * alpha`` for stacks of matrices (``c`` broadcast to the product's shape)."""
+    product = _bmm(a, b) if alpha == 1 else _bmm(a, b) * alpha
+    return (c if beta == 1 else c * beta) + product
+
+
+baddbmm = op("baddbmm", "BaddbmmBackward0", _baddbmm,
+             ("self", "batch1", "batch2"),
+             self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
+             batch1=lambda grad, batch2, alpha=1: grad.bmm(batch2.transpose(1, 2)) if alpha == 1
+             else grad.bmm(batch2.transpose(1, 2)) * alpha,
+             batch2=lambda grad, batch1, alpha=1: batch1.transpose(1, 2).bmm(grad) if alpha == 1
+             else batch1.transpose(1, 2).bmm(grad) * alpha,
+             domain="real", broadcast=False,
+             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1:
+             self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha)
+
+
 def _det(a):
     """PyTorch's linalg.det: an LU factorisation with partial pivoting (``lu_packed``), then the sign
     of the row swaps times the product of U's diagonal. (np.linalg.det goes through exp(log|det|),
