@@ -224,6 +224,44 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return loss
 
 
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """``F.linear_cross_entropy`` as torch/nn/functional.py computes it without ``options`` (its chunked
+    path): ``cross_entropy(linear(input, W, b).reshape(N, C, *out_features), target)``."""
+    if options is not None:
+        raise errors.NotImplementedError("linear_cross_entropy(options=...) (the chunked path) is not supported in "
+                                         "gradexpr")
+    if input.dim() < 1 or input.dim() > 2:
+        raise errors.RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise errors.RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise errors.RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                                  f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise errors.RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                                  f"{tuple(linear_bias.shape)}")
+    if len(out_features) > 0 and len(num_batches) == 0:
+        raise errors.RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+                                  f"requires batched input, (N, {in_features}), got unbatched input with shape "
+                                  f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise errors.RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes), in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = NF.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return NF.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=label_smoothing)
+
+
 def _check_targets(input, target, name):
     if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
         raise errors.RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -261,5 +299,5 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 NAMES = ("kl_div margin_ranking_loss hinge_embedding_loss soft_margin_loss cosine_embedding_loss poisson_nll_loss "
          "gaussian_nll_loss multilabel_soft_margin_loss pairwise_distance triplet_margin_loss multi_margin_loss "
-         "triplet_margin_with_distance_loss "
+         "triplet_margin_with_distance_loss linear_cross_entropy "
          "multilabel_margin_loss").split()
