@@ -530,6 +530,8 @@ NOT_IMPLEMENTED = {
     "svd_backward": lambda x: torch.autograd.grad(torch.linalg.svdvals(x).sum(), x, create_graph=True)[0],
     "heaviside": lambda x: torch.heaviside(x, torch.tensor(0.5, dtype=x.dtype)),
     "hardsigmoid_backward": lambda x: torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)[0],
+    "ctc_loss_backward": lambda x: torch.autograd.grad(
+        F.ctc_loss(x.log_softmax(1).unsqueeze(1), torch.tensor([[1]]), [2], [1]), x, create_graph=True)[0],
     "scatter_reduce_src": lambda x: x.scatter(1, torch.tensor([[1, 1], [0, 1]]), x * 2, reduce="multiply"),
     "scatter_reduce_value": lambda x: x.scatter(0, torch.tensor([[1, 0]]), 1.5, reduce="add"),
 }

@@ -262,6 +262,47 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                             label_smoothing=label_smoothing)
 
 
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """``F.ctc_loss`` as ATen's ``ctc_loss``: ``_ctc_loss`` (CtcLossBackward0) per sample, inf set to zero
+    with ``zero_infinity``, then the mean of the losses divided by the target lengths (at least 1), or
+    their sum."""
+    import numpy as _np
+    from ..ops import nn_losses as LS
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+    is_batched = log_probs.dim() == 3
+    lp = log_probs if is_batched else log_probs.unsqueeze(1)
+
+    def lengths(v, name):
+        if isinstance(v, T.Tensor):
+            return [int(x) for x in v._data.reshape(-1)]
+        return [int(x) for x in v]
+    il, tl = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    tg = targets._data.astype(_np.int64) if isinstance(targets, T.Tensor) else _np.asarray(targets, _np.int64)
+    T_, N = lp.shape[0], lp.shape[1]
+    if len(il) != N:
+        raise errors.RuntimeError(f"input_lengths must be of size batch_size")
+    if len(tl) != N:
+        raise errors.RuntimeError(f"target_lengths must be of size batch_size")
+    for b in range(N):
+        if il[b] < 0 or il[b] > T_:
+            raise errors.RuntimeError(f"Expected input_lengths to have value at most {T_}, but got value {il[b]} "
+                                      f"(while checking arguments for ctc_loss_cpu)")
+        if tg.ndim == 2 and tl[b] > tg.shape[1]:
+            raise errors.RuntimeError(f"Expected tensor to have size at least {tl[b]} at dimension 1, but got size "
+                                      f"{tg.shape[1]} for argument #2 'targets' (while checking arguments for "
+                                      "ctc_loss_cpu)")
+    res = apply(LS.ctc_loss, (lp,), {"targets": tg, "input_lengths": il, "target_lengths": tl, "blank": int(blank),
+                                     "zero_infinity": bool(zero_infinity)})
+    if zero_infinity:
+        res = T.where(res == float("inf"), T.zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        return (res / T.tensor(tl, dtype=res.dtype).clamp_min(1)).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if is_batched else res.squeeze(0)
+
+
 def _check_targets(input, target, name):
     if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
         raise errors.RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -299,5 +340,5 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 NAMES = ("kl_div margin_ranking_loss hinge_embedding_loss soft_margin_loss cosine_embedding_loss poisson_nll_loss "
          "gaussian_nll_loss multilabel_soft_margin_loss pairwise_distance triplet_margin_loss multi_margin_loss "
-         "triplet_margin_with_distance_loss linear_cross_entropy "
+         "triplet_margin_with_distance_loss linear_cross_entropy ctc_loss "
          "multilabel_margin_loss").split()

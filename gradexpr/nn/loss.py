@@ -285,8 +285,19 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                 f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
 
 
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return _FL().ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                              self.zero_infinity)
+
+
 MORE_LOSSES = ("KLDivLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss SoftMarginLoss PoissonNLLLoss "
                "GaussianNLLLoss MultiLabelSoftMarginLoss MultiLabelMarginLoss MultiMarginLoss TripletMarginLoss "
-               "TripletMarginWithDistanceLoss LinearCrossEntropyLoss PairwiseDistance").split()
+               "TripletMarginWithDistanceLoss LinearCrossEntropyLoss CTCLoss PairwiseDistance").split()
 for _name in MORE_LOSSES[:-1]:
     globals()[_name].__module__ = "torch.nn.modules.loss"
