@@ -38,6 +38,12 @@ def late_cases(torch, F, case):
         # norms (ops/nn_norms.py)
         "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
                               case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
+                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]])),
+                                       (1, 1, 5, 4))],
+        "fractional_max_pool3d": [case(lambda x: F.fractional_max_pool3d(x, 2, output_size=2,
+                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]])),
+                                       (1, 1, 4, 3, 4))],
         # CTC: PyTorch's gradient is the one through log_softmax (its formula is for normalised log_probs)
         "ctc_loss": [case(lambda x: F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2],
                                                reduction="none"), (5, 2, 4)),
