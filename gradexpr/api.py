@@ -466,11 +466,10 @@ def builtin_repr(obj):
     if type(obj) is not types.FunctionType:
         return None
     name = obj.__name__
-    if f"torch.Tensor.{name}" in REPRS and vars(Tensor).get(name) is obj:
-        return REPRS[f"torch.Tensor.{name}"]
+    tensor_text = REPRS.get(f"torch.Tensor.{name}") if vars(Tensor).get(name) is obj else None
     torch = _made.get("torch")
     if torch is None:
-        return None
+        return tensor_text
     spaces = [("torch", torch)]
     for sub, prefix in (("nn", None), ("linalg", "torch.linalg"), ("special", "torch.special")):
         ns = torch._names.get(sub)
@@ -479,8 +478,8 @@ def builtin_repr(obj):
     nn = torch._names.get("nn")
     if nn is not None and nn._names.get("functional") is not None:
         spaces.append(("torch.nn.functional", nn._names["functional"]))
-    for prefix, ns in spaces:
+    for prefix, ns in spaces:          # (the program's names first: torch.linalg.det is Tensor.det's function too)
         for key, value in ns._names.items():
             if value is obj and f"{prefix}.{key}" in REPRS:
                 return REPRS[f"{prefix}.{key}"].format(addr=hex(id(ns)))
-    return None
+    return tensor_text
