@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functions as T, graph, printing, type_info
+from . import autograd, dtypes, functions as T, graph, memory_format, printing, type_info
 from .made_on_use import MadeOnUse
 from .tensor import Size, Tensor
 
@@ -173,7 +173,7 @@ def _build() -> dict:
         "set_printoptions": printing.set_printoptions, "get_default_dtype": dtypes.get_default_dtype,
         "set_default_dtype": dtypes.set_default_dtype,
         "is_nonzero": lambda t: bool(t),
-        "finfo": type_info.finfo, "iinfo": type_info.iinfo,
+        "finfo": type_info.finfo, "iinfo": type_info.iinfo, **memory_format.NAMES,
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
                         "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,

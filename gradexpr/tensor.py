@@ -319,7 +319,14 @@ class Tensor(metaclass=_TensorMeta):
         return (self.data_ptr() - self._base.data_ptr()) // self._dtype.itemsize
 
     def is_contiguous(self, *, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        if memory_format is None:
+            return bool(self._data.flags.c_contiguous)
+        from .memory_format import is_contiguous_for
+        return is_contiguous_for(self._data.shape, self.stride(), memory_format)
+
+    def dim_order(self, *, ambiguity_check=False):
+        from .memory_format import dim_order
+        return dim_order(self._data.shape, self.stride(), ambiguity_check)
 
     def element_size(self) -> int:
         return self._dtype.itemsize
