@@ -301,11 +301,23 @@ _SPECIAL_OF_TORCH = {"erf": "erf", "erfc": "erfc", "erfinv": "erfinv", "expm1": 
 def _special_names() -> dict:
     from . import surface
     torch = _made["torch"]
-    names = {name: getattr(torch, target) for name, target in _SPECIAL_OF_TORCH.items()}
+    names = {name: _own(getattr(torch, target), name) for name, target in _SPECIAL_OF_TORCH.items()}
 
     def round(input, *, decimals=0):                 # special.round is round.decimals (RoundBackward1)
         return torch.round(input, decimals=decimals)
     return surface.namespace("special", {**names, "round": round})
+
+
+def _own(fn, name):
+    """``fn`` as a function object of its own: torch.linalg.det is not torch.det in PyTorch (they print
+    as ``linalg_det`` and ``det``), so a program must not find one's identity in the other."""
+    import functools
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
 def _linalg_names() -> dict:
@@ -314,7 +326,8 @@ def _linalg_names() -> dict:
         from . import surface
         names = _cache["linalg"] = surface.namespace("linalg", {
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
-            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": _own(T.det, "det"), "inv": _own(T.inverse, "inv"),
+            "matmul": _own(T.matmul, "matmul")})
     return names
 
 
