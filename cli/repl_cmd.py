@@ -96,8 +96,10 @@ class Repl:
 
     def show_value(self, value) -> str:
         """The program's own ``repr`` of the value (a program class's ``__repr__`` included)."""
+        from gradexpr.grammar.builtins import CALL_GUARDS
         from gradexpr.grammar.modules.run_context import settings_of
         show = self.interp.globals.get("repr", repr)
+        show = CALL_GUARDS.get(show, show) if show is repr else show   # (as a program's repr(): torch.dot a built-in)
         try:
             with settings_of(self.interp):       # (torch.set_default_dtype shows in the repr)
                 return self.interp.call(show, value)

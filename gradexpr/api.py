@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import autograd, dtypes, functions as T, graph, printing
+from . import autograd, dtypes, functions as T, graph, memory_format, printing, type_info
 from .made_on_use import MadeOnUse
 from .tensor import Size, Tensor
 
@@ -89,8 +89,8 @@ logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atleast_2d atleast_3d meshgrid split chunk tensor_split unbind narrow select index_select index_add gather
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
-is_floating_point numel
-einsum tensordot kron take_along_dim cdist nanmean
+is_floating_point numel is_signed is_conj is_distributed is_inference is_same_size
+einsum tensordot kron take_along_dim cdist nanmean resize_as_ cartesian_prod baddbmm
 """.split()
 
 
@@ -182,6 +182,7 @@ def _build() -> dict:
         "set_printoptions": printing.set_printoptions, "get_default_dtype": dtypes.get_default_dtype,
         "set_default_dtype": dtypes.set_default_dtype,
         "is_nonzero": lambda t: bool(t),
+        "finfo": type_info.finfo, "iinfo": type_info.iinfo, **memory_format.NAMES,
     })
     torch_names.update({"is_anomaly_enabled": graph.is_anomaly_enabled,       # anomaly mode (issue 16)
                         "is_anomaly_check_nan_enabled": graph.is_anomaly_check_nan_enabled,
@@ -203,7 +204,8 @@ def _build() -> dict:
     torch = Namespace("torch", {**torch_names, "nn": nn, "autograd": autograd_ns, "optim": optim_ns,
                                 "utils": utils, "linalg": linalg, "functional": Namespace("torch.functional", {}),
                                 "func": LazyNamespace("torch.func", {}, _func_names),
-                                "special": LazyNamespace("torch.special", {}, _special_names)},
+                                "special": LazyNamespace("torch.special", {}, _special_names),
+                                "distributed": LazyNamespace("torch.distributed", {}, _distributed_names)},
                       lazy=_torch_name_made_late, every=_all_late_torch_names)
     _made["torch"] = torch
     prelude = dict(torch_names)
@@ -321,7 +323,7 @@ def _linalg_names() -> dict:
         from . import surface
         names = _cache["linalg"] = surface.namespace("linalg", {
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
-            "svdvals": T.svdvals, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
         names = _cache["linalg"] = _own_functions(names)
     return names
 
@@ -376,7 +378,10 @@ def _autograd_extension_points(name):
 def _nn_names():
     from . import nn
     modules, init, utils = nn.names()
-    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
+    from .nn import parallel
+    return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils),
+            "parallel": Namespace("torch.nn.parallel", {"DataParallel": parallel.DataParallel,
+                                                        "DistributedDataParallel": parallel.DistributedDataParallel})}
 
 
 def _late_torch_name(name):
@@ -397,6 +402,11 @@ def _optim_names():
     from . import optim
     names, schedulers = optim.names()
     return {**names, "lr_scheduler": Namespace("torch.optim.lr_scheduler", schedulers)}
+
+
+def _distributed_names():
+    from . import distributed
+    return distributed.names()
 
 
 def _data_names():
@@ -422,6 +432,9 @@ def _func_names():
 def _vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     from . import func as _func
     return _func.vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
+
+
+_vmap.__name__ = _vmap.__qualname__ = "vmap"      # (print(torch.vmap) shows <function vmap at 0x…>)
 
 
 def functorch_namespace():
@@ -453,3 +466,5 @@ def _generator_class():
             return super().set_state(new_state._data if hasattr(new_state, "_data") else new_state)
 
     return Generator
+
+

@@ -640,8 +640,15 @@ def _unbatched(func, o, out_dim, level, size):
     return phys.movedim(0, d) if d else phys
 
 
+def rearrange(tensor, pattern, **axes_lengths):
+    """``torch.func.rearrange`` (einops.py)."""
+    from .einops import rearrange as _rearrange
+    return _rearrange(tensor, pattern, **axes_lengths)
+
+
 NAMES = {"grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "jacrev": jacrev,
-         "jacfwd": jacfwd, "hessian": hessian, "linearize": linearize, "functional_call": functional_call, "vmap": vmap}
+         "jacfwd": jacfwd, "hessian": hessian, "linearize": linearize, "functional_call": functional_call, "vmap": vmap,
+         "rearrange": rearrange}
 
 
 # ---------------------------------------------------------------- torch.autograd.functional, forward mode

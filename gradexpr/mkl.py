@@ -240,10 +240,11 @@ def dot(x, y):
     return np.asarray(fn(x.size, _address(x), incx, _address(y), incy), x.dtype)
 
 
-def svd(a, compute_uv):
-    """The singular values (and, with ``compute_uv``, U and Vh of the reduced SVD) of each matrix of ``a``,
-    as ATen's linalg_svd computes them on CPU: LAPACK's gesdd on a column-major copy, ``jobz`` 'S' or, when
-    nothing will differentiate them, 'N' (the two round the values differently). None without MKL."""
+def svd(a, compute_uv, full_matrices=False):
+    """The singular values (and, with ``compute_uv``, U and Vh: reduced, or full with ``full_matrices``) of
+    each matrix of ``a``, as ATen's linalg_svd computes them on CPU: LAPACK's gesdd on a column-major copy,
+    ``jobz`` 'S' / 'A' or, when nothing will differentiate them, 'N' (they round the values differently).
+    U and Vh are column-major, as LAPACK leaves them. None without MKL."""
     prefix = _PREFIX.get(a.dtype)
     if prefix is None or _load() is None or a.size == 0:
         return None
@@ -254,29 +255,28 @@ def svd(a, compute_uv):
     fn.restype = ctypes.c_int
     m, n = a.shape[-2:]
     k = min(m, n)
+    ucols, vrows = (m, n) if full_matrices else (k, k)
     batch = a.reshape((-1, m, n))
     values = np.empty((batch.shape[0], k), a.dtype)
-    us = np.empty((batch.shape[0], k, m), a.dtype) if compute_uv else None    # each U column-major,
-    vhs = np.empty((batch.shape[0], n, k), a.dtype) if compute_uv else None   # as LAPACK leaves it
+    us = np.empty((batch.shape[0], ucols, m), a.dtype) if compute_uv else None    # each U column-major
+    vhs = np.empty((batch.shape[0], n, vrows), a.dtype) if compute_uv else None   # each Vh column-major
+    jobz = (b"A" if full_matrices else b"S") if compute_uv else b"N"
     for i, matrix in enumerate(batch):
         column_major = np.array(matrix.T, order="C")          # A's columns, one after another
         s = np.empty(k, a.dtype)
         if compute_uv:
-            u = np.empty((k, m), a.dtype)                      # column-major m x k
-            vt = np.empty((n, k), a.dtype)                     # column-major k x n
-            info = fn(_COL_MAJOR, b"S", m, n, _address(column_major), max(1, m), _address(s), _address(u),
-                      max(1, m), _address(vt), max(1, k))
-            us[i], vhs[i] = u, vt
+            info = fn(_COL_MAJOR, jobz, m, n, _address(column_major), max(1, m), _address(s), _address(us[i]),
+                      max(1, m), _address(vhs[i]), max(1, vrows))
         else:
-            info = fn(_COL_MAJOR, b"N", m, n, _address(column_major), max(1, m), _address(s), None, 1, None, 1)
+            info = fn(_COL_MAJOR, jobz, m, n, _address(column_major), max(1, m), _address(s), None, 1, None, 1)
         if info != 0:
             return None
         values[i] = s
     shape = a.shape[:-2]
     if not compute_uv:
         return values.reshape(shape + (k,)), None, None
-    return (values.reshape(shape + (k,)), us.reshape(shape + (k, m)).swapaxes(-1, -2),
-            vhs.reshape(shape + (n, k)).swapaxes(-1, -2))
+    return (values.reshape(shape + (k,)), us.reshape(shape + (ucols, m)).swapaxes(-1, -2),
+            vhs.reshape(shape + (n, vrows)).swapaxes(-1, -2))
 
 
 def _count(stack):

@@ -125,7 +125,11 @@ def logsigmoid(input):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    return input / T.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / T.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    from .surface import write_out
+    denom = T.norm(input, p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    return write_out(out, "div", (input, denom), lambda: T.div(input, denom))      # torch.div(input, denom, out=out)
 
 
 def _check_same(input, target, name):

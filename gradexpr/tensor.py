@@ -323,6 +323,18 @@ class Tensor(metaclass=_TensorMeta):
     def is_floating_point(self) -> bool:
         return self._dtype.is_floating_point
 
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def is_conj(self) -> bool:
+        return False            # (no complex dtypes: never a conjugate view)
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_same_size(self, other) -> bool:
+        return self._data.shape == other._data.shape
+
     def is_complex(self) -> bool:
         return False        # (no complex dtypes)
 
@@ -333,7 +345,14 @@ class Tensor(metaclass=_TensorMeta):
         return (self.data_ptr() - self._base.data_ptr()) // self._dtype.itemsize
 
     def is_contiguous(self, *, memory_format=None) -> bool:
-        return bool(self._data.flags.c_contiguous)
+        if memory_format is None:
+            return bool(self._data.flags.c_contiguous)
+        from .memory_format import is_contiguous_for
+        return is_contiguous_for(self._data.shape, self.stride(), memory_format)
+
+    def dim_order(self, *, ambiguity_check=False):
+        from .memory_format import dim_order
+        return dim_order(self._data.shape, self.stride(), ambiguity_check)
 
     def element_size(self) -> int:
         return self._dtype.itemsize

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 
-__all__ = ["warn", "handling", "current_handler", "non_leaf_grad"]
+__all__ = ["warn", "warn_once", "handling", "current_handler", "non_leaf_grad"]
 
 _handler: contextvars.ContextVar = contextvars.ContextVar("gradexpr_warning_handler", default=None)
 
@@ -20,6 +20,20 @@ def warn(message: str, category: type = UserWarning) -> None:
         return
     import warnings
     warnings.warn(message, category, stacklevel=3)
+
+
+_WARNED_ONCE: set = set()      # (without a handler: once per process, as C++'s TORCH_WARN_ONCE)
+
+
+def warn_once(message: str, category: type = UserWarning) -> None:
+    """PyTorch's ``TORCH_WARN_ONCE``: the first time in a program run only, wherever it comes from
+    (a handler keeps the run's record in its ``warned_once`` set)."""
+    handler = _handler.get()
+    seen = getattr(handler, "warned_once", _WARNED_ONCE) if handler is not None else _WARNED_ONCE
+    if message in seen:
+        return
+    seen.add(message)
+    warn(message, category)
 
 
 def current_handler():

@@ -759,12 +759,32 @@ _Print.__name__ = _Print.__qualname__ = "builtin_function_or_method"
 PRINT = _Print()
 
 
+class _Input:
+    """Python's ``input``, present as the builtin is (docstrings pass ``input`` around as their
+    tensor's name, and a program that never defines it gets the builtin, as in Python), but never
+    callable: a program's stdin is not for it to read (SPEC 3)."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        raise errors.RuntimeError("input() is not available in gradexpr: it allows no file, process or network "
+                                  "access")
+
+    def __repr__(self):
+        return "<built-in function input>"
+
+
+_Input.__module__ = "builtins"
+_Input.__name__ = _Input.__qualname__ = "builtin_function_or_method"
+INPUT = _Input()
+
+
 # ============================================================================ the table
 
 BUILTINS: dict = {
     "abs": abs, "all": all, "any": any, "bool": bool, "float": float, "int": int,
     "max": max, "min": min, "pow": pow, "range": range, "round": round, "sum": sum,
-    "print": PRINT, "len": len, "list": list, "tuple": tuple, "dict": dict, "str": str,
+    "print": PRINT, "input": INPUT, "len": len, "list": list, "tuple": tuple, "dict": dict, "str": str,
     "enumerate": enumerate, "zip": zip, "reversed": reversed, "sorted": sorted,
     "isinstance": isinstance, "repr": repr, "type": type,
     "next": next, "iter": iter, "map": map, "filter": filter, "callable": callable, "id": id, "hash": hash,

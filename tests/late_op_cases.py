@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 def late_cases(torch, F, case):
+    from gradexpr.nn.weight_norms import _weight_norm_of
     def inplace(f):
         return lambda a: f(a * 1)
 
@@ -37,6 +38,19 @@ def late_cases(torch, F, case):
         # norms (ops/nn_norms.py)
         "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
                               case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
+                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]])),
+                                       (1, 1, 5, 4))],
+        "fractional_max_pool3d": [case(lambda x: F.fractional_max_pool3d(x, 2, output_size=2,
+                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]])),
+                                       (1, 1, 4, 3, 4))],
+        # CTC: PyTorch's gradient is the one through log_softmax (its formula is for normalised log_probs)
+        "ctc_loss": [case(lambda x: F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2],
+                                               reduction="none"), (5, 2, 4)),
+                     case(lambda x: F.ctc_loss(x.log_softmax(1), torch.tensor([2, 1, 2]), [6], [3]), (6, 3))],
+        # nn.utils.weight_norm's fused kernel (dim 0 and the last dim)
+        "weight_norm_interface": [case(lambda v, g: _weight_norm_of(v, g, 0), (3, 4), (3, 1)),
+                                  case(lambda v, g: _weight_norm_of(v, g, 2), (2, 3, 2), (1, 1, 2))],
         "native_group_norm_nobias": [case(lambda a: F.group_norm(a, 3), (2, 6, 2)),
                                      case(lambda a: torch.nn.GroupNorm(2, 4, affine=False)(a), (2, 4, 3))],
         # activations (ops/nn_activations.py)

@@ -248,10 +248,16 @@ def test_attributes_and_objects_outside_the_language_are_refused(src, kind, mess
 
 
 @pytest.mark.parametrize("name", ["eval", "exec", "open", "__import__", "globals", "vars",
-                                  "locals", "compile", "input", "dir", "help", "breakpoint", "exit",
+                                  "locals", "compile", "dir", "help", "breakpoint", "exit",
                                   "memoryview", "__builtins__", "os", "sys", "np", "numpy"])
 def test_names_outside_the_prelude_are_not_defined(name):
     assert_fails(gx(f"y = {name}('1')\n"), 1, "NameError", 1, 5, f"name '{name}' is not defined")
+
+
+def test_input_is_the_builtin_but_never_reads_stdin():
+    # (docstrings pass an undefined `input` around as their tensor: Python's builtin, as in PyTorch)
+    assert_fails(gx("y = input('1')\n"), 1, "RuntimeError", 1, 5,
+                 "input() is not available in gradexpr: it allows no file, process or network access")
 
 
 def test_imports_outside_spec_modules_are_located_runtime_errors():

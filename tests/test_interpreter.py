@@ -535,6 +535,8 @@ def test_imports_rebind_a_shadowed_builtin_and_fail_cleanly():
     ("open('/etc/passwd')", "NameError: name 'open' is not defined"),
     ("__import__('os')", "NameError: name '__import__' is not defined"),
     ("globals()", "NameError: name 'globals' is not defined"),
+    ("input('?')", "RuntimeError: input() is not available in gradexpr: it allows no file, process or network access"),
+    ("print(input.__call__)", "AttributeError: access to '__call__' is not allowed in gradexpr"),
     ("print(1, file=None)", "TypeError: print(file=...) is not supported in gradexpr"),
     ("print(1, flush=True, file=None)", "TypeError: print(file=...) is not supported in gradexpr"),
 ])

@@ -215,6 +215,17 @@ CASES: dict[str, list[Case]] = {
     "det": [case(lambda a: torch.det(a), (3, 3)), case(lambda a: torch.linalg.det(a), (2, 2, 2))],
     "inverse": [case(lambda a: torch.inverse(a), (3, 3)), case(lambda a: torch.linalg.inv(a), (2, 2, 2))],
     "svdvals": [case(lambda a: torch.linalg.svdvals(a), (3, 2)), case(lambda a: torch.linalg.norm(a, 2), (3, 3))],
+    "baddbmm": [case(lambda c, a, b: torch.baddbmm(c, a, b), (2, 2, 4), (2, 2, 3), (2, 3, 4)),
+                case(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=-2), (1, 3), (2, 1, 2), (2, 2, 3))],
+    # (squares: the singular vectors' signs are arbitrary, their squares are not)
+    "linalg_svd_U": [case(lambda a: torch.linalg.svd(a, full_matrices=False).U ** 2, (4, 3)),
+                     case(lambda a: torch.linalg.svd(a).U[:, :2] ** 2, (3, 2))],
+    "linalg_svd_S": [case(lambda a: torch.linalg.svd(a).S, (2, 3))],
+    "linalg_svd_Vh": [case(lambda a: torch.linalg.svd(a, full_matrices=False).Vh ** 2, (2, 3)),
+                      case(lambda a: torch.linalg.svd(a, full_matrices=False).Vh ** 2, (3, 3))],
+    "linalg_svd": [case(lambda a: (lambda r: (r.U ** 2, r.S, r.Vh ** 2))(torch.linalg.svd(a, full_matrices=False)),
+                        (3, 2)),
+                   case(lambda a: (lambda r: (r.U ** 2, r.Vh[:2] ** 2))(torch.linalg.svd(a)), (2, 4))],
     "trace": [case(lambda a: a.trace(), (3, 3)), case(lambda a: torch.trace(a), (2, 3))],
     # shape
     "view": [case(lambda a: a.view(3, 2), (2, 3)), case(lambda a: a.reshape(-1), (2, 3))],
@@ -356,6 +367,10 @@ CASES: dict[str, list[Case]] = {
     "pixel_shuffle": [case(lambda x: F.pixel_shuffle(x, 2), (1, 8, 2, 3)), case(lambda x: F.pixel_shuffle(x, 3), (9, 1, 2))],
     "pixel_unshuffle": [case(lambda x: F.pixel_unshuffle(x, 2), (1, 2, 4, 6))],
     "channel_shuffle": [case(lambda x: F.channel_shuffle(x, 3), (2, 6, 2)), case(lambda x: F.channel_shuffle(x, 2), (1, 4, 2, 3))],
+    "im2col": [case(lambda x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), (2, 2, 3, 4)),
+               case(lambda x: F.unfold(x, 2), (1, 3, 3))],
+    "col2im": [case(lambda x: F.fold(x, (4, 5), 2, padding=1, stride=(2, 1)), (2, 8, 18)),
+               case(lambda x: F.fold(x, 3, 2), (4, 4))],
     "upsample_nearest1d": [case(lambda x: F.interpolate(x, scale_factor=2.5), (2, 2, 3))],
     "upsample_nearest2d": [case(lambda x: F.interpolate(x, scale_factor=2), (1, 2, 2, 3)),
                            case(lambda x: F.interpolate(x, size=(3, 5)), (1, 2, 2, 3))],
@@ -544,6 +559,10 @@ NOT_IMPLEMENTED = {
     "heaviside": lambda x: torch.heaviside(x, torch.tensor(0.5, dtype=x.dtype)),
     "hardsigmoid_backward": lambda x: torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)[0],
     "cdist_backward": lambda x: torch.autograd.grad(torch.cdist(x, x.flip(0)).sum(), x, create_graph=True)[0],
+    "ctc_loss_backward": lambda x: torch.autograd.grad(
+        F.ctc_loss(x.log_softmax(1).unsqueeze(1), torch.tensor([[1]]), [2], [1]), x, create_graph=True)[0],
+    "scatter_reduce_src": lambda x: x.scatter(1, torch.tensor([[1, 1], [0, 1]]), x * 2, reduce="multiply"),
+    "scatter_reduce_value": lambda x: x.scatter(0, torch.tensor([[1, 0]]), 1.5, reduce="add"),
 }
 
 DIFFERENTIABLE = [name for name, e in D.TABLE.items() if e.differentiable and name not in NOT_IMPLEMENTED]

@@ -29,6 +29,14 @@ def test_settings_a_line_makes_hold_for_the_next_lines_and_the_echo():
     assert p.stdout == "tensor([1.5000])\ntorch.float64\ntensor([1.], dtype=torch.float32)\n"
 
 
+def test_echoed_torch_functions_print_as_pytorch_prints_them():
+    p = repl("torch.dot\nF.relu\nx = ones(1)\nx.add\n")
+    assert p.returncode == 0, p.stderr
+    dot, relu, add = p.stdout.splitlines()
+    assert dot.startswith("<built-in method dot of type object at 0x") and relu.startswith("<function relu at 0x")
+    assert add.startswith("<built-in method add of Tensor object at 0x")
+
+
 def test_blocks_strings_prints_and_none():
     p = repl('def f(x):\n    return x * 2\n\nf(3)\n"a"\nprint("hi")\nNone\ny = 1\n')
     assert p.stdout == "6\n'a'\nhi\n" and p.returncode == 0

@@ -19,8 +19,12 @@ DYNAMIC = {"masked_select"}             # output shape depends on the values: Py
 # the branch-free forms of their formulas inside torch.func, as PyTorch does for its subclass-like tensors.)
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices", "max_pool3d_with_indices",
            "adaptive_max_pool2d", "adaptive_max_pool3d"}
+# (formulas that read what the forward kept besides its result -- indices, norms, alphas, the singular
+# vectors -- which vmap does not batch yet: the grad transform refuses them)
 NOT_YET_GRAD = NOT_YET | {"svdvals", "native_batch_norm",
-                          "multi_margin_loss", "multilabel_margin_loss"}
+                          "multi_margin_loss", "multilabel_margin_loss", "linalg_svd", "linalg_svd_U",
+                          "linalg_svd_S", "linalg_svd_Vh", "fractional_max_pool2d", "fractional_max_pool3d",
+                          "weight_norm_interface", "ctc_loss"}
 
 
 def _batch(entry, c, k):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import ops as D
 from .. import device as _device
-from .. import dtypes
+from .. import dtypes, errors
 from ..dtypes import DType
 from ..op import _grad_enabled, apply
 from .arguments import _is_tensor, _shape_args
@@ -86,6 +86,30 @@ def is_tensor(obj) -> bool:
 
 def is_floating_point(input) -> bool:
     return input._dtype.is_floating_point
+
+
+def _tensor_predicate(name, test, arity=1):
+    """``torch.<name>(input)``: a question about a tensor (PyTorch's TypeError for anything else)."""
+    names = ("input", "other")
+
+    def predicate(*args):
+        if len(args) != arity:
+            raise errors.TypeError(f"{name}() takes {arity} positional argument{'s' if arity > 1 else ''} but "
+                                   f"{len(args)} were given")
+        for k, a in enumerate(args):
+            if not _is_tensor(a):
+                raise errors.TypeError(f"{name}(): argument '{names[k]}' (position {k + 1}) must be Tensor, not "
+                                       f"{type(a).__name__}")
+        return test(*args)
+    predicate.__name__ = predicate.__qualname__ = name
+    return predicate
+
+
+is_signed = _tensor_predicate("is_signed", lambda t: t._dtype.is_signed)
+is_conj = _tensor_predicate("is_conj", lambda t: False)
+is_distributed = _tensor_predicate("is_distributed", lambda t: False)
+is_inference = _tensor_predicate("is_inference", lambda t: t.is_inference())
+is_same_size = _tensor_predicate("is_same_size", lambda a, b: a._data.shape == b._data.shape, arity=2)
 
 
 def numel(input) -> int:

@@ -156,6 +156,11 @@ def _factory(fill, name):
             raise errors.RuntimeError("zeros: Dimension size must be non-negative.")
         _check_new_shape(shape)
         d = _dtype_arg(dtype, dtypes.default_float)
+        if memory_format is not None:
+            if name != "empty":             # (only torch.empty takes a memory format)
+                raise errors.TypeError(f"{name}() got an unexpected keyword argument 'memory_format'")
+            from ..memory_format import channels_last_data
+            return _finish(Tensor._make(channels_last_data(fill, shape, d.np, memory_format), d), requires_grad)
         return _finish(Tensor._make(fill(shape, d.np), d), requires_grad)
     make.__name__ = name
     return make

@@ -108,3 +108,38 @@ def squeeze_(self, dim=None):
         return apply_inplace_view(D.squeeze_inplace_dims, self,
                                   {"dims": _reduce_dim(dim, self, empty_means_all=False)})
     return apply_inplace_view(D.squeeze_inplace_dim, self, {"dim": _given_dim(dim, self._data.ndim)})
+
+
+def resize_(self, *size, memory_format=None):
+    """``Tensor.resize_``: the tensor takes the new shape over its own memory, read in memory order from its
+    first element; elements beyond it are new (PyTorch leaves them uninitialized: zeros here). The same shape
+    changes nothing (strides kept). A tensor that requires grad cannot be resized."""
+    from .arguments import _shape_args
+    shape = _shape_args(size, "resize_", "size")
+    if self._requires_grad:
+        raise errors.RuntimeError("cannot resize variables that require grad")
+    if any(s < 0 for s in shape):
+        raise errors.RuntimeError("numel: integer multiplication overflow")
+    from .. import limits
+    limits.check_elements(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    if shape != self._data.shape:
+        flat = np.ravel(self._data, order="K")
+        if n <= flat.size:
+            data = flat[:n].reshape(shape)
+        else:
+            data = np.zeros(shape, self._data.dtype)
+            data.reshape(-1)[:flat.size] = flat
+        self._data = data
+    bump_version(self)
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """``Tensor.resize_as_`` / ``torch.resize_as_``: ``resize_`` to the template's shape."""
+    if not _is_tensor(the_template):
+        raise errors.TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, not "
+                               f"{type(the_template).__name__}")
+    return resize_(self, tuple(the_template._data.shape))

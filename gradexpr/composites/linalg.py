@@ -221,6 +221,25 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return apply(D.addmm, (input, mat1, mat2), params)
 
 
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``torch.baddbmm``: ``beta * input + alpha * (batch1 @ batch2)``, input broadcast to the product."""
+    params = {}
+    if beta != 1:
+        params["beta"] = beta
+    if alpha != 1:
+        params["alpha"] = alpha
+    for name, m in (("batch1", batch1), ("batch2", batch2)):
+        if m._data.ndim != 3:
+            raise errors.RuntimeError(f"{name} must be a 3D tensor")
+    a, b = batch1._data.shape, batch2._data.shape
+    if a[0] != b[0] or a[2] != b[1]:
+        raise errors.RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{a[0]}, {a[2]}] "
+                                  f"but got: [{b[0]}, {b[1]}].")
+    _check_broadcast([input._data, np.empty((a[0], a[1], b[2]), dtype=np.bool_)])
+    limits.check_elements((a[0], a[1], b[2]))
+    return apply(D.baddbmm, (input, batch1, batch2), params)
+
+
 def t(input):
     if input._data.ndim > 2:
         raise errors.RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input._data.ndim}D")

@@ -159,7 +159,7 @@ LAZY_METHODS = {
              "masked_select take_along_dim",
     "reductions": "max=_max_method min=_min_method amax amin aminmax argmax argmin sort argsort msort topk kthvalue "
                   "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero nanmean=_nanmean_method",
-    "linalg": "matmul mm bmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
+    "linalg": "matmul mm bmm baddbmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
               "swapdims=transpose permute=_permute_method movedim det inverse trace",
     "conversion": "sum_to_size to type=type_ type_as float=_float double=_double half=_half long=_long int=_int "
                   "short=_short bool=_bool byte=_byte char=_char new_zeros new_ones new_full new_tensor new_empty",
@@ -167,7 +167,8 @@ LAZY_METHODS = {
                         "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
                         "log_normal_=_log_normal_",
     "contractions": "kron",
-    "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_",
+    "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_ "
+               "resize_ resize_as_",
     # internal helpers used by backward formulas (underscored: not reachable from programs)
     "indexing": "_slice_scatter _select_scatter _diagonal_scatter _index_put=_index_put_ _narrow_step",
 }

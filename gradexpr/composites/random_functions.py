@@ -108,9 +108,16 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
                    requires_grad)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False, **_):
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+            **_):
     _check_device(device)
+    # low=, high= and size= by keyword fill the places of randint(low, high, size) after the positional ones
     args = list(args)
+    if low is not None or high is not None:
+        if low is not None and not args:
+            args.append(low)
+        if high is not None:
+            args.append(high)
     if size is None:
         if not args or (len(args) == 1 and not isinstance(args[0], (tuple, list, Size))):
             types = ", ".join(type(v).__name__ for v in args)

@@ -69,6 +69,30 @@ class MinMax(ReturnType):
         return self[1]
 
 
+class SvdResult(tuple):
+    """``torch.return_types.linalg_svd(U=…, S=…, Vh=…)``."""
+
+    _gx_exposed = True
+    _fields = ("U", "S", "Vh")
+
+    def __new__(cls, name, U, S, Vh):
+        self = tuple.__new__(cls, (U, S, Vh))
+        self._name = name
+        return self
+
+    def _rebuilt(self, parts):
+        return type(self)(self._name, *parts)
+
+    U = property(lambda self: self[0])
+    S = property(lambda self: self[1])
+    Vh = property(lambda self: self[2])
+
+    def __repr__(self):
+        return f"torch.return_types.{self._name}(\nU={self[0]!r},\nS={self[1]!r},\nVh={self[2]!r})"
+
+    __str__ = __repr__
+
+
 def _minmax(name, all_name, dim_name, binary_name):
     """``torch.max``/``Tensor.max`` (and ``min``): the overload is chosen by PyTorch's parser from the
     schema lines; the ``dim`` overload returns ``torch.return_types.max(values, indices)``. The entries
@@ -242,6 +266,21 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     raise errors.RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+def linalg_svd(A, full_matrices=True, *, driver=None):
+    """``torch.linalg.svd``: (U, S, Vh) as ``torch.return_types.linalg_svd``, one LinalgSvdBackward0 node."""
+    from ..op import share_node
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    if A._dtype.category != 2:
+        raise errors.RuntimeError(f"linalg.svd: Expected a floating point or complex tensor as input. Got "
+                                  f"{A._dtype._scalar_name}")
+    params = {"full_matrices": bool(full_matrices)}
+    parts = [apply(D.linalg_svd_U, (A,), params), apply(D.linalg_svd_S, (A,), params),
+             apply(D.linalg_svd_Vh, (A,), params)]
+    share_node(D.linalg_svd, (A,), params, parts)
+    return SvdResult("linalg_svd", *parts)
+
+
 def svdvals(A, *, driver=None):
     if A._data.ndim < 2:
         raise errors.RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
@@ -345,10 +384,11 @@ def _selection(name, entry, input, params):
 
 
 def sort(input, dim=-1, descending=False, *, stable=None):
-    """``torch.sort``: (values, indices); PyTorch's CPU sort is stable whatever ``stable`` says (only
-    the node differs: SortBackward1 for ``stable=``)."""
+    """``torch.sort``: (values, indices); equal values keep their order with ``stable=True`` only
+    (std::sort otherwise: std_sort.py); the node is SortBackward1 when ``stable=`` is given."""
     entry = D.sort if stable is None else D.sort_stable
-    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending)})
+    return _selection("sort", entry, input, {"dim": _given_dim(dim, input._data.ndim), "descending": bool(descending),
+                                             "stable": bool(stable)})
 
 
 def argsort(input, dim=-1, descending=False, *, stable=False):

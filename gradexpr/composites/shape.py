@@ -408,8 +408,23 @@ def _broadcast_shapes(a, b):
     return np.broadcast_shapes(tuple(a), tuple(b))
 
 
+_SCATTER_REDUCE_DEPRECATED = (
+    "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future PyTorch "
+    "release. Use torch.scatter_reduce instead for more reduction options. (Triggered internally at "
+    "/__w/pytorch/pytorch/aten/src/ATen/native/TensorAdvancedIndexing.cpp:225.)")
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     d = _given_dim(dim, input._data.ndim)         # as given (the node shows it so)
+    if reduce is not None:                        # scatter.reduce / scatter.value_reduce
+        if reduce not in ("add", "multiply"):
+            raise errors.RuntimeError("reduce argument must be either add or multiply.")
+        if src is not None and _is_tensor(src):
+            from .. import warn
+            warn.warn_once(_SCATTER_REDUCE_DEPRECATED)
+            return apply(D.scatter_reduce_src, (input, index, src), {"dim": d, "reduce": reduce})
+        v = value if src is None else src
+        return apply(D.scatter_reduce_value, (input, index), {"dim": d, "value": _scalar(v), "reduce": reduce})
     if src is None or not _is_tensor(src):
         v = value if src is None else src
         return apply(D.scatter_value, (input, index), {"dim": d, "value": _scalar(v)})
@@ -563,6 +578,22 @@ def dstack(tensors):
     return cat([atleast_3d(t) for t in _tensor_list(tensors, "dstack")], 2)
 
 
+def cartesian_prod(*tensors):
+    """``torch.cartesian_prod`` as ATen writes it: the "ij" meshgrid of the 1-D inputs, each flattened,
+    stacked along dim 1 (one input is returned as it is)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        if not _is_tensor(t):
+            raise errors.TypeError(f"cartesian_prod(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                                   f"not {type(t).__name__}")
+        if t._data.ndim != 1:
+            raise errors.RuntimeError(f"Expect a 1D vector, but got shape {list(t._data.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
 def meshgrid(*tensors, indexing=None):
     """``torch.meshgrid``: each 0-d or 1-d input viewed along its own dim and expanded to the grid
     (``indexing="xy"``: the grid of the first two inputs swapped, its first two outputs swapped back)."""
@@ -578,6 +609,9 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if t._data.ndim > 1:
             raise errors.RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    for a, b in zip(tensors, tensors[1:]):
+        if a._dtype is not b._dtype:
+            raise errors.RuntimeError("meshgrid expects all tensors to have the same dtype")
     swap = indexing == "xy" and len(tensors) >= 2
     order = list(tensors)
     if swap:

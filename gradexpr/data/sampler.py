@@ -4,6 +4,7 @@ from PyTorch's, then ``randperm``, as ``torch/utils/data/sampler.py``), ``Subset
 from __future__ import annotations
 
 import itertools
+import math
 
 from .. import errors
 from .. import functions as T
@@ -148,3 +149,55 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return (len(self.sampler) + self.batch_size - 1) // self.batch_size
+
+
+class DistributedSampler(Sampler):
+    """``torch.utils.data.distributed.DistributedSampler``: this replica's share of the (shuffled, padded)
+    indices. Without ``num_replicas``/``rank`` it asks ``torch.distributed`` for them, which fails as in
+    PyTorch before ``init_process_group`` (gradexpr never starts one)."""
+    __module__ = "torch.utils.data.distributed"
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
+        from .. import distributed as dist
+        if num_replicas is None:
+            num_replicas = dist.names()["get_world_size"]()
+        if rank is None:
+            rank = dist.names()["get_rank"]()
+        if rank >= num_replicas or rank < 0:
+            raise errors.ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
+        self.dataset = dataset
+        self.num_replicas = num_replicas
+        self.rank = rank
+        self.epoch = 0
+        self.drop_last = drop_last
+        if self.drop_last and len(self.dataset) % self.num_replicas != 0:
+            self.num_samples = math.ceil((len(self.dataset) - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(len(self.dataset) / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+        self.shuffle = shuffle
+        self.seed = seed
+
+    def __iter__(self):
+        if self.shuffle:
+            from .. import rng as _random
+            g = _random.Generator(self.seed + self.epoch)
+            indices = T.randperm(len(self.dataset), generator=g).tolist()
+        else:
+            indices = list(range(len(self.dataset)))
+        if not self.drop_last:
+            padding_size = self.total_size - len(indices)
+            if padding_size <= len(indices):
+                indices += indices[:padding_size]
+            else:
+                indices += (indices * math.ceil(padding_size / len(indices)))[:padding_size]
+        else:
+            indices = indices[:self.total_size]
+        indices = indices[self.rank:self.total_size:self.num_replicas]
+        return iter(indices)
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch

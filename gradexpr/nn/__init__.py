@@ -8,8 +8,8 @@ from . import init, utils
 from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from . import activation as _activation
 from .activation import MORE_ACTIVATIONS
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d, SyncBatchNorm
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .pooling import *  # noqa: F401,F403  (the pooling modules)
 from .pooling import NAMES as POOLING_NAMES
 from .resample import *  # noqa: F401,F403  (pixel/channel shuffle, upsampling)
@@ -31,10 +31,12 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, L1Lo
 from .module import Module
 from .padding import *  # noqa: F401,F403  (the padding modules, CosineSimilarity)
 from .padding import PADDING_NAMES
+from . import parallel as _parallel
+from . import transformer as _transformer
 from .parameter import Parameter
 from .sparse import Embedding, LayerNorm
 from . import functional, functional_activations, functional_losses, functional_norms, functional_pooling
-from . import functional_dropout, functional_resample
+from . import functional_attention, functional_dropout, functional_resample
 from .normalization import NORM_NAMES, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401
 from . import loss as _loss
 from .loss import MORE_LOSSES
@@ -44,11 +46,14 @@ globals().update({n: getattr(_loss, n) for n in MORE_LOSSES})
 
 MODULE_NAMES = """Module Parameter Sequential ModuleList ModuleDict ParameterList Identity Linear Bilinear Flatten
 Unflatten Dropout ReLU LeakyReLU ELU GELU SiLU Sigmoid Tanh Softmax LogSoftmax Softplus MSELoss L1Loss
-SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d ConvTranspose1d
-ConvTranspose2d Embedding
-LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d CosineSimilarity""".split() + PADDING_NAMES \
+SmoothL1Loss HuberLoss CrossEntropyLoss NLLLoss BCELoss BCEWithLogitsLoss Conv1d Conv2d Conv3d ConvTranspose1d
+ConvTranspose2d ConvTranspose3d Embedding
+LayerNorm BatchNorm1d BatchNorm2d BatchNorm3d SyncBatchNorm CosineSimilarity""".split() + PADDING_NAMES \
     + MORE_ACTIVATIONS + MORE_LOSSES + NORM_NAMES + POOLING_NAMES + DROPOUT_NAMES \
-    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES
+    + RESAMPLE_NAMES + CELL_NAMES + RECURRENT_NAMES + _lrn.NAMES + _parallel.NAMES \
+    + _transformer.NAMES
+globals().update({n: getattr(_parallel, n) for n in _parallel.NAMES})
+globals().update({n: getattr(_transformer, n) for n in _transformer.NAMES})
 
 
 def names():
@@ -67,4 +72,5 @@ def functional_names():
             **{n: getattr(functional_pooling, n) for n in functional_pooling.NAMES},
             **{n: getattr(functional_dropout, n) for n in functional_dropout.NAMES},
             **{n: getattr(functional_resample, n) for n in functional_resample.NAMES},
+            **{n: getattr(functional_attention, n) for n in functional_attention.NAMES},
             "local_response_norm": _lrn.local_response_norm}

@@ -80,7 +80,7 @@ class _ConvNd(Module):
         return s
 
     def forward(self, input):
-        conv = NF2.conv1d if self._nd == 1 else NF2.conv2d
+        conv = (NF2.conv1d, NF2.conv2d, NF2.conv3d)[self._nd - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
@@ -92,6 +92,11 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     __module__ = "torch.nn.modules.conv"
     _nd = 2
+
+
+class Conv3d(_ConvNd):
+    __module__ = "torch.nn.modules.conv"
+    _nd = 3
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -128,7 +133,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        conv = NF2.conv_transpose1d if self._nd == 1 else NF2.conv_transpose2d
+        conv = (NF2.conv_transpose1d, NF2.conv_transpose2d, NF2.conv_transpose3d)[self._nd - 1]
         return conv(input, self.weight, self.bias, self.stride, self.padding, output_padding, self.groups,
                     self.dilation)
 
@@ -141,3 +146,8 @@ class ConvTranspose1d(_ConvTransposeNd):
 class ConvTranspose2d(_ConvTransposeNd):
     __module__ = "torch.nn.modules.conv"
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    __module__ = "torch.nn.modules.conv"
+    _nd = 3

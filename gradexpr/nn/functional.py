@@ -60,6 +60,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     name = f"conv_transpose{nd}d"
     for arg, value in (("stride", stride), ("padding", padding), ("output_padding", output_padding),
@@ -91,6 +95,12 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
 def _check_transposed_sizes(input, weight, stride, padding, output_padding, dilation):
     """ATen's checks, worded as its 2-d kernels word them (a 1-d call runs as 2-d with height 1)."""
     lift = (lambda v, one: (one,) + tuple(v)) if len(stride) == 1 else (lambda v, one: tuple(v))
+    if len(stride) == 3 and any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        (od, oh, ow), (sd, sh, sw), (dd, dh, dw) = output_padding, stride, dilation
+        raise errors.RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                                  f"output_padding_depth: {od} output_padding_height: {oh} output_padding_width: "
+                                  f"{ow} stride_depth: {sd} stride_height: {sh} stride_width: {sw} dilation_depth: "
+                                  f"{dd} dilation_height: {dh} dilation_width: {dw}")
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
         (oh, ow), (sh, sw), (dh, dw) = lift(output_padding, 0), lift(stride, 1), lift(dilation, 1)
         raise errors.RuntimeError("output padding must be smaller than either stride or dilation, but got "
@@ -111,6 +121,10 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -147,7 +161,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return apply(L.native_layer_norm, (input, weight, bias), {"normalized_ndim": len(shape), "eps": eps})
 
 
-NAMES = "conv1d conv2d conv_transpose1d conv_transpose2d embedding layer_norm bilinear batch_norm".split()
+NAMES = ("conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d embedding layer_norm bilinear "
+         "batch_norm").split()
 
 
 def _verify_batch_size(size):

@@ -197,6 +197,112 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _apply_reduction((_plus(dist_pos, margin) - dist_neg).clamp_min(0), r)
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """As torch/nn/functional.py writes it, with torch calls: any distance function (a program's own too)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise errors.ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                                "instead")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise errors.RuntimeError("The anchor, positive, and negative tensors are expected to have the same number "
+                                  f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+                                  f"{n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = T.minimum(dist_neg, distance_function(positive, negative))
+    loss = T.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return T.sum(loss)
+    if reduction == "mean":
+        return T.mean(loss)
+    return loss
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """``F.linear_cross_entropy`` as torch/nn/functional.py computes it without ``options`` (its chunked
+    path): ``cross_entropy(linear(input, W, b).reshape(N, C, *out_features), target)``."""
+    if options is not None:
+        raise errors.NotImplementedError("linear_cross_entropy(options=...) (the chunked path) is not supported in "
+                                         "gradexpr")
+    if input.dim() < 1 or input.dim() > 2:
+        raise errors.RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise errors.RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    num_batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise errors.RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                                  f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise errors.RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                                  f"{tuple(linear_bias.shape)}")
+    if len(out_features) > 0 and len(num_batches) == 0:
+        raise errors.RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+                                  f"requires batched input, (N, {in_features}), got unbatched input with shape "
+                                  f"{tuple(input.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise errors.RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = ignore_index if ignore_index is not None else -100
+    if out_features:
+        linear_weight = linear_weight.reshape((math.prod(out_features, start=num_classes), in_features))
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(math.prod(out_features, start=num_classes))
+    logits = NF.linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return NF.cross_entropy(logits, target, weight=weight, reduction=reduction, ignore_index=ignore_index,
+                            label_smoothing=label_smoothing)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """``F.ctc_loss`` as ATen's ``ctc_loss``: ``_ctc_loss`` (CtcLossBackward0) per sample, inf set to zero
+    with ``zero_infinity``, then the mean of the losses divided by the target lengths (at least 1), or
+    their sum."""
+    import numpy as _np
+    from ..ops import nn_losses as LS
+    if reduction not in ("mean", "sum", "none"):
+        raise errors.ValueError(f"{reduction} is not a valid value for reduction")
+    is_batched = log_probs.dim() == 3
+    lp = log_probs if is_batched else log_probs.unsqueeze(1)
+
+    def lengths(v, name):
+        if isinstance(v, T.Tensor):
+            return [int(x) for x in v._data.reshape(-1)]
+        return [int(x) for x in v]
+    il, tl = lengths(input_lengths, "input_lengths"), lengths(target_lengths, "target_lengths")
+    tg = targets._data.astype(_np.int64) if isinstance(targets, T.Tensor) else _np.asarray(targets, _np.int64)
+    T_, N = lp.shape[0], lp.shape[1]
+    if len(il) != N:
+        raise errors.RuntimeError(f"input_lengths must be of size batch_size")
+    if len(tl) != N:
+        raise errors.RuntimeError(f"target_lengths must be of size batch_size")
+    for b in range(N):
+        if il[b] < 0 or il[b] > T_:
+            raise errors.RuntimeError(f"Expected input_lengths to have value at most {T_}, but got value {il[b]} "
+                                      f"(while checking arguments for ctc_loss_cpu)")
+        if tg.ndim == 2 and tl[b] > tg.shape[1]:
+            raise errors.RuntimeError(f"Expected tensor to have size at least {tl[b]} at dimension 1, but got size "
+                                      f"{tg.shape[1]} for argument #2 'targets' (while checking arguments for "
+                                      "ctc_loss_cpu)")
+    res = apply(LS.ctc_loss, (lp,), {"targets": tg, "input_lengths": il, "target_lengths": tl, "blank": int(blank),
+                                     "zero_infinity": bool(zero_infinity)})
+    if zero_infinity:
+        res = T.where(res == float("inf"), T.zeros((), dtype=res.dtype), res)
+    if reduction == "mean":
+        return (res / T.tensor(tl, dtype=res.dtype).clamp_min(1)).mean()
+    if reduction == "sum":
+        return res.sum()
+    return res if is_batched else res.squeeze(0)
+
+
 def _check_targets(input, target, name):
     if input.dim() > 2 or (input.dim() == 2 and input.shape[0] == 0):
         raise errors.RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
@@ -234,4 +340,5 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 
 NAMES = ("kl_div margin_ranking_loss hinge_embedding_loss soft_margin_loss cosine_embedding_loss poisson_nll_loss "
          "gaussian_nll_loss multilabel_soft_margin_loss pairwise_distance triplet_margin_loss multi_margin_loss "
+         "triplet_margin_with_distance_loss linear_cross_entropy ctc_loss "
          "multilabel_margin_loss").split()

@@ -16,6 +16,11 @@ def _tuple(value, n):
     return (int(value),) * n
 
 
+def _ntuple(value, n):
+    """torch's ``_ntuple``: a value repeated n times (kept as it is: ratios are floats)."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
+
+
 def _stride(stride, kernel, n):
     """() when not given: the 2-d and 3-d nodes keep it so (the kernel then strides by the kernel size)."""
     return () if stride is None or stride == [] or stride == () else _tuple(stride, n)
@@ -235,6 +240,45 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
-NAMES = ("max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d "
+def _fractional(nd, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
+    """``F.fractional_max_pool{2,3}d`` as torch/nn/functional.py: the output size from the ratio, one
+    uniform sample per plane and dim drawn with torch.rand unless given, then ATen's kernel."""
+    name = f"fractional_max_pool{nd}d"
+    if output_size is None and output_ratio is None:
+        raise errors.ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratio = _ntuple(output_ratio, nd)
+        if len(ratio) > nd:
+            raise errors.ValueError(f"{name} requires output_ratio to either be a single Int or tuple of Ints.")
+        output_size = [int(input.size(d - nd) * ratio[d]) for d in range(nd)]
+    kernel = _tuple(kernel_size, nd)
+    output_size = _tuple(output_size, nd)
+    if input.dim() not in (nd + 1, nd + 2):
+        raise errors.RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
+    if _random_samples is None:
+        n_batch = 1 if input.dim() == nd + 1 else input.size(0)
+        _random_samples = T.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype)
+    names = ("time", "height", "width")[3 - nd:]
+    for d in range(nd):
+        if output_size[d] + kernel[d] - 1 > input.size(d - nd):
+            raise errors.RuntimeError(f"{name}(): pool {names[d]} {kernel[d]} too large relative to input "
+                                      f"{names[d]} {input.size(d - nd)}")
+    entry = P.fractional_max_pool2d if nd == 2 else P.fractional_max_pool3d
+    out, extras = apply_ex(entry, (input,), {"kernel_size": kernel, "output_size": tuple(output_size),
+                                             "random_samples": _random_samples._data})
+    return (out, _indices(extras)) if return_indices else out
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
+
+
+NAMES = ("fractional_max_pool2d fractional_max_pool3d max_pool1d max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool1d adaptive_avg_pool2d "
          "adaptive_avg_pool3d adaptive_max_pool1d adaptive_max_pool2d adaptive_max_pool3d max_unpool1d max_unpool2d max_unpool3d "
          "lp_pool1d lp_pool2d lp_pool3d").split()

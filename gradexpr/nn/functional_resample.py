@@ -124,4 +124,79 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return apply(entry, (input,), params)
 
 
-NAMES = "pixel_shuffle pixel_unshuffle channel_shuffle interpolate".split()
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _check_block_args(kernel_size, dilation, padding, stride):
+    """ATen's im2col/col2im checks of the block arguments (im2col_shape_check.h)."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel_size, dilation, padding, stride
+    if not (kw > 0 and kh > 0):
+        raise errors.RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kh} "
+                                  f"kernel_width: {kw}")
+    if not (dw > 0 and dh > 0):
+        raise errors.RuntimeError(f"dilation should be greater than zero, but got dilation_height: {dh} "
+                                  f"dilation_width: {dw}")
+    if not (pw >= 0 and ph >= 0):
+        raise errors.RuntimeError(f"padding should be non-negative, but got pad_height: {ph} pad_width: {pw}")
+    if not (sw > 0 and sh > 0):
+        raise errors.RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} "
+                                  f"stride_width: {sw}")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """``F.unfold``: ATen's im2col (Im2ColBackward0)."""
+    params = {"kernel_size": _pair(kernel_size), "dilation": _pair(dilation), "padding": _pair(padding),
+              "stride": _pair(stride)}
+    _check_block_args(*params.values())
+    shape = tuple(input.shape)
+    for d in (1, 2):                # ATen reads input.size(1) and input.size(2) before checking the dims
+        if d >= len(shape):
+            if not shape:
+                raise errors.IndexError(f"dimension specified as {d} but tensor has no dimensions")
+            raise errors.IndexError(f"Dimension out of range (expected to be in range of [-{len(shape)}, "
+                                    f"{len(shape) - 1}], but got {d})")
+    valid = len(shape) in (3, 4) and all(s != 0 for s in shape[-3 if len(shape) == 3 else 1:][:2])
+    if len(shape) == 3:
+        valid = valid and shape[0] != 0
+    if not valid:
+        raise errors.RuntimeError("Expected 3D or 4D (batch mode) tensor input with possible 0 batch size and "
+                                  f"non-zero dimensions, but got: {list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = params.values()
+    oh, ow = R.blocks(shape[-2:], *params.values())
+    if oh < 1 or ow < 1:
+        raise errors.RuntimeError(f"Given input with spatial size ({shape[-2]}, {shape[-2]}), kernel_size=({kh}, "
+                                  f"{kw}), dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of the array "
+                                  f"of sliding blocks as ({oh}, {ow}), but its components must be at least one.")
+    return apply(R.im2col, (input,), params)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """``F.fold``: ATen's col2im (Col2ImBackward0)."""
+    output_size = _pair(output_size)
+    params = {"kernel_size": _pair(kernel_size), "dilation": _pair(dilation), "padding": _pair(padding),
+              "stride": _pair(stride)}
+    _check_block_args(*params.values())
+    shape = tuple(input.shape)
+    if not ((len(shape) == 2 and shape[0] != 0 and shape[1] != 0)
+            or (len(shape) == 3 and shape[1] != 0 and shape[2] != 0)):
+        raise errors.RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                                  f"non-zero dimensions for input, but got: {list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = params.values()
+    planes, length = shape[-2], shape[-1]
+    if planes % (kh * kw) != 0:
+        raise errors.RuntimeError("Expected size of input's dimension 1 to be divisible by the product of "
+                                  f"kernel_size, but got input.size(1)={planes} and kernel_size=({kh}, {kw}).")
+    bh, bw = R.blocks(output_size, *params.values())
+    where = (f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kh}, {kw}), dilation=({dh}, "
+             f"{dw}), padding=({ph}, {pw}), stride=({sh}, {sw}), ")
+    if length != bh * bw:
+        raise errors.RuntimeError(where + "expected size of input's dimension 2 to match the calculated number of "
+                                  f"sliding blocks {bh} * {bw} = {bh * bw}, but got input.size(2)={length}.")
+    if bh < 1 or bw < 1:
+        raise errors.RuntimeError(where + f"calculated shape of the array of sliding blocks as ({bh}, {bw}), which "
+                                  "is too small (non-positive)")
+    return apply(R.col2im, (input,), {"output_size": output_size, **params})
+
+
+NAMES = "pixel_shuffle pixel_unshuffle channel_shuffle interpolate unfold fold".split()

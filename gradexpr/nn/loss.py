@@ -228,8 +228,76 @@ class PairwiseDistance(Module):
         return _FL().pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
+class TripletMarginWithDistanceLoss(_Loss):
+    """As torch/nn/modules/loss.py: the distance is any callable (a ``PairwiseDistance`` by default,
+    then a submodule)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            from .. import errors
+            raise errors.ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                                    f"{margin} instead")
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return _FL().triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                       distance_function=self.distance_function,
+                                                       margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """As torch/nn/modules/loss.py: a bias-free (by default) Linear to num_classes * prod(out_features)
+    logits, then cross entropy (F.linear_cross_entropy)."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,
+                 reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0, options=None):
+        from .. import errors
+        from .linear import Linear
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise errors.RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise errors.RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        n = num_classes
+        for f in out_features:
+            n *= f
+        self.linear = Linear(in_features, n, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape((self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = (self.linear.bias.reshape((self.num_classes, *self.out_features))
+                       if self.linear.bias is not None else None)
+        return _FL().linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias, weight=self.weight,
+                                          reduction=self.reduction, ignore_index=self.ignore_index,
+                                          label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+class CTCLoss(_Loss):
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return _FL().ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                              self.zero_infinity)
+
+
 MORE_LOSSES = ("KLDivLoss MarginRankingLoss HingeEmbeddingLoss CosineEmbeddingLoss SoftMarginLoss PoissonNLLLoss "
                "GaussianNLLLoss MultiLabelSoftMarginLoss MultiLabelMarginLoss MultiMarginLoss TripletMarginLoss "
-               "PairwiseDistance").split()
+               "TripletMarginWithDistanceLoss LinearCrossEntropyLoss CTCLoss PairwiseDistance").split()
 for _name in MORE_LOSSES[:-1]:
     globals()[_name].__module__ = "torch.nn.modules.loss"

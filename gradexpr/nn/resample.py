@@ -88,4 +88,43 @@ class UpsamplingBilinear2d(Upsample):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
 
-__all__ = NAMES = "PixelShuffle PixelUnshuffle ChannelShuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d".split()
+class Fold(Module):
+    """``nn.Fold`` (torch/nn/modules/fold.py): the arguments are kept as given, used by ``forward``."""
+    __module__ = "torch.nn.modules.fold"
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return FR.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """``nn.Unfold`` (torch/nn/modules/fold.py)."""
+    __module__ = "torch.nn.modules.fold"
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input):
+        return FR.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
+
+
+__all__ = NAMES = ("PixelShuffle PixelUnshuffle ChannelShuffle Upsample UpsamplingNearest2d UpsamplingBilinear2d "
+                   "Fold Unfold").split()

@@ -84,5 +84,7 @@ def vector_to_parameters(vec, parameters):
         pointer += n
 
 
+from .weight_norms import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402
+
 NAMES = ("clip_grad_norm_ clip_grad_value_ parameters_to_vector vector_to_parameters get_total_norm "
-         "clip_grads_with_norm_").split()
+         "clip_grads_with_norm_ weight_norm remove_weight_norm spectral_norm remove_spectral_norm").split()

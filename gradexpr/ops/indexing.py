@@ -6,7 +6,8 @@ import numpy as np
 from .. import dtypes, errors
 from .common import _F
 from .common import _apply
-from .registry import TABLE, Op, batch_rules, op
+from ..graph import NOT_IMPLEMENTED_NODE
+from .registry import TABLE, NotDifferentiable, Op, batch_rules, op
 
 
 index_select = op("index_select", "IndexSelectBackward0", lambda a, index, dim: np.take(a, index, axis=dim),
@@ -89,6 +90,32 @@ scatter_value = op("scatter_value", "ScatterBackward1",
                    ("self", "index"),
                    self=lambda grad, index, dim: grad.scatter(dim, index, 0.0), dtype="first", domain="index",
                    forward_ad="transpose")
+def _scatter_reduce(a, index, src, dim, reduce):
+    """``a`` with ``src[i][j]`` added to (``reduce='add'``) or multiplied into (``'multiply'``) the place
+    at ``[index[i][j]][j]`` (dim 0), position after position as ATen's serial loop does, so that
+    repeated indices accumulate; ``src`` may be a number (scatter.value_reduce)."""
+    out = a.copy()
+    combine = np.add if reduce == "add" else np.multiply
+    if np.ndim(src) and src.shape != index.shape:
+        src = src[tuple(slice(0, n) for n in index.shape)]
+    src = np.broadcast_to(np.asarray(src, a.dtype), index.shape)
+    if a.ndim == 0:
+        for v in src.reshape(-1):
+            out[()] = combine(out[()], v)
+        return out
+    at = list(np.indices(index.shape, sparse=True))
+    at[dim % a.ndim] = index
+    combine.at(out, tuple(np.broadcast_arrays(*at)), src)
+    return out
+
+
+# scatter(..., reduce=) has no derivative in PyTorch: its node is NotImplemented
+_SCATTER_NO_GRAD = NotDifferentiable("derivative for aten::scatter is not implemented")
+scatter_reduce_src = op("scatter_reduce_src", NOT_IMPLEMENTED_NODE, _scatter_reduce, ("self", "index", "src"),
+                        self=_SCATTER_NO_GRAD, src=_SCATTER_NO_GRAD, dtype="first", domain="index")
+scatter_reduce_value = op("scatter_reduce_value", NOT_IMPLEMENTED_NODE,
+                          lambda a, index, dim, value, reduce: _scatter_reduce(a, index, value, dim, reduce),
+                          ("self", "index"), self=_SCATTER_NO_GRAD, dtype="first", domain="index")
 scatter_add = op("scatter_add", "ScatterAddBackward0", _scatter_add, ("self", "index", "src"),
                  self=lambda grad: grad,
                  src=lambda grad, index, dim: grad.gather(dim, index),

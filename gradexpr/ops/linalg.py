@@ -108,6 +108,24 @@ addmm = op("addmm", "AddmmBackward0", _addmm,
            forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
 
 
+def _baddbmm(c, a, b, beta=1, alpha=1):
+    """``c * beta + (a @ b) * alpha`` for stacks of matrices (``c`` broadcast to the product's shape)."""
+    product = _bmm(a, b) if alpha == 1 else _bmm(a, b) * alpha
+    return (c if beta == 1 else c * beta) + product
+
+
+baddbmm = op("baddbmm", "BaddbmmBackward0", _baddbmm,
+             ("self", "batch1", "batch2"),
+             self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
+             batch1=lambda grad, batch2, alpha=1: grad.bmm(batch2.transpose(1, 2)) if alpha == 1
+             else grad.bmm(batch2.transpose(1, 2)) * alpha,
+             batch2=lambda grad, batch1, alpha=1: batch1.transpose(1, 2).bmm(grad) if alpha == 1
+             else batch1.transpose(1, 2).bmm(grad) * alpha,
+             domain="real", broadcast=False,
+             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1:
+             self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha)
+
+
 def _det(a):
     """PyTorch's linalg.det: an LU factorisation with partial pivoting (``lu_packed``), then the sign
     of the row swaps times the product of U's diagonal. (np.linalg.det goes through exp(log|det|),
@@ -281,6 +299,76 @@ svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
              # PyTorch's svd jvp for the values: S_t = diag(Uᴴ A_t V)
              forward_ad=lambda A_t, U, Vh: U.transpose(-2, -1).matmul(A_t).matmul(Vh.transpose(-2, -1)).diagonal(
                  0, -2, -1))
+def _svd_backward(gU, gS, gVh, U, S, Vh, full_matrices):
+    """ATen's ``svd_backward`` (real case), with derivatives.yaml's narrowing of full matrices to the
+    first k = min(m, n) singular vectors; written with Tensor ops, so it differentiates again."""
+    k = S.shape[-1]
+    if full_matrices:
+        gU = None if gU is None else gU.narrow(-1, 0, k)
+        gVh = None if gVh is None else gVh.narrow(-2, 0, k)
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+    if gS is None and gU is None and gVh is None:
+        return None
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:
+        return U.matmul(gS.unsqueeze(-1) * Vh) if m >= n else (U * gS.unsqueeze(-2)).matmul(Vh)
+    UhgU = None if gU is None else _skew(U.mT.matmul(gU))
+    VhgV = None if gVh is None else _skew(Vh.matmul(gVh.mT))
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _F().eye(k, dtype=S.dtype)     # (its diagonal is 1: 0 + 1)
+    if gU is not None and gVh is not None:
+        gA = (UhgU * S.unsqueeze(-2) + S.unsqueeze(-1) * VhgV) / E
+    elif gU is not None:
+        gA = (UhgU / E) * S.unsqueeze(-2)
+    else:
+        gA = S.unsqueeze(-1) * (VhgV / E)
+    if gS is not None:
+        gA = gA + gS.diag_embed()
+    if m > n and gU is not None:
+        gA = U.matmul(gA)
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = gA + gUSinv - U.matmul(U.mT.matmul(gUSinv))
+        return gA.matmul(Vh)
+    if m < n and gVh is not None:
+        gA = gA.matmul(Vh)
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = gA + SinvgVh - SinvgVh.matmul(Vh.mT).matmul(Vh)
+        return U.matmul(gA)
+    return U.matmul(gA.matmul(Vh)) if m >= n else U.matmul(gA).matmul(Vh)
+
+
+def _skew(A):
+    return A - A.mT
+
+
+def _svd_part(k):
+    """Output ``k`` of ``linalg.svd`` (U, S, Vh), the others kept for its backward."""
+    def forward(a, full_matrices):
+        found = mkl.svd(a, True, full_matrices)     # (ATen's gesdd, jobz 'A' or 'S'; NumPy's without MKL)
+        if found is not None:
+            s, u, vh = found
+        else:
+            u, s, vh = (x.astype(a.dtype) for x in np.linalg.svd(a, full_matrices=full_matrices))
+        parts = {"U": u, "S": s, "Vh": vh}
+        name = ("U", "S", "Vh")[k]
+        return parts.pop(name), parts
+    return forward
+
+
+# each output computed by its own entry (vmap knows them); op.share_node gives them linalg_svd's one node
+linalg_svd_U = op("linalg_svd_U", "LinalgSvdBackward0", _svd_part(0), ("A",), dtype=_F_, domain="matrix",
+                  A=lambda grad, full_matrices, result, S, Vh: _svd_backward(grad, None, None, result, S, Vh,
+                                                                             full_matrices))
+linalg_svd_S = op("linalg_svd_S", "LinalgSvdBackward0", _svd_part(1), ("A",), dtype=_F_, domain="matrix",
+                  A=lambda grad, full_matrices, U, result, Vh: _svd_backward(None, grad, None, U, result, Vh,
+                                                                             full_matrices))
+linalg_svd_Vh = op("linalg_svd_Vh", "LinalgSvdBackward0", _svd_part(2), ("A",), dtype=_F_, domain="matrix",
+                   A=lambda grad, full_matrices, U, S, result: _svd_backward(None, None, grad, U, S, result,
+                                                                             full_matrices))
+linalg_svd = op("linalg_svd", "LinalgSvdBackward0", None, ("A",), outputs=("U", "S", "Vh"), domain="matrix",
+                A=lambda grad, full_matrices, U, S, Vh: _svd_backward(*grad, U, S, Vh, full_matrices))
+
+
 trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
            dtype=_sum_dtype, domain="matrix", forward_ad="linear")

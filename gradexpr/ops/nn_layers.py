@@ -56,9 +56,19 @@ def _columns(x, kernel, stride, padding, dilation, groups, limit=None):
     return cols.reshape(n, groups, int(np.prod(outs)), -1), outs
 
 
+# im2col's columns are made for a few samples at a time, at most this many elements (the products are
+# the same, sample by sample: the memory of a big 3-d convolution stays bounded)
+_COLUMNS_AT_ONCE = 1 << 24
+
+
 def _conv(x, w, stride, padding, dilation, groups, limit=None):
-    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups, limit)
     n, o = x.shape[0], w.shape[0]
+    per_sample = int(np.prod(x.shape[1:])) * int(np.prod(w.shape[2:]))      # (at least the columns' size)
+    step = max(1, _COLUMNS_AT_ONCE // max(per_sample, 1))
+    if n > step:
+        return np.concatenate([_conv(x[i:i + step], w, stride, padding, dilation, groups, limit)
+                               for i in range(0, n, step)])
+    cols, outs = _columns(x, w.shape[2:], stride, padding, dilation, groups, limit)
     wg = w.reshape(groups, o // groups, -1)
     out = np.matmul(cols, wg.transpose(0, 2, 1)[None])               # N, G, L, O/G
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
@@ -73,9 +83,14 @@ def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=
 
 def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
     """The gradient of a convolution's input: each output's gradient times the kernel, added back into
-    the patch it read."""
+    the patch it read (a few samples at a time, as ``_conv``)."""
     nd = grad.ndim - 2
     n, o = grad.shape[:2]
+    per_sample = int(np.prod(grad.shape[2:])) * int(np.prod(weight.shape[1:])) * groups
+    step = max(1, _COLUMNS_AT_ONCE // max(per_sample, 1))
+    if n > step:
+        return np.concatenate([_conv_input_grad(grad[i:i + step], weight, (min(step, n - i),) + tuple(input_shape[1:]),
+                                                stride, padding, dilation, groups) for i in range(0, n, step)])
     outs, kernel = grad.shape[2:], weight.shape[2:]
     cg = weight.shape[1]
     c = cg * groups
@@ -84,11 +99,13 @@ def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), 
     patches = patches.reshape((n, groups) + tuple(outs) + (cg,) + tuple(kernel))
     order = (0, 1, 2 + nd) + tuple(range(2, 2 + nd)) + tuple(range(3 + nd, 3 + 2 * nd))
     patches = patches.transpose(order).reshape((n, c) + tuple(outs) + tuple(kernel))
+    # kernel offsets first, in one copy: each offset's (N, C, *out) block is then contiguous to add
+    by_offset = np.ascontiguousarray(patches.transpose(tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2 + nd))))
     padded = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(input_shape[2:], padding)), grad.dtype)
     for offset in np.ndindex(*kernel):
         target = (slice(None), slice(None)) + tuple(
             slice(k * d, k * d + s * (m - 1) + 1, s) for k, d, s, m in zip(offset, dilation, stride, outs))
-        padded[target] += patches[(Ellipsis,) + offset]
+        padded[target] += by_offset[offset]
     inner = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
     return np.ascontiguousarray(padded[inner])
 

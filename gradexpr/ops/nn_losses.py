@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph import NOT_IMPLEMENTED_NODE
 from .common import _NOT_FLOAT, _apply, _exp, _kernel, _log
 from .nn import _reduce
 from .reductions import _norm, _norm_dtype, _norm_grad
-from .registry import op
+from .registry import NotDifferentiable, op
 
 
 # ---------------------------------------------------------------- soft margin
@@ -165,3 +166,141 @@ multilabel_margin_loss = op("multilabel_margin_loss", "MultilabelMarginLossBackw
 norm_dim = op("norm_dim", "NormBackward1", _norm,
               self=lambda grad, self, result, ord, dim, keepdim: _norm_grad(grad, self, result, ord, dim, keepdim),
               dtype=_norm_dtype, domain="nonzero", forward_ad="transpose")
+
+
+# ---------------------------------------------------------------- CTC (ATen's LossCTC.cpp, CPU)
+_NEGINF = -np.inf
+
+
+def _target_primes(targets, offset, stride, length, blank):
+    """The extended target l' (blank, l1, blank, l2, …, blank) of one sample."""
+    primes = np.full(2 * length + 1, blank, np.int64)
+    primes[1::2] = targets[offset + stride * np.arange(length)] if length else primes[1::2]
+    return primes
+
+
+def _lse3(a, b, c):
+    """log(exp(a-m) + exp(b-m) + exp(c-m)) + m with m the largest (0 when all are -inf), in their dtype."""
+    m = np.maximum(np.maximum(a, b), c)
+    m = np.where(m == _NEGINF, np.zeros_like(m), m)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.log(np.exp(a - m) + np.exp(b - m) + np.exp(c - m)) + m
+
+
+def _ctc_layout(targets, target_lengths):
+    """Each sample's (offset, stride) in ``targets``: rows of a 2-d padded batch, runs of a 1-d concatenation."""
+    if targets.ndim == 1:
+        offsets = np.concatenate([[0], np.cumsum(target_lengths)[:-1]]).astype(np.int64)
+        return targets, offsets, 1
+    return targets.reshape(-1), np.arange(targets.shape[0], dtype=np.int64) * targets.shape[1], 1
+
+
+def _ctc_forward(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    """``_ctc_loss``: each sample's negative log likelihood, and log_alpha (batch, T, 2·S+1) for backward."""
+    lp = log_probs
+    T, N = lp.shape[:2]
+    flat, offsets, stride = _ctc_layout(targets, target_lengths)
+    max_len = int(max(target_lengths)) if len(target_lengths) else 0
+    log_alpha = np.full((N, T, 2 * max_len + 1), _NEGINF, lp.dtype)
+    nll = np.zeros(N, lp.dtype)
+    for b in range(N):
+        il, tl = int(input_lengths[b]), int(target_lengths[b])
+        if il == 0:
+            nll[b] = 0 if tl == 0 else np.inf
+            continue
+        primes = _target_primes(flat, offsets[b], stride, tl, blank)
+        S = 2 * tl + 1
+        la = log_alpha[b]
+        la[0, 0] = lp[0, b, blank]
+        if tl > 0:
+            la[0, 1] = lp[0, b, primes[1]]
+        skip = np.zeros(S, bool)
+        skip[2:] = primes[2:] != primes[:-2]
+        neg = np.full(S, _NEGINF, lp.dtype)
+        for t in range(1, il):
+            prev = la[t - 1, :S]
+            la2 = np.concatenate([neg[:1], prev[:-1]])
+            la3 = np.where(skip, np.concatenate([neg[:2], prev[:-2]]), neg)
+            la[t, :S] = _lse3(prev, la2, la3) + lp[t, b, primes]
+        if tl == 0:
+            nll[b] = -la[il - 1, 0]
+        else:
+            l1, l2 = la[il - 1, 2 * tl], la[il - 1, 2 * tl - 1]
+            m = max(l1, l2)
+            m = lp.dtype.type(0) if m == _NEGINF else m
+            with np.errstate(invalid="ignore"):
+                nll[b] = -(np.log(np.exp(l1 - m) + np.exp(l2 - m)) + m)
+    return nll, {"log_alpha": log_alpha}
+
+
+def _ctc_backward(grad_out, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank,
+                  zero_infinity):
+    """``_ctc_loss_backward`` (eq. 16 of Graves et al.): log_beta, the log-sums of alpha·beta per label in
+    ATen's order (s descending within each t), then ``(exp(lp) - exp(lcab + nll - lp)) * grad``."""
+    lp = log_probs
+    T, N, C = lp.shape
+    flat, offsets, stride = _ctc_layout(targets, target_lengths)
+    grad = np.full(lp.shape, _NEGINF, lp.dtype)
+    for b in range(N):
+        il, tl = int(input_lengths[b]), int(target_lengths[b])
+        if zero_infinity and nll[b] == np.inf:
+            grad[:, b] = 0
+            continue
+        S = 2 * tl + 1
+        primes = _target_primes(flat, offsets[b], stride, tl, blank)
+        la = log_alpha[b, :, :S]
+        lb = np.full((T, S), _NEGINF, lp.dtype)
+        g = grad[:, b]
+        if il > 0:
+            lb[il - 1, 2 * tl] = lp[il - 1, b, blank]
+            g[il - 1, blank] = la[il - 1, 2 * tl] + lb[il - 1, 2 * tl]
+            if tl > 0:
+                c = primes[2 * tl - 1]
+                lb[il - 1, 2 * tl - 1] = lp[il - 1, b, c]
+                g[il - 1, c] = la[il - 1, 2 * tl - 1] + lb[il - 1, 2 * tl - 1]
+            skip = np.zeros(S, bool)
+            skip[:-2] = primes[2:] != primes[:-2]
+            neg = np.full(S, _NEGINF, lp.dtype)
+            for t in range(il - 2, -1, -1):
+                nxt = lb[t + 1]
+                lb2 = np.concatenate([nxt[1:], neg[:1]])
+                lb3 = np.where(skip, np.concatenate([nxt[2:], neg[:2]]), neg)
+                lb[t] = _lse3(nxt, lb2, lb3) + lp[t, b, primes]
+            if il > 1:
+                rows = slice(0, il - 1)
+                ab = la[rows] + lb[rows]
+                for s in range(S - 1, -1, -1):          # each label's log-sum, s descending as ATen adds them
+                    c = primes[s]
+                    cur = g[rows, c]
+                    first = cur == _NEGINF
+                    m = np.maximum(cur, ab[:, s])
+                    with np.errstate(invalid="ignore"):
+                        added = np.log(np.exp(cur - m) + np.exp(ab[:, s] - m)) + m
+                    g[rows, c] = np.where(first, ab[:, s], added)
+        gr = grad_out[b]
+        with np.errstate(invalid="ignore", over="ignore"):
+            g[:il] = (np.exp(lp[:il, b]) - np.exp(g[:il] + nll[b] - lp[:il, b])) * gr
+        g[il:] = 0
+    return grad
+
+
+ctc_loss_backward = op("ctc_loss_backward", NOT_IMPLEMENTED_NODE,
+                       lambda grad, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank,
+                       zero_infinity: _ctc_backward(grad, log_probs, targets, input_lengths, target_lengths, nll,
+                                                    log_alpha, blank, zero_infinity),
+                       ("grad", "log_probs"), domain="real", broadcast=False, dtype="promote",
+                       grad=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"),
+                       log_probs=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"))
+
+
+def _ctc_grad(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result, log_alpha):
+    return _apply(ctc_loss_backward, (grad, log_probs),
+                  {"targets": targets, "input_lengths": input_lengths, "target_lengths": target_lengths,
+                   "nll": result._data, "log_alpha": log_alpha._data, "blank": blank,
+                   "zero_infinity": zero_infinity})
+
+
+ctc_loss = op("ctc_loss", "CtcLossBackward0",
+              lambda lp, targets, input_lengths, target_lengths, blank, zero_infinity: _ctc_forward(
+                  lp, targets, input_lengths, target_lengths, blank, zero_infinity),
+              ("log_probs",), log_probs=_ctc_grad, dtype="first", domain="real", twice=False)

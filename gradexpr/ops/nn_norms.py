@@ -76,3 +76,72 @@ native_group_norm_nobias = op(
     "native_group_norm_nobias", "NativeGroupNormBackward0", _group_norm, ("input",),
     input=_group_norm_input_grad, dtype=native_group_norm.dtype, broadcast=False, domain="real",
     forward_ad="transpose")
+
+
+# ============================================================ _weight_norm_interface (nn.utils.weight_norm, dim 0 or last)
+def _weight_norm_rows(v, dim):
+    """``v`` as the rows the CPU kernel normalises: (size of dim, rest) for dim 0, (rest, last)ᵀ else."""
+    if dim == 0:
+        return v.reshape(v.shape[0], -1)
+    return v.reshape(-1, v.shape[-1]).T
+
+
+def _slice_sums(a, b, dim=0):
+    """Σ a·b of each row: along memory through vec::map2_reduce_all's lanes for dim 0 (as batch norm's
+    kernels), in row order for the last dim (the kernel accumulates a buffer row after row)."""
+    from ..batch_norm_kernel import _map2_reduce_all, _sequential
+    if dim == 0:
+        return _map2_reduce_all(a, b)
+    return _sequential((a * b).T, a.dtype)
+
+
+def _norm_shape(v, dim):
+    return tuple(n if k == dim else 1 for k, n in enumerate(v.shape))
+
+
+def _weight_norm_interface(v, g, dim):
+    """ATen's weight_norm kernel: per slice ``norm = sqrt(Σ v²)`` (vec::map_reduce_all's lanes and
+    shuffle tree, as batch norm's kernels), ``w = v * (g / norm)``; the norms are kept for backward."""
+    rows = np.ascontiguousarray(_weight_norm_rows(v, dim))
+    norms = np.sqrt(_slice_sums(rows, rows, dim))
+    a = (g.reshape(-1) / norms).astype(v.dtype)
+    w = rows * a[:, None]
+    w = w.reshape(v.shape) if dim == 0 else np.ascontiguousarray(w.T).reshape(v.shape)
+    return w, {"norms": norms.reshape(_norm_shape(v, dim)).astype(v.dtype)}
+
+
+def _weight_norm_grads(which):
+    def formula(grad, v, g, norms, dim):
+        from ..graph import is_grad_enabled
+        if not is_grad_enabled():            # ATen's fused _weight_norm_interface_backward
+            return _fused_weight_norm_backward(grad, v, g, norms, dim)[which]
+        # _weight_norm_differentiable_backward
+        if dim == 0:
+            sums = (grad * v).view(v.shape[0], -1).sum(1).view(_norm_shape(v._data, dim))
+        else:
+            sums = (grad * v).view(-1, v.shape[-1]).sum(0).view(_norm_shape(v._data, dim))
+        if which == 0:
+            return (g / norms) * (grad - v * (sums / (norms * norms)))
+        return sums / norms
+    return formula
+
+
+def _fused_weight_norm_backward(grad, v, g, norms, dim):
+    from ..tensor import Tensor
+    gw = np.ascontiguousarray(_weight_norm_rows(grad._data, dim))
+    vv = np.ascontiguousarray(_weight_norm_rows(v._data, dim))
+    n = norms._data.reshape(-1)
+    sums = _slice_sums(gw, vv, dim)
+    grad_g = (sums / n).astype(v._data.dtype)
+    a = (g._data.reshape(-1) / n).astype(v._data.dtype)
+    b = (a * grad_g / n).astype(v._data.dtype)
+    grad_v = a[:, None] * gw - b[:, None] * vv
+    grad_v = grad_v.reshape(v.shape) if dim == 0 else np.ascontiguousarray(grad_v.T).reshape(v.shape)
+    return Tensor._make(grad_v), Tensor._make(grad_g.reshape(g.shape))
+
+
+# (twice=False: PyTorch's differentiable backward reads the saved norms as constants, so its second
+# derivative is not the true one -- its own gradgradcheck fails; gradexpr gives the same numbers)
+weight_norm_interface = op("weight_norm_interface", "WeightNormInterfaceBackward0", _weight_norm_interface,
+                           ("v", "g"), v=_weight_norm_grads(0), g=_weight_norm_grads(1), dtype="first",
+                           domain="real", broadcast=False, twice=False)

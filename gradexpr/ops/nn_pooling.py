@@ -296,3 +296,68 @@ def _max_unpool_entry(nd):
 
 max_unpool2d = _max_unpool_entry(2)
 max_unpool3d = _max_unpool_entry(3)
+
+
+# ============================================================ fractional max pooling (ATen's FractionalMaxPool2d/3d.cpp)
+def _fractional_starts(samples, input_size, output_size, pool_size):
+    """ATen's generate_intervals for every plane at once: ``int((i + u) * alpha) - int(u * alpha)`` in the
+    input's dtype, alpha = (input - pool) / (output - 1), the last window ending at the input's end."""
+    dt = samples.dtype.type
+    seq = np.empty(samples.shape + (output_size,), np.int64)
+    if output_size > 1:
+        alpha = dt(input_size - pool_size) / dt(output_size - 1)
+        i = np.arange(output_size - 1, dtype=samples.dtype)
+        u = samples[..., None]
+        seq[..., :-1] = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    if output_size > 0:
+        seq[..., -1] = input_size - pool_size
+    return seq
+
+
+def _fractional_max_pool(x, kernel_size, output_size, random_samples):
+    """Each output the largest of its window (a NaN wins, the later one), planes (N, C) each with their
+    own windows from their random samples (2-d: sample 0 for the width, 1 for the height; 3-d: T, H, W)."""
+    nd = len(kernel_size)
+    batched = x.ndim == nd + 2
+    xb = x if batched else x[None]
+    samples = random_samples.astype(x.dtype)
+    order = (1, 0) if nd == 2 else (0, 1, 2)          # which sample each spatial dim (outermost first) reads
+    starts = [_fractional_starts(samples[..., order[d]], xb.shape[2 + d], output_size[d], kernel_size[d])
+              for d in range(nd)]
+    n, c = xb.shape[:2]
+    # gather every window: (N, C, *out, *kernel) positions along each dim
+    index = [np.arange(n)[(slice(None),) + (None,) * (1 + 2 * nd)],
+             np.arange(c)[(None, slice(None)) + (None,) * (2 * nd)]]
+    for d in range(nd):
+        pos = starts[d][(slice(None), slice(None)) + tuple(slice(None) if e == d else None for e in range(nd))
+                        + (None,) * nd]
+        k = np.arange(kernel_size[d])[(None, None) + (None,) * nd + tuple(slice(None) if e == d else None
+                                                                          for e in range(nd))]
+        index.append(pos + k)
+    windows = xb[tuple(index)]
+    flat = windows.reshape(windows.shape[:2 + nd] + (-1,))
+    pick = np.argmax(flat, axis=-1)
+    nan = np.isnan(flat)
+    if nan.any():
+        last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+        pick = np.where(nan.any(axis=-1), last_nan, pick)
+    values = np.take_along_axis(flat, pick[..., None], axis=-1)[..., 0]
+    offsets = np.unravel_index(pick, tuple(kernel_size))
+    sizes = xb.shape[2:]
+    indices = np.zeros(values.shape, np.int64)
+    for d in range(nd):
+        start = starts[d][(slice(None), slice(None)) + tuple(slice(None) if e == d else None for e in range(nd))]
+        indices = indices * sizes[d] + (start + offsets[d])
+    if not batched:
+        values, indices = values[0], indices[0]
+    return np.ascontiguousarray(values), {"indices": np.ascontiguousarray(indices)}
+
+
+def _fractional_entry(nd):
+    return op(f"fractional_max_pool{nd}d", f"FractionalMaxPool{nd}DBackward0", _fractional_max_pool,
+              self=lambda grad, self, indices, kernel_size, output_size: max_pool_grad(grad, self.shape, indices, nd),
+              dtype="first", domain="distinct", forward_ad="transpose")
+
+
+fractional_max_pool2d = _fractional_entry(2)
+fractional_max_pool3d = _fractional_entry(3)

@@ -207,3 +207,61 @@ def _linear_entry(nd, name, node):
 upsample_linear1d = _linear_entry(1, "upsample_linear1d", "UpsampleLinear1DBackward0")
 upsample_bilinear2d = _linear_entry(2, "upsample_bilinear2d", "UpsampleBilinear2DBackward0")
 upsample_trilinear3d = _linear_entry(3, "upsample_trilinear3d", "UpsampleTrilinear3DBackward0")
+
+
+# ============================================================ im2col / col2im (F.unfold, F.fold)
+def _im2col(x, kernel_size, dilation, padding, stride):
+    """(N, C, H, W) -> (N, C*kh*kw, L): each sliding block as a column, channels outermost, as ATen's
+    im2col (a 3-d input has no batch dim)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    batched = x.ndim == 4
+    if not batched:
+        x = x[None]
+    n, c = x.shape[:2]
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel_size)]
+    win = sliding_window_view(x, span, axis=(2, 3))
+    win = win[:, :, ::stride[0], ::stride[1], ::dilation[0], ::dilation[1]]       # N, C, oh, ow, kh, kw
+    oh, ow = win.shape[2:4]
+    out = np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3)).reshape(n, c * kernel_size[0] * kernel_size[1],
+                                                                        oh * ow)
+    return out if batched else out[0]
+
+
+def blocks(size, kernel_size, dilation, padding, stride):
+    """The number of sliding blocks along each spatial dim (ATen's div_rtn: floor division)."""
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, d, p, st in zip(size, kernel_size, dilation, padding, stride))
+
+
+def _col2im(x, output_size, kernel_size, dilation, padding, stride):
+    """(N, C*kh*kw, L) -> (N, C, H, W): the columns added back into their blocks, offset after offset
+    from zero, as ATen's col2im adds them (a 2-d input has no batch dim)."""
+    batched = x.ndim == 3
+    if not batched:
+        x = x[None]
+    kh, kw = kernel_size
+    n = x.shape[0]
+    c = x.shape[1] // (kh * kw)
+    bh, bw = blocks(output_size, kernel_size, dilation, padding, stride)
+    cols = x.reshape(n, c, kh, kw, bh, bw)
+    padded = np.zeros((n, c, output_size[0] + 2 * padding[0], output_size[1] + 2 * padding[1]), x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            padded[:, :, i * dilation[0]:i * dilation[0] + stride[0] * (bh - 1) + 1:stride[0],
+                   j * dilation[1]:j * dilation[1] + stride[1] * (bw - 1) + 1:stride[1]] += cols[:, :, i, j]
+    out = np.ascontiguousarray(padded[:, :, padding[0]:padding[0] + output_size[0],
+                                      padding[1]:padding[1] + output_size[1]])
+    return out if batched else out[0]
+
+
+im2col = op("im2col", "Im2ColBackward0", _im2col,
+            self=lambda grad, self_shape, kernel_size, dilation, padding, stride: _apply(
+                col2im, (grad,), {"output_size": tuple(self_shape[-2:]), "kernel_size": kernel_size,
+                                  "dilation": dilation, "padding": padding, "stride": stride}),
+            dtype="first", domain="real", forward_ad="linear")
+col2im = op("col2im", "Col2ImBackward0", _col2im,
+            self=lambda grad, kernel_size, dilation, padding, stride: _apply(
+                im2col, (grad,), {"kernel_size": kernel_size, "dilation": dilation, "padding": padding,
+                                  "stride": stride}),
+            dtype="first", domain="real", forward_ad="linear")

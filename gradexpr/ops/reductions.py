@@ -211,8 +211,11 @@ def _stable_order(a, dim, descending):
     return np.argsort(~a if a.dtype.kind in "iu" else ~a.astype(np.int64), axis=dim, kind="stable")
 
 
-def _sorted(a, dim, descending=False):
+def _sorted(a, dim, descending=False, stable=False):
     order = _stable_order(a, dim, descending).astype(np.int64)
+    if not stable:              # std::sort's order of equal values (std_sort.py)
+        from ..std_sort import unstable_order
+        order = unstable_order(a, dim, descending, order)
     if a.flags.c_contiguous:            # row-major in, row-major out (a permuted input: op.apply lays it out)
         order = np.ascontiguousarray(order)
     return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}

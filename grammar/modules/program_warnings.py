@@ -39,6 +39,7 @@ class ProgramWarnings:
         self.stream = stream
         self.filters = _default_filters()
         self.shown = set()
+        self.warned_once = set()    # PyTorch's TORCH_WARN_ONCE messages given in this run (warn.warn_once)
         self.record = None          # a list while catch_warnings(record=True) is active
 
     # ---------------------------------------------------------------- filters
