@@ -358,7 +358,10 @@ def _autograd_extension_points(name):
 
 def _nn_names():
     from . import nn
+    from .nn import parametrize
     modules, init, utils = nn.names()
+    utils = {**utils, "parametrize": Namespace("torch.nn.utils.parametrize",
+                                               {n: getattr(parametrize, n) for n in parametrize.NAMES})}
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils)}
 
 
