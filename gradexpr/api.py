@@ -90,7 +90,7 @@ swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten sq
 concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atleast_2d atleast_3d meshgrid split chunk tensor_split unbind narrow select index_select index_add gather
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
 is_floating_point numel
-einsum tensordot kron take_along_dim
+einsum tensordot kron take_along_dim cdist nanmean
 """.split()
 
 

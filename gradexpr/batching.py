@@ -181,7 +181,7 @@ def _broadcast_physical(args, level, ndim):
     return phys
 
 
-_DIM_KEYS = ("dim", "dims", "dim0", "dim1", "dim2")
+_DIM_KEYS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
 
 
 def _shift(value, ndim):

@@ -185,6 +185,12 @@ def det_grad(grad, A, result):
     scaled = (grad * result).unsqueeze(-1).unsqueeze(-1)
     singular = result == 0
     if not singular._data.any():        # (the data, not bool(): no control flow on a tensor under vmap)
+        from .tensor import Tensor
+        if not is_grad_enabled() and type(A) is Tensor and type(grad) is Tensor:   # (not a batched tensor)
+            from .ops.linalg import det_gradient
+            solved = det_gradient((grad * result)._data, A._data)
+            if solved is not None:
+                return Tensor._make(solved, A._dtype)
         return scaled * A.inverse().mT
     if is_grad_enabled():
         return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)

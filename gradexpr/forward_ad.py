@@ -261,6 +261,12 @@ def propagate(op, ts, params, result, extras):
         if how is None:
             raise errors.NotImplementedError(f"Trying to use forward AD with aten::{_aten_name(op)} that does not "
                                              "support it.")
+        if how == "not_implemented":        # in derivatives.yaml, without a forward formula
+            raise errors.NotImplementedError(
+                f"Trying to use forward AD with {_aten_name(op)} that does not support it because it has not been "
+                "implemented yet.\nPlease file an issue to PyTorch at "
+                "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
+                "its implementation or submit a PR adding the implementation to derivatives.yaml")
         del ACTIVE[level:]
         try:
             tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \

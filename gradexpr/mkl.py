@@ -25,10 +25,11 @@ _VML_MODE = 0x2 | 0x140000 | 0x100  # VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNO
 _COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
 
 # VML's name of each function PyTorch computes through it (vml.h's IMPLEMENT_VML_MKL list, and log10/log2,
-# which measured identical too); log1p, expm1, sinh, … are SLEEF's in PyTorch and stay NumPy's here.
+# which measured identical too; VML's sqrt is not correctly rounded on every code path, and PyTorch's
+# is VML's); log1p, expm1, sinh, … are SLEEF's in PyTorch and stay NumPy's here.
 VML_FUNCTIONS = {"sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
                  "exp": "Exp", "log": "Ln", "log10": "Log10", "log2": "Log2", "tanh": "Tanh",
-                 "erf": "Erf", "erfc": "Erfc", "erfinv": "ErfInv"}
+                 "erf": "Erf", "erfc": "Erfc", "erfinv": "ErfInv", "sqrt": "Sqrt"}
 _PREFIX = {np.dtype(np.float32): ("vms", "s"), np.dtype(np.float64): ("vmd", "d")}
 
 _state = {}     # "lib": the loaded library or None; "fns": prepared ctypes functions by name
@@ -61,12 +62,12 @@ def _load():
             continue
         try:
             lib = ctypes.CDLL(path)
+            lib.MKL_Set_Threading_Layer(1)          # MKL_THREADING_SEQUENTIAL, before any other call
             buffer = ctypes.create_string_buffer(256)
             lib.MKL_Get_Version_String(buffer, 256)
             if WANTED_VERSION not in buffer.value.decode("ascii", "replace") \
                     and not os.environ.get("GRADEXPR_MKL"):
                 continue
-            lib.MKL_Set_Threading_Layer(1)          # MKL_THREADING_SEQUENTIAL
         except (OSError, AttributeError):
             continue
         _state["lib"] = lib
@@ -90,9 +91,15 @@ def _function(name, argtypes):
 
 
 def _address(array):
-    """A pointer to a writable, C-contiguous array's first element (the cheapest way ctypes offers)."""
+    """A pointer to an array's first element, the cheapest way ctypes offers: through the buffer of a
+    writable C- or F-contiguous array (a transposed view's transpose is C-contiguous), else ``.ctypes``."""
     ctypes = _state["ctypes"]
-    return ctypes.byref(ctypes.c_char.from_buffer(array))
+    if array.flags.writeable:
+        if array.flags.c_contiguous:
+            return ctypes.byref(ctypes.c_char.from_buffer(array))
+        if array.flags.f_contiguous:
+            return ctypes.byref(ctypes.c_char.from_buffer(array.T))
+    return array.ctypes.data
 
 
 def _readable(a):
@@ -156,7 +163,7 @@ def addmm(c, a, b, beta, alpha):
     elif n == 1:
         ldb = k
     fn(_COL_MAJOR, _TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS, m, n, k,
-       alpha, a.ctypes.data, lda, b.ctypes.data, ldb, beta if c is not None else 0.0, _address(result), ldc)
+       alpha, _address(a), lda, _address(b), ldb, beta if c is not None else 0.0, _address(result), ldc)
     return result
 
 
@@ -207,7 +214,7 @@ def addmv(y, a, x, beta, alpha):
     result = np.zeros(rows, a.dtype)
     if y is not None and beta != 0:
         result[...] = y
-    fn(_COL_MAJOR, trans, m, n, alpha, a.ctypes.data, lda, x.ctypes.data, x.strides[0] // x.itemsize,
+    fn(_COL_MAJOR, trans, m, n, alpha, _address(a), lda, _address(x), x.strides[0] // x.itemsize,
        beta if y is not None else 0.0, _address(result), 1)
     return result
 
@@ -230,7 +237,7 @@ def dot(x, y):
         fn.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
         fn.restype = ctypes.c_float if x.dtype == np.float32 else ctypes.c_double
         _state["fns"][name] = fn
-    return np.asarray(fn(x.size, x.ctypes.data, incx, y.ctypes.data, incy), x.dtype)
+    return np.asarray(fn(x.size, _address(x), incx, _address(y), incy), x.dtype)
 
 
 def svd(a, compute_uv):
@@ -270,3 +277,53 @@ def svd(a, compute_uv):
         return values.reshape(shape + (k,)), None, None
     return (values.reshape(shape + (k,)), us.reshape(shape + (k, m)).swapaxes(-1, -2),
             vhs.reshape(shape + (n, k)).swapaxes(-1, -2))
+
+
+def _count(stack):
+    """The number of matrices in a stack (its batch may hold zero-sized matrices)."""
+    return int(np.prod(stack.shape[:-2], dtype=np.int64))
+
+
+def lu_factor(columns):
+    """LAPACK's getrf on each matrix of ``columns``, a C-contiguous stack whose every matrix is read as
+    the column-major matrix to factor (ATen's F-contiguous LU buffer): the factors in place, the 1-based
+    int32 pivots and getrf's info per matrix. None without MKL."""
+    prefix = _PREFIX.get(columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + prefix[1] + "getrf",
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p])
+    fn.restype = ctypes.c_int
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    pivots = np.zeros((stack.shape[0], n), np.int32)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if n:
+            infos[i] = fn(_COL_MAJOR, n, n, _address(stack[i]), max(1, n), _address(pivots[i]))
+    return pivots.reshape(columns.shape[:-1]), infos
+
+
+def lu_solve(columns, pivots, rhs, transpose):
+    """LAPACK's getrs with the factors ``lu_factor`` left in ``columns``: solves A X = B (A^T X = B with
+    ``transpose``) for each column-major B of ``rhs`` (a C-contiguous stack read as ``lu_factor``'s),
+    in place. None without MKL."""
+    prefix = _PREFIX.get(columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + prefix[1] + "getrs",
+                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int])
+    fn.restype = ctypes.c_int
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    pivs = pivots.reshape((stack.shape[0], n))
+    right = rhs.reshape((stack.shape[0],) + rhs.shape[-2:])
+    count = right.shape[1]                 # right-hand sides (rows of the C stack: columns of B)
+    for i in range(stack.shape[0]):
+        if n and count:
+            fn(_COL_MAJOR, b"T" if transpose else b"N", n, count, _address(stack[i]), max(1, n),
+               _address(pivs[i]), _address(right[i]), max(1, n))
+    return rhs

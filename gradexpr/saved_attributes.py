@@ -135,7 +135,8 @@ def _formula_parameters(node):
 # PyTorch's int64 fields (dims, indices, sizes) print as unsigned: a saved -1 reads 18446744073709551615
 # (its Scalars, alpha or min_val, print signed)
 _INT64_FIELDS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "index", "ignore_index", "padding_idx", "start",
-                           "end", "step", "shifts", "split_size", "source_dim", "offset", "repeats", "diagonal"))
+                           "end", "step", "shifts", "split_size", "source_dim", "offset", "repeats", "diagonal",
+                           "dimension"))
 _U64 = 1 << 64
 # nodes whose op takes ``dim`` as a list (PyTorch shows a tuple even for one dim), beyond the sums
 _DIM_TUPLE_NODES = frozenset(("VarBackward0", "StdBackward0", "VarMeanBackward0", "StdMeanBackward0",

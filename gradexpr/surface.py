@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import errors, ops
-from .op import _can_cast, apply, apply_inplace, bump_version
+from . import dtypes, errors, ops
+from .op import _can_cast, apply, apply_ex, apply_inplace, bump_version
 from .ops._catalogue import PUBLIC, TABLE_ALIASES as _TABLE_ALIASES
 from .signatures import Overloads
 from .tensor import Tensor
@@ -28,17 +28,53 @@ def _values_to_call(entry, values):
 
 
 def run(entry, values, name):
-    """The result of one parsed call of ``entry`` (written into ``out=`` when given)."""
+    """The result of one parsed call of ``entry`` (written into ``out=`` when given); an entry whose
+    schema returns ``(Tensor values, Tensor indices)`` gives PyTorch's named pair
+    (``torch.return_types.cummax(values=…, indices=…)``), the indices being an extra of its forward."""
     out = values.get("out")
     if out is not None:
         return _into(out, entry, values, name)
     inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
+    if _returns_pair(entry):
+        return _named_pair(name, entry, inputs, params)
     return apply(entry, inputs, params)
 
 
+_PAIRS: dict = {}
+
+
+def _returns_pair(entry) -> bool:
+    """Whether the entry's schema returns (values, indices): ``... -> (Tensor values, Tensor indices)``."""
+    pair = _PAIRS.get(entry.name)
+    if pair is None:
+        pair = _PAIRS[entry.name] = bool(entry.schema) and \
+            entry.schema[0].rpartition("->")[2].replace(" ", "") == "(Tensorvalues,Tensorindices)"
+    return pair
+
+
+def _named_pair(name, entry, inputs, params):
+    from .composites.reductions import ReturnType      # (the reductions' composites load on first use)
+    result, extras = apply_ex(entry, inputs, params)
+    indices = extras["indices"]         # (under vmap already a batched tensor)
+    return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
+
+
 def _into(out, entry, values, name):
-    """``torch.X(..., out=t)`` of a table-bound name (see ``write_out``)."""
-    return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+    """``torch.X(..., out=t)`` of a table-bound name (see ``write_out``); a pair's ``out=(values, indices)``
+    gets each of them written, and is returned as the named pair."""
+    if not _returns_pair(entry):
+        return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+    if len(out) != 2:
+        raise errors.TypeError(f"{name}(): argument 'out' must be tuple of Tensors of size 2, not of size {len(out)}")
+    pair = []
+
+    def compute():
+        pair.append(run(entry, {**values, "out": None}, name))
+        return pair[0][0]
+    first = write_out(out[0], name, values.values(), compute)
+    second = write_out(out[1], name, (), lambda: pair[0][1])
+    from .composites.reductions import ReturnType
+    return ReturnType(name + "_out", first, second)       # (torch.return_types.cummax_out)
 
 
 _RESIZED = ("An output with one or more elements was resized since it had shape {}, which does not match the "
@@ -99,7 +135,7 @@ def with_out(fn):
 def _lone_tensor_call(entry, values):
     """(entry, params) when a call given only its tensor can skip the parser next time: the overload
     chosen for a lone tensor is always the same, so its parameters (the defaults) are too."""
-    if entry.prepare is None and entry.inputs == ("self",) and values.get("out") is None:
+    if entry.prepare is None and entry.inputs == ("self",) and values.get("out") is None and not _returns_pair(entry):
         return entry, _values_to_call(entry, values)[1]
     return None
 
@@ -148,7 +184,12 @@ def _inplace(overloads):
         entry = sig.entry
         if not lone and not args and not kwargs:
             lone.extend(filter(None, [_lone_tensor_call(entry, values)]))
-        inputs, params = entry.prepare(values) if entry.prepare else _values_to_call(entry, values)
+        if entry.prepare is None:
+            inputs, params = _values_to_call(entry, values)
+        elif "inplace" in entry.prepare.__code__.co_varnames[:entry.prepare.__code__.co_argcount]:
+            inputs, params = entry.prepare(values, inplace=True)      # (its in-place form checks otherwise)
+        else:
+            inputs, params = entry.prepare(values)
         return apply_inplace(entry, self, inputs[1:], params)
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
@@ -185,9 +226,16 @@ def _bind_table() -> dict:
                 out[ns][name + "_"] = _inplace(overloads)
             elif ns == "special":
                 out[ns][name] = _function(overloads, "special_" + name)
+            elif ns == "linalg":        # linalg_cross(...) is torch.linalg.cross (its messages say linalg_cross())
+                out[ns][linalg_name(name)] = _function(overloads)
             else:
                 out[ns][name] = _function(overloads)
     return out
+
+
+def linalg_name(name: str) -> str:
+    """The torch.linalg name of a schema name (``linalg_cross`` -> ``cross``, as native_functions.yaml names them)."""
+    return name[len("linalg_"):] if name.startswith("linalg_") else name
 
 
 class _LinesOf:

@@ -3,8 +3,8 @@
 Run it under a Python that has PyTorch (the oracle's venv, never gradexpr's), then record and check:
 
     /tmp/torchref/bin/python tools/docstring_examples.py OUT_DIR
-    /tmp/torchref/bin/python ../shared/tools/torch-oracle --fast OUT_DIR
-    gradexpr check OUT_DIR --plain
+    MKL_ENABLE_INSTRUCTIONS=SSE4_2 ATEN_CPU_CAPABILITY=avx2 /tmp/torchref/bin/python ../shared/tools/torch-oracle --fast OUT_DIR
+    MKL_ENABLE_INSTRUCTIONS=SSE4_2 gradexpr check OUT_DIR --plain
 
 It reads the names gradexpr binds (tests/data/pytorch_surface.tsv less surface_unsupported.txt) and
 writes one program per docstring with examples. The session becomes a script the way a reader runs

@@ -307,3 +307,47 @@ def _mT(self):
         raise errors.RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got "
                                   f"{self._data.ndim}-D tensor.")
     return transpose(self, -2, -1)
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """``torch.cdist`` (Python in PyTorch: the mode's name to ATen's number) and ATen's composite ``cdist``:
+    the p-norm distance of every row of ``x1`` to every row of ``x2``, batched. For p = 2 with the matrix
+    product asked for (or either side over 25 rows) it is ``_euclidean_dist`` (EuclideanDistBackward0)
+    under views of the broadcast inputs, else ``_cdist_forward`` (CdistBackward0)."""
+    if compute_mode not in _CDIST_MODES:
+        raise errors.ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    _need_tensors("cdist", x1, x2, "x2")
+    mode = _CDIST_MODES[compute_mode]
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t._data.ndim < 2:
+            raise errors.RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t._data.ndim}D")
+    c1, c2 = x1._data.shape[-1], x2._data.shape[-1]
+    if c1 != c2:
+        raise errors.RuntimeError(f"X1 and X2 must have the same number of columns. X1: {c1} X2: {c2}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t._dtype.is_floating_point:
+            raise errors.RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {t._dtype._scalar_name}")
+    p = float(p)
+    if not p >= 0:
+        raise errors.RuntimeError("cdist only supports non-negative p values")
+    _check_broadcast([np.empty(x1._data.shape[:-2], np.int8), np.empty(x2._data.shape[:-2], np.int8)])
+    if x1._dtype is not x2._dtype:
+        raise errors.RuntimeError(f"expected scalar type {x1._dtype._scalar_name} but found {x2._dtype._scalar_name}")
+    r1, r2 = x1._data.shape[-2], x2._data.shape[-2]
+    batch = np.broadcast_shapes(x1._data.shape[:-2], x2._data.shape[:-2])
+    euclid = p == 2 and (mode == 1 or (mode is None and (r1 > 25 or r2 > 25)))
+    if not euclid or x1._data.size == 0 or x2._data.size == 0 or c1 == 0:
+        return apply(D.cdist_forward, (x1, x2), {"p": p, "compute_mode": mode})
+    out_shape = batch + (r1, r2)
+    n = int(np.prod(batch, dtype=np.int64))
+    if n == 1:
+        return apply(D.euclidean_dist, (x1, x2)).view(out_shape)
+
+    def flat(t, rows):
+        t = expand(t, batch + (rows, c1))
+        return contiguous(t).view(n, rows, c1)
+    return apply(D.euclidean_dist, (flat(x1, r1), flat(x2, r2))).view(out_shape)

@@ -158,7 +158,7 @@ LAZY_METHODS = {
              "flip=_flip_method fliplr flipud roll tril triu diag diagonal diag_embed clone contiguous "
              "masked_select take_along_dim",
     "reductions": "max=_max_method min=_min_method amax amin aminmax argmax argmin sort argsort msort topk kthvalue "
-                  "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero",
+                  "median std var norm logsumexp cumsum cumprod all any count_nonzero nonzero nanmean=_nanmean_method",
     "linalg": "matmul mm bmm mv dot inner vdot=dot outer ger=outer addmm t transpose swapaxes=transpose "
               "swapdims=transpose permute=_permute_method movedim det inverse trace",
     "conversion": "sum_to_size to type=type_ type_as float=_float double=_double half=_half long=_long int=_int "
@@ -265,6 +265,8 @@ def _method_modules() -> dict:
     where.update({name + "_": "inplace" for name in _INPLACE})
     where.update({"T": "linalg", "mT": "linalg", "H": "linalg", "__matmul__": "linalg",
                   "__getitem__": "indexing", "__setitem__": "indexing"})
+    # an alias of a lazy method (moveaxis of movedim) binds with it
+    where.update({alias: where[target] for alias, target in D.ALIASES.items() if target in where})
     return where
 
 

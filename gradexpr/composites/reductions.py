@@ -278,6 +278,34 @@ def cumprod(input, dim, *, dtype=None):
     return apply(D.cumprod, (input,), params)
 
 
+_NANMEAN = Overloads("nanmean", [("nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, "
+                                   "Tensor(a!)? out=None) -> Tensor", None)])
+
+
+def _nanmean(args, kwargs, method):
+    """ATen's composite nanmean: nansum over the count of the non-NaN elements (NansumBackward0 under a
+    DivBackward0: PyTorch has no node of its own for it), argument errors from its schema line."""
+    _, values = _NANMEAN.parse(args, kwargs, method=method)
+    input, dim, keepdim, dtype = values["self"], values["dim"], values["keepdim"], values["dtype"]
+    if input._dtype.category != 2:
+        raise errors.RuntimeError("nanmean(): expected input to have floating point or complex dtype but got "
+                                  f"{input._dtype._scalar_name}")
+    if dtype is not None and dtype.category != 2:
+        raise errors.RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+                                  f"point or complex dtype. Got: {dtype._scalar_name}")
+    T = _torch
+    factor = T("sum")(T("logical_not")(T("isnan")(input)), dim, keepdim)
+    return T("nansum")(input, dim, keepdim, dtype=dtype).div(factor)
+
+
+def nanmean(*args, **kwargs):
+    return _nanmean(args, kwargs, False)
+
+
+def _nanmean_method(self, *args, **kwargs):
+    return _nanmean((self,) + args, kwargs, True)
+
+
 def all(input, dim=None, keepdim=False):
     t = apply(D.all_, (input,), {"dim": _reduce_dim(dim, input, empty_means_all=False), "keepdim": keepdim})
     return t if input._dtype is not dtypes.uint8 else t.to(dtypes.uint8)

@@ -131,7 +131,9 @@ def expand(input, *sizes):
     sizes = _shape_args(sizes, "expand")
     cur = input._data.shape
     if len(sizes) < len(cur):
-        raise errors.RuntimeError(f"expand(torch.{input._dtype._scalar_name}Tensor{{{list(cur)}}}, size={list(sizes)}): "
+        # (PyTorch names the tensor by its legacy type, torch.FloatTensor; bool has none: CPUBoolType)
+        kind = "CPUBoolType" if input._dtype is dtypes.bool_ else f"torch.{input._dtype._scalar_name}Tensor"
+        raise errors.RuntimeError(f"expand({kind}{{{list(cur)}}}, size={list(sizes)}): "
                                   "the number of sizes provided (" + str(len(sizes)) + ") must be greater or equal "
                                   "to the number of dimensions in the tensor (" + str(len(cur)) + ")")
     lead = len(sizes) - len(cur)

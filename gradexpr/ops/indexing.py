@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes, errors
 from .common import _F
 from .common import _apply
 from .registry import TABLE, Op, batch_rules, op
@@ -65,6 +66,10 @@ def _scatter(a, index, src, dim):
 
 def _scatter_add(a, index, src, dim):
     out = a.copy()
+    if a.ndim == 0:         # (a 0-d input and index: the one value added, if the index has one)
+        if index.size:
+            out[()] += src if np.ndim(src) == 0 else src.reshape(-1)[0]
+        return out
     moved = np.moveaxis(out, dim, -1)
     idx = np.moveaxis(index, dim, -1)
     s = np.moveaxis(src[tuple(slice(0, n) for n in index.shape)], dim, -1)
@@ -264,21 +269,63 @@ def _masked_scatter(a, mask, source):
     return out
 
 
-def _masked_scatter_source_grad(grad, mask, source_shape):
+def _masked_scatter_backward(g, mask, sizes):
     """ATen's masked_scatter_backward: the gradient at the masked places, in order, padded with zeros
     to the source's size (the source elements never used get none)."""
-    picked = grad.masked_select(mask)
-    size = int(np.prod(source_shape, dtype=np.int64))
-    if picked.numel() < size:
-        picked = _F().cat([picked, picked.new_zeros(size - picked.numel())])
-    return picked.view(source_shape)
+    picked = np.broadcast_to(g, mask.shape)[mask]
+    out = np.zeros(int(np.prod(sizes, dtype=np.int64)), g.dtype)
+    out[:picked.size] = picked
+    return out.reshape(sizes)
 
 
-# (reached through masked_select's gradient; ``mask`` is not differentiable)
+# masked_scatter_backward(grad_output, mask, sizes): its own node under create_graph, whose gradient puts
+# the incoming gradient back at the masked places (a masked_scatter of it into zeros)
+masked_scatter_backward = op("masked_scatter_backward", "MaskedScatterBackwardBackward0", _masked_scatter_backward,
+                             ("grad_output", "mask"),
+                             grad_output=lambda grad, mask: apply_masked_scatter(grad.new_zeros(mask.shape), mask,
+                                                                                  grad),
+                             dtype="first", broadcast=False, domain="real", forward_ad="linear")
+
+
+def _masked_scatter_source_grad(grad, mask, source_shape):
+    return _apply(masked_scatter_backward, (grad, mask), {"sizes": tuple(source_shape)})
+
+
+def apply_masked_scatter(self, mask, source):
+    from ..op import apply
+    return apply(masked_scatter, (self, mask, source))
+
+
+def _check_masked_scatter(values, inplace=False):
+    """ATen's checks of masked_scatter, in its order: the dtypes of self and source, the mask broadcast
+    with self (out of place both expand; in place the mask expands to self, with expand's errors), a
+    bool mask, enough source elements for the mask's ones."""
+    from ..op import _check_broadcast
+    self, mask, source = values["self"], values["mask"], values["source"]
+    if self._dtype is not source._dtype:
+        raise errors.RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                                  f"{self._dtype._scalar_name} and {source._dtype._scalar_name}")
+    if inplace and mask._data.shape != self._data.shape:
+        mask = mask.expand(self._data.shape)
+    _check_broadcast([mask._data, self._data])
+    if mask._dtype is not dtypes.bool_:
+        raise errors.RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                                  f"{mask._dtype._scalar_name}")
+    shape = np.broadcast_shapes(self._data.shape, mask._data.shape)
+    if int(np.count_nonzero(np.broadcast_to(mask._data, shape))) > source._data.size:
+        raise errors.RuntimeError("Number of elements of source < number of ones in mask")
+    if mask._data.shape != shape:
+        mask = mask.expand(shape)
+    return (self, mask, source), {}
+
+
+# (``mask`` is not differentiable; a ``self`` broadcast by the mask gets its gradient summed back)
 masked_scatter = op("masked_scatter", "MaskedScatterBackward0", _masked_scatter, ("self", "mask", "source"),
                     self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                     source=_masked_scatter_source_grad,
-                    dtype="first", broadcast=False, domain="real", forward_ad="linear")
+                    dtype="first", broadcast=False, domain="real", forward_ad="linear", prepare=_check_masked_scatter,
+                    schema="masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+                    variants="function method inplace")
 # ------------------------------------------------------------ views changed in place
 # What a view becomes after its memory was changed in place (see op.py): the view taken afresh
 # from its base, whatever chain of view ops made it. ``geometry`` (op.ViewGeometry) gives the flat

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors
+from .. import corner_grads, dtypes, errors, reduction_order, sleef
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
@@ -186,13 +186,13 @@ def _pow_scalar_forward(a, exponent):
             return _POW_SPECIAL[exponent](a)
     if a.dtype == np.float32 and isinstance(exponent, (int, float)) and not isinstance(exponent, bool) \
             and exponent not in (0, 1):
-        from .. import sleef                # ATen's vectorized pow: SLEEF's powf on runs of 16
-        return sleef.pow_scalar_f32(a, exponent)
+        return sleef.pow_scalar_f32(a, exponent, reduction_order.threads())   # SLEEF's powf on runs of 16
     return _pow_forward(a, np.asarray(exponent, a.dtype))
 
 
-# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow()
-_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: np.sqrt,
+# PyTorch's pow kernel special-cases these exponents (PowKernel.cpp), so their roundings differ from pow();
+# 0.5 is sqrt's own kernel (VML's, see mkl.py), -0.5 a vectorized 1 / sqrt
+_POW_SPECIAL = {3: lambda a: a * a * a, -2: lambda a: a.dtype.type(1) / (a * a), 0.5: _vml("sqrt", np.sqrt),
                 -0.5: lambda a: a.dtype.type(1) / np.sqrt(a), -1: lambda a: a.dtype.type(1) / a}
 
 
@@ -243,7 +243,7 @@ sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="r
 # (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
 sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: grad * 0, domain="real", forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sqrt = op("sqrt", "SqrtBackward0", _ew(np.sqrt), self=lambda grad, result: grad / (2 * result),
+sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="sqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
@@ -314,9 +314,16 @@ tanh = op("tanh", "TanhBackward0", _vml("tanh", np.tanh), self=_tanh_grad,
           schema="tanh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 
 
+_F32 = np.float32
+
+
 def _sigmoid(a):
-    # PyTorch's kernel is 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0)
+    """PyTorch's kernel: 1 / (1 + exp(-a)) in the input's precision (so float32 sigmoid(-100) is 0), in
+    float32 with SLEEF's exp in the vector loop and the C library's on its tails, as ATen's (sleef.py)."""
     one = a.dtype.type(1)
+    if a.dtype == np.float32:
+        return sleef.vectorized(a, lambda x: one / (one + sleef.expf(_F32(0) - x)),
+                                lambda x: one / (one + sleef.libm_expf(-x)), reduction_order.threads())
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 

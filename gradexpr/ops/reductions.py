@@ -296,6 +296,75 @@ median = op("median", "MedianBackward0", _median_all, self=_evenly, dtype="first
             forward_ad="transpose")
 
 
+def _nanmedian_all(a):
+    """The lower median of the elements that are not NaN (NaN when there is none)."""
+    flat = a.reshape(-1)
+    if a.dtype.kind == "f":
+        flat = flat[~np.isnan(flat)]
+    if flat.size == 0:
+        return np.array(np.nan, a.dtype) if a.dtype.kind == "f" else np.zeros((), a.dtype)
+    return np.sort(flat, kind="stable")[(flat.size - 1) // 2].copy()
+
+
+def _nth_element_all_equivalent(n):
+    """The index ``std::nth_element(first, first, last)`` (libstdc++'s introselect) leaves first when the
+    comparator holds for no pair, as ATen's nanmedian comparator for a slice of NaN only: each round
+    swaps the middle to the front and partitions by swapping inward; the insertion sort of the last
+    three or fewer moves nothing."""
+    idx = list(range(n))
+    first, last = 0, n
+    while last - first > 3:
+        mid = first + (last - first) // 2
+        idx[first], idx[mid] = idx[mid], idx[first]
+        lo, hi = first + 1, last
+        while True:
+            hi -= 1
+            if not lo < hi:
+                break
+            idx[lo], idx[hi] = idx[hi], idx[lo]
+            lo += 1
+        last = lo
+    return idx[0]
+
+
+def _nanmedian_dim(a, dim, keepdim=False):
+    """Along ``dim``: the lower median of each slice's numbers and its index, as ATen's nth_element over
+    (value, index) finds it (ties by index: the stable order); an all-NaN slice gives NaN at the index
+    nth_element leaves first among equivalent elements."""
+    _check_dims_nonempty(a, dim, "median")
+    if a.ndim == 0:
+        return a.copy(), {"indices": np.zeros((), np.int64)}
+    order = _stable_order(a, dim, False)
+    numbers = a.shape[dim] - (np.isnan(a).sum(axis=dim, keepdims=True) if a.dtype.kind == "f" else 0)
+    position = np.broadcast_to(np.maximum(numbers - 1, 0) // 2,
+                               order.shape[:dim % a.ndim] + (1,) + order.shape[dim % a.ndim + 1:])
+    idx = np.take_along_axis(order, position, axis=dim).astype(np.int64)
+    if a.dtype.kind == "f":
+        idx = np.where(numbers == 0, _nth_element_all_equivalent(a.shape[dim]), idx)
+    vals = np.take_along_axis(a, idx, axis=dim)
+    if not keepdim:
+        idx, vals = np.squeeze(idx, axis=dim), np.squeeze(vals, axis=dim)
+    return vals, {"indices": idx}
+
+
+def _nanmedian_dim_call(values):
+    """``dim`` checked (IndexError out of range) and kept as given, as the node shows it."""
+    self = values["self"]
+    _wrap_dim(values["dim"], max(self._data.ndim, 1))
+    return (self,), {"dim": int(values["dim"]), "keepdim": bool(values["keepdim"])}
+
+
+nanmedian = op("nanmedian", "NanmedianBackward0", _nanmedian_all, self=_evenly, dtype="first", domain="distinct",
+               forward_ad="transpose", schema="nanmedian(Tensor self) -> Tensor", variants="function method")
+nanmedian_dim = op("nanmedian_dim", "NanmedianBackward1", _nanmedian_dim,
+                   self=lambda grad, self_shape, dim, keepdim, indices:
+                   _value_selecting_grad(grad, self_shape, dim, keepdim, indices),
+                   dtype="first", domain="distinct", forward_ad="transpose", prepare=_nanmedian_dim_call,
+                   schema="nanmedian.dim(Tensor self, int dim, bool keepdim=False, *, Tensor(a!)[]? out=None) -> "
+                          "(Tensor values, Tensor indices)",
+                   variants="function method")
+
+
 def _restore_reduced_dims(t, dims, keepdim):
     """PyTorch's ``restore_reduced_dims``: the reduced ``dims`` back as size-1 axes by one reshape
     (a ``ViewBackward0`` in a graph built with ``create_graph=True``)."""
@@ -586,6 +655,124 @@ cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_or
 
 cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
              self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive", forward_ad="transpose")
+# ------------------------------------------------------------ running maximum / minimum
+def _cumulative_extreme(take_maximum):
+    """ATen's cummax/cummin kernel along ``dim``: the running value and the index it came from; a later
+    equal value takes over (>= / <=), and so does every NaN, which then stays."""
+    def forward(a, dim):
+        if a.ndim == 0:
+            return a.copy(), {"indices": np.zeros((), np.int64)}
+        moved = np.moveaxis(a, dim, -1)
+        values = np.empty(moved.shape, a.dtype)
+        indices = np.zeros(moved.shape, np.int64)
+        if moved.shape[-1]:
+            current = moved[..., 0]
+            where = np.zeros(current.shape, np.int64)
+            floating = a.dtype.kind == "f"
+            for k in range(moved.shape[-1]):
+                x = moved[..., k]
+                better = x >= current if take_maximum else x <= current
+                if floating:
+                    better = np.isnan(x) | (~np.isnan(current) & better)
+                current = np.where(better, x, current)
+                where = np.where(better, k, where)
+                values[..., k] = current
+                indices[..., k] = where
+        return np.ascontiguousarray(np.moveaxis(values, -1, dim)), \
+            {"indices": np.ascontiguousarray(np.moveaxis(indices, -1, dim))}
+    return forward
+
+
+def _cummaxmin_grad(grad, self, indices, dim):
+    """FunctionsManual's cummaxmin_backward: each output's gradient added at the index it came from
+    (a scatter_add into zeros: ScatterAddBackward0 under create_graph); an empty input is its own."""
+    if self.numel() == 0:
+        return self
+    return _F().zeros(self.shape, dtype=grad.dtype).scatter_add(dim, indices, grad)
+
+
+def _one_dim_raw(values):
+    """One ``dim``, checked (IndexError out of range) and kept as given (the node shows -1 raw)."""
+    self = values["self"]
+    _wrap_dim(values["dim"], max(self._data.ndim, 1))
+    return (self,), {"dim": int(values["dim"])}
+
+
+cummax = op("cummax", "CummaxBackward0", _cumulative_extreme(True), self=_cummaxmin_grad, dtype="first",
+            domain="distinct", forward_ad="transpose", prepare=_one_dim_raw,
+            schema="cummax(Tensor self, int dim, *, Tensor(a!)[]? out=None) -> (Tensor values, Tensor indices)",
+            variants="function method")
+cummin = op("cummin", "CumminBackward0", _cumulative_extreme(False), self=_cummaxmin_grad, dtype="first",
+            domain="distinct", forward_ad="transpose", prepare=_one_dim_raw,
+            schema="cummin(Tensor self, int dim, *, Tensor(a!)[]? out=None) -> (Tensor values, Tensor indices)",
+            variants="function method")
+# ------------------------------------------------------------ running log-sum-exp
+def _logcumsumexp(a, dim):
+    """ATen's CPU kernel: along ``dim``, cum = log1p(exp(min - max)) + max of each element and the running
+    value (from -inf), in double for float32 (its accumulation type on CPU) with the C library's exp
+    and log1p, rounded once to the input's precision; a pair of equal infinities keeps the element."""
+    from .. import special_math
+    exp, log1p = special_math._c("exp", np.float64), special_math._c("log1p", np.float64)
+
+    def step(x, y):
+        low = y if math.isnan(y) else min(x, y) if not y < x else y
+        high = y if math.isnan(y) else max(x, y) if not x < y else y
+        if low != high or math.isfinite(low):
+            return float(log1p(exp(low - high))) + high
+        return x
+
+    if a.ndim == 0:
+        return a.copy()
+    moved = np.moveaxis(a, dim, -1).astype(np.float64)
+    out = np.empty(moved.shape, np.float64)
+    rows, n = moved.reshape(-1, moved.shape[-1]), moved.shape[-1]
+    flat = out.reshape(-1, n)
+    for r in range(rows.shape[0]):
+        cum = -math.inf
+        for k in range(n):
+            cum = step(float(rows[r, k]), cum)
+            flat[r, k] = cum
+    return np.ascontiguousarray(np.moveaxis(out.astype(a.dtype), -1, dim))
+
+
+def _logcumsumexp_dtype(ts, params):
+    d = ts[0]._dtype
+    if d.category != 2:
+        raise errors.NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{d._scalar_name}\'')
+    return d, d
+
+
+def _reverse_logcumsumexp(t, dim):
+    return t.flip(dim).logcumsumexp(dim).flip(dim)
+
+
+def _logcumsumexp_grad(grad, self, result, dim):
+    """FunctionsManual's logcumsumexp_backward: the positive and the negative parts of the gradient each
+    carried in log space (a reversed logcumsumexp), exp'd back and subtracted."""
+    if grad.dim() == 0 or grad.numel() == 0:
+        return grad
+    F = _F()
+    lowest = F.full((), float(np.finfo(grad.dtype.np).min), dtype=grad.dtype)
+    log_abs_grad = grad.abs().log()
+    log_grad_positive = F.where(grad > 0, log_abs_grad, lowest)
+    log_grad_negative = F.where(grad < 0, log_abs_grad, lowest)
+    output_pos = (_reverse_logcumsumexp(log_grad_positive - result, dim) + self).exp()
+    output_neg = (_reverse_logcumsumexp(log_grad_negative - result, dim) + self).exp()
+    return output_pos - output_neg
+
+
+def _logcumsumexp_tangent(self_t, self, dim):
+    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / cumsum(exp(x - max)) along ``dim``."""
+    if self.dim() == 0:
+        return self_t
+    self_p_exp = (self - self.max(dim, keepdim=True).values).exp()
+    return (self_p_exp * self_t).cumsum(dim) / self_p_exp.cumsum(dim)
+
+
+logcumsumexp = op("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp, self=_logcumsumexp_grad,
+                  dtype=_logcumsumexp_dtype, domain="real", forward_ad=_logcumsumexp_tangent, prepare=_one_dim_raw,
+                  schema="logcumsumexp(Tensor self, int dim, *, Tensor(a!)? out=None) -> Tensor",
+                  variants="function method")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
 
@@ -593,9 +780,9 @@ any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keep
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("reduce", "sum_dim", "nansum", "mean_dim", "prod_dim", "max_dim", "min_dim", "amax", "amin", "var", "std",
             "var_mean_var", "var_mean_mean", "std_mean_std", "std_mean_mean", "norm", "logsumexp", "cumsum", "cumprod",
-            "all", "any", "kthvalue", "median_dim")
+            "all", "any", "kthvalue", "median_dim", "cummax", "cummin", "logcumsumexp", "nanmedian_dim")
 batch_rules("arg", "argmax", "argmin")
 batch_rules("dims", "sort", "sort_stable", "topk")
 for _all, _over_dims in (("sum", "sum_dim"), ("mean", "mean_dim"), ("prod", "prod_dim"), ("max", "amax"),
-                         ("min", "amin")):
+                         ("min", "amin"), ("nanmedian", "nanmedian_dim")):
     batch_rules(("reduce_all", _over_dims), _all)

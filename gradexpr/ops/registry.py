@@ -19,7 +19,11 @@ The entry format (keywords of ``op``)::
                                                        #   NOT_DIFFERENTIABLE / NotDifferentiable(why):
                                                        #   PyTorch has no derivative (asking fails)
        schema="logaddexp(Tensor self, Tensor other) -> Tensor",   # the native_functions.yaml line;
-                                                       #   overloads of one name: a tuple of lines
+                                                       #   overloads of one name: a tuple of lines;
+                                                       #   "-> (Tensor values, Tensor indices)": the call
+                                                       #   returns torch.return_types.<name> (indices: an
+                                                       #   extra of the forward); a linalg variant's
+                                                       #   linalg_X line is bound as torch.linalg.X
        variants="function method",                     # any of: function (torch.X), method (Tensor.X),
                                                        #   inplace (Tensor.X_), F (torch.nn.functional.X),
                                                        #   linalg (torch.linalg.X), special (torch.special.X)
@@ -31,10 +35,13 @@ The entry format (keywords of ``op``)::
        pointwise=True,                                 # elementwise: batching maps it over a leading dim
        prepare=None,                                   # values by schema name -> (inputs, params) of
                                                        #   apply, for a call that must check or wrap
-                                                       #   its parameters first (a reduction's dims)
+                                                       #   its parameters first (a reduction's dims);
+                                                       #   given inplace=True for Tensor.X_ if it takes it
        forward_ad="element_wise",                      # the tangent (derivatives.yaml's result: line), see
                                                        #   forward_ad.py: "element_wise" | "linear" |
                                                        #   "transpose" | lambda self_t, ...: ... | None
+                                                       #   | "not_implemented" (in derivatives.yaml, no
+                                                       #   result: line; named by its schema line)
        view=False, twice=True, broadcast=None, doc="",
        outputs=None)                                   # several outputs, one node: see op.share_node
 
@@ -55,10 +62,13 @@ from ..made_on_use import MadeOnUse
 
 
 class NotDifferentiable:
-    """Marker for an input whose derivative PyTorch does not implement."""
+    """Marker for an input whose derivative PyTorch does not implement: asking for it raises ``why``
+    as a RuntimeError, or as a NotImplementedError for derivatives.yaml's ``not_implemented("op")``
+    (``not_implemented=True``)."""
 
-    def __init__(self, why: str = ""):
+    def __init__(self, why: str = "", not_implemented: bool = False):
         self.why = why
+        self.not_implemented = not_implemented
 
 
 NOT_DIFFERENTIABLE = NotDifferentiable()
@@ -325,8 +335,9 @@ class Op:
                 call = self._calls.get(name)
                 if call is None:
                     f = self.formulas.get(name, NOT_DIFFERENTIABLE)
-                    raise errors.RuntimeError(f"the derivative for '{self.name}' is not implemented."
-                                              if not getattr(f, "why", "") else f.why)
+                    kind = errors.NotImplementedError if getattr(f, "not_implemented", False) else errors.RuntimeError
+                    raise kind(f"the derivative for '{self.name}' is not implemented."
+                               if not getattr(f, "why", "") else f.why)
                 joint = self._joint.get(name)
                 if joint is None:
                     out.append(call(ctx))

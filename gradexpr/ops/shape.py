@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
+from ..tensor import _wrap_dim
 from .common import _F, _apply
 from .registry import batch_rules, op
 
@@ -388,6 +389,68 @@ alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad
            domain="real", forward_ad="linear")
 
 
+# ============================================================ unfold: the windows of one dim as a new last dim
+def _unfold(a, dimension, size, step):
+    """The windows of ``size`` elements every ``step`` along ``dimension``, as ATen's strided view: that
+    dim counts the windows, a new last dim walks one window (a 0-d tensor is one window of itself)."""
+    if a.ndim == 0:
+        return np.lib.stride_tricks.as_strided(a, (size,), (a.itemsize,))
+    dimension %= a.ndim
+    n = (a.shape[dimension] - size) // step + 1
+    shape = a.shape[:dimension] + (n,) + a.shape[dimension + 1:] + (size,)
+    strides = a.strides[:dimension] + (a.strides[dimension] * step,) + a.strides[dimension + 1:] + \
+        (a.strides[dimension],)
+    return np.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _check_unfold(values):
+    """ATen's checks of unfold, in its order (the dim wrapped as a 0-d tensor's 0 is)."""
+    self = values["self"]
+    ndim = self._data.ndim
+    d = _wrap_dim(values["dimension"], max(ndim, 1))
+    size, step = values["size"], values["step"]
+    largest = self._data.shape[d] if ndim else 1
+    if size > largest:
+        raise errors.RuntimeError(f"maximum size for tensor at dimension {d} is {largest} but size is {size}")
+    if size < 0:
+        raise errors.RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise errors.RuntimeError(f"step is {step} but must be > 0")
+    # (the node keeps the dim as given, as PyTorch's _saved_dimension shows it)
+    return (self,), {"dimension": values["dimension"], "size": size, "step": step}
+
+
+def _unfold_backward(g, input_sizes, dim, size, step):
+    """ATen's unfold_backward: each window's gradient added back at its place, windows in order."""
+    out = np.zeros(input_sizes, g.dtype)
+    if not input_sizes:
+        out[...] = g.sum() if g.size else 0
+        return out
+    dim = dim % len(input_sizes)
+    moved = np.moveaxis(out, dim, -1)           # (a view: writes land in ``out``)
+    windows = np.moveaxis(g, dim, -2)           # (..., window, element)
+    for k in range(windows.shape[-2]):
+        moved[..., k * step:k * step + size] += windows[..., k, :]
+    return out
+
+
+unfold_backward = op("unfold_backward", "UnfoldBackwardBackward0", _unfold_backward, ("grad_in",),
+                     grad_in=lambda grad, dim, size, step: grad.unfold(dim, size, step),
+                     dtype="first", domain="real", forward_ad="linear")
+
+
+def _unfold_grad(grad, self_shape, dimension, size, step):
+    """unfold_backward(grad, self.sizes(), dimension, size, step): an UnfoldBackwardBackward0 node under
+    create_graph, whose own gradient is the unfold again."""
+    return _apply(unfold_backward, (grad,), {"input_sizes": tuple(self_shape), "dim": dimension, "size": size,
+                                             "step": step})
+
+
+unfold = op("unfold", "UnfoldBackward0", _unfold,
+            self=_unfold_grad, dtype="first", view=True, domain="real", forward_ad="linear", prepare=_check_unfold,
+            schema="unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)", variants="method")
+
+
 # in place: t.fill_(v) and t.zero_() (their overload numbers are the in-place ones)
 fill_inplace = op("fill_inplace", "FillBackward2", lambda a, value: np.full(a.shape, value, a.dtype),
                   self=lambda grad: grad * 0, dtype="first", domain="real", forward_ad=lambda self_t: self_t * 0)
@@ -408,7 +471,7 @@ batch_rules("t", "t", "t_inplace")
 batch_rules("permute", "permute")
 batch_rules("dims", "transpose", "transpose_inplace", "squeeze_dim", "squeeze_dims", "squeeze_inplace_dim",
             "squeeze_inplace_dims", "narrow", "split", "select", "unbind",
-            "diagonal", "flip", "cat")
+            "diagonal", "flip", "cat", "unfold")
 batch_rules("new_dim", "unsqueeze", "unsqueeze_inplace", "stack")
 batch_rules("squeeze", "squeeze", "squeeze_inplace")
 batch_rules("repeat", "repeat")

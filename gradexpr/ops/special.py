@@ -142,6 +142,32 @@ angle = op("angle", "AngleBackward0", _angle, self=lambda grad, self: _F().zeros
            schema="angle(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method", samples=_ONE)
 
 
+
+# ============================================================ modified Bessel functions of the first kind
+def _i1_grad(grad, self, result):
+    """FunctionsManual's i1_backward: I0(x) - I1(x) / x, with its limit 1/2 where |x| <= eps (the input
+    kept away from 0 by a where, whose own derivative is then harmless)."""
+    F = _F()
+    eps = float(np.finfo(self.dtype.np).eps) if self.dtype.is_floating_point else float(np.finfo(np.float32).eps)
+    not_tiny = self.abs() > eps
+    safe = F.where(not_tiny, self, F.full((), eps, dtype=self.dtype))
+    slope = safe.i0() - result * safe.reciprocal()
+    return grad * F.where(not_tiny, slope, F.full((), 0.5, dtype=self.dtype))
+
+
+def _special_i1(self):
+    """``at::special_i1(self)`` as i0's formula calls it (a SpecialI1Backward0 node under create_graph)."""
+    return _apply(TABLE["i1"], (self,))
+
+
+i0 = op("i0", "I0Backward0", lambda a: special_math.bessel_i(a, 0), self=lambda grad, self: grad * _special_i1(self),
+        dtype=_FLOAT, domain="real", forward_ad="element_wise", schema=_unary_schema("i0"),
+        variants="function method inplace special", samples=_ONE)
+i1 = op("i1", "SpecialI1Backward0", lambda a: special_math.bessel_i(a, 1), self=_i1_grad,
+        dtype=_FLOAT, domain="real", forward_ad="element_wise", schema=_unary_schema("i1"), variants="special",
+        samples=_ONE)
+
+
 # ============================================================ binary
 hypot = op("hypot", "HypotBackward0", np.hypot, ("self", "other"),
            self=lambda grad, self, result: grad * self / result,
