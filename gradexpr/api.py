@@ -246,6 +246,8 @@ def _make_torch_name(name):
         return surface.own_function(getattr(_made["torch"], target))
     if name in _NN_TORCH_NAMES:
         return getattr(NF(), _NN_TORCH_NAMES[name])
+    if name in _INPLACE_TORCH_FUNCTIONS:
+        return _inplace_torch_function(name)
     if name == "Generator":
         return _generator_class()
     from . import device as _device, legacy as _legacy
@@ -258,7 +260,8 @@ def _torch_name_made_late(name):
 
 def _all_late_torch_names() -> dict:
     from . import device as _device, legacy as _legacy
-    names = [*_TORCH_FUNCTIONS, *_NN_TORCH_NAMES, "Generator", *_device.namespaces(), *_legacy.TYPED_CLASSES]
+    names = [*_TORCH_FUNCTIONS, *_NN_TORCH_NAMES, *sorted(_INPLACE_TORCH_FUNCTIONS), "Generator",
+             *_device.namespaces(), *_legacy.TYPED_CLASSES]
     from . import ops
     names += [alias for alias, target in ops.ALIASES.items() if target in _TORCH_FUNCTION_SET]
     torch = _made["torch"]
@@ -294,6 +297,30 @@ _NN_TORCH_NAMES = {"softmax": "torch_softmax", "log_softmax": "torch_log_softmax
 def NF():
     from . import nn_functional
     return nn_functional
+
+
+# torch.X_ of PyTorch's in-place ops with a function variant (native_functions.yaml's
+# ``variants: function, method``): ``torch.sin_(t)`` is ``t.sin_()``. (Not torch.abs_: the op table's
+# alias absolute_ would have to be bound beside it, and PyTorch has no torch.absolute_.)
+_INPLACE_TORCH_FUNCTIONS = frozenset("""
+acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_
+ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_
+fill_ fix_ floor_ frac_ gcd_ i0_ index_put_ lcm_ ldexp_ log10_ log1p_ log2_ log_ logit_ nan_to_num_
+neg_ negative_ rad2deg_ reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_
+tan_ tanh_ trunc_ xlogy_ zero_""".split())
+
+
+def _inplace_torch_function(name):
+    """``torch.name(input, *args, **kwargs)``: the in-place method ``input.name(*args, **kwargs)``, or
+    None where gradexpr's Tensor has no such method."""
+    method = getattr(Tensor, name, None)
+    if method is None:
+        return None
+
+    def fn(input, *args, **kwargs):
+        return method(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
 _cache: dict = {}
@@ -377,8 +404,11 @@ def _autograd_extension_points(name):
 
 def _nn_names():
     from . import nn
+    from .nn import parametrize
     modules, init, utils = nn.names()
     from .nn import parallel
+    utils = {**utils, "parametrize": Namespace("torch.nn.utils.parametrize",
+                                               {n: getattr(parametrize, n) for n in parametrize.NAMES})}
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils),
             "parallel": Namespace("torch.nn.parallel", {"DataParallel": parallel.DataParallel,
                                                         "DistributedDataParallel": parallel.DistributedDataParallel})}

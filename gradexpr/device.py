@@ -103,11 +103,23 @@ class device:
     def __reduce__(self):
         return (device, (self._type, self._index))
 
+    # ``with torch.device('cuda'):`` makes the device the default for the block (PyTorch's
+    # DeviceContext): a CUDA one fails where a tensor is made, as after set_default_device('cuda')
+    def __enter__(self):
+        _entered.append(_default[0])
+        _default[0] = self
+        return self
+
+    def __exit__(self, *exc):
+        _default[0] = _entered.pop()
+        return False
+
 
 device.__module__ = "torch"
 
 CPU = device("cpu")
 _default = [CPU]
+_entered: list = []          # the defaults that ``with torch.device(...)`` blocks replaced, innermost last
 
 
 def _as_device(where) -> device:
@@ -171,6 +183,7 @@ def default_device_setting():
 
 def reset_default_device():
     _default[0] = CPU
+    _entered.clear()
 
 
 def _cuda_unavailable(*args, **kwargs):
