@@ -40,11 +40,11 @@ def _bmm(a, b):
         cols = b.shape[2]
         if depth * rows * cols < 400:
             return _bmm_in_order(a, b)
+        if depth == 1 and a.shape[0] == b.shape[0]:         # one product per element: no sum to order
+            return np.einsum("bik,bkj->bij", a, b)
         if mkl.available() and rows and cols and depth:
             return np.stack([mkl.addmm(None, a[i], b[i], 0, 1) for i in range(batches)]) if batches \
                 else np.empty((0, rows, cols), a.dtype)
-        if depth == 1 and a.shape[0] == b.shape[0]:
-            return np.einsum("bik,bkj->bij", a, b)
     return np.matmul(a, b)
 
 
