@@ -447,8 +447,12 @@ _LEAF_SEQ = 2 ** 64 - 1     # an AccumulateGrad's sequence number in PyTorch
 def _ready_push(heap, node):
     """``std::priority_queue::push`` of PyTorch's ready queue (libstdc++'s ``push_heap``), ordered by
     sequence number: its ties (the leaves' nodes, all UINT64_MAX) resolve as they do in PyTorch."""
-    hole = len(heap)
     heap.append(node)
+    _sift_up(heap, len(heap) - 1, node)
+
+
+def _sift_up(heap, hole, node):
+    """libstdc++'s ``__push_heap``: move ``node`` up from ``hole`` past parents of smaller sequence number."""
     seq = node._seq
     while hole:
         parent = (hole - 1) >> 1
@@ -478,15 +482,7 @@ def _ready_pop(heap):
             child = 2 * (child + 1)
             heap[hole] = heap[child - 1]
             hole = child - 1
-        seq = last._seq
-        while hole:
-            parent = (hole - 1) >> 1
-            above = heap[parent]
-            if not above._seq < seq:
-                break
-            heap[hole] = above
-            hole = parent
-        heap[hole] = last
+        _sift_up(heap, hole, last)
     return top
 
 

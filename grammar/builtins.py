@@ -415,26 +415,24 @@ def _text_with_functions(x):
     return text(x)
 
 
-def safe_str(x):
+def _pytorch_text(x):
+    """PyTorch's text for one of its functions, or for a plain container holding some; else None."""
     if isinstance(x, _CONTAINERS):
         if check_render(x) and type(x) in _PLAIN_CONTAINERS:
             return _text_with_functions(x)
     elif type(x) in CALLABLE_TYPES:
-        text = _torch_callable_text(x)
-        if text is not None:
-            return text
-    return str(x)
+        return _torch_callable_text(x)
+    return None
+
+
+def safe_str(x):
+    text = _pytorch_text(x)
+    return str(x) if text is None else text
 
 
 def safe_repr(x):
-    if isinstance(x, _CONTAINERS):
-        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
-            return _text_with_functions(x)
-    elif type(x) in CALLABLE_TYPES:
-        text = _torch_callable_text(x)
-        if text is not None:
-            return text
-    return repr(x)
+    text = _pytorch_text(x)
+    return repr(x) if text is None else text
 
 
 def safe_format(x, spec=""):
