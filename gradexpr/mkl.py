@@ -5,13 +5,13 @@ and the other functions of ATen's ``vml.h`` list to VML's high-accuracy function
 ``VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE``), and its matrix products to MKL's BLAS (``sgemm_``,
 ``sgemv_``, ``sdot_``). Their results are neither libm's nor OpenBLAS's, and no formula reproduces them:
 calling the same library with the same arguments does, bit for bit (measured on 10^6 inputs per function,
-every size and layout; gemm's for PyTorch's one and two threads alike).
+every size and layout, with MKL on as many threads as PyTorch's).
 
 The library is the ``mkl`` wheel of that version (a dependency on x86-64 Linux). Where it is missing or of
 another version, every function here returns None and the caller computes with NumPy, which agrees with
-PyTorch to the digits a tensor prints, as PyTorch's own builds without MKL do. Loaded on first use, with
-MKL's sequential threading layer (elementwise results do not depend on threads, and a program's matrices
-are small). ``GRADEXPR_MKL`` names the library file to use, or ``0`` to use none. MKL picks its code
+PyTorch to the digits a tensor prints, as PyTorch's own builds without MKL do. Loaded on first use, on
+PyTorch's thread count (a product's sums depend on it; see ``_load``). ``GRADEXPR_MKL`` names the library
+file to use, or ``0`` to use none. MKL picks its code
 path by processor, as the copy inside PyTorch does, and ``MKL_ENABLE_INSTRUCTIONS`` pins one for both
 (the test suite pins SSE4_2, the path its recordings were made on).
 """
