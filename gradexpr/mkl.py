@@ -11,9 +11,9 @@ The library is the ``mkl`` wheel of that version (a dependency on x86-64 Linux).
 another version, every function here returns None and the caller computes with NumPy, which agrees with
 PyTorch to the digits a tensor prints, as PyTorch's own builds without MKL do. Loaded on first use, on
 PyTorch's thread count (a product's sums depend on it; see ``_load``). ``GRADEXPR_MKL`` names the library
-file to use, or ``0`` to use none. MKL picks its code
-path by processor, as the copy inside PyTorch does, and ``MKL_ENABLE_INSTRUCTIONS`` pins one for both
-(the test suite pins SSE4_2, the path its recordings were made on).
+file to use, or ``0`` to use none. MKL picks its code path by processor, as the copy inside PyTorch does,
+and ``MKL_ENABLE_INSTRUCTIONS`` pins one for both (the test suite pins SSE4_2, the path its recordings
+were made on).
 """
 from __future__ import annotations
 
