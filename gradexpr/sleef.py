@@ -115,6 +115,17 @@ def _split_by_threads(flat, vector, scalar, threads):
 _LIBM_EXP = {}
 
 
+def libm(name, x):
+    """The C library's ``namef`` / ``name`` of each element of a float32 / float64 array (the scalar
+    lambda's ``std::name``)."""
+    t = x.dtype.type
+    fn = _LIBM_EXP.get((name, t))
+    if fn is None:
+        from .special_math import _c
+        fn = _LIBM_EXP[name, t] = _c(name, t)
+    return np.array([fn(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+
+
 def libm_exp(x):
     """The C library's ``expf`` / ``exp`` of each element of a float32 / float64 array (the scalar
     lambda's ``std::exp``)."""
@@ -143,6 +154,22 @@ def _two_sum(x, y):
     return s, (x - (s - v)) + (y - v)
 
 
+def _log_tail(sx, sy, xx, xy):
+    """The end of SLEEF's logf/log1pf: (sx, sy) = e·ln 2 and (xx, xy) = (m-1)/(m+1) as double-floats;
+    s + 2x + x^3·p(x^2), added as SLEEF adds it, rounded to one float."""
+    x2 = xx * xx
+    p = np.full_like(xx, _LOG_POLY[0])
+    for c in _LOG_POLY[1:]:
+        p = _fma(p, x2, c)
+    ax, ay = xx * _F(2), xy * _F(2)                                # s = dfadd(s, dfscale(x, 2))
+    s = sx + ax
+    sy = (((sx - s) + ax) + sy) + ay
+    w = (x2 * xx) * p                                              # s = dfadd(s, x2 * x * p)
+    r = s + w
+    ry = ((s - r) + w) + sy
+    return r + ry
+
+
 def logf(d):
     """``Sleef_logf8_u10(d)`` of a float32 array: log 2 times the exponent plus 2·atanh((m-1)/(m+1)) of
     the mantissa m in [0.75, 1.5), in double-float arithmetic with fused multiply-adds."""
@@ -162,20 +189,39 @@ def logf(d):
         u = _fma(t, nx, -xx)
         v = _fma(-dy, t, _fma(-dx, t, np.full_like(m, _F(1))))
         xy = _fma(xx, v, _fma(ny, t, u))
-        x2 = xx * xx
-        p = np.full_like(m, _LOG_POLY[0])
-        for c in _LOG_POLY[1:]:
-            p = _fma(p, x2, c)
-        ax, ay = xx * _F(2), xy * _F(2)                            # s = dfadd(s, dfscale(x, 2))
-        s = sx + ax
-        sy = (((sx - s) + ax) + sy) + ay
-        w = (x2 * xx) * p                                          # s = dfadd(s, x2 * x * p)
-        r = s + w
-        ry = ((s - r) + w) + sy
-        r = r + ry
+        r = _log_tail(sx, sy, xx, xy)
         r = np.where(np.isposinf(d), _F(np.inf), r)
         r = np.where((d < 0) | np.isnan(d), _F(np.nan), r)
         return np.where(d == 0, _F(-np.inf), r).astype(_F)
+
+
+
+def log1pf(d):
+    """``Sleef_log1pf8_u10(d)`` of a float32 array: logf's steps on 1 + d, the mantissa taken from d itself
+    (m = d·2^-e + (2^-e - 1), fused) so that small d keep their bits."""
+    d = np.asarray(d, _F)
+    with np.errstate(all="ignore"):
+        dp1 = d + _F(1)
+        tiny = dp1 < np.finfo(_F).tiny
+        dp1 = np.where(tiny, dp1 * _F(2.0 ** 64), dp1).astype(_F)
+        e = ((((dp1 * _F(1.0 / 0.75)).view(np.int32) >> 23) & 0xff) - 0x7f).astype(np.int32)
+        t = (np.full(d.shape, _F(1)).view(np.int32) + ((-e) << 23)).view(_F)
+        m = _fma(d, t, t - _F(1))
+        e = np.where(tiny, e - 64, e).astype(_F)
+        sx = e * _LN2_HI                                          # dfmul((ln2 hi, lo), e)
+        sy = _fma(_LN2_LO, e, _fma(_LN2_HI, e, -sx))
+        dx = _F(2) + m                                            # x = dfdiv((m, 0), dfadd(2, m))
+        dy = (_F(2) - dx) + m
+        t = _F(1) / dx
+        xx = m * t
+        u = _fma(t, m, -xx)
+        v = _fma(-dy, t, _fma(-dx, t, np.full_like(m, _F(1))))
+        xy = _fma(xx, v, _fma(np.zeros_like(m), t, u))           # (the division's numerator is (m, 0))
+        r = _log_tail(sx, sy, xx, xy)
+        r = np.where(d > _F(1e38), _F(np.inf), r)
+        r = np.where(_F(-1) > d, _F(np.nan), r)
+        r = np.where(d == _F(-1), _F(-np.inf), r)
+        return np.where((d == 0) & np.signbit(d), _F(-0.0), r).astype(_F)
 
 
 # ---------------------------------------------------------------- exp of float64 (Sleef_expd4_u10)

@@ -145,6 +145,19 @@ gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("Gel
 
 
 def _softplus(a, beta=1.0, threshold=20.0):
+    """ATen's softplus kernel: a where a·beta > threshold, else log1p(exp(a·beta)) / beta; in float32 with
+    SLEEF's exp and log1p in the vector loop and the C library's on its tails (sleef.py)."""
+    if a.dtype == np.float32:
+        b, th = np.float32(beta), np.float32(threshold)
+
+        def kernel(exp, log1p):
+            def run(x):
+                with np.errstate(all="ignore"):
+                    bx = x * b
+                    return np.where(bx > th, x, log1p(exp(bx)) / b)
+            return run
+        return sleef.vectorized(a, kernel(sleef.expf, sleef.log1pf),
+                                kernel(sleef.libm_exp, lambda x: sleef.libm("log1p", x)), reduction_order.threads())
     with np.errstate(all="ignore"):
         bx = a * a.dtype.type(beta)
         return np.where(bx > threshold, a, np.log1p(np.exp(-np.abs(bx))) / a.dtype.type(beta)

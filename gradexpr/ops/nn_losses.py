@@ -10,6 +10,7 @@ import numpy as np
 
 from ..graph import NOT_IMPLEMENTED_NODE
 from .common import _NOT_FLOAT, _apply, _exp, _kernel, _log
+from .pointwise import _log1p
 from .nn import _reduce
 from .reductions import _norm, _norm_dtype, _norm_grad
 from .registry import NotDifferentiable, op
@@ -18,9 +19,9 @@ from .registry import NotDifferentiable, op
 # ---------------------------------------------------------------- soft margin
 def _soft_margin(x, y, reduction="mean"):
     # ATen: neg_out(output, input).mul_(target).exp_().log1p_(), laid out as the input is: exp is VML's
-    # (mkl.py), log1p SLEEF's, which NumPy's agrees with
+    # (mkl.py), log1p the log1p kernel's (SLEEF's, sleef.py)
     with np.errstate(all="ignore"):
-        loss = np.log1p(_exp(np.asarray((-x) * y, x.dtype))).astype(x.dtype)
+        loss = _log1p(_exp(np.asarray((-x) * y, x.dtype))).astype(x.dtype)
     return _reduce(loss, reduction, (x,))
 
 
