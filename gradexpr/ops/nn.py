@@ -89,8 +89,13 @@ hardtanh = op("hardtanh", "HardtanhBackward0", _hardtanh,
 
 
 def _log_sigmoid(a):
-    """PyTorch's kernel: min(x, 0) - log1p(exp(-|x|)), keeping exp(-|x|) as the node's ``buffer``."""
+    """PyTorch's kernel: min(x, 0) - log1p(exp(-|x|)), keeping exp(-|x|) as the node's ``buffer``. Its
+    loop runs every element through the vector functions (a partial vector for the tail): in float32
+    SLEEF's expf and log1pf (sleef.py)."""
     with np.errstate(all="ignore"):
+        if a.dtype == np.float32:
+            z = sleef.expf(-np.abs(a))
+            return (np.minimum(a, a.dtype.type(0)) - sleef.log1pf(z)).astype(a.dtype), {"buffer": z}
         z = np.exp(-np.abs(a))
         return (np.minimum(a, 0) - np.log1p(z)).astype(a.dtype), {"buffer": z.astype(a.dtype)}
 
@@ -264,20 +269,16 @@ binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0",
                           forward_ad="transpose")
 
 
-def _log_sigmoid(x):
-    """min(x, 0) - log1p(exp(-|x|)): finite for any x (PyTorch's kernel)."""
-    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
-
-
 def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
     # (1 - y) x - w log(sigmoid(x)) with w = (pos_weight - 1) y + 1, in the input's precision
-    log_sig = _log_sigmoid(x)
+    log_sig = _log_sigmoid(x)[0]                 # (ATen's at::log_sigmoid)
     if pos_weight is not None:
         log_sig = log_sig * ((np.asarray(pos_weight, x.dtype) - 1) * y + 1)
     loss = (1 - y) * x - log_sig
     if weight is not None:
         loss = loss * np.asarray(weight, x.dtype)
-    return _reduce(loss.astype(x.dtype), reduction, (x, y))
+    # ATen's loss is (1 - target).mul_(input).sub_(...): laid out as the target is
+    return _reduce(loss.astype(x.dtype), reduction, (y,))
 
 
 def _bce_logits_grad(grad, self, target, weight=None, pos_weight=None, reduction="mean"):
