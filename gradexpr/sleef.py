@@ -218,10 +218,46 @@ def log1pf(d):
         v = _fma(-dy, t, _fma(-dx, t, np.full_like(m, _F(1))))
         xy = _fma(xx, v, _fma(np.zeros_like(m), t, u))           # (the division's numerator is (m, 0))
         r = _log_tail(sx, sy, xx, xy)
-        r = np.where(d > _F(1e38), _F(np.inf), r)
+        r = np.where(d > _F(1e38), _F(np.inf), r)                # (PyTorch's build gives log(d) up there)
         r = np.where(_F(-1) > d, _F(np.nan), r)
         r = np.where(d == _F(-1), _F(-np.inf), r)
         return np.where((d == 0) & np.signbit(d), _F(-0.0), r).astype(_F)
+
+
+
+# ---------------------------------------------------------------- expm1f (Sleef_expm1f8_u10)
+_EXPK2_POLY = tuple(_F(c) for c in (0.1980960224e-3, 0.1394256484e-2, 0.8333456703e-2, 0.4166637361e-1))
+
+
+def _expk2f(dx, dy):
+    """SLEEF's expk2f: exp of the double-float (dx, dy) as a double-float."""
+    q = np.rint((dx + dy) * _R_LN2)
+    s = _add2_f2f((dx, dy), q * _F(-0.693145751953125))
+    s = _add2_f2f(s, q * _F(-1.428606765330187045e-06))
+    u = np.full_like(dx, _EXPK2_POLY[0])
+    for c in _EXPK2_POLY[1:]:
+        u = _fma(u, s[0], c)
+    t = _add2_f2f(_mul_f2f(s, u), _F(0.166666659414234244790680580464))
+    t = _add2_f2f(_mul_f2f2(s, t), _F(0.5))
+    t = _add2_f2f2(s, _mul_f2f2(_squ(s), t))
+    t = _add_ff2(_F(1), t)
+    qi = np.clip(q, -1000, 1000).astype(np.int32)
+    half = qi >> 1
+    scale1, scale2 = np.ldexp(_F(1), half).astype(_F), np.ldexp(_F(1), qi - half).astype(_F)
+    gone = dx < -104
+    return (np.where(gone, _F(0), t[0] * scale1 * scale2).astype(_F),
+            np.where(gone, _F(0), t[1] * scale1 * scale2).astype(_F))
+
+
+def expm1f(a):
+    """``Sleef_expm1f8_u10(a)`` of a float32 array: expk2f(a) - 1 in double-float arithmetic."""
+    a = np.asarray(a, _F)
+    with np.errstate(all="ignore"):
+        d = _add2_f2f(_expk2f(a, np.zeros_like(a)), _F(-1.0))
+        x = d[0] + d[1]
+        x = np.where(a > _F(88.72283172607421875), _F(np.inf), x)
+        x = np.where(a < _F(-16.635532333438687426013570), _F(-1), x)
+        return np.where((a == 0) & np.signbit(a), _F(-0.0), x).astype(_F)
 
 
 # ---------------------------------------------------------------- exp of float64 (Sleef_expd4_u10)

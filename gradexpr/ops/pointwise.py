@@ -256,7 +256,15 @@ exp = op("exp", "ExpBackward0", _vml("exp", np.exp), self=lambda grad, result: g
 exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-expm1 = op("expm1", "Expm1Backward0", _ew(np.expm1), self=lambda grad, result: grad * (result + 1),
+def _expm1(a):
+    """ATen's expm1 kernel (vml.h's vec::map: every element through the vector function, a partial vector
+    for the tail): in float32 SLEEF's expm1f (sleef.py)."""
+    if a.dtype == np.float32:
+        return sleef.expm1f(a)
+    return np.expm1(a)
+
+
+expm1 = op("expm1", "Expm1Backward0", _expm1, self=lambda grad, result: grad * (result + 1),
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="expm1(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 log = op("log", "LogBackward0", _vml("log", np.log), self=lambda grad, self: grad / self, dtype=_F_, domain="positive",
@@ -269,10 +277,10 @@ log10 = op("log10", "Log10Backward0", _vml("log10", np.log10), self=lambda grad,
            dtype=_F_, domain="positive", forward_ad="element_wise",
            schema="log10(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _log1p(a):
-    """ATen's log1p kernel: in float32 SLEEF's log1pf on runs of 16, the C library's log1pf on the tails
-    (sleef.py); NumPy's otherwise."""
+    """ATen's log1p kernel (vml.h's vec::map: every element through the vector function, a partial vector
+    for the tail): in float32 SLEEF's log1pf (sleef.py); NumPy's otherwise."""
     if a.dtype == np.float32:
-        return sleef.vectorized(a, sleef.log1pf, lambda x: sleef.libm("log1p", x), reduction_order.threads())
+        return sleef.log1pf(a)
     return np.log1p(a)
 
 
