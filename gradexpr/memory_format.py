@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import errors
+from .reduction_order import reorder
 
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
            "is_contiguous_for", "channels_last_data", "dim_order", "NAMES"]
@@ -116,16 +117,7 @@ def dim_order(shape, strides, ambiguity_check=False):
             return 1
         return 0
 
-    perm = list(reversed(range(ndim)))
-    for i in range(1, ndim):
-        dim1 = i
-        for dim0 in reversed(range(i)):
-            comparison = should_swap(perm[dim0], perm[dim1])
-            if comparison > 0:
-                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                dim1 = dim0
-            elif comparison < 0:
-                break
+    perm = reorder(reversed(range(ndim)), should_swap)      # (TensorIterator's insertion sort)
     if ambiguity_check:
         for i in range(ndim - 1):
             if should_swap(perm[i], perm[i + 1]) != -1:

@@ -25,6 +25,17 @@ def _dtype_arg(name, args, kwargs):
     return kwargs.get("type", dtypes.get_default_dtype() if name == "finfo" else None)
 
 
+def _type_argument(name, args, kwargs):
+    """finfo's / iinfo's ``type`` argument, a torch.dtype, with PyTorch's errors for a missing or other one."""
+    dt = _dtype_arg(name, args, kwargs)
+    if dt is None:
+        raise errors.TypeError(f'{name}() missing 1 required positional arguments: "type"')
+    if not isinstance(dt, dtypes.DType):
+        raise errors.TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not "
+                               f"{type(dt).__name__}")
+    return dt
+
+
 class finfo:
     """``torch.finfo(type=torch.get_default_dtype())`` of a floating dtype."""
     _gx_exposed = True
@@ -32,12 +43,7 @@ class finfo:
     __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
 
     def __init__(self, *args, **kwargs):
-        dt = _dtype_arg("finfo", args, kwargs)
-        if dt is None:
-            raise errors.TypeError('finfo() missing 1 required positional arguments: "type"')
-        if not isinstance(dt, dtypes.DType):
-            raise errors.TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, not "
-                                   f"{type(dt).__name__}")
+        dt = _type_argument("finfo", args, kwargs)
         if not dt.is_floating_point:
             raise errors.TypeError(f"torch.finfo() requires a floating point input type. Use torch.iinfo to "
                                    f"handle '{'torch.finfo'}'")
@@ -71,12 +77,7 @@ class iinfo:
     __slots__ = ("bits", "max", "min", "dtype")
 
     def __init__(self, *args, **kwargs):
-        dt = _dtype_arg("iinfo", args, kwargs)
-        if dt is None:
-            raise errors.TypeError('iinfo() missing 1 required positional arguments: "type"')
-        if not isinstance(dt, dtypes.DType):
-            raise errors.TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, not "
-                                   f"{type(dt).__name__}")
+        dt = _type_argument("iinfo", args, kwargs)
         if dt.category == 0:
             raise errors.TypeError(f"{dt} is not supported by torch.iinfo")
         if dt.is_floating_point:

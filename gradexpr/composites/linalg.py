@@ -202,12 +202,13 @@ def outer(input, vec2):
 ger = outer
 
 
+def _scales(beta, alpha):
+    """The op's parameters for ``beta``/``alpha``: only those that are not 1 (1 multiplies nothing)."""
+    return {name: v for name, v in (("beta", beta), ("alpha", alpha)) if v != 1}
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    params = {}
-    if beta != 1:
-        params["beta"] = beta
-    if alpha != 1:
-        params["alpha"] = alpha
+    params = _scales(beta, alpha)
     for name, m in (("mat1", mat1), ("mat2", mat2)):
         if m._data.ndim != 2:
             raise errors.RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
@@ -223,11 +224,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``torch.baddbmm``: ``beta * input + alpha * (batch1 @ batch2)``, input broadcast to the product."""
-    params = {}
-    if beta != 1:
-        params["beta"] = beta
-    if alpha != 1:
-        params["alpha"] = alpha
+    params = _scales(beta, alpha)
     for name, m in (("batch1", batch1), ("batch2", batch2)):
         if m._data.ndim != 3:
             raise errors.RuntimeError(f"{name} must be a 3D tensor")
