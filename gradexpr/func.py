@@ -327,11 +327,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         args = list(args)
         with _level():
             with enable_grad():
-                ins = []
+                ins, arg_specs = [], []       # (an argument may be a tree: a dict of parameters)
                 with _saved_tensors_hooks_refused():
                     for a in nums:
-                        args[a] = _differentiable(args[a])
-                        ins.append(args[a])
+                        leaves, spec = _flatten(args[a])
+                        leaves = [_differentiable(x) for x in leaves]
+                        args[a] = _unflatten(leaves, spec)
+                        ins.extend(leaves)
+                        arg_specs.append((len(leaves), spec))
                     out = func(*args)
                 aux = None
                 if has_aux:
@@ -339,8 +342,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                 o_leaves, o_spec = _flatten(out)
                 per_out = []
                 for o in o_leaves:
-                    blocks = _jacobian_rows(o, ins)
-                    per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
+                    blocks, per_arg = _jacobian_rows(o, ins), []
+                    for count, spec in arg_specs:      # each argument's blocks as its own tree
+                        per_arg.append(_unflatten(blocks[:count], spec))
+                        blocks = blocks[count:]
+                    per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
         jac = _finish_tree(_unflatten(per_out, o_spec))
         return (jac, _finish_tree(aux)) if has_aux else jac
     return wrapper
