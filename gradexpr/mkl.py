@@ -262,14 +262,10 @@ def svd(a, compute_uv, full_matrices=False):
     each matrix of ``a``, as ATen's linalg_svd computes them on CPU: LAPACK's gesdd on a column-major copy,
     ``jobz`` 'S' / 'A' or, when nothing will differentiate them, 'N' (they round the values differently).
     U and Vh are column-major, as LAPACK leaves them. None without MKL."""
-    prefix = _PREFIX.get(a.dtype)
-    if prefix is None or _load() is None or a.size == 0:
+    fn = None if a.size == 0 else _lapack("?gesdd", a.dtype, "char", "int", "int", "void_p", "int", "void_p",
+                                           "void_p", "int", "void_p", "int")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "gesdd",
-                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int])
-    fn.restype = ctypes.c_int
     m, n = a.shape[-2:]
     k = min(m, n)
     ucols, vrows = (m, n) if full_matrices else (k, k)
@@ -305,13 +301,9 @@ def lu_factor(columns):
     """LAPACK's getrf on each matrix of ``columns``, a C-contiguous stack whose every matrix is read as
     the column-major matrix to factor (ATen's F-contiguous LU buffer): the factors in place, the 1-based
     int32 pivots and getrf's info per matrix. None without MKL."""
-    prefix = _PREFIX.get(columns.dtype)
-    if prefix is None or _load() is None:
+    fn = _lapack("?getrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "getrf",
-                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p])
-    fn.restype = ctypes.c_int
     n = columns.shape[-1]
     stack = columns.reshape((_count(columns), n, n))
     pivots = np.zeros((stack.shape[0], n), np.int32)
@@ -326,14 +318,9 @@ def lu_solve(columns, pivots, rhs, transpose):
     """LAPACK's getrs with the factors ``lu_factor`` left in ``columns``: solves A X = B (A^T X = B with
     ``transpose``) for each column-major B of ``rhs`` (a C-contiguous stack read as ``lu_factor``'s),
     in place. None without MKL."""
-    prefix = _PREFIX.get(columns.dtype)
-    if prefix is None or _load() is None:
+    fn = _lapack("?getrs", columns.dtype, "char", "int", "int", "void_p", "int", "void_p", "void_p", "int")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "getrs",
-                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int])
-    fn.restype = ctypes.c_int
     n = columns.shape[-1]
     stack = columns.reshape((_count(columns), n, n))
     pivs = pivots.reshape((stack.shape[0], n))
@@ -344,3 +331,75 @@ def lu_solve(columns, pivots, rhs, transpose):
             fn(_COL_MAJOR, b"T" if transpose else b"N", n, count, _address(stack[i]), max(1, n),
                _address(pivs[i]), _address(right[i]), max(1, n))
     return rhs
+
+
+def _lapack(name, dtype, *argtypes):
+    """LAPACKE's ``name`` for ``dtype`` ('?' replaced by s or d), returning LAPACK's info; its arguments
+    after the layout given as ctypes' type names. None without MKL."""
+    prefix = _PREFIX.get(dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + name.replace("?", prefix[1]),
+                   [ctypes.c_int] + [getattr(ctypes, "c_" + kind) for kind in argtypes])
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def cholesky(columns, upper):
+    """LAPACK's potrf on each matrix of ``columns`` (a C-contiguous stack read column-major, as
+    ``lu_factor``'s), in place, the triangle ``upper`` or lower: getrf's info per matrix (k > 0: the
+    leading minor of order k is not positive-definite). None without MKL."""
+    fn = _lapack("?potrf", columns.dtype, "char", "int", "void_p", "int")
+    if fn is None:
+        return None
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if n:
+            infos[i] = fn(_COL_MAJOR, b"U" if upper else b"L", n, _address(stack[i]), max(1, n))
+    return infos
+
+
+def qr(columns, rows, complete):
+    """LAPACK's geqrf then orgqr on each matrix of ``columns`` (C-contiguous, each read as a column-major
+    ``rows`` x cols matrix), as ATen's linalg_qr: (the packed factors, the Householder scalars tau, Q's
+    columns C-contiguous as ``columns`` is: rows x (rows if ``complete`` else min(rows, cols))). None
+    without MKL."""
+    geqrf = _lapack("?geqrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
+    orgqr = _lapack("?orgqr", columns.dtype, "int", "int", "int", "void_p", "int", "void_p")
+    if geqrf is None or orgqr is None:
+        return None
+    cols = columns.shape[-2]
+    k = min(rows, cols)
+    q_cols = rows if complete else k
+    stack = columns.reshape((_count(columns), cols, rows))
+    taus = np.zeros((stack.shape[0], k), columns.dtype)
+    qs = np.zeros((stack.shape[0], q_cols, rows), columns.dtype)
+    for i in range(stack.shape[0]):
+        if rows and cols:
+            geqrf(_COL_MAJOR, rows, cols, _address(stack[i]), max(1, rows), _address(taus[i]))
+        shared = min(q_cols, cols)
+        qs[i, :shared] = stack[i, :shared]
+        if rows and q_cols:
+            orgqr(_COL_MAJOR, rows, q_cols, k, _address(qs[i]), max(1, rows), _address(taus[i]))
+    return stack.reshape(columns.shape), taus, qs.reshape(columns.shape[:-2] + (q_cols, rows))
+
+
+def eigh(columns, upper, vectors):
+    """LAPACK's syevd on each symmetric matrix of ``columns`` (C-contiguous, read column-major), its
+    triangle ``upper`` or lower, as ATen's linalg_eigh: (the eigenvalues in ascending order, syevd's
+    info per matrix); with ``vectors`` the eigenvectors replace each matrix's columns. None without MKL."""
+    fn = _lapack("?syevd", columns.dtype, "char", "char", "int", "void_p", "int", "void_p")
+    if fn is None:
+        return None
+    n = columns.shape[-1]
+    stack = columns.reshape((_count(columns), n, n))
+    values = np.zeros((stack.shape[0], n), columns.dtype)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if n:
+            infos[i] = fn(_COL_MAJOR, b"V" if vectors else b"N", b"U" if upper else b"L", n, _address(stack[i]),
+                          max(1, n), _address(values[i]))
+    return values.reshape(columns.shape[:-1]), infos

@@ -218,34 +218,39 @@ def _zero_pivot(m):
     return 0
 
 
-def _inv(a):
-    """ATen's linalg.inv: getrf of a column-major copy of A and getrs on the identity, with MKL (measured:
-    A itself is factored whatever its layout, unlike det's); NumPy's inverse without it."""
+def _inv(a, check_errors=True):
+    """ATen's linalg.inv_ex: getrf of a column-major copy of A and getrs on the identity, with MKL (measured:
+    A itself is factored whatever its layout, unlike det's); NumPy's inverse without it. getrf's info per
+    matrix is an extra; ``check_errors`` (linalg.inv) raises PyTorch's error for the first singular one."""
     n = a.shape[-1]
-    columns = np.array(np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
+    columns = _column_major(a)
     found = mkl.lu_factor(columns) if a.size else None
     if found is not None:
         pivots, infos = found
-        singular = np.flatnonzero(infos > 0)
-        if singular.size:
-            b = int(singular[0])
-            where = f"(Batch element {b}): " if a.ndim > 2 else ""
-            raise LinAlgError(f"linalg.inv: {where}The diagonal element {int(infos[b])} is zero, the inversion could "
-                              "not be completed because the input matrix is singular.")
+        infos = infos.reshape(a.shape[:-2])
+        if check_errors:
+            _refuse_singular(infos.reshape(-1), a.ndim)
         solution = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape).copy()
         mkl.lu_solve(columns, pivots, solution, False)
-        return np.swapaxes(solution, -1, -2)
-    try:
-        return np.linalg.inv(a).astype(a.dtype)
-    except np.linalg.LinAlgError:
-        batch = a.reshape((-1,) + a.shape[-2:])
-        for b, m in enumerate(batch):
-            k = _zero_pivot(m)
-            if k:
-                where = f"(Batch element {b}): " if a.ndim > 2 else ""
-                raise LinAlgError(f"linalg.inv: {where}The diagonal element {k} is zero, the inversion could not be "
-                                  "completed because the input matrix is singular.") from None
-        raise
+        return np.swapaxes(solution, -1, -2), {"info": infos}
+    infos = np.array([_zero_pivot(m) for m in a.reshape((-1,) + a.shape[-2:])], np.int32)
+    if check_errors:
+        _refuse_singular(infos, a.ndim)
+    with np.errstate(all="ignore"):
+        try:
+            inverse = np.linalg.inv(a).astype(a.dtype)
+        except np.linalg.LinAlgError:
+            inverse = np.full(a.shape, np.nan, a.dtype)
+    return inverse, {"info": infos.reshape(a.shape[:-2])}
+
+
+def _refuse_singular(infos, ndim):
+    singular = np.flatnonzero(infos > 0)
+    if singular.size:
+        b = int(singular[0])
+        where = f"(Batch element {b}): " if ndim > 2 else ""
+        raise LinAlgError(f"linalg.inv: {where}The diagonal element {int(infos[b])} is zero, the inversion could "
+                          "not be completed because the input matrix is singular.")
 
 
 inverse = op("inverse", "LinalgInvExBackward0", _inv, ("A",),
@@ -373,6 +378,362 @@ trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
            self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
            dtype=_sum_dtype, domain="matrix", forward_ad="linear")
 
+
+
+
+# ============================================================ factorizations and solvers (LAPACK's, as ATen calls it)
+def _column_major(a):
+    """``a``'s matrices as ATen hands them to LAPACK, copied column-major: held here as the C-contiguous
+    stack of their transposes, the layout ``mkl``'s LAPACK functions read and write."""
+    return np.array(np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
+
+
+def _cholesky(a, upper=False):
+    """ATen's linalg_cholesky_ex: potrf on a column-major copy of A, the other triangle then zeroed (the
+    factor column-major, as ATen leaves it); potrf's info per matrix is an extra the call checks."""
+    columns = _column_major(a)
+    infos = mkl.cholesky(columns, upper) if a.size else None
+    if infos is None:
+        return _cholesky_numpy(a, upper)
+    factor = np.swapaxes(columns, -1, -2)
+    factor[...] = np.triu(factor) if upper else np.tril(factor)
+    return factor, {"info": infos.reshape(a.shape[:-2])}
+
+
+def _cholesky_numpy(a, upper):
+    """NumPy's Cholesky factor, and the order of the first leading minor that is not positive-definite."""
+    n = a.shape[-1]
+    stack = a.reshape((-1, n, n))
+    factors = np.zeros(stack.shape, a.dtype)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i, m in enumerate(stack):
+        try:
+            factors[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            infos[i] = next(k for k in range(1, n + 1) if not _positive_definite(m[:k, :k]))
+    factors = factors.reshape(a.shape)
+    return (np.swapaxes(factors, -1, -2) if upper else factors), {"info": infos.reshape(a.shape[:-2])}
+
+
+def _positive_definite(m):
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def _cholesky_grad(grad, result, upper):
+    """FunctionsManual's cholesky_backward (real): ``L^-T Φ(Lᵀ gL) L^-1`` symmetrised, Φ taking the lower
+    triangle with its diagonal halved."""
+    L, gL = (result.mT, grad.mT) if upper else (result, grad)
+    phi = L.mT.matmul(gL).tril()
+    phi = phi - phi.diagonal(0, -2, -1).diag_embed() * 0.5
+    L_inverse = L.inverse()
+    gA = L_inverse.mT.matmul(phi).matmul(L_inverse)
+    return (gA + gA.mT) * 0.5
+
+
+_CHOLESKY_DTYPE = _floating_only("linalg.cholesky: Expected a floating point or complex tensor as input. Got {}")
+linalg_cholesky_ex = op("linalg_cholesky_ex", "LinalgCholeskyExBackward0", _cholesky, ("A",), A=_cholesky_grad,
+                        dtype=_CHOLESKY_DTYPE, domain="square")
+# torch.cholesky: the deprecated function records a node of its own
+cholesky = op("cholesky", "CholeskyBackward0", _cholesky, ("A",), A=_cholesky_grad, dtype=_CHOLESKY_DTYPE,
+              domain="square")
+
+
+def _is_vector_rhs(A, B):
+    """ATen's linalg_solve_is_vector_rhs: B is a vector (or a batch of them) rather than a matrix."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+def _solve(A, B, left=True):
+    """ATen's linalg_solve_ex: getrf of A (of Aᵀ when A is C-contiguous, which is A's own buffer read
+    column-major, then solved transposed), getrs on a column-major copy of B with the batches
+    broadcast; getrf's info per matrix is an extra the call checks. NumPy's solve without MKL."""
+    if not left:
+        A, B = np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)
+    vector = _is_vector_rhs(A, B)
+    if vector:
+        B = B[..., None]
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    transposed = A.flags.c_contiguous
+    columns = np.array(A if transposed else np.swapaxes(A, -1, -2), dtype=A.dtype, order="C")
+    found = mkl.lu_factor(columns) if A.size and B.size else None
+    if found is not None:
+        pivots, infos = found
+        columns = np.ascontiguousarray(np.broadcast_to(columns, batch + columns.shape[-2:]))
+        pivots = np.ascontiguousarray(np.broadcast_to(pivots, batch + pivots.shape[-1:]))
+        rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
+        mkl.lu_solve(columns, pivots, rhs, transposed)
+        X = np.swapaxes(rhs, -1, -2)
+    else:
+        infos = np.array([int(np.linalg.matrix_rank(m) < m.shape[0]) for m in A.reshape((-1,) + A.shape[-2:])],
+                         np.int32) if A.size else np.zeros(0, np.int32)
+        with np.errstate(all="ignore"):
+            try:
+                X = np.linalg.solve(np.broadcast_to(A, batch + A.shape[-2:]), np.broadcast_to(B, batch + B.shape[-2:]))
+            except np.linalg.LinAlgError:
+                X = np.full(batch + B.shape[-2:], np.nan)
+        X = X.astype(A.dtype)
+    if vector:
+        X = X[..., 0]
+    if not left:
+        X = np.swapaxes(X, -1, -2)
+    return X, {"info": np.asarray(infos, np.int32).reshape(A.shape[:-2])}
+
+
+def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
+    """FunctionsManual's linalg_solve_backward (real): gB solves Aᵀ gB = gX (from the same side), gA is
+    -gB Xᵀ (left) or -Xᵀ gB; each summed back to its input's shape where the batches were broadcast."""
+    gB = _apply(linalg_solve_ex, (A.mT, grad), {"left": left})
+    gA = None
+    if output_mask[0]:
+        if _is_vector_rhs(A, B):
+            gA = -gB.unsqueeze(-1).matmul(result.unsqueeze(-2))
+        else:
+            gA = -gB.matmul(result.mT) if left else -result.mT.matmul(gB)
+        gA = gA.sum_to_size(A.shape)
+    return gA, gB.sum_to_size(B.shape) if output_mask[1] else None
+
+
+linalg_solve_ex = op("linalg_solve_ex", "LinalgSolveExBackward0", _solve, ("A", "B"), A=_solve_grad, B=_solve_grad,
+                     dtype="promote", domain="square", broadcast=False)
+
+
+def _slogdet(a):
+    """ATen's _linalg_slogdet from det's LU (``lu_packed``): the sign of the row swaps times the signs of
+    U's diagonal, and the sum of the logs of its absolute values. Output k of (sign, logabsdet)."""
+    n = a.shape[-1]
+    LU, _, sign = lu_packed(a)
+    diagonal = np.diagonal(LU, 0, -2, -1)
+    with np.errstate(all="ignore"):
+        sign = np.asarray(sign * np.prod(np.sign(diagonal), axis=-1), a.dtype)
+        logs = mkl.elementwise("log", np.abs(diagonal))
+        if logs is None:
+            logs = np.log(np.abs(diagonal))
+        total = np.zeros(a.shape[:-2], a.dtype)
+        for k in range(n):              # (in order, as ATen's sum of so few terms)
+            total = total + logs[..., k]
+    return sign, np.asarray(total, a.dtype)
+
+
+def _slogdet_part(k):
+    def forward(a):
+        sign, logabsdet = _slogdet(a)
+        return (sign, {"logabsdet": logabsdet}) if k == 0 else (logabsdet, {"sign": sign})
+    return forward
+
+
+def _slogdet_grad(g_logabsdet, A):
+    """FunctionsManual's slogdet_backward (real): the sign has no derivative, log|det A| has A^-T."""
+    return g_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+
+
+_SLOGDET_DTYPE = _floating_only("linalg.slogdet: Expected a floating point or complex tensor as input. Got {}")
+linalg_slogdet_sign = op("linalg_slogdet_sign", "LinalgSlogdetBackward0", _slogdet_part(0), ("A",),
+                         A=lambda grad, A: _F().zeros_like(A), dtype=_SLOGDET_DTYPE, domain="square")
+linalg_slogdet_logabsdet = op("linalg_slogdet_logabsdet", "LinalgSlogdetBackward0", _slogdet_part(1), ("A",),
+                              A=lambda grad, A: _slogdet_grad(grad, A), dtype=_SLOGDET_DTYPE, domain="square")
+linalg_slogdet = op("linalg_slogdet", "LinalgSlogdetBackward0", None, ("A",), outputs=("sign", "logabsdet"),
+                    domain="square", A=lambda grad, A: _slogdet_grad(grad[1], A) if grad[1] is not None else None)
+
+
+def _qr(a, mode="reduced"):
+    """ATen's linalg_qr: geqrf on a column-major copy of A, R its upper triangle, Q from orgqr ('r': no Q).
+    NumPy's QR without MKL. Returns (Q, R), each column-major as ATen's."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    columns = _column_major(a)
+    found = mkl.qr(columns, m, mode == "complete") if a.size else None
+    if found is None:
+        q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+        return q.astype(a.dtype), r.astype(a.dtype)
+    packed, _, q_columns = found
+    rows = m if mode == "complete" else k
+    R = np.zeros(a.shape[:-2] + (n, rows), a.dtype)
+    R[...] = np.swapaxes(np.triu(np.swapaxes(packed, -1, -2)[..., :rows, :]), -1, -2)
+    return np.swapaxes(q_columns, -1, -2), np.swapaxes(R, -1, -2)
+
+
+def _qr_part(k):
+    def forward(a, mode):
+        Q, R = _qr(a, mode)
+        if mode == "r":
+            Q = np.zeros((0,), a.dtype)
+        return (Q, {"R": R}) if k == 0 else (R, {"Q": Q})
+    return forward
+
+
+def _qr_grad(gQ, gR, Q, R, mode):
+    """FunctionsManual's linalg_qr_backward (real), written with Tensor ops."""
+    if mode == "r":
+        raise errors.RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                                  "Please use linalg.qr(A, mode='reduced') if you are going to differentiate "
+                                  "through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise errors.RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    if gQ is None and gR is None:
+        return None
+    if gQ is not None:
+        gA = -Q.mT.matmul(gQ) if gR is None else gR.matmul(R.mT) - Q.mT.matmul(gQ)
+    else:
+        gA = gR.matmul(R.mT)
+    if m >= n:
+        upper = gA.triu()
+        sym = upper + upper.mT
+        sym = sym - sym.diagonal(0, -2, -1).diag_embed() * 0.5
+        gA = Q.matmul(sym)
+        if gQ is not None:
+            gA = gA + gQ
+        return gA.matmul(R.inverse().mT)            # gA R^-T: the triangular solve from the right
+    gA = Q.matmul((-gA - (-gA).mT).tril())
+    gA = gA.matmul(R.narrow(-1, 0, m).inverse().mT)
+    gA = _F().cat([gA, gA.new_zeros(gA.shape[:-1] + (n - m,))], -1)
+    if gR is not None:
+        gA = gA + Q.matmul(gR)
+    return gA
+
+
+linalg_qr_Q = op("linalg_qr_Q", "LinalgQrBackward0", _qr_part(0), ("A",), dtype=_F_, domain="matrix",
+                 A=lambda grad, mode, result, R: _qr_grad(grad, None, result, R, mode))
+linalg_qr_R = op("linalg_qr_R", "LinalgQrBackward0", _qr_part(1), ("A",), dtype=_F_, domain="matrix",
+                 A=lambda grad, mode, Q, result: _qr_grad(None, grad, Q, result, mode))
+linalg_qr = op("linalg_qr", "LinalgQrBackward0", None, ("A",), outputs=("Q", "R"), domain="matrix",
+               A=lambda grad, mode, Q, R: _qr_grad(grad[0], grad[1], Q, R, mode))
+
+
+def _eigh(a, UPLO="L", compute_v=True):
+    """ATen's linalg_eigh: syevd on a column-major copy of A reading the triangle UPLO, eigenvalues
+    ascending, eigenvectors column-major ('N' when nothing will differentiate them: LAPACK rounds the
+    values otherwise then). NumPy's eigh without MKL. Returns (values, vectors or None, infos)."""
+    columns = _column_major(a)
+    found = mkl.eigh(columns, UPLO == "U", compute_v) if a.size else None
+    if found is None:
+        values, vectors = np.linalg.eigh(a, UPLO=UPLO)
+        return values.astype(a.dtype), vectors.astype(a.dtype), np.zeros(a.shape[:-2], np.int32)
+    values, infos = found
+    return values, (np.swapaxes(columns, -1, -2) if compute_v else None), infos.reshape(a.shape[:-2])
+
+
+def _eigh_part(k):
+    def forward(a, UPLO, compute_v=True):
+        values, vectors, infos = _eigh(a, UPLO, compute_v)
+        if vectors is None:
+            vectors = _eigh(a, UPLO, True)[1]          # (for the backward formula only)
+        return (values, {"eigenvectors": vectors, "info": infos}) if k == 0 \
+            else (vectors, {"eigenvalues": values, "info": infos})
+    return forward
+
+
+def _eigh_grad(gL, gV, L, V):
+    """FunctionsManual's linalg_eig_backward for a symmetric A: ``V (skew(Vᵀ gV) / E + diag(gL)) Vᵀ``,
+    E_ij = L_j - L_i (ones on its diagonal)."""
+    if gV is None:
+        return V.matmul(gL.unsqueeze(-1) * V.mT)
+    VhgV = V.mT.matmul(gV)
+    VhgV = (VhgV - VhgV.mT) * 0.5
+    E = L.unsqueeze(-2) - L.unsqueeze(-1) + _F().eye(L.shape[-1], dtype=L.dtype)
+    gA = VhgV / E
+    if gL is not None:
+        gA = gA - gA.diagonal(0, -2, -1).diag_embed() + gL.diag_embed()
+    return V.matmul(gA.matmul(V.mT))
+
+
+_EIGH_DTYPE = _floating_only("linalg.eigh: Expected a floating point or complex tensor as input. Got {}")
+linalg_eigh_eigenvalues = op("linalg_eigh_eigenvalues", "LinalgEighBackward0", _eigh_part(0), ("A",),
+                             dtype=_EIGH_DTYPE, domain="square",
+                             A=lambda grad, result, eigenvectors: _eigh_grad(grad, None, result, eigenvectors))
+linalg_eigh_eigenvectors = op("linalg_eigh_eigenvectors", "LinalgEighBackward0", _eigh_part(1), ("A",),
+                              dtype=_EIGH_DTYPE, domain="square",
+                              A=lambda grad, eigenvalues, result: _eigh_grad(None, grad, eigenvalues, result))
+linalg_eigh = op("linalg_eigh", "LinalgEighBackward0", None, ("A",), outputs=("eigenvalues", "eigenvectors"),
+                 domain="square", A=lambda grad, eigenvalues, eigenvectors: _eigh_grad(grad[0], grad[1], eigenvalues,
+                                                                                      eigenvectors))
+
+
+
+def _matrix_exp(a):
+    """exp(A) by scaling and squaring: A / 2^s with a 1-norm at most 1/2, its Taylor series to float64's
+    precision, squared s times, in float64 and rounded to A's dtype. (ATen's degree-18 polynomials
+    differ from it in the last bits, not in the digits a tensor prints.)"""
+    x = np.array(a, dtype=np.float64)
+    if x.size == 0:
+        return np.array(a, copy=True)
+    norm = float(np.abs(x).sum(-2).max())
+    squarings = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 and np.isfinite(norm) else 0
+    x = x / 2.0 ** squarings
+    eye = np.broadcast_to(np.eye(x.shape[-1]), x.shape)
+    total, term = eye.copy(), eye
+    for k in range(1, 30):
+        term = np.matmul(term, x) / k
+        total = total + term
+    for _ in range(squarings):
+        total = np.matmul(total, total)
+    return total.astype(a.dtype)
+
+
+def _matrix_exp_grad(grad, self):
+    """FunctionsManual's linalg_matrix_exp_differential (adjoint): the upper right block of the
+    exponential of [[Aᵀ, G], [0, Aᵀ]]."""
+    n = self.shape[-1]
+    At = self.mT
+    top = _F().cat([At, grad], -1)
+    bottom = _F().cat([At.new_zeros(At.shape), At], -1)
+    blocks = _apply(linalg_matrix_exp, (_F().cat([top, bottom], -2),))
+    return blocks.narrow(-2, 0, n).narrow(-1, n, n)
+
+
+linalg_matrix_exp = op("linalg_matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp, ("self",), self=_matrix_exp_grad,
+                       dtype=_floating_only("linalg.matrix_exp: Expected a floating point or complex tensor as "
+                                            "input. Got {}"), domain="square")
+
+
+def _pinv(a, atol=0.0, rtol=None, hermitian=False):
+    """ATen's linalg_pinv: from the SVD (the eigendecomposition if ``hermitian``), the singular values
+    at most max(atol, rtol * the largest) dropped, the others inverted; rtol is eps * max(m, n) unless
+    an atol is given."""
+    m, n = a.shape[-2:]
+    if rtol is None:
+        rtol = 0.0 if atol > 0 else float(np.finfo(a.dtype).eps) * max(m, n)
+    if a.size == 0:
+        return np.zeros(a.shape[:-2] + (n, m), a.dtype)
+    if hermitian:
+        values, vectors, _ = _eigh(a)
+        tol = np.maximum(atol, rtol * np.abs(values).max(-1, keepdims=True))
+        with np.errstate(divide="ignore"):
+            inverse = np.where(np.abs(values) > tol, 1 / values, 0).astype(a.dtype)
+        return _matmul(np.ascontiguousarray(vectors * inverse[..., None, :]), np.swapaxes(vectors, -1, -2))
+    found = mkl.svd(a, True)
+    if found is not None:
+        S, U, Vh = found
+    else:
+        U, S, Vh = (x.astype(a.dtype) for x in np.linalg.svd(a, full_matrices=False))
+    tol = np.maximum(atol, rtol * S[..., :1])
+    with np.errstate(divide="ignore"):
+        inverse = np.where(S > tol, 1 / S, 0).astype(a.dtype)
+    return _matmul(np.ascontiguousarray(np.swapaxes(Vh, -1, -2) * inverse[..., None, :]), np.swapaxes(U, -1, -2))
+
+
+def _pinv_grad(grad, result, self):
+    """FunctionsManual's pinv_backward: products of A, A⁺ and the gradient, the smaller side first."""
+    m, n = self.shape[-2], self.shape[-1]
+    pinvAh, gradh = result.mT, grad.mT
+    if m <= n:
+        K = gradh.matmul(result)
+        KpinvAh = K.matmul(pinvAh)
+        return (-(result.matmul(K)).mT + KpinvAh - self.matmul(result).matmul(KpinvAh)
+                + pinvAh.matmul(result).matmul(gradh - K.matmul(self)))
+    K = result.matmul(gradh)
+    pinvAhK = pinvAh.matmul(K)
+    return (-(K.matmul(result)).mT + (gradh - self.matmul(K)).matmul(result).matmul(pinvAh) + pinvAhK
+            - pinvAhK.matmul(result).matmul(self))
+
+
+linalg_pinv = op("linalg_pinv", "LinalgPinvBackward0", _pinv, ("self",), self=_pinv_grad,
+                 dtype=_floating_only("linalg.pinv(Float{{Long}}): expected a tensor with 2 or more dimensions of "
+                                      "float, double, cfloat or cdouble types"), domain="matrix")
 
 
 # ============================================================ cross products

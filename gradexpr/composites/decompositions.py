@@ -1,0 +1,288 @@
+"""Matrix factorizations, solvers and functions of a matrix (``torch.linalg.cholesky``, ``solve``, ``qr``,
+``eigh``, ``slogdet``, ``matrix_exp``, ``pinv`` … and their older ``torch.X`` forms), and ``torch.unique``:
+PyTorch's argument checks, errors and named results around the op table's entries (``ops/linalg.py``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import ops as D
+from .. import dtypes, errors
+from ..op import apply, apply_ex, share_node
+from ..tensor import Tensor, _wrap_dim
+from .linalg import _square, inverse, matmul
+from .reductions import _may_require_grad, linalg_svd, named_result, svdvals
+
+
+def _floating(A, name):
+    if A._dtype.category != 2:
+        raise errors.RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
+                                  f"{A._dtype._scalar_name}")
+
+
+def _square_floating(A, name):
+    _square(A, name)
+    _floating(A, name)
+
+
+def _extra(extras, name, dtype):
+    """An extra the forward left beside its result, as a tensor (under vmap it already is one)."""
+    value = extras[name]
+    return value if isinstance(value, Tensor) else Tensor._make(np.asarray(value), dtype)
+
+
+def _raise_on_failure(info, A, message):
+    """ATen's check of LAPACK's infos: the first failing matrix's ``message`` (formatted with its info),
+    after ``(Batch element k): `` for a batch, as torch.linalg.LinAlgError."""
+    flat = np.asarray(info._data if isinstance(info, Tensor) else info).reshape(-1)
+    failed = np.flatnonzero(flat)
+    if failed.size:
+        first = int(failed[0])
+        where = f"(Batch element {first}): " if A._data.ndim > 2 else ""
+        raise D.linalg.LinAlgError(message.format(where=where, info=int(flat[first])))
+
+
+# ------------------------------------------------------------------ Cholesky
+def _cholesky(A, upper, name, check_errors, entry):
+    _square_floating(A, name)
+    L, extras = apply_ex(entry, (A,), {"upper": bool(upper)})
+    info = _extra(extras, "info", dtypes.int32)
+    if check_errors:
+        _raise_on_failure(info, A, name + ": {where}The factorization could not be completed because the input is "
+                                          "not positive-definite (the leading minor of order {info} is not "
+                                          "positive-definite).")
+    return L, info
+
+
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    return named_result("linalg_cholesky_ex", "L", "info")(*_cholesky(A, upper, "linalg.cholesky", check_errors,
+                                                                       D.linalg_cholesky_ex))
+
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    return _cholesky(A, upper, "linalg.cholesky", True, D.linalg_cholesky_ex)[0]
+
+
+def cholesky(input, upper=False, *, out=None):
+    """The deprecated torch.cholesky: linalg.cholesky's factor under a node of its own, and a warning once."""
+    from ..warn import warn_once
+    warn_once("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in a future "
+              "PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = torch.linalg.cholesky(A)\nand\n"
+              "U = torch.cholesky(A, upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+              "transform will produce equivalent results for all valid (symmetric positive definite) inputs. "
+              "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:1765.)")
+    return _cholesky(input, upper, "cholesky", True, D.cholesky)[0]
+
+
+# ------------------------------------------------------------------ solve, inverse
+def _solve(A, B, left, check_errors):
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("linalg.solve: The input tensor A must have at least 2 dimensions.")
+    _square_floating(A, "linalg.solve")
+    if A._dtype is not B._dtype:
+        raise errors.RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                                  f"{A._dtype._scalar_name} and B of type {B._dtype._scalar_name} instead")
+    a, b = A._data.shape, B._data.shape
+    vector = len(b) == 1 or (len(b) == len(a) - 1 and b == a[:-1])
+    rows = b[-1] if vector else (b[-2] if left else b[-1])
+    if rows != a[-1]:
+        shown = f"{b[-1]}x1" if vector else f"{b[-2]}x{b[-1]}"
+        equation = "AX = B" if left else "XA = B"
+        raise errors.RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {equation} "
+                                  f"({a[-2]}x{a[-1]} and {shown})")
+    X, extras = apply_ex(D.linalg_solve_ex, (A, B), {"left": bool(left)})
+    info = _extra(extras, "info", dtypes.int32)
+    if check_errors:
+        _raise_on_failure(info, A, "torch.linalg.solve: {where}The solver failed because the input matrix is "
+                                   "singular.")
+    return X, info
+
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    return named_result("linalg_solve_ex", "result", "info")(*_solve(A, B, left, check_errors))
+
+
+def linalg_solve(A, B, *, left=True, out=None):
+    return _solve(A, B, left, True)[0]
+
+
+def linalg_inv_ex(A, *, check_errors=False, out=None):
+    """linalg.inv_ex: linalg.inv's node (LinalgInvExBackward0); a singular matrix gives its info, not an error."""
+    _square_floating(A, "linalg.inv")
+    result, extras = apply_ex(D.inverse, (A,), {"check_errors": bool(check_errors)})
+    return named_result("linalg_inv_ex", "inverse", "info")(result, _extra(extras, "info", dtypes.int32))
+
+
+# ------------------------------------------------------------------ QR
+def linalg_qr(A, mode="reduced", *, out=None):
+    """(Q, R) as ``torch.return_types.linalg_qr``, one LinalgQrBackward0 node; mode 'r' leaves Q empty."""
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
+    _floating(A, "linalg.qr")
+    if mode not in ("reduced", "r", "complete"):
+        raise errors.RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
+                                  "'r', or 'complete'")
+    params = {"mode": mode}
+    parts = [apply(D.linalg_qr_Q, (A,), params), apply(D.linalg_qr_R, (A,), params)]
+    share_node(D.linalg_qr, (A,), params, parts)
+    return named_result("linalg_qr", "Q", "R")(*parts)
+
+
+def qr(input, some=True, *, out=None):
+    """The deprecated torch.qr: linalg.qr with mode 'reduced' or 'complete', and a warning once."""
+    from ..warn import warn_once
+    warn_once("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch release.\n"
+              "The boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = torch.qr(A, some)"
+              "\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete') (Triggered "
+              "internally at /__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2505.)")
+    Q, R = linalg_qr(input, "reduced" if some else "complete")
+    return named_result("qr", "Q", "R")(Q, R)
+
+
+# ------------------------------------------------------------------ symmetric eigendecomposition
+def _check_eigh(A, UPLO, name):
+    _square(A, name)
+    if A._dtype.category != 2:
+        raise errors.NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{A._dtype._scalar_name}'")
+    if UPLO not in ("L", "U", "l", "u"):
+        raise errors.RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return UPLO.upper()
+
+
+def linalg_eigh(A, UPLO="L", *, out=None):
+    """(eigenvalues, eigenvectors) as ``torch.return_types.linalg_eigh``, one LinalgEighBackward0 node."""
+    params = {"UPLO": _check_eigh(A, UPLO, "linalg.eigh")}
+    parts = [apply(D.linalg_eigh_eigenvalues, (A,), params), apply(D.linalg_eigh_eigenvectors, (A,), params)]
+    share_node(D.linalg_eigh, (A,), params, parts)
+    return named_result("linalg_eigh", "eigenvalues", "eigenvectors")(*parts)
+
+
+def linalg_eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues alone: the eigenvectors computed only when A may need a gradient, as ATen's."""
+    params = {"UPLO": _check_eigh(A, UPLO, "linalg.eigvalsh"), "compute_v": _may_require_grad(A)}
+    return apply(D.linalg_eigh_eigenvalues, (A,), params)
+
+
+# ------------------------------------------------------------------ determinants
+def linalg_slogdet(A, *, out=None):
+    """(sign, logabsdet) as ``torch.return_types.linalg_slogdet``, one LinalgSlogdetBackward0 node."""
+    _square_floating(A, "linalg.slogdet")
+    parts = [apply(D.linalg_slogdet_sign, (A,)), apply(D.linalg_slogdet_logabsdet, (A,))]
+    share_node(D.linalg_slogdet, (A,), {}, parts)
+    return named_result("linalg_slogdet", "sign", "logabsdet")(*parts)
+
+
+def slogdet(input, *, out=None):
+    return named_result("slogdet", "sign", "logabsdet")(*linalg_slogdet(input))
+
+
+def logdet(input):
+    """ATen's logdet: linalg.slogdet's log|det|, NaN where the determinant is negative."""
+    _square_floating(input, "logdet")
+    sign, logabsdet = linalg_slogdet(input)
+    from .arithmetic import where
+    return where(sign == -1.0, math.nan, logabsdet)
+
+
+# ------------------------------------------------------------------ functions of a matrix
+def linalg_matrix_exp(A):
+    _square_floating(A, "linalg.matrix_exp")
+    return apply(D.linalg_matrix_exp, (A,))
+
+
+def linalg_matrix_power(A, n, *, out=None):
+    """ATen's linalg_matrix_power: the identity for 0, A's inverse for a negative power, then products
+    by binary powering (matmul's nodes); 1 is a clone."""
+    _square(A, "linalg.matrix_power")
+    if n == 0:
+        from .creation import eye
+        from .inplace import copy_
+        from .shape import clone, expand_as
+        return copy_(clone(A), expand_as(eye(A._data.shape[-2], A._data.shape[-1], dtype=A._dtype), A))
+    if n < 0:
+        A = inverse(A)
+        n = -n
+    if n == 1:
+        from .shape import clone
+        return clone(A)
+    if n == 2:
+        return matmul(A, A)
+    if n == 3:
+        return matmul(matmul(A, A), A)
+    z = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        z = A if z is None else matmul(z, z)
+        if bit:
+            result = z if result is None else matmul(result, z)
+    return result
+
+
+def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The pseudo-inverse (LinalgPinvBackward0); ``rcond`` is the old name of ``rtol``."""
+    if A._data.ndim < 2 or A._dtype.category != 2:
+        raise errors.RuntimeError(f"linalg.pinv({A._dtype._scalar_name}{{{list(A._data.shape)}}}): expected a "
+                                  "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
+    if rcond is not None:
+        rtol = rcond
+    return apply(D.linalg_pinv, (A,), {"atol": 0.0 if atol is None else float(atol),
+                                       "rtol": None if rtol is None else float(rtol), "hermitian": bool(hermitian)})
+
+
+def pinverse(input, rcond=1e-15):
+    return linalg_pinv(input, rtol=rcond)
+
+
+def matrix_power(input, n):
+    return linalg_matrix_power(input, n)
+
+
+def matrix_exp(input):
+    return linalg_matrix_exp(input)
+
+
+# ------------------------------------------------------------------ the old SVD
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """torch.svd: linalg.svd's U and S, and V = Vhᵀ (a transpose of its output); without ``compute_uv``
+    the singular values and zero matrices."""
+    if input._data.ndim < 2:
+        raise errors.RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
+                                  f"{input._data.ndim} dimensions instead")
+    result = named_result("svd", "U", "S", "V")
+    if compute_uv:
+        U, S, Vh = linalg_svd(input, full_matrices=not some)
+        return result(U, S, Vh.mT)
+    from .creation import zeros
+    S = svdvals(input)
+    m, n = input._data.shape[-2:]
+    batch = input._data.shape[:-2]
+    return result(zeros(*batch, m, m, dtype=input._dtype), S, zeros(*batch, n, n, dtype=input._dtype))
+
+
+# ------------------------------------------------------------------ unique values
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique: the sorted distinct values (Unique2Backward0; slices along ``dim``: UniqueDimBackward0),
+    then the inverse indices and the counts as asked, in a plain tuple."""
+    if dim is not None:
+        dim = _wrap_dim(dim, input._data.ndim)
+    entry = D.unique2 if dim is None else D.unique_dim
+    return _with_indices(*apply_ex(entry, (input,), {"dim": dim}), return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """torch.unique_consecutive: the first value (slice) of each run of equal ones, then the run indices
+    and the runs' lengths as asked."""
+    if dim is not None:
+        dim = _wrap_dim(dim, input._data.ndim)
+    return _with_indices(*apply_ex(D.unique_consecutive, (input,), {"dim": dim}), return_inverse, return_counts)
+
+
+def _with_indices(values, extras, return_inverse, return_counts):
+    out = [values]
+    if return_inverse:
+        out.append(_extra(extras, "inverse", dtypes.int64))
+    if return_counts:
+        out.append(_extra(extras, "counts", dtypes.int64))
+    return values if len(out) == 1 else tuple(out)
