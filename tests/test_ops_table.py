@@ -227,6 +227,32 @@ CASES: dict[str, list[Case]] = {
                         (3, 2)),
                    case(lambda a: (lambda r: (r.U ** 2, r.Vh[:2] ** 2))(torch.linalg.svd(a)), (2, 4))],
     "trace": [case(lambda a: a.trace(), (3, 3)), case(lambda a: torch.trace(a), (2, 3))],
+    # factorizations: symmetric positive-definite inputs made from the sample (A Aᵀ + I), and squares of
+    # factors whose signs are arbitrary
+    "linalg_cholesky_ex": [case(lambda a: torch.linalg.cholesky(a @ a.mT + torch.eye(3, dtype=a.dtype)), (3, 3)),
+                           case(lambda a: torch.linalg.cholesky_ex(a.mT @ a, upper=True).L, (2, 3, 3))],
+    "cholesky": [case(lambda a: torch.cholesky(a @ a.mT), (3, 3))],
+    "linalg_solve_ex": [case(lambda a, b: torch.linalg.solve(a, b), (3, 3), (3, 2)),
+                        case(lambda a, b: torch.linalg.solve(a, b), (2, 3, 3), (3,)),
+                        case(lambda a, b: torch.linalg.solve_ex(a, b, left=False).result, (3, 3), (2, 2, 3)),
+                        case(lambda a, b: torch.linalg.solve(a, b), (3, 3), (2, 3, 1))],
+    "linalg_slogdet_sign": [case(lambda a: torch.linalg.slogdet(a).sign * a, (3, 3))],
+    "linalg_slogdet_logabsdet": [case(lambda a: torch.linalg.slogdet(a).logabsdet, (3, 3)),
+                                 case(lambda a: torch.logdet(a @ a.mT), (2, 3, 3))],
+    "linalg_slogdet": [case(lambda a: tuple(torch.slogdet(a)), (2, 2, 2))],
+    "linalg_qr_Q": [case(lambda a: torch.linalg.qr(a).Q, (4, 3)), case(lambda a: torch.linalg.qr(a).Q, (2, 4))],
+    "linalg_qr_R": [case(lambda a: torch.linalg.qr(a).R, (3, 3)), case(lambda a: torch.linalg.qr(a).R, (2, 4)),
+                    case(lambda a: torch.linalg.qr(a, mode="complete").R, (2, 3))],
+    "linalg_qr": [case(lambda a: tuple(torch.linalg.qr(a)), (4, 3)), case(lambda a: tuple(torch.qr(a)), (2, 2, 3))],
+    "linalg_eigh_eigenvalues": [case(lambda a: torch.linalg.eigvalsh(a + a.mT), (3, 3)),
+                                case(lambda a: torch.linalg.eigh(a @ a.mT, UPLO="U").eigenvalues, (2, 3, 3))],
+    "linalg_eigh_eigenvectors": [case(lambda a: torch.linalg.eigh(a + a.mT).eigenvectors ** 2, (3, 3))],
+    "linalg_eigh": [case(lambda a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(torch.linalg.eigh(a + a.mT)),
+                         (3, 3))],
+    "linalg_matrix_exp": [case(lambda a: torch.linalg.matrix_exp(a), (3, 3), domain="real"),
+                          case(lambda a: torch.matrix_exp(a * 0.1), (2, 2, 2))],
+    "linalg_pinv": [case(lambda a: torch.linalg.pinv(a), (3, 2)), case(lambda a: torch.pinverse(a), (2, 3)),
+                    case(lambda a: torch.linalg.pinv(a @ a.mT, hermitian=True), (3, 3))],
     # shape
     "view": [case(lambda a: a.view(3, 2), (2, 3)), case(lambda a: a.reshape(-1), (2, 3))],
     "reshape_alias": [case(lambda a: a.t().reshape(1, 3, 2), (2, 3))],
@@ -563,6 +589,9 @@ NOT_IMPLEMENTED = {
         F.ctc_loss(x.log_softmax(1).unsqueeze(1), torch.tensor([[1]]), [2], [1]), x, create_graph=True)[0],
     "scatter_reduce_src": lambda x: x.scatter(1, torch.tensor([[1, 1], [0, 1]]), x * 2, reduce="multiply"),
     "scatter_reduce_value": lambda x: x.scatter(0, torch.tensor([[1, 0]]), 1.5, reduce="add"),
+    "unique2": lambda x: torch.unique(x),
+    "unique_dim": lambda x: torch.unique(x, dim=0),
+    "unique_consecutive": lambda x: torch.unique_consecutive(x, dim=1),
 }
 
 DIFFERENTIABLE = [name for name, e in D.TABLE.items() if e.differentiable and name not in NOT_IMPLEMENTED]

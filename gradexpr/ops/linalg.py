@@ -641,10 +641,19 @@ def _eigh_grad(gL, gV, L, V):
     return V.matmul(gA.matmul(V.mT))
 
 
+def _eigenvalues_grad(grad, A, UPLO, eigenvectors):
+    """eigvalsh's gradient ``V diag(gL) Vᵀ``. PyTorch's node keeps V as an output of its own, so a second
+    derivative goes through it: under create_graph V is computed again here as an output of A."""
+    from ..graph import is_grad_enabled
+    if is_grad_enabled():
+        eigenvectors = _apply(linalg_eigh_eigenvectors, (A,), {"UPLO": UPLO})
+    return _eigh_grad(grad, None, None, eigenvectors)
+
+
 _EIGH_DTYPE = _floating_only("linalg.eigh: Expected a floating point or complex tensor as input. Got {}")
 linalg_eigh_eigenvalues = op("linalg_eigh_eigenvalues", "LinalgEighBackward0", _eigh_part(0), ("A",),
                              dtype=_EIGH_DTYPE, domain="square",
-                             A=lambda grad, result, eigenvectors: _eigh_grad(grad, None, result, eigenvectors))
+                             A=lambda grad, A, UPLO, eigenvectors: _eigenvalues_grad(grad, A, UPLO, eigenvectors))
 linalg_eigh_eigenvectors = op("linalg_eigh_eigenvectors", "LinalgEighBackward0", _eigh_part(1), ("A",),
                               dtype=_EIGH_DTYPE, domain="square",
                               A=lambda grad, eigenvalues, result: _eigh_grad(None, grad, eigenvalues, result))
