@@ -403,3 +403,45 @@ def eigh(columns, upper, vectors):
             infos[i] = fn(_COL_MAJOR, b"V" if vectors else b"N", b"U" if upper else b"L", n, _address(stack[i]),
                           max(1, n), _address(values[i]))
     return values.reshape(columns.shape[:-1]), infos
+
+
+def lstsq(columns, rhs, rows, rcond, driver):
+    """LAPACK's least-squares driver ('gels', 'gelsy', 'gelsd' or 'gelss') on each matrix of ``columns``
+    (C-contiguous, each read as a column-major ``rows`` x cols matrix) and right-hand sides ``rhs`` (each
+    column-major, max(rows, cols) long: the solution comes back in its first cols), in place, as ATen's
+    linalg_lstsq calls it: (the rank per matrix, the singular values for gelsd/gelss). None without MKL."""
+    real = "float" if columns.dtype == np.float32 else "double"
+    cols = columns.shape[-2]
+    count = rhs.shape[-2]
+    leading = max(1, rows, cols)
+    if driver == "gels":
+        fn = _lapack("?gels", columns.dtype, "char", "int", "int", "int", "void_p", "int", "void_p", "int")
+    elif driver == "gelsy":
+        fn = _lapack("?gelsy", columns.dtype, "int", "int", "int", "void_p", "int", "void_p", "int", "void_p", real,
+                     "void_p")
+    else:
+        fn = _lapack("?" + driver, columns.dtype, "int", "int", "int", "void_p", "int", "void_p", "int", "void_p",
+                     real, "void_p")
+    if fn is None:
+        return None
+    stack = columns.reshape((_count(columns), cols, rows))
+    right = rhs.reshape((stack.shape[0], count, rhs.shape[-1]))
+    ranks = np.zeros(stack.shape[0], np.int64)
+    values = np.zeros((stack.shape[0], min(rows, cols)), columns.dtype)
+    rank = np.zeros(1, np.int32)
+    # gelsy's column pivots: ATen leaves them uninitialised and carries them from matrix to matrix; stale
+    # memory is not zero, so every column is a leading one and none is pivoted (measured: PyTorch's
+    # results match these bits, not those of zeroed pivots)
+    pivots = np.ones(max(1, cols), np.int32)
+    for i in range(stack.shape[0]):
+        if driver == "gels":
+            fn(_COL_MAJOR, b"N", rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading)
+            continue
+        if driver == "gelsy":
+            fn(_COL_MAJOR, rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading,
+               _address(pivots), rcond, _address(rank))
+        else:
+            fn(_COL_MAJOR, rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading,
+               _address(values[i]), rcond, _address(rank))
+        ranks[i] = rank[0]
+    return ranks.reshape(columns.shape[:-2]), values.reshape(columns.shape[:-2] + values.shape[-1:])

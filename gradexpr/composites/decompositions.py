@@ -243,6 +243,32 @@ def matrix_exp(input):
     return linalg_matrix_exp(input)
 
 
+
+def linalg_lstsq(A, B, rcond=None, *, driver=None):
+    """(solution, residuals, rank, singular_values) as ``torch.return_types.linalg_lstsq``; the solution
+    and the residuals share one LinalgLstsqBackward0 node. CPU's default driver is gelsy."""
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    if A._dtype is not B._dtype:
+        raise errors.RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
+                                  f"input's dtype {A._dtype._scalar_name} and other's dtype {B._dtype._scalar_name}")
+    _floating(A, "torch.linalg.lstsq")
+    if driver is None:
+        driver = "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise errors.RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    a, b = A._data.shape, B._data.shape
+    vector = len(b) == 1 or (len(b) == len(a) - 1 and b == a[:-1])
+    if (b[-1] if vector else b[-2]) != a[-2]:
+        raise errors.RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    params = {"rcond": None if rcond is None else float(rcond), "driver": driver}
+    solution, extras = apply_ex(D.linalg_lstsq_solution, (A, B), params)
+    residuals = apply(D.linalg_lstsq_residuals, (A, B), params)
+    share_node(D.linalg_lstsq, (A, B), params, [solution, residuals])
+    return named_result("linalg_lstsq", "solution", "residuals", "rank", "singular_values")(
+        solution, residuals, _extra(extras, "rank", dtypes.int64), _extra(extras, "singular_values", A._dtype))
+
+
 # ------------------------------------------------------------------ the old SVD
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: linalg.svd's U and S, and V = Vhᵀ (a transpose of its output); without ``compute_uv``

@@ -745,6 +745,129 @@ linalg_pinv = op("linalg_pinv", "LinalgPinvBackward0", _pinv, ("self",), self=_p
                                       "float, double, cfloat or cdouble types"), domain="matrix")
 
 
+
+def _lstsq(A, B, rcond=None, driver="gelsy"):
+    """ATen's linalg_lstsq: LAPACK's ``driver`` on column-major copies of A and of B padded to
+    max(m, n) rows, the batches broadcast. The solution (its first n rows); the residuals' squares
+    summed (only for m > n, a driver other than gelsy and, for gelsd/gelss, full rank), the rank and
+    the singular values (gelsd/gelss) are extras. NumPy's lstsq without MKL."""
+    m, n = A.shape[-2:]
+    vector = _is_vector_rhs(A, B)
+    if vector:
+        B = B[..., None]
+    own_batch = A.shape[:-2]
+    batch = np.broadcast_shapes(own_batch, B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    B = np.broadcast_to(B, batch + B.shape[-2:])
+    if rcond is None:
+        rcond = float(np.finfo(A.dtype).eps) * max(m, n)
+    rows = max(m, n)
+    rhs = np.zeros(batch + (B.shape[-1], rows), A.dtype)
+    rhs[..., :m] = np.swapaxes(B, -1, -2)
+    found = mkl.lstsq(_column_major(A), rhs, m, rcond, driver) if A.size and B.size else None
+    if found is not None:
+        ranks, values = found
+        padded = np.swapaxes(rhs, -1, -2)
+    else:
+        padded, ranks, values = _lstsq_numpy(A, B, rcond, rows)
+    solution = padded[..., :n, :]
+    residuals = np.zeros(0, A.dtype)
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(ranks == n)):
+        residuals = np.sum(padded[..., n:, :] ** 2, axis=-2)
+    if vector:
+        solution = solution[..., 0]
+    ranks, values = _per_matrix_of(ranks, own_batch), _per_matrix_of(values, own_batch, 1)
+    return solution, {"residuals": residuals,
+                      "rank": ranks if driver != "gels" else np.zeros(0, np.int64),
+                      "singular_values": values if driver in ("gelsd", "gelss") else np.zeros(0, A.dtype)}
+
+
+def _per_matrix_of(x, own_batch, trailing=0):
+    """Values computed per broadcast batch element, one per matrix of A's own batch (ATen writes A's rank and
+    singular values once per matrix of A, the same for every right-hand side it was broadcast to)."""
+    lead = x.ndim - trailing - len(own_batch)
+    x = x[(0,) * lead]
+    index = tuple(slice(0, 1) if own == 1 else slice(None) for own in own_batch)
+    return np.array(x[index])
+
+
+def _lstsq_numpy(A, B, rcond, rows):
+    """The padded solutions (the residual rows A X - B below them), ranks and singular values by NumPy."""
+    m, n = A.shape[-2:]
+    flat_a = A.reshape((-1, m, n))
+    flat_b = B.reshape((-1, m, B.shape[-1]))
+    padded = np.zeros((flat_a.shape[0], rows, B.shape[-1]), A.dtype)
+    ranks = np.zeros(flat_a.shape[0], np.int64)
+    values = np.zeros((flat_a.shape[0], min(m, n)), A.dtype)
+    for i, (a, b) in enumerate(zip(flat_a, flat_b)):
+        x, _, ranks[i], values[i] = np.linalg.lstsq(a, b, rcond=rcond)
+        padded[i, :n] = x
+        if m > n:
+            padded[i, n:] = (a @ x - b)[n:]
+    batch = A.shape[:-2]
+    return (padded.reshape(batch + padded.shape[1:]), ranks.reshape(batch), values.reshape(batch + values.shape[1:]))
+
+
+def _lstsq_grad(gX, gL, A, B, X, output_mask):
+    """FunctionsManual's linalg_lstsq_backward (real): X = A⁺ B, through pinv_backward for A; the
+    residuals |A X - B|² add 2 g r Xᵀ to A's gradient and -2 g r to B's."""
+    vector = _is_vector_rhs(A, B)
+    B_matrix = B.unsqueeze(-1) if vector else B
+    gA = gB = None
+    if gX is not None:
+        gX_matrix = gX.unsqueeze(-1) if vector else gX
+        pinvA = _apply(linalg_pinv, (A,), {"atol": 0.0, "rtol": None, "hermitian": False})
+        if output_mask[0]:
+            gA = _pinv_grad(gX_matrix.matmul(B_matrix.mT), pinvA, A)
+        if output_mask[1]:
+            gB = pinvA.mT.matmul(gX_matrix)
+            gB = gB.squeeze(-1) if vector else gB
+    if gL is not None and gL.numel() > 0:
+        X_matrix = X.unsqueeze(-1) if vector else X
+        residual = A.matmul(X_matrix) - B_matrix
+        g = gL.unsqueeze(-2)
+        if output_mask[0]:
+            term = (g * residual).matmul(X_matrix.mT) * 2
+            gA = term if gA is None else gA + term
+        if output_mask[1]:
+            term = g * residual * -2
+            term = term.squeeze(-1) if vector else term
+            gB = term if gB is None else gB + term
+    return gA, gB
+
+
+def _lstsq_part(k):
+    def forward(A, B, rcond=None, driver="gelsy"):
+        solution, extras = _lstsq(A, B, rcond, driver)
+        if k == 0:
+            return solution, extras
+        residuals = extras.pop("residuals")
+        return residuals, {"solution": solution, **extras}
+    return forward
+
+
+def _lstsq_solution_grad(grad, A, B, result, output_mask=(True, True)):
+    return _lstsq_grad(grad, None, A, B, result, output_mask)
+
+
+def _lstsq_residuals_grad(grad, A, B, solution, output_mask=(True, True)):
+    return _lstsq_grad(None, grad, A, B, solution, output_mask)
+
+
+def _lstsq_joint_grad(grad, A, B, solution, output_mask=(True, True)):
+    return _lstsq_grad(grad[0], grad[1], A, B, solution, output_mask)
+
+
+linalg_lstsq_solution = op("linalg_lstsq_solution", "LinalgLstsqBackward0", _lstsq_part(0), ("A", "B"),
+                           A=_lstsq_solution_grad, B=_lstsq_solution_grad, dtype="first", domain="matrix",
+                           broadcast=False)
+linalg_lstsq_residuals = op("linalg_lstsq_residuals", "LinalgLstsqBackward0", _lstsq_part(1), ("A", "B"),
+                            A=_lstsq_residuals_grad, B=_lstsq_residuals_grad, dtype="first", domain="matrix",
+                            broadcast=False)
+linalg_lstsq = op("linalg_lstsq", "LinalgLstsqBackward0", None, ("A", "B"), outputs=("solution", "residuals"),
+                  A=_lstsq_joint_grad, B=_lstsq_joint_grad, domain="matrix", broadcast=False)
+
+
 # ============================================================ cross products
 def _cross(a, b, dim):
     """ATen's cross kernel: component i is a_j * b_k - a_k * b_j ((i, j, k) cyclic) for broadcast a and b,
