@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, errors, exact, mkl
+from .. import corner_grads, errors, exact, mkl, reduction_order
 from ..graph import NOT_IMPLEMENTED_NODE
 from ..tensor import _wrap_dim
 from .registry import NotDifferentiable, batch_rules, op
@@ -448,8 +448,8 @@ def _is_vector_rhs(A, B):
 
 
 def _solve(A, B, left=True):
-    """ATen's linalg_solve_ex: getrf of A (of Aᵀ when A is C-contiguous, which is A's own buffer read
-    column-major, then solved transposed), getrs on a column-major copy of B with the batches
+    """ATen's linalg_solve_ex: getrf of a column-major copy of A (A itself, whatever its layout: measured, as
+    linalg.inv, which is this solve on the identity), getrs on a column-major copy of B with the batches
     broadcast; getrf's info per matrix is an extra the call checks. NumPy's solve without MKL."""
     if not left:
         A, B = np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)
@@ -457,16 +457,9 @@ def _solve(A, B, left=True):
     if vector:
         B = B[..., None]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    transposed = A.flags.c_contiguous
-    columns = np.array(A if transposed else np.swapaxes(A, -1, -2), dtype=A.dtype, order="C")
-    found = mkl.lu_factor(columns) if A.size and B.size else None
+    found = _lu_solve(A, B, batch, False)
     if found is not None:
-        pivots, infos = found
-        columns = np.ascontiguousarray(np.broadcast_to(columns, batch + columns.shape[-2:]))
-        pivots = np.ascontiguousarray(np.broadcast_to(pivots, batch + pivots.shape[-1:]))
-        rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
-        mkl.lu_solve(columns, pivots, rhs, transposed)
-        X = np.swapaxes(rhs, -1, -2)
+        X, infos = found
     else:
         infos = np.array([int(np.linalg.matrix_rank(m) < m.shape[0]) for m in A.reshape((-1,) + A.shape[-2:])],
                          np.int32) if A.size else np.zeros(0, np.int32)
@@ -483,10 +476,48 @@ def _solve(A, B, left=True):
     return X, {"info": np.asarray(infos, np.int32).reshape(A.shape[:-2])}
 
 
+def _lu_solve(A, B, batch, transpose):
+    """getrf of a column-major copy of each matrix of A, then getrs (with Aᵀ if ``transpose``) on a
+    column-major copy of the matrices B (batches broadcast to ``batch``): (X, getrf's infos), or None."""
+    columns = _column_major(A)
+    found = mkl.lu_factor(columns) if A.size and B.size else None
+    if found is None:
+        return None
+    pivots, infos = found
+    columns = np.ascontiguousarray(np.broadcast_to(columns, batch + columns.shape[-2:]))
+    pivots = np.ascontiguousarray(np.broadcast_to(pivots, batch + pivots.shape[-1:]))
+    rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
+    mkl.lu_solve(columns, pivots, rhs, transpose)
+    return np.swapaxes(rhs, -1, -2), infos
+
+
+def _solve_adjoint(A, G, left):
+    """gB of linalg_solve_backward when no graph is recorded: ATen's lu_solve with A's LU, adjoint, on the
+    gradient (from the right for ``left=False``), as a constant tensor; None without MKL."""
+    from ..graph import is_grad_enabled
+    from ..tensor import Tensor
+    if is_grad_enabled() or type(A) is not Tensor or type(G) is not Tensor:
+        return None
+    a, g = A._data, G._data
+    if not left:
+        g = np.swapaxes(g, -1, -2)
+    found = _lu_solve(a, g, np.broadcast_shapes(a.shape[:-2], g.shape[:-2]), left)
+    if found is None:
+        return None
+    solved = found[0] if left else np.swapaxes(found[0], -1, -2)
+    return Tensor._make(solved, A._dtype)
+
+
 def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
     """FunctionsManual's linalg_solve_backward (real): gB solves Aᵀ gB = gX (from the same side), gA is
-    -gB Xᵀ (left) or -Xᵀ gB; each summed back to its input's shape where the batches were broadcast."""
-    gB = _apply(linalg_solve_ex, (A.mT, grad), {"left": left})
+    -gB Xᵀ (left) or -Xᵀ gB; each summed back to its input's shape where the batches were broadcast.
+    With a graph, gB is linalg.solve's (differentiable again), without, LU's solve as ATen's."""
+    vector = _is_vector_rhs(A, B)
+    gB = _solve_adjoint(A, grad.unsqueeze(-1) if vector else grad, left)
+    if gB is None:
+        gB = _apply(linalg_solve_ex, (A.mT, grad), {"left": left})
+    elif vector:
+        gB = gB.squeeze(-1)
     gA = None
     if output_mask[0]:
         if _is_vector_rhs(A, B):
@@ -503,8 +534,7 @@ linalg_solve_ex = op("linalg_solve_ex", "LinalgSolveExBackward0", _solve, ("A", 
 
 def _slogdet(a):
     """ATen's _linalg_slogdet from det's LU (``lu_packed``): the sign of the row swaps times the signs of
-    U's diagonal, and the sum of the logs of its absolute values. Output k of (sign, logabsdet)."""
-    n = a.shape[-1]
+    U's diagonal, and the sum of the logs of its absolute values (VML's log, PyTorch's summation order)."""
     LU, _, sign = lu_packed(a)
     diagonal = np.diagonal(LU, 0, -2, -1)
     with np.errstate(all="ignore"):
@@ -512,10 +542,7 @@ def _slogdet(a):
         logs = mkl.elementwise("log", np.abs(diagonal))
         if logs is None:
             logs = np.log(np.abs(diagonal))
-        total = np.zeros(a.shape[:-2], a.dtype)
-        for k in range(n):              # (in order, as ATen's sum of so few terms)
-            total = total + logs[..., k]
-    return sign, np.asarray(total, a.dtype)
+    return sign, np.asarray(reduction_order.torch_sum(np.ascontiguousarray(logs), -1), a.dtype)
 
 
 def _slogdet_part(k):
@@ -526,7 +553,14 @@ def _slogdet_part(k):
 
 
 def _slogdet_grad(g_logabsdet, A):
-    """FunctionsManual's slogdet_backward (real): the sign has no derivative, log|det A| has A^-T."""
+    """FunctionsManual's slogdet_backward (real): the sign has no derivative, log|det A| has g A^-T: without
+    a graph from det's LU (``det_gradient``, ATen's lu_solve), with one through linalg.inv."""
+    from ..graph import is_grad_enabled
+    from ..tensor import Tensor
+    if not is_grad_enabled() and type(A) is Tensor and type(g_logabsdet) is Tensor:
+        solved = det_gradient(g_logabsdet._data, A._data)
+        if solved is not None:
+            return Tensor._make(solved, A._dtype)
     return g_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
 
 
@@ -631,7 +665,7 @@ def _eigh_grad(gL, gV, L, V):
     """FunctionsManual's linalg_eig_backward for a symmetric A: ``V (skew(Vᵀ gV) / E + diag(gL)) Vᵀ``,
     E_ij = L_j - L_i (ones on its diagonal)."""
     if gV is None:
-        return V.matmul(gL.unsqueeze(-1) * V.mT)
+        return (V * gL.unsqueeze(-2)).matmul(V.mT)
     VhgV = V.mT.matmul(gV)
     VhgV = (VhgV - VhgV.mT) * 0.5
     E = L.unsqueeze(-2) - L.unsqueeze(-1) + _F().eye(L.shape[-1], dtype=L.dtype)
