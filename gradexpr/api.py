@@ -358,6 +358,8 @@ def _linalg_names() -> dict:
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
             "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul,
             **{name: getattr(T, "linalg_" + name) for name in _LINALG_DECOMPOSITIONS}})
+        from .ops.linalg import LinAlgError
+        names["LinAlgError"] = LinAlgError
         names = _cache["linalg"] = _own_functions(names)
     return names
 

@@ -445,3 +445,29 @@ def lstsq(columns, rhs, rows, rcond, driver):
                _address(values[i]), rcond, _address(rank))
         ranks[i] = rank[0]
     return ranks.reshape(columns.shape[:-2]), values.reshape(columns.shape[:-2] + values.shape[-1:])
+
+
+def triangular_solve(a_columns, b_columns, left, upper, transpose, unit):
+    """BLAS's trsm on each pair of matrices: ``a_columns`` and ``b_columns`` C-contiguous stacks read
+    column-major (as ``lu_factor``'s), B overwritten by op(A)^-1 B (``left``) or B op(A)^-1, op(A)
+    being A or (``transpose``) Aᵀ, A's triangle ``upper`` or lower, its diagonal ones if ``unit``.
+    None without MKL."""
+    prefix = _PREFIX.get(a_columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    scalar = ctypes.c_float if a_columns.dtype == np.float32 else ctypes.c_double
+    fn = _function("cblas_" + prefix[1] + "trsm",
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int])
+    count = _count(b_columns)
+    a_stack = a_columns.reshape((count,) + a_columns.shape[-2:])
+    b_stack = b_columns.reshape((count,) + b_columns.shape[-2:])
+    cols, rows = b_stack.shape[1:]
+    k = a_stack.shape[-1]
+    for i in range(count):
+        if rows and cols:
+            fn(_COL_MAJOR, 141 if left else 142, 121 if upper else 122, _TRANS if transpose else _NO_TRANS,
+               132 if unit else 131, rows, cols, 1.0, _address(a_stack[i]), max(1, k), _address(b_stack[i]),
+               max(1, rows))
+    return b_columns

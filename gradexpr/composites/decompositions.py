@@ -45,12 +45,14 @@ def _raise_on_failure(info, A, message):
 
 
 # ------------------------------------------------------------------ Cholesky
-def _cholesky(A, upper, name, check_errors, entry):
+def _cholesky(A, upper, name, check_errors, entry, checked_by=None):
+    """The factor and potrf's infos; with ``check_errors`` the first failure raised, named by ``checked_by``
+    (linalg.cholesky_ex's own check says so, its argument checks are linalg.cholesky's)."""
     _square_floating(A, name)
     L, extras = apply_ex(entry, (A,), {"upper": bool(upper)})
     info = _extra(extras, "info", dtypes.int32)
     if check_errors:
-        _raise_on_failure(info, A, name + ": {where}The factorization could not be completed because the input is "
+        _raise_on_failure(info, A, (checked_by or name) + ": {where}The factorization could not be completed because the input is "
                                           "not positive-definite (the leading minor of order {info} is not "
                                           "positive-definite).")
     return L, info
@@ -58,7 +60,7 @@ def _cholesky(A, upper, name, check_errors, entry):
 
 def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return named_result("linalg_cholesky_ex", "L", "info")(*_cholesky(A, upper, "linalg.cholesky", check_errors,
-                                                                       D.linalg_cholesky_ex))
+                                                                       D.linalg_cholesky_ex, "linalg.cholesky_ex"))
 
 
 def linalg_cholesky(A, *, upper=False, out=None):

@@ -179,7 +179,7 @@ LAZY_MODULES = tuple(LAZY_METHODS)      # (a product of two numbers needs none o
 # the methods whose in-place form ``name_`` is made by ``inplace._inplace_of``
 _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max",
             "masked_fill", "round", "remainder", "fmod", "lerp", "square",
-            "true_divide", "floor_divide", "index_add", "scatter", "scatter_add")
+            "true_divide", "floor_divide", "index_add", "scatter", "scatter_add", "tril", "triu")
 
 
 def _first_use(name):

@@ -388,6 +388,64 @@ def _column_major(a):
     return np.array(np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
 
 
+def _solve_triangular(A, B, upper, left=True, unitriangular=False):
+    """ATen's linalg_solve_triangular: BLAS's trsm on a column-major copy of B (the batches broadcast), with a
+    C-contiguous A read as its transpose (its other triangle, transposed: no copy) and any other A
+    column-major (measured: PyTorch's bits). NumPy's solve without MKL."""
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    A = np.broadcast_to(A, batch + A.shape[-2:])
+    rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
+    transposed = A.flags.c_contiguous
+    columns = np.ascontiguousarray(A) if transposed else _column_major(A)
+    if mkl.triangular_solve(columns, rhs, left, upper != transposed, transposed, unitriangular) is not None:
+        return np.swapaxes(rhs, -1, -2)
+    T = np.triu(A) if upper else np.tril(A)
+    if unitriangular:
+        T = T - np.diagonal(T, 0, -2, -1)[..., None] * np.eye(A.shape[-1]) + np.eye(A.shape[-1])
+    if left:
+        return np.linalg.solve(T, np.broadcast_to(B, batch + B.shape[-2:])).astype(A.dtype)
+    return np.swapaxes(np.linalg.solve(np.swapaxes(T, -1, -2), np.swapaxes(np.broadcast_to(B, batch + B.shape[-2:]),
+                                                                            -1, -2)), -1, -2).astype(A.dtype)
+
+
+def _solve_triangular_grad(grad, self, B, result, upper, left=True, unitriangular=False, output_mask=(True, True)):
+    """FunctionsManual's linalg_solve_triangular_backward (real): gB solves with Aᵀ (the other triangle), gA
+    is -gB Xᵀ (left) or -Xᵀ gB in A's triangle (without its diagonal if unitriangular); each summed back to
+    its input's shape where the batches were broadcast."""
+    gB = _apply(linalg_solve_triangular, (self.mT, grad), {"upper": not upper, "left": left,
+                                                            "unitriangular": unitriangular})
+    gA = None
+    if output_mask[0]:
+        gA = -gB.matmul(result.mT) if left else -result.mT.matmul(gB)
+        gA = (gA.triu(int(unitriangular)) if upper else gA.tril(-int(unitriangular))).sum_to_size(self.shape)
+    return gA, gB.sum_to_size(B.shape) if output_mask[1] else None
+
+
+def _check_solve_triangular(values):
+    """linalg_solve_triangular's checks in ATen's words, before the solve."""
+    A, B, left = values["self"], values["B"], values["left"]
+    if B._data.ndim < 2:
+        raise errors.RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    a, b = A._data.shape, B._data.shape
+    if len(a) < 2:
+        raise errors.RuntimeError("linalg.solve_triangular: The input tensor A must have at least 2 dimensions.")
+    if a[-1] != a[-2]:
+        raise errors.RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are "
+                                  f"{a[-2]} by {a[-1]} matrices")
+    if (b[-2] if left else b[-1]) != a[-1]:
+        raise errors.RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+                                  f"{'AX = B' if left else 'XA = B'} ({a[-2]}x{a[-1]} and {b[-2]}x{b[-1]})")
+    return (A, B), {"upper": values["upper"], "left": left, "unitriangular": values["unitriangular"]}
+
+
+linalg_solve_triangular = op(
+    "linalg_solve_triangular", "LinalgSolveTriangularBackward0", _solve_triangular, ("self", "B"),
+    self=_solve_triangular_grad, B=_solve_triangular_grad, dtype="promote", domain="square", broadcast=False,
+    prepare=_check_solve_triangular, variants="linalg",
+    schema="linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False, "
+           "Tensor(a!)? out=None) -> Tensor")
+
+
 def _cholesky(a, upper=False):
     """ATen's linalg_cholesky_ex: potrf on a column-major copy of A, the other triangle then zeroed (the
     factor column-major, as ATen leaves it); potrf's info per matrix is an extra the call checks."""
@@ -424,14 +482,13 @@ def _positive_definite(m):
 
 
 def _cholesky_grad(grad, result, upper):
-    """FunctionsManual's cholesky_backward (real): ``L^-T Φ(Lᵀ gL) L^-1`` symmetrised, Φ taking the lower
-    triangle with its diagonal halved."""
+    """FunctionsManual's cholesky_backward (real): Φ = tril(Lᵀ gL) made symmetric with its diagonal halved,
+    then ``L^-T Φ L^-1`` by two triangular solves."""
     L, gL = (result.mT, grad.mT) if upper else (result, grad)
-    phi = L.mT.matmul(gL).tril()
-    phi = phi - phi.diagonal(0, -2, -1).diag_embed() * 0.5
-    L_inverse = L.inverse()
-    gA = L_inverse.mT.matmul(phi).matmul(L_inverse)
-    return (gA + gA.mT) * 0.5
+    gA = L.mT.matmul(gL).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    gA = _apply(linalg_solve_triangular, (L.mT, gA), {"upper": True, "left": True, "unitriangular": False})
+    return _apply(linalg_solve_triangular, (L, gA), {"upper": False, "left": False, "unitriangular": False})
 
 
 _CHOLESKY_DTYPE = _floating_only("linalg.cholesky: Expected a floating point or complex tensor as input. Got {}")
@@ -450,14 +507,15 @@ def _is_vector_rhs(A, B):
 def _solve(A, B, left=True):
     """ATen's linalg_solve_ex: getrf of a column-major copy of A (A itself, whatever its layout: measured, as
     linalg.inv, which is this solve on the identity), getrs on a column-major copy of B with the batches
-    broadcast; getrf's info per matrix is an extra the call checks. NumPy's solve without MKL."""
+    broadcast; getrf's info per matrix is an extra the call checks. X A = B (``left=False``) is Aᵀ Xᵀ = Bᵀ,
+    solved with A's LU transposed (lu_solve's adjoint). NumPy's solve without MKL."""
     if not left:
-        A, B = np.swapaxes(A, -1, -2), np.swapaxes(B, -1, -2)
+        B = np.swapaxes(B, -1, -2)
     vector = _is_vector_rhs(A, B)
     if vector:
         B = B[..., None]
     batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
-    found = _lu_solve(A, B, batch, False)
+    found = _lu_solve(A, B, batch, not left)
     if found is not None:
         X, infos = found
     else:
@@ -465,7 +523,8 @@ def _solve(A, B, left=True):
                          np.int32) if A.size else np.zeros(0, np.int32)
         with np.errstate(all="ignore"):
             try:
-                X = np.linalg.solve(np.broadcast_to(A, batch + A.shape[-2:]), np.broadcast_to(B, batch + B.shape[-2:]))
+                X = np.linalg.solve(np.broadcast_to(A if left else np.swapaxes(A, -1, -2), batch + A.shape[-2:]),
+                                    np.broadcast_to(B, batch + B.shape[-2:]))
             except np.linalg.LinAlgError:
                 X = np.full(batch + B.shape[-2:], np.nan)
         X = X.astype(A.dtype)
@@ -554,14 +613,15 @@ def _slogdet_part(k):
 
 def _slogdet_grad(g_logabsdet, A):
     """FunctionsManual's slogdet_backward (real): the sign has no derivative, log|det A| has g A^-T: without
-    a graph from det's LU (``det_gradient``, ATen's lu_solve), with one through linalg.inv."""
+    a graph from det's LU (``det_gradient``, ATen's lu_solve), with one linalg.solve(Aᵀ, g I) as ATen's."""
     from ..graph import is_grad_enabled
     from ..tensor import Tensor
     if not is_grad_enabled() and type(A) is Tensor and type(g_logabsdet) is Tensor:
         solved = det_gradient(g_logabsdet._data, A._data)
         if solved is not None:
             return Tensor._make(solved, A._dtype)
-    return g_logabsdet.unsqueeze(-1).unsqueeze(-1) * A.inverse().mT
+    eye_scaled = g_logabsdet.unsqueeze(-1).expand(A.shape[:-1]).diag_embed()
+    return _apply(linalg_solve_ex, (A.mT, eye_scaled), {"left": True})
 
 
 _SLOGDET_DTYPE = _floating_only("linalg.slogdet: Expected a floating point or complex tensor as input. Got {}")
@@ -621,9 +681,10 @@ def _qr_grad(gQ, gR, Q, R, mode):
         gA = Q.matmul(sym)
         if gQ is not None:
             gA = gA + gQ
-        return gA.matmul(R.inverse().mT)            # gA R^-T: the triangular solve from the right
+        return _apply(linalg_solve_triangular, (R.mT, gA), {"upper": False, "left": False, "unitriangular": False})
     gA = Q.matmul((-gA - (-gA).mT).tril())
-    gA = gA.matmul(R.narrow(-1, 0, m).inverse().mT)
+    gA = _apply(linalg_solve_triangular, (R.narrow(-1, 0, m).mT, gA),
+                {"upper": False, "left": False, "unitriangular": False})
     gA = _F().cat([gA, gA.new_zeros(gA.shape[:-1] + (n - m,))], -1)
     if gR is not None:
         gA = gA + Q.matmul(gR)
