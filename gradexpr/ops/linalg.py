@@ -759,23 +759,9 @@ linalg_eigh = op("linalg_eigh", "LinalgEighBackward0", None, ("A",), outputs=("e
 
 
 def _matrix_exp(a):
-    """exp(A) by scaling and squaring: A / 2^s with a 1-norm at most 1/2, its Taylor series to float64's
-    precision, squared s times, in float64 and rounded to A's dtype. (ATen's degree-18 polynomials
-    differ from it in the last bits, not in the digits a tensor prints.)"""
-    x = np.array(a, dtype=np.float64)
-    if x.size == 0:
-        return np.array(a, copy=True)
-    norm = float(np.abs(x).sum(-2).max())
-    squarings = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 and np.isfinite(norm) else 0
-    x = x / 2.0 ** squarings
-    eye = np.broadcast_to(np.eye(x.shape[-1]), x.shape)
-    total, term = eye.copy(), eye
-    for k in range(1, 30):
-        term = np.matmul(term, x) / k
-        total = total + term
-    for _ in range(squarings):
-        total = np.matmul(total, total)
-    return total.astype(a.dtype)
+    """ATen's matrix exponential (``matrix_exp.py``: its Taylor polynomials by 1-norm, scaling and squaring)."""
+    from ..matrix_exp import matrix_exp
+    return matrix_exp(a) if a.size else np.array(a, copy=True)
 
 
 def _matrix_exp_grad(grad, self):
