@@ -304,14 +304,20 @@ def lu_factor(columns):
     fn = _lapack("?getrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
     if fn is None:
         return None
+    return _each_square(columns, lambda matrix, pivots, n: fn(_COL_MAJOR, n, n, matrix, max(1, n), pivots), np.int32)
+
+
+def _each_square(columns, call, vector_dtype=np.int32):
+    """``call(matrix, vector, n)``, a LAPACK call returning its info, on each n x n matrix of the stack
+    ``columns`` (their addresses) with an output vector of n per matrix: (the vectors, the infos)."""
     n = columns.shape[-1]
     stack = columns.reshape((_count(columns), n, n))
-    pivots = np.zeros((stack.shape[0], n), np.int32)
+    vectors = np.zeros((stack.shape[0], n), vector_dtype)
     infos = np.zeros(stack.shape[0], np.int32)
     for i in range(stack.shape[0]):
         if n:
-            infos[i] = fn(_COL_MAJOR, n, n, _address(stack[i]), max(1, n), _address(pivots[i]))
-    return pivots.reshape(columns.shape[:-1]), infos
+            infos[i] = call(_address(stack[i]), _address(vectors[i]), n)
+    return vectors.reshape(columns.shape[:-1]), infos
 
 
 def lu_solve(columns, pivots, rhs, transpose):
@@ -348,18 +354,13 @@ def _lapack(name, dtype, *argtypes):
 
 def cholesky(columns, upper):
     """LAPACK's potrf on each matrix of ``columns`` (a C-contiguous stack read column-major, as
-    ``lu_factor``'s), in place, the triangle ``upper`` or lower: getrf's info per matrix (k > 0: the
+    ``lu_factor``'s), in place, the triangle ``upper`` or lower: potrf's info per matrix (k > 0: the
     leading minor of order k is not positive-definite). None without MKL."""
     fn = _lapack("?potrf", columns.dtype, "char", "int", "void_p", "int")
     if fn is None:
         return None
-    n = columns.shape[-1]
-    stack = columns.reshape((_count(columns), n, n))
-    infos = np.zeros(stack.shape[0], np.int32)
-    for i in range(stack.shape[0]):
-        if n:
-            infos[i] = fn(_COL_MAJOR, b"U" if upper else b"L", n, _address(stack[i]), max(1, n))
-    return infos
+    uplo = b"U" if upper else b"L"
+    return _each_square(columns, lambda matrix, _, n: fn(_COL_MAJOR, uplo, n, matrix, max(1, n)))[1]
 
 
 def qr(columns, rows, complete):
@@ -394,15 +395,9 @@ def eigh(columns, upper, vectors):
     fn = _lapack("?syevd", columns.dtype, "char", "char", "int", "void_p", "int", "void_p")
     if fn is None:
         return None
-    n = columns.shape[-1]
-    stack = columns.reshape((_count(columns), n, n))
-    values = np.zeros((stack.shape[0], n), columns.dtype)
-    infos = np.zeros(stack.shape[0], np.int32)
-    for i in range(stack.shape[0]):
-        if n:
-            infos[i] = fn(_COL_MAJOR, b"V" if vectors else b"N", b"U" if upper else b"L", n, _address(stack[i]),
-                          max(1, n), _address(values[i]))
-    return values.reshape(columns.shape[:-1]), infos
+    jobz, uplo = (b"V" if vectors else b"N"), (b"U" if upper else b"L")
+    return _each_square(columns, lambda matrix, values, n: fn(_COL_MAJOR, jobz, uplo, n, matrix, max(1, n), values),
+                        columns.dtype)
 
 
 def lstsq(columns, rhs, rows, rcond, driver):

@@ -822,8 +822,8 @@ def _pinv_grad(grad, result, self):
 
 
 linalg_pinv = op("linalg_pinv", "LinalgPinvBackward0", _pinv, ("self",), self=_pinv_grad,
-                 dtype=_floating_only("linalg.pinv(Float{{Long}}): expected a tensor with 2 or more dimensions of "
-                                      "float, double, cfloat or cdouble types"), domain="matrix")
+                 dtype=_floating_only("linalg.pinv: Expected a floating point or complex tensor as input. Got {}"),
+                 domain="matrix")
 
 
 
