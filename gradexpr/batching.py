@@ -359,8 +359,11 @@ def _addmm_rule(op, args, params, level):
 
 # ---------------------------------------------------------------- the fallback: sample by sample
 def _loop(op, args, params, level):
-    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule)."""
+    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule); the
+    samples' extras (solve's info, a factorization's other outputs) are stacked like the results."""
     size = _size(level)
+    box = _BOXES[-1] if _BOXES else None
+    start = len(box) if box is not None else 0
     results = []
     for i in range(size):
         sample = []
@@ -368,7 +371,21 @@ def _loop(op, args, params, level):
             p, b = _unwrap(a, level)
             sample.append(p if b is None else _apply("select", (p,), {"dim": b, "index": i}))
         results.append(_call(op, sample, params))
-    return _apply("stack", results, {"dim": 0}), 0
+    stacked = _apply("stack", results, {"dim": 0})
+    if box is not None and size and len(box) - start == size:
+        per_sample = box[start:]
+        del box[start:]
+        box.append(_stacked_extras(per_sample, level))
+    return stacked, 0
+
+
+def _stacked_extras(per_sample, level):
+    """One extras dict for a loop's sample calls: each array extra stacked, batched along dim 0."""
+    first = per_sample[0]
+    if not first:
+        return first
+    return {k: batched(Tensor._make(np.stack([s[k] for s in per_sample])), 0, level) if isinstance(v, np.ndarray)
+            else v for k, v in first.items()}
 
 
 _BOXES: list = []          # the extras of the op being dispatched (its physical call appends them)

@@ -443,7 +443,7 @@ linalg_solve_triangular = op(
     self=_solve_triangular_grad, B=_solve_triangular_grad, dtype="promote", domain="square", broadcast=False,
     prepare=_check_solve_triangular, variants="linalg",
     schema="linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False, "
-           "Tensor(a!)? out=None) -> Tensor")
+           "Tensor(a!)? out=None) -> Tensor", forward_ad="transpose")
 
 
 def _cholesky(a, upper=False):
@@ -493,10 +493,10 @@ def _cholesky_grad(grad, result, upper):
 
 _CHOLESKY_DTYPE = _floating_only("linalg.cholesky: Expected a floating point or complex tensor as input. Got {}")
 linalg_cholesky_ex = op("linalg_cholesky_ex", "LinalgCholeskyExBackward0", _cholesky, ("A",), A=_cholesky_grad,
-                        dtype=_CHOLESKY_DTYPE, domain="square")
+                        dtype=_CHOLESKY_DTYPE, domain="square", forward_ad="transpose")
 # torch.cholesky: the deprecated function records a node of its own
 cholesky = op("cholesky", "CholeskyBackward0", _cholesky, ("A",), A=_cholesky_grad, dtype=_CHOLESKY_DTYPE,
-              domain="square")
+              domain="square", forward_ad="transpose")
 
 
 def _is_vector_rhs(A, B):
@@ -588,7 +588,7 @@ def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
 
 
 linalg_solve_ex = op("linalg_solve_ex", "LinalgSolveExBackward0", _solve, ("A", "B"), A=_solve_grad, B=_solve_grad,
-                     dtype="promote", domain="square", broadcast=False)
+                     dtype="promote", domain="square", broadcast=False, forward_ad="transpose")
 
 
 def _slogdet(a):
@@ -626,9 +626,9 @@ def _slogdet_grad(g_logabsdet, A):
 
 _SLOGDET_DTYPE = _floating_only("linalg.slogdet: Expected a floating point or complex tensor as input. Got {}")
 linalg_slogdet_sign = op("linalg_slogdet_sign", "LinalgSlogdetBackward0", _slogdet_part(0), ("A",),
-                         A=lambda grad, A: _F().zeros_like(A), dtype=_SLOGDET_DTYPE, domain="square")
+                         A=lambda grad, A: _F().zeros_like(A), dtype=_SLOGDET_DTYPE, domain="square", forward_ad="transpose")
 linalg_slogdet_logabsdet = op("linalg_slogdet_logabsdet", "LinalgSlogdetBackward0", _slogdet_part(1), ("A",),
-                              A=lambda grad, A: _slogdet_grad(grad, A), dtype=_SLOGDET_DTYPE, domain="square")
+                              A=lambda grad, A: _slogdet_grad(grad, A), dtype=_SLOGDET_DTYPE, domain="square", forward_ad="transpose")
 linalg_slogdet = op("linalg_slogdet", "LinalgSlogdetBackward0", None, ("A",), outputs=("sign", "logabsdet"),
                     domain="square", A=lambda grad, A: _slogdet_grad(grad[1], A) if grad[1] is not None else None)
 
@@ -692,9 +692,9 @@ def _qr_grad(gQ, gR, Q, R, mode):
 
 
 linalg_qr_Q = op("linalg_qr_Q", "LinalgQrBackward0", _qr_part(0), ("A",), dtype=_F_, domain="matrix",
-                 A=lambda grad, mode, result, R: _qr_grad(grad, None, result, R, mode))
+                 A=lambda grad, mode, result, R: _qr_grad(grad, None, result, R, mode), forward_ad="transpose")
 linalg_qr_R = op("linalg_qr_R", "LinalgQrBackward0", _qr_part(1), ("A",), dtype=_F_, domain="matrix",
-                 A=lambda grad, mode, Q, result: _qr_grad(None, grad, Q, result, mode))
+                 A=lambda grad, mode, Q, result: _qr_grad(None, grad, Q, result, mode), forward_ad="transpose")
 linalg_qr = op("linalg_qr", "LinalgQrBackward0", None, ("A",), outputs=("Q", "R"), domain="matrix",
                A=lambda grad, mode, Q, R: _qr_grad(grad[0], grad[1], Q, R, mode))
 
@@ -748,10 +748,10 @@ def _eigenvalues_grad(grad, A, UPLO, eigenvectors):
 _EIGH_DTYPE = _floating_only("linalg.eigh: Expected a floating point or complex tensor as input. Got {}")
 linalg_eigh_eigenvalues = op("linalg_eigh_eigenvalues", "LinalgEighBackward0", _eigh_part(0), ("A",),
                              dtype=_EIGH_DTYPE, domain="square",
-                             A=lambda grad, A, UPLO, eigenvectors: _eigenvalues_grad(grad, A, UPLO, eigenvectors))
+                             A=lambda grad, A, UPLO, eigenvectors: _eigenvalues_grad(grad, A, UPLO, eigenvectors), forward_ad="transpose")
 linalg_eigh_eigenvectors = op("linalg_eigh_eigenvectors", "LinalgEighBackward0", _eigh_part(1), ("A",),
                               dtype=_EIGH_DTYPE, domain="square",
-                              A=lambda grad, eigenvalues, result: _eigh_grad(None, grad, eigenvalues, result))
+                              A=lambda grad, eigenvalues, result: _eigh_grad(None, grad, eigenvalues, result), forward_ad="transpose")
 linalg_eigh = op("linalg_eigh", "LinalgEighBackward0", None, ("A",), outputs=("eigenvalues", "eigenvectors"),
                  domain="square", A=lambda grad, eigenvalues, eigenvectors: _eigh_grad(grad[0], grad[1], eigenvalues,
                                                                                       eigenvectors))
@@ -777,7 +777,7 @@ def _matrix_exp_grad(grad, self):
 
 linalg_matrix_exp = op("linalg_matrix_exp", "LinalgMatrixExpBackward0", _matrix_exp, ("self",), self=_matrix_exp_grad,
                        dtype=_floating_only("linalg.matrix_exp: Expected a floating point or complex tensor as "
-                                            "input. Got {}"), domain="square")
+                                            "input. Got {}"), domain="square", forward_ad="transpose")
 
 
 def _pinv(a, atol=0.0, rtol=None, hermitian=False):
@@ -823,7 +823,7 @@ def _pinv_grad(grad, result, self):
 
 linalg_pinv = op("linalg_pinv", "LinalgPinvBackward0", _pinv, ("self",), self=_pinv_grad,
                  dtype=_floating_only("linalg.pinv: Expected a floating point or complex tensor as input. Got {}"),
-                 domain="matrix")
+                 domain="matrix", forward_ad="transpose")
 
 
 
@@ -941,10 +941,10 @@ def _lstsq_joint_grad(grad, A, B, solution, output_mask=(True, True)):
 
 linalg_lstsq_solution = op("linalg_lstsq_solution", "LinalgLstsqBackward0", _lstsq_part(0), ("A", "B"),
                            A=_lstsq_solution_grad, B=_lstsq_solution_grad, dtype="first", domain="matrix",
-                           broadcast=False)
+                           broadcast=False, forward_ad="transpose")
 linalg_lstsq_residuals = op("linalg_lstsq_residuals", "LinalgLstsqBackward0", _lstsq_part(1), ("A", "B"),
                             A=_lstsq_residuals_grad, B=_lstsq_residuals_grad, dtype="first", domain="matrix",
-                            broadcast=False)
+                            broadcast=False, forward_ad="transpose")
 linalg_lstsq = op("linalg_lstsq", "LinalgLstsqBackward0", None, ("A", "B"), outputs=("solution", "residuals"),
                   A=_lstsq_joint_grad, B=_lstsq_joint_grad, domain="matrix", broadcast=False)
 
