@@ -141,15 +141,17 @@ def _det(a):
         return np.asarray(d.reshape(a.shape[:-2]), a.dtype)
 
 
-def lu_packed(a):
+def lu_packed(a, transposed=None):
     """LAPACK getrf's factorisation as ATen calls it (the first largest |pivot|, the column scaled by
     the pivot's reciprocal): (LU packed in one matrix, the 1-based int32 pivots, the sign of the row
-    swaps), what linalg.det's node saves as ``LU`` and ``pivots``."""
+    swaps), what linalg.det's node saves as ``LU`` and ``pivots``. ``transposed=False``: of A itself
+    whatever its layout (linalg.solve's)."""
     n = a.shape[-1]
     batch = a.shape[:-2]
-    # ATen hands LAPACK a contiguous A as the column-major A^T (same det, no copy); another layout is
-    # copied column-major and A itself is factored
-    transposed = a.flags.c_contiguous
+    # ATen's det hands LAPACK a contiguous A as the column-major A^T (same det, no copy); another layout
+    # is copied column-major and A itself is factored
+    if transposed is None:
+        transposed = a.flags.c_contiguous
     columns = np.array(a if transposed else np.swapaxes(a, -1, -2), dtype=a.dtype, order="C")
     found = mkl.lu_factor(columns)
     if found is not None:
