@@ -347,7 +347,8 @@ def _special_names() -> dict:
 
 # torch.linalg.X written in composites/decompositions.py as linalg_X
 _LINALG_DECOMPOSITIONS = ("cholesky", "cholesky_ex", "solve", "solve_ex", "inv_ex", "qr", "eigh", "eigvalsh", "slogdet",
-                          "matrix_exp", "matrix_power", "pinv", "lstsq")
+                          "matrix_exp", "matrix_power", "pinv", "lstsq", "multi_dot", "vecdot", "vander", "diagonal",
+                          "tensorinv", "tensorsolve")
 
 
 def _linalg_names() -> dict:

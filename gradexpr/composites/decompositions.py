@@ -117,6 +117,38 @@ def linalg_inv_ex(A, *, check_errors=False, out=None):
     return named_result("linalg_inv_ex", "inverse", "info")(result, _extra(extras, "info", dtypes.int32))
 
 
+
+def linalg_tensorinv(A, ind=2, *, out=None):
+    """ATen's linalg_tensorinv: A as a square matrix (its first ``ind`` dims against the others), inverted
+    (linalg.inv_ex, its errors checked), reshaped to A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise errors.RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = tuple(A._data.shape)
+    rows, cols = int(np.prod(shape[ind:], dtype=np.int64)), int(np.prod(shape[:ind], dtype=np.int64))
+    if rows != cols:
+        raise errors.RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                                  f"prod(self.shape[:ind]), but got {rows} != {cols}")
+    from .shape import reshape
+    return reshape(inverse(reshape(A, rows, rows)), *(shape[ind:] + shape[:ind]))
+
+
+def linalg_tensorsolve(A, B, dims=None, *, out=None):
+    """ATen's linalg_tensorsolve: the dims ``dims`` of A moved last, A as a square matrix against B
+    flattened, solved (linalg.solve), reshaped to A's trailing dims."""
+    from .linalg import movedim
+    from .shape import flatten, reshape
+    ndim = A._data.ndim
+    if dims is not None:
+        dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+        A = movedim(A, dims, tuple(range(ndim - len(dims), ndim)))
+    result_shape = tuple(A._data.shape[B._data.ndim:])
+    result_size, other_size = int(np.prod(result_shape, dtype=np.int64)), int(B._data.size)
+    if result_size != other_size:
+        raise errors.RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                                  f"prod(self.shape[:other.ndim]), but got {result_size} != {other_size}")
+    return reshape(linalg_solve(reshape(A, result_size, result_size), flatten(B)), *result_shape)
+
+
 # ------------------------------------------------------------------ QR
 def linalg_qr(A, mode="reduced", *, out=None):
     """(Q, R) as ``torch.return_types.linalg_qr``, one LinalgQrBackward0 node; mode 'r' leaves Q empty."""
