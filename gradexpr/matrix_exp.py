@@ -36,6 +36,8 @@ def matrix_exp(a):
     """exp of each square matrix of ``a`` (any batch), ATen's way: one matrix by its 1-norm's degree, a batch of
     several always by degree 18 (ATen's mexp_impl); a 1 x 1 matrix is its element's exp."""
     from . import mkl
+    if a.dtype not in _THETAS:      # (half precision: in float32; PyTorch's reads its double coefficients as halves)
+        return matrix_exp(a.astype(np.float32)).astype(a.dtype)
     if a.shape[-1] == 1:
         out = mkl.elementwise("exp", a)
         return np.exp(a) if out is None else out

@@ -27,6 +27,21 @@ def _square_floating(A, name):
     _floating(A, name)
 
 
+_LAPACK_DTYPES = ("float32", "float64")
+
+
+def _lapack_kernel(A, kernel):
+    """ATen's dispatch to its LAPACK kernel, which has none for half precision (nor integers)."""
+    if A._dtype.name not in _LAPACK_DTYPES:
+        raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{A._dtype._scalar_name}\'')
+
+
+def _not_low_precision(A, name):
+    """checkFloatingOrComplex with low precision refused (linalg.inv, linalg.slogdet)."""
+    if A._dtype.name not in _LAPACK_DTYPES:
+        raise errors.RuntimeError(f"{name}: Low precision dtypes not supported. Got {A._dtype._scalar_name}")
+
+
 def _extra(extras, name, dtype):
     """An extra the forward left beside its result, as a tensor (under vmap it already is one)."""
     value = extras[name]
@@ -49,6 +64,7 @@ def _cholesky(A, upper, name, check_errors, entry, checked_by=None):
     """The factor and potrf's infos; with ``check_errors`` the first failure raised, named by ``checked_by``
     (linalg.cholesky_ex's own check says so, its argument checks are linalg.cholesky's)."""
     _square_floating(A, name)
+    _lapack_kernel(A, "cholesky_cpu")
     L, extras = apply_ex(entry, (A,), {"upper": bool(upper)})
     info = _extra(extras, "info", dtypes.int32)
     if check_errors:
@@ -86,6 +102,7 @@ def _solve(A, B, left, check_errors):
     if A._dtype is not B._dtype:
         raise errors.RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found A of type "
                                   f"{A._dtype._scalar_name} and B of type {B._dtype._scalar_name} instead")
+    _lapack_kernel(A, "lu_cpu")
     a, b = A._data.shape, B._data.shape
     vector = len(b) == 1 or (len(b) == len(a) - 1 and b == a[:-1])
     rows = b[-1] if vector else (b[-2] if left else b[-1])
@@ -113,6 +130,7 @@ def linalg_solve(A, B, *, left=True, out=None):
 def linalg_inv_ex(A, *, check_errors=False, out=None):
     """linalg.inv_ex: linalg.inv's node (LinalgInvExBackward0); a singular matrix gives its info, not an error."""
     _square_floating(A, "linalg.inv")
+    _not_low_precision(A, "linalg.inv")
     result, extras = apply_ex(D.inverse, (A,), {"check_errors": bool(check_errors)})
     return named_result("linalg_inv_ex", "inverse", "info")(result, _extra(extras, "info", dtypes.int32))
 
@@ -155,6 +173,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     if A._data.ndim < 2:
         raise errors.RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     _floating(A, "linalg.qr")
+    _lapack_kernel(A, "geqrf_cpu")
     if mode not in ("reduced", "r", "complete"):
         raise errors.RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                                   "'r', or 'complete'")
@@ -178,8 +197,7 @@ def qr(input, some=True, *, out=None):
 # ------------------------------------------------------------------ symmetric eigendecomposition
 def _check_eigh(A, UPLO, name):
     _square(A, name)
-    if A._dtype.category != 2:
-        raise errors.NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{A._dtype._scalar_name}'")
+    _lapack_kernel(A, "linalg_eigh_cpu")
     if UPLO not in ("L", "U", "l", "u"):
         raise errors.RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return UPLO.upper()
@@ -203,6 +221,7 @@ def linalg_eigvalsh(A, UPLO="L", *, out=None):
 def linalg_slogdet(A, *, out=None):
     """(sign, logabsdet) as ``torch.return_types.linalg_slogdet``, one LinalgSlogdetBackward0 node."""
     _square_floating(A, "linalg.slogdet")
+    _not_low_precision(A, "linalg.slogdet")
     parts = [apply(D.linalg_slogdet_sign, (A,)), apply(D.linalg_slogdet_logabsdet, (A,))]
     share_node(D.linalg_slogdet, (A,), {}, parts)
     return named_result("linalg_slogdet", "sign", "logabsdet")(*parts)
@@ -256,7 +275,7 @@ def linalg_matrix_power(A, n, *, out=None):
 
 def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The pseudo-inverse (LinalgPinvBackward0); ``rcond`` is the old name of ``rtol``."""
-    if A._data.ndim < 2 or A._dtype.category != 2:
+    if A._data.ndim < 2 or A._dtype.name not in _LAPACK_DTYPES:
         raise errors.RuntimeError(f"linalg.pinv({A._dtype._scalar_name}{{{list(A._data.shape)}}}): expected a "
                                   "tensor with 2 or more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
@@ -287,6 +306,8 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
         raise errors.RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
                                   f"input's dtype {A._dtype._scalar_name} and other's dtype {B._dtype._scalar_name}")
     _floating(A, "torch.linalg.lstsq")
+    if A._dtype.name not in _LAPACK_DTYPES:
+        raise errors.RuntimeError("This function doesn't handle types other than float and double")
     if driver is None:
         driver = "gelsy"
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):

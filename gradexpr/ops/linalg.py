@@ -226,7 +226,7 @@ def _inv(a, check_errors=True):
     matrix is an extra; ``check_errors`` (linalg.inv) raises PyTorch's error for the first singular one."""
     n = a.shape[-1]
     columns = _column_major(a)
-    found = mkl.lu_factor(columns) if a.size else None
+    found = mkl.lu_factor(columns)
     if found is not None:
         pivots, infos = found
         infos = infos.reshape(a.shape[:-2])
@@ -426,6 +426,9 @@ def _solve_triangular_grad(grad, self, B, result, upper, left=True, unitriangula
 def _check_solve_triangular(values):
     """linalg_solve_triangular's checks in ATen's words, before the solve."""
     A, B, left = values["self"], values["B"], values["left"]
+    for t in (A, B):
+        if t._dtype.name not in ("float32", "float64"):
+            raise errors.NotImplementedError(f'"triangular_solve_cpu" not implemented for \'{t._dtype._scalar_name}\'')
     if B._data.ndim < 2:
         raise errors.RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
     a, b = A._data.shape, B._data.shape
@@ -452,7 +455,7 @@ def _cholesky(a, upper=False):
     """ATen's linalg_cholesky_ex: potrf on a column-major copy of A, the other triangle then zeroed (the
     factor column-major, as ATen leaves it); potrf's info per matrix is an extra the call checks."""
     columns = _column_major(a)
-    infos = mkl.cholesky(columns, upper) if a.size else None
+    infos = mkl.cholesky(columns, upper)
     if infos is None:
         return _cholesky_numpy(a, upper)
     factor = np.swapaxes(columns, -1, -2)
@@ -521,8 +524,8 @@ def _solve(A, B, left=True):
     if found is not None:
         X, infos = found
     else:
-        infos = np.array([int(np.linalg.matrix_rank(m) < m.shape[0]) for m in A.reshape((-1,) + A.shape[-2:])],
-                         np.int32) if A.size else np.zeros(0, np.int32)
+        infos = np.array([_zero_pivot(m) for m in A.reshape((-1,) + A.shape[-2:])], np.int32) if A.size \
+            else np.zeros(A.shape[:-2], np.int32)
         with np.errstate(all="ignore"):
             try:
                 X = np.linalg.solve(np.broadcast_to(A if left else np.swapaxes(A, -1, -2), batch + A.shape[-2:]),
@@ -641,7 +644,7 @@ def _qr(a, mode="reduced"):
     m, n = a.shape[-2:]
     k = min(m, n)
     columns = _column_major(a)
-    found = mkl.qr(columns, m, mode == "complete") if a.size else None
+    found = mkl.qr(columns, m, mode == "complete")
     if found is None:
         q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
         return q.astype(a.dtype), r.astype(a.dtype)
@@ -706,7 +709,7 @@ def _eigh(a, UPLO="L", compute_v=True):
     ascending, eigenvectors column-major ('N' when nothing will differentiate them: LAPACK rounds the
     values otherwise then). NumPy's eigh without MKL. Returns (values, vectors or None, infos)."""
     columns = _column_major(a)
-    found = mkl.eigh(columns, UPLO == "U", compute_v) if a.size else None
+    found = mkl.eigh(columns, UPLO == "U", compute_v)
     if found is None:
         values, vectors = np.linalg.eigh(a, UPLO=UPLO)
         return values.astype(a.dtype), vectors.astype(a.dtype), np.zeros(a.shape[:-2], np.int32)
@@ -851,6 +854,9 @@ def _lstsq(A, B, rcond=None, driver="gelsy"):
     if found is not None:
         ranks, values = found
         padded = np.swapaxes(rhs, -1, -2)
+    elif not (A.size and B.size):      # nothing to solve: zeros, rank 0
+        padded = np.swapaxes(rhs, -1, -2)
+        ranks, values = np.zeros(batch, np.int64), np.zeros(batch + (min(m, n),), A.dtype)
     else:
         padded, ranks, values = _lstsq_numpy(A, B, rcond, rows)
     solution = padded[..., :n, :]

@@ -788,7 +788,8 @@ def _unique(a, return_inverse=False, return_counts=False, dim=None):
     """ATen's _unique2 / unique_dim on CPU: the distinct values (slices along ``dim``) in ascending (lexicographic)
     order; the index of each input element's (slice's) value and the counts are extras."""
     if dim is None:
-        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True)
+        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
+                                            equal_nan=False)       # (each NaN its own value, as ATen's sort)
         inverse = inverse.reshape(a.shape)
     else:
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
