@@ -91,7 +91,7 @@ concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atlea
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
 is_floating_point numel is_signed is_conj is_distributed is_inference is_same_size
 einsum tensordot kron take_along_dim cdist nanmean resize_as_ cartesian_prod baddbmm
-cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive
+cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu lu_unpack
 """.split()
 
 
@@ -348,7 +348,7 @@ def _special_names() -> dict:
 # torch.linalg.X written in composites/decompositions.py as linalg_X
 _LINALG_DECOMPOSITIONS = ("cholesky", "cholesky_ex", "solve", "solve_ex", "inv_ex", "qr", "eigh", "eigvalsh", "slogdet",
                           "matrix_exp", "matrix_power", "pinv", "lstsq", "multi_dot", "vecdot", "vander", "diagonal",
-                          "tensorinv", "tensorsolve")
+                          "tensorinv", "tensorsolve", "lu_factor", "lu_factor_ex", "lu", "lu_solve")
 
 
 def _linalg_names() -> dict:

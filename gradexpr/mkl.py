@@ -299,15 +299,23 @@ def _count(stack):
 
 def lu_factor(columns):
     """LAPACK's getrf on each matrix of ``columns``, a C-contiguous stack whose every matrix is read as
-    the column-major matrix to factor (ATen's F-contiguous LU buffer): the factors in place, the 1-based
-    int32 pivots and getrf's info per matrix. None without MKL."""
+    the column-major matrix to factor (ATen's F-contiguous LU buffer; rows = its last dim): the factors
+    in place, the 1-based int32 pivots (min(rows, cols) of them) and getrf's info per matrix. None
+    without MKL."""
     fn = _lapack("?getrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
     if fn is None:
         return None
-    return _each_square(columns, lambda matrix, pivots, n: fn(_COL_MAJOR, n, n, matrix, max(1, n), pivots), np.int32)
+    cols, rows = columns.shape[-2:]
+    stack = columns.reshape((_count(columns), cols, rows))
+    pivots = np.zeros((stack.shape[0], min(rows, cols)), np.int32)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if rows and cols:
+            infos[i] = fn(_COL_MAJOR, rows, cols, _address(stack[i]), max(1, rows), _address(pivots[i]))
+    return pivots.reshape(columns.shape[:-2] + pivots.shape[-1:]), infos
 
 
-def _each_square(columns, call, vector_dtype=np.int32):
+def _each_square(columns, call, vector_dtype):
     """``call(matrix, vector, n)``, a LAPACK call returning its info, on each n x n matrix of the stack
     ``columns`` (their addresses) with an output vector of n per matrix: (the vectors, the infos)."""
     n = columns.shape[-1]
@@ -360,7 +368,7 @@ def cholesky(columns, upper):
     if fn is None:
         return None
     uplo = b"U" if upper else b"L"
-    return _each_square(columns, lambda matrix, _, n: fn(_COL_MAJOR, uplo, n, matrix, max(1, n)))[1]
+    return _each_square(columns, lambda matrix, _, n: fn(_COL_MAJOR, uplo, n, matrix, max(1, n)), np.int32)[1]
 
 
 def qr(columns, rows, complete):

@@ -48,15 +48,15 @@ def _extra(extras, name, dtype):
     return value if isinstance(value, Tensor) else Tensor._make(np.asarray(value), dtype)
 
 
-def _raise_on_failure(info, A, message):
+def _raise_on_failure(info, A, message, kind=None):
     """ATen's check of LAPACK's infos: the first failing matrix's ``message`` (formatted with its info),
-    after ``(Batch element k): `` for a batch, as torch.linalg.LinAlgError."""
+    after ``(Batch element k): `` for a batch, as torch.linalg.LinAlgError (or ``kind``)."""
     flat = np.asarray(info._data if isinstance(info, Tensor) else info).reshape(-1)
     failed = np.flatnonzero(flat)
     if failed.size:
         first = int(failed[0])
         where = f"(Batch element {first}): " if A._data.ndim > 2 else ""
-        raise D.linalg.LinAlgError(message.format(where=where, info=int(flat[first])))
+        raise (kind or D.linalg.LinAlgError)(message.format(where=where, info=int(flat[first])))
 
 
 # ------------------------------------------------------------------ Cholesky
@@ -165,6 +165,83 @@ def linalg_tensorsolve(A, B, dims=None, *, out=None):
         raise errors.RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
                                   f"prod(self.shape[:other.ndim]), but got {result_size} != {other_size}")
     return reshape(linalg_solve(reshape(A, result_size, result_size), flatten(B)), *result_shape)
+
+
+
+# ------------------------------------------------------------------ LU
+def _lu_checks(A, name, pivot):
+    if A._data.ndim < 2:
+        raise errors.RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
+                                  f"{list(A._data.shape)} instead")
+    if not pivot:
+        raise errors.RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
+    _lapack_kernel(A, "lu_cpu")
+
+
+def _lu_factor_ex(A, pivot, check_errors, name):
+    _lu_checks(A, name, pivot)
+    LU, extras = apply_ex(D.linalg_lu_factor_ex, (A,))
+    pivots, info = _extra(extras, "pivots", dtypes.int32), _extra(extras, "info", dtypes.int32)
+    if check_errors:
+        _raise_on_failure(info, A, "torch.linalg.lu_factor: {where}U[{info},{info}] is zero and using it on lu_solve "
+                                   "would result in a division by zero. If you still want to perform the "
+                                   "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, "
+                                   "pivot)", errors.RuntimeError)
+    return LU, pivots, info
+
+
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    return named_result("linalg_lu_factor_ex", "LU", "pivots", "info")(
+        *_lu_factor_ex(A, pivot, check_errors, "torch.lu_factor"))
+
+
+def linalg_lu_factor(A, *, pivot=True, out=None):
+    return named_result("linalg_lu_factor", "LU", "pivots")(*_lu_factor_ex(A, pivot, True, "torch.lu_factor")[:2])
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """The deprecated torch.lu: linalg.lu_factor(_ex), and a warning once."""
+    from ..warn import warn_once
+    warn_once("torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be "
+              "removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould be replaced "
+              "with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = torch.lu(A, "
+              "compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+              "torch.linalg.lu_factor_ex(A, compute_pivots) (Triggered internally at "
+              "/__w/pytorch/pytorch/aten/src/ATen/native/BatchLinearAlgebra.cpp:2073.)")
+    LU, pivots, info = _lu_factor_ex(A, pivot, not get_infos, "torch.lu_factor")
+    return named_result("_lu_with_info", "LU", "pivots", "info")(LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def linalg_lu(A, *, pivot=True, out=None):
+    """(P, L, U) as ``torch.return_types.linalg_lu``: L and U on one LinalgLuBackward0 node, P a constant."""
+    _lu_checks(A, "linalg.lu", pivot)
+    L, extras = apply_ex(D.linalg_lu_L, (A,))
+    U = apply(D.linalg_lu_U, (A,))
+    share_node(D.linalg_lu, (A,), {}, [L, U])
+    return named_result("linalg_lu", "P", "L", "U")(_extra(extras, "P", A._dtype), L, U)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) of packed factors as ``torch.return_types.lu_unpack``: L and U on one LuUnpackBackward0 node."""
+    if LU_pivots._dtype is not dtypes.int32:
+        raise errors.RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
+                                  "dtype.\nNote: this function is intended to be used with the output produced by "
+                                  "torch.linalg.lu_factor")
+    params = {"LU_pivots": LU_pivots._data, "unpack_data": bool(unpack_data), "unpack_pivots": bool(unpack_pivots)}
+    L, extras = apply_ex(D.lu_unpack_L, (LU_data,), params)
+    U = apply(D.lu_unpack_U, (LU_data,), params)
+    share_node(D.lu_unpack, (LU_data,), params, [L, U])
+    return named_result("lu_unpack", "P", "L", "U")(_extra(extras, "P", LU_data._dtype), L, U)
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """Solves with linalg.lu_factor's factors (LinalgLuSolveBackward0)."""
+    a, b = LU._data.shape, B._data.shape
+    if (b[-2] if left else b[-1]) != a[-1]:
+        equation = "AX = B" if left else "XA = B"
+        raise errors.RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {equation} "
+                                  f"({a[-2]}x{a[-1]} and {b[-2]}x{b[-1]})")
+    return apply(D.linalg_lu_solve, (LU, B), {"pivots": pivots._data, "left": bool(left), "adjoint": bool(adjoint)})
 
 
 # ------------------------------------------------------------------ QR

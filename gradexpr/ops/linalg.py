@@ -957,6 +957,238 @@ linalg_lstsq = op("linalg_lstsq", "LinalgLstsqBackward0", None, ("A", "B"), outp
                   A=_lstsq_joint_grad, B=_lstsq_joint_grad, domain="matrix", broadcast=False)
 
 
+
+# ============================================================ LU (torch.linalg.lu_factor, lu, lu_solve, torch.lu_unpack)
+def _lu_factor(A):
+    """ATen's linalg_lu_factor_ex: getrf on a column-major copy of A (any m x n), the factors left
+    column-major; the 1-based pivots and getrf's infos are extras."""
+    columns = _column_major(A)
+    found = mkl.lu_factor(columns)
+    if found is None:
+        return _lu_factor_numpy(A)
+    pivots, infos = found
+    return np.swapaxes(columns, -1, -2), {"pivots": pivots, "info": infos.reshape(A.shape[:-2])}
+
+
+def _lu_factor_numpy(A):
+    """getrf's algorithm in NumPy: the first largest |pivot| of each column, rows swapped, the column
+    below it scaled by its reciprocal, the rest updated."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    LU = np.array(A.reshape((-1, m, n)), dtype=A.dtype)
+    pivots = np.zeros((LU.shape[0], k), np.int32)
+    infos = np.zeros(LU.shape[0], np.int32)
+    with np.errstate(all="ignore"):
+        for b in range(LU.shape[0]):
+            for j in range(k):
+                p = j + int(np.argmax(np.abs(LU[b, j:, j])))
+                pivots[b, j] = p + 1
+                LU[b, [j, p]] = LU[b, [p, j]]
+                if LU[b, j, j] == 0:
+                    infos[b] = infos[b] or j + 1
+                    continue
+                LU[b, j + 1:, j] *= A.dtype.type(1) / LU[b, j, j]
+                LU[b, j + 1:, j + 1:] -= np.outer(LU[b, j + 1:, j], LU[b, j, j + 1:])
+    batch = A.shape[:-2]
+    return LU.reshape(A.shape), {"pivots": pivots.reshape(batch + (k,)), "info": infos.reshape(batch)}
+
+
+def _permutation(pivots, m, dtype):
+    """P of A = P L U from LAPACK's 1-based row swaps (applied in turn to the rows of the identity)."""
+    flat = np.asarray(pivots).reshape((-1, pivots.shape[-1]))
+    P = np.zeros((flat.shape[0], m, m), dtype)
+    for b, swaps in enumerate(flat):
+        order = np.arange(m)
+        for i, p in enumerate(swaps - 1):
+            order[[i, p]] = order[[p, i]]
+        P[b, order, np.arange(m)] = 1
+    return P.reshape(pivots.shape[:-1] + (m, m))
+
+
+def _unpacked(LU, pivots, unpack_data=True, unpack_pivots=True):
+    """ATen's lu_unpack: P, the unit lower L (m x k) and the upper U (k x n) of packed factors (empty where
+    not asked for)."""
+    m, n = LU.shape[-2:]
+    k = min(m, n)
+    P = _permutation(pivots, m, LU.dtype) if unpack_pivots else np.zeros(0, LU.dtype)
+    if not unpack_data:
+        return P, np.zeros(0, LU.dtype), np.zeros(0, LU.dtype)
+    return P, np.tril(LU[..., :, :k], -1) + np.eye(m, k, dtype=LU.dtype), np.triu(LU[..., :k, :])
+
+
+def _lu_backward(L_grad, U_grad, P, L, U):
+    """FunctionsManual's linalg_lu_backward (real, pivoted): for a square A, P L^-T (Lᵀ gL ∘ 1_L + gU Uᵀ ∘ 1_U) U^-T;
+    a wide or tall A carries the extra block of U or L through."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+
+    def solve(A, B, upper, left, unit=False):
+        return _apply(linalg_solve_triangular, (A, B), {"upper": upper, "left": left, "unitriangular": unit})
+    if m == n:
+        gA = None if L_grad is None else L.mT.matmul(L_grad).tril(-1)
+        if U_grad is not None:
+            term = U_grad.matmul(U.mT).triu()
+            gA = term if gA is None else gA + term
+        gA = solve(U.mT, gA, False, False)
+        return P.matmul(solve(L.mT, gA, True, True, True))
+    if m < n:
+        U1 = U.narrow(-1, 0, k)
+        gA = None if L_grad is None else L.mT.matmul(L_grad)
+        if U_grad is not None:
+            term = U_grad.triu().matmul(U.mT)
+            gA = -term if gA is None else gA - term
+        gA = solve(U1.mT, gA.tril(-1), False, False)
+        if U_grad is not None:
+            gA = _F().cat([gA + U_grad.narrow(-1, 0, k).triu(), U_grad.narrow(-1, k, n - k)], -1)
+        gA = solve(L.mT, gA, True, True, True)
+        if U_grad is None:
+            gA = _F().cat([gA, gA.new_zeros(gA.shape[:-1] + (n - k,))], -1)
+        return P.matmul(gA)
+    L1 = L.narrow(-2, 0, k)
+    gA = None if U_grad is None else U_grad.matmul(U.mT)
+    if L_grad is not None:
+        term = L.mT.matmul(L_grad.tril(-1))
+        gA = -term if gA is None else gA - term
+    gA = solve(L1.mT, gA.triu(), True, True, True)
+    if L_grad is not None:
+        gA = _F().cat([gA + L_grad.narrow(-2, 0, k).tril(-1), L_grad.narrow(-2, k, m - k)], -2)
+    gA = solve(U.mT, gA, False, False)
+    if L_grad is None:
+        gA = _F().cat([gA, gA.new_zeros(gA.shape[:-2] + (m - k, gA.shape[-1]))], -2)
+    return P.matmul(gA)
+
+
+def _factors_of(LU, pivots):
+    """P (a constant), L and U of packed factors as Tensor expressions of LU (differentiable again)."""
+    from ..tensor import Tensor
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    data = pivots._data if isinstance(pivots, Tensor) else pivots
+    P = Tensor._make(_permutation(np.asarray(data), m, LU._dtype.np), LU._dtype)
+    L = LU.narrow(-1, 0, k).tril(-1) + _F().eye(m, k, dtype=LU.dtype)
+    return P, L, LU.narrow(-2, 0, k).triu()
+
+
+def _lu_factor_grad(grad, result, pivots):
+    """FunctionsManual's lu_factor_ex_backward: L's and U's parts of the gradient through linalg_lu_backward."""
+    P, L, U = _factors_of(result, pivots)
+    k = min(result.shape[-2], result.shape[-1])
+    return _lu_backward(grad.narrow(-1, 0, k).tril(-1), grad.narrow(-2, 0, k).triu(), P, L, U)
+
+
+linalg_lu_factor_ex = op("linalg_lu_factor_ex", "LinalgLuFactorExBackward0", _lu_factor, ("A",), A=_lu_factor_grad,
+                         dtype="first", domain="square", forward_ad="transpose")
+
+
+def _lu_part(k):
+    """Output k (1: L, 2: U) of linalg.lu, the other factors kept as extras."""
+    def forward(A):
+        LU, extras = _lu_factor(A)
+        P, L, U = _unpacked(LU, extras["pivots"])
+        return (L, {"P": P, "U": U}) if k == 1 else (U, {"P": P, "L": L})
+    return forward
+
+
+linalg_lu_L = op("linalg_lu_L", "LinalgLuBackward0", _lu_part(1), ("A",), dtype="first", domain="square",
+                 A=lambda grad, P, result, U: _lu_backward(grad, None, P, result, U), forward_ad="transpose")
+linalg_lu_U = op("linalg_lu_U", "LinalgLuBackward0", _lu_part(2), ("A",), dtype="first", domain="square",
+                 A=lambda grad, P, L, result: _lu_backward(None, grad, P, L, result), forward_ad="transpose")
+def _pivoting_of(A):
+    """P of A's LU factorisation, a constant (linalg.lu's node keeps it beside L and U; gradexpr's shared node
+    keeps the outputs that have a gradient, so it is found again from A)."""
+    from ..tensor import Tensor
+    LU, extras = _lu_factor(A._data)
+    return Tensor._make(_permutation(extras["pivots"], LU.shape[-2], LU.dtype), A._dtype)
+
+
+linalg_lu = op("linalg_lu", "LinalgLuBackward0", None, ("A",), outputs=("L", "U"), domain="square",
+               A=lambda grad, A, L, U: _lu_backward(grad[0], grad[1], _pivoting_of(A), L, U))
+
+
+def _lu_unpack_grad(L_grad, U_grad, shape):
+    """FunctionsManual's lu_unpack_backward: L's strict lower and U's upper triangle back into one matrix."""
+    m, n = shape[-2], shape[-1]
+    k = min(m, n)
+    if L_grad is not None and U_grad is not None:
+        if m == n:
+            return L_grad.tril(-1) + U_grad.triu()
+        first = L_grad.narrow(-2, 0, k).tril(-1) + U_grad.narrow(-1, 0, k).triu()
+        return _F().cat([first, U_grad.narrow(-1, k, n - k)], -1) if m < n else \
+            _F().cat([first, L_grad.narrow(-2, k, m - k)], -2)
+    if L_grad is not None:
+        lower = L_grad.tril(-1)
+        return lower if m >= n else _F().cat([lower, lower.new_zeros(lower.shape[:-1] + (n - m,))], -1)
+    upper = U_grad.triu()
+    return upper if n >= m else _F().cat([upper, upper.new_zeros(upper.shape[:-2] + (m - n, n))], -2)
+
+
+def _unpack_part(k):
+    def forward(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+        P, L, U = _unpacked(LU_data, LU_pivots, unpack_data, unpack_pivots)
+        return (L, {"P": P, "U": U}) if k == 1 else (U, {"P": P, "L": L})
+    return forward
+
+
+lu_unpack_L = op("lu_unpack_L", "LuUnpackBackward0", _unpack_part(1), ("LU_data",), dtype="first", domain="square",
+                 LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(grad, None, LU_data_shape),
+                 forward_ad="transpose")
+lu_unpack_U = op("lu_unpack_U", "LuUnpackBackward0", _unpack_part(2), ("LU_data",), dtype="first", domain="square",
+                 LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(None, grad, LU_data_shape),
+                 forward_ad="transpose")
+lu_unpack = op("lu_unpack", "LuUnpackBackward0", None, ("LU_data",), outputs=("L", "U"), domain="square",
+               LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(grad[0], grad[1], LU_data_shape))
+
+
+def _solve_with_factors(LU, B, pivots, left=True, adjoint=False):
+    """ATen's linalg_lu_solve: getrs with the packed factors (copied column-major) on a column-major copy of
+    B, the batches broadcast; X A = B (``left=False``) is solved as Aᵀ Xᵀ = Bᵀ, adjoint flipping getrs'
+    transpose."""
+    if not left:
+        B = np.swapaxes(B, -1, -2)
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    columns = np.ascontiguousarray(np.broadcast_to(_column_major(LU), batch + LU.shape[-2:]))
+    pivots = np.ascontiguousarray(np.broadcast_to(np.asarray(pivots, np.int32), batch + pivots.shape[-1:]))
+    rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
+    transpose = adjoint if left else not adjoint
+    if mkl.lu_solve(columns, pivots, rhs, transpose) is None:
+        P, L, U = _unpacked(LU, pivots)
+        A = np.matmul(np.matmul(P, L), U)
+        rhs = np.swapaxes(np.linalg.solve(np.swapaxes(A, -1, -2) if transpose else A,
+                                          np.broadcast_to(B, batch + B.shape[-2:])), -1, -2).astype(LU.dtype)
+    X = np.swapaxes(rhs, -1, -2)
+    return X if left else np.swapaxes(X, -1, -2)
+
+
+def _lu_solve_LU_grad(gX, LU, pivots, X, left, adjoint):
+    """FunctionsManual's linalg_lu_solve_LU (real): the gradient of the packed factors, its strict lower
+    part L's and its upper part U's."""
+    P, L, U = _factors_of(LU, pivots)
+
+    def solve(A, B, upper, left_side, unit=False):
+        return _apply(linalg_solve_triangular, (A, B), {"upper": upper, "left": left_side, "unitriangular": unit})
+    if left != adjoint:
+        gR = solve(U.mT, -(gX if left else gX.mT).matmul(X.mT if left else X), False, True)
+        gL = solve(L.mT, gR.matmul(U.mT), True, True, True).tril(-1)
+        return gL + gR.triu()
+    gR = -P.mT.matmul(X if left else X.mT).matmul(gX.mT if left else gX).matmul(P)
+    gR = solve(L.mT, gR, True, False, True)
+    gU = solve(U.mT, L.mT.matmul(gR), False, False).triu()
+    return gR.tril(-1) + gU
+
+
+def _lu_solve_grad(grad, LU, B, result, pivots, left, adjoint, output_mask=(True, True)):
+    gLU = _lu_solve_LU_grad(grad, LU, pivots, result, left, adjoint).sum_to_size(LU.shape) if output_mask[0] else None
+    gB = None
+    if output_mask[1]:
+        gB = _apply(linalg_lu_solve, (LU, grad), {"pivots": pivots, "left": left, "adjoint": not adjoint})
+        gB = gB.sum_to_size(B.shape)
+    return gLU, gB
+
+
+linalg_lu_solve = op("linalg_lu_solve", "LinalgLuSolveBackward0", _solve_with_factors, ("LU", "B"), LU=_lu_solve_grad,
+                     B=_lu_solve_grad, dtype="first", domain="square", broadcast=False, forward_ad="transpose")
+
+
 # ============================================================ cross products
 def _cross(a, b, dim):
     """ATen's cross kernel: component i is a_j * b_k - a_k * b_j ((i, j, k) cyclic) for broadcast a and b,
