@@ -91,7 +91,8 @@ concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atlea
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
 is_floating_point numel is_signed is_conj is_distributed is_inference is_same_size
 einsum tensordot kron take_along_dim cdist nanmean resize_as_ cartesian_prod baddbmm
-cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu lu_unpack
+cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu lu_unpack cholesky_solve
+cholesky_inverse
 """.split()
 
 

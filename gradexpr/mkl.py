@@ -364,7 +364,12 @@ def cholesky(columns, upper):
     """LAPACK's potrf on each matrix of ``columns`` (a C-contiguous stack read column-major, as
     ``lu_factor``'s), in place, the triangle ``upper`` or lower: potrf's info per matrix (k > 0: the
     leading minor of order k is not positive-definite). None without MKL."""
-    fn = _lapack("?potrf", columns.dtype, "char", "int", "void_p", "int")
+    return _triangle_in_place("?potrf", columns, upper)
+
+
+def _triangle_in_place(name, columns, upper):
+    """LAPACK's ``name`` (potrf, potri: a triangle of each matrix rewritten in place), its info per matrix."""
+    fn = _lapack(name, columns.dtype, "char", "int", "void_p", "int")
     if fn is None:
         return None
     uplo = b"U" if upper else b"L"
@@ -474,3 +479,27 @@ def triangular_solve(a_columns, b_columns, left, upper, transpose, unit):
                132 if unit else 131, rows, cols, 1.0, _address(a_stack[i]), max(1, k), _address(b_stack[i]),
                max(1, rows))
     return b_columns
+
+
+def cholesky_solve(factors, rhs, upper):
+    """LAPACK's potrs with each Cholesky factor of ``factors`` (a C-contiguous stack read column-major, its
+    triangle ``upper`` or lower) on the column-major right-hand sides of ``rhs`` (read as ``lu_solve``'s),
+    in place. None without MKL."""
+    fn = _lapack("?potrs", factors.dtype, "char", "int", "int", "void_p", "int", "void_p", "int")
+    if fn is None:
+        return None
+    n = factors.shape[-1]
+    stack = factors.reshape((_count(factors), n, n))
+    right = rhs.reshape((stack.shape[0],) + rhs.shape[-2:])
+    count = right.shape[1]
+    for i in range(stack.shape[0]):
+        if n and count:
+            fn(_COL_MAJOR, b"U" if upper else b"L", n, count, _address(stack[i]), max(1, n), _address(right[i]),
+               max(1, n))
+    return rhs
+
+
+def cholesky_inverse(factors, upper):
+    """LAPACK's potri on each Cholesky factor of ``factors`` (read as ``cholesky``'s), in place: the
+    triangle ``upper`` or lower of the inverse; potri's info per matrix. None without MKL."""
+    return _triangle_in_place("?potri", factors, upper)

@@ -40,6 +40,8 @@ SAVED = {
     "CeluBackward1": "alpha result",
     "ChannelShuffleBackward0": "groups",
     "CholeskyBackward0": "result upper",
+    "CholeskyInverseBackward0": "result self upper",
+    "CholeskySolveBackward0": "input2 result self upper",
     "ClampBackward0": "max min self",
     "ClampBackward1": "max min self",
     "ClampMaxBackward0": "max self",

@@ -108,7 +108,8 @@ _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_
                           # LAPACK's column-major results (and views of them), as ATen leaves them
                           "inverse", "linalg_solve_ex", "linalg_cholesky_ex", "cholesky", "linalg_qr_Q", "linalg_qr_R",
                           "linalg_eigh_eigenvectors", "linalg_lstsq_solution", "linalg_svd_U", "linalg_svd_Vh",
-                          "linalg_solve_triangular", "linalg_lu_factor_ex", "linalg_lu_solve"))
+                          "linalg_solve_triangular", "linalg_lu_factor_ex", "linalg_lu_solve",
+                          "cholesky_solve", "cholesky_inverse"))
 _KIND: dict = {}
 
 

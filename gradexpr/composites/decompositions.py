@@ -94,6 +94,37 @@ def cholesky(input, upper=False, *, out=None):
     return _cholesky(input, upper, "cholesky", True, D.cholesky)[0]
 
 
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """Solves A X = B with A's Cholesky factor (CholeskySolveBackward0); ``input`` is B."""
+    if input._data.ndim < 2:
+        raise errors.RuntimeError(f"b should have at least 2 dimensions, but has {input._data.ndim} dimensions "
+                                  "instead")
+    if input2._data.ndim < 2:
+        raise errors.RuntimeError(f"u should have at least 2 dimensions, but has {input2._data.ndim} dimensions "
+                                  "instead")
+    if input._dtype is not input2._dtype:
+        raise errors.RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                                  f"{input._dtype._scalar_name} and A of type {input2._dtype._scalar_name} instead.")
+    a, b = input2._data.shape, input._data.shape
+    if a[-1] != b[-2]:
+        raise errors.RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is {a[-2]} by {a[-1]} "
+                                  f"but each b matrix is {b[-2]} by {b[-1]}")
+    _lapack_kernel(input, "cholesky_solve_cpu")
+    return apply(D.cholesky_solve, (input, input2), {"upper": bool(upper)})
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """The inverse of A from its Cholesky factor (CholeskyInverseBackward0)."""
+    _square(input, "cholesky_inverse")
+    _lapack_kernel(input, "cholesky_inverse_out_cpu")
+    result, extras = apply_ex(D.cholesky_inverse, (input,), {"upper": bool(upper)})
+    _raise_on_failure(_extra(extras, "info", dtypes.int32), input,
+                      "cholesky_inverse: {where}The diagonal element {info} is zero, the inversion could not be "
+                      "completed because the input matrix is singular.")
+    return result
+
+
 # ------------------------------------------------------------------ solve, inverse
 def _solve(A, B, left, check_errors):
     if A._data.ndim < 2:

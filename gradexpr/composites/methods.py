@@ -167,7 +167,8 @@ LAZY_METHODS = {
                         "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
                         "log_normal_=_log_normal_",
     "contractions": "kron",
-    "decompositions": "cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu",
+    "decompositions": "cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu "
+                      "cholesky_solve cholesky_inverse",
     "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_ "
                "resize_ resize_as_",
     # internal helpers used by backward formulas (underscored: not reachable from programs)

@@ -504,6 +504,64 @@ cholesky = op("cholesky", "CholeskyBackward0", _cholesky, ("A",), A=_cholesky_gr
               domain="square", forward_ad="transpose")
 
 
+
+def _cholesky_solve(B, L, upper=False):
+    """ATen's cholesky_solve: potrs with a column-major copy of each factor on a column-major copy of B, the
+    batches broadcast (the result column-major). NumPy's solves without MKL."""
+    batch = np.broadcast_shapes(B.shape[:-2], L.shape[:-2])
+    factors = np.ascontiguousarray(np.broadcast_to(_column_major(L), batch + L.shape[-2:]))
+    rhs = _column_major(np.broadcast_to(B, batch + B.shape[-2:]))
+    if mkl.cholesky_solve(factors, rhs, upper) is None:
+        T = np.swapaxes(np.broadcast_to(L, batch + L.shape[-2:]), -1, -2) if upper else np.broadcast_to(L, batch + L.shape[-2:])
+        with np.errstate(all="ignore"):
+            return np.linalg.solve(T @ np.swapaxes(T, -1, -2), np.broadcast_to(B, batch + B.shape[-2:])).astype(B.dtype)
+    return np.swapaxes(rhs, -1, -2)
+
+
+def _cholesky_solve_grad(grad, self, input2, result, upper, output_mask=(True, True)):
+    """FunctionsManual's cholesky_solve_backward (real): B's gradient solves with the same factor; the
+    factor's is -(G + Gᵀ) L (or -U (G + Gᵀ)), G = gB Xᵀ."""
+    grad_self = _apply(cholesky_solve, (grad, input2), {"upper": upper})
+    grad_input2 = None
+    if output_mask[1]:
+        common = grad_self.matmul(result.mT)
+        common = common + common.mT
+        grad_input2 = (-input2.matmul(common) if upper else -common.matmul(input2)).sum_to_size(input2.shape)
+    return grad_self.sum_to_size(self.shape) if output_mask[0] else None, grad_input2
+
+
+cholesky_solve = op("cholesky_solve", "CholeskySolveBackward0", _cholesky_solve, ("self", "input2"),
+                    self=_cholesky_solve_grad, input2=_cholesky_solve_grad, dtype="first", domain="square",
+                    broadcast=False, forward_ad="transpose")
+
+
+def _cholesky_inverse(L, upper=False):
+    """ATen's cholesky_inverse: potri on a column-major copy of the factor, its triangle mirrored into the
+    other (exactly symmetric); potri's info per matrix is an extra the call checks."""
+    columns = _column_major(L)
+    infos = mkl.cholesky_inverse(columns, upper)
+    if infos is None:
+        T = np.swapaxes(L, -1, -2) if upper else L
+        with np.errstate(all="ignore"):
+            inverse = np.linalg.inv(T @ np.swapaxes(T, -1, -2)).astype(L.dtype)
+        return inverse, {"info": np.zeros(L.shape[:-2], np.int32)}
+    half = np.swapaxes(columns, -1, -2)
+    half = np.triu(half) if upper else np.tril(half)
+    strict = np.triu(half, 1) if upper else np.tril(half, -1)
+    full = np.ascontiguousarray(np.swapaxes(half + np.swapaxes(strict, -1, -2), -1, -2))
+    return np.swapaxes(full, -1, -2), {"info": infos.reshape(L.shape[:-2])}       # (column-major, as ATen's)
+
+
+def _cholesky_inverse_grad(grad, self, result, upper):
+    """FunctionsManual's cholesky_inverse_backward (real): -(A⁻¹ (G + Gᵀ) A⁻¹) L (or -U (…))."""
+    common = result.matmul((grad + grad.mT).matmul(result))
+    return -self.matmul(common) if upper else -common.matmul(self)
+
+
+cholesky_inverse = op("cholesky_inverse", "CholeskyInverseBackward0", _cholesky_inverse, ("self",),
+                      self=_cholesky_inverse_grad, dtype="first", domain="square", forward_ad="transpose")
+
+
 def _is_vector_rhs(A, B):
     """ATen's linalg_solve_is_vector_rhs: B is a vector (or a batch of them) rather than a matrix."""
     return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
