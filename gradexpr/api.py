@@ -349,7 +349,8 @@ def _special_names() -> dict:
 # torch.linalg.X written in composites/decompositions.py as linalg_X
 _LINALG_DECOMPOSITIONS = ("cholesky", "cholesky_ex", "solve", "solve_ex", "inv_ex", "qr", "eigh", "eigvalsh", "slogdet",
                           "matrix_exp", "matrix_power", "pinv", "lstsq", "multi_dot", "vecdot", "vander", "diagonal",
-                          "tensorinv", "tensorsolve", "lu_factor", "lu_factor_ex", "lu", "lu_solve")
+                          "tensorinv", "tensorsolve", "lu_factor", "lu_factor_ex", "lu", "lu_solve",
+                          "matrix_rank")
 
 
 def _linalg_names() -> dict:

@@ -432,6 +432,33 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
         solution, residuals, _extra(extras, "rank", dtypes.int64), _extra(extras, "singular_values", A._dtype))
 
 
+
+def linalg_matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """ATen's linalg_matrix_rank: the singular values (|eigenvalues| if ``hermitian``) above max(atol, rtol *
+    the largest), counted; rtol defaults to eps * max(m, n) unless a positive atol is given (``tol``: the old
+    atol, with rtol 0)."""
+    if A._data.ndim < 2:
+        raise errors.RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least 2 "
+                                  "dimensions.")
+    if A._dtype.name not in _LAPACK_DTYPES:
+        raise errors.RuntimeError("This function doesn't handle types other than float and double")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    m, n = A._data.shape[-2:]
+    from ..graph import no_grad
+    with no_grad():
+        S = (linalg_eigvalsh(A).abs() if hermitian else svdvals(A))._data
+    atol_value = np.asarray(atol._data if isinstance(atol, Tensor) else (0.0 if atol is None else atol), np.float64)
+    if rtol is None:
+        default = float(np.finfo(S.dtype).eps) * max(m, n)
+        rtol_value = np.where(atol_value > 0, 0.0, default) if atol is not None else np.asarray(default)
+    else:
+        rtol_value = np.asarray(rtol._data if isinstance(rtol, Tensor) else rtol, np.float64)
+    largest = S.max(-1) if S.shape[-1] else np.zeros(S.shape[:-1], S.dtype)
+    threshold = np.maximum(atol_value, rtol_value * largest).astype(S.dtype)
+    return Tensor._make(np.asarray(np.sum(S > threshold[..., None], axis=-1), np.int64), dtypes.int64)
+
+
 # ------------------------------------------------------------------ the old SVD
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: linalg.svd's U and S, and V = Vhᵀ (a transpose of its output); without ``compute_uv``
