@@ -51,7 +51,9 @@ def _extra(extras, name, dtype):
 def _raise_on_failure(info, A, message, kind=None):
     """ATen's check of LAPACK's infos: the first failing matrix's ``message`` (formatted with its info),
     after ``(Batch element k): `` for a batch, as torch.linalg.LinAlgError (or ``kind``)."""
-    flat = np.asarray(info._data if isinstance(info, Tensor) else info).reshape(-1)
+    if isinstance(info, Tensor):            # (under vmap, every sample's: the physical tensor)
+        info = getattr(info, "_phys", info)._data
+    flat = np.asarray(info).reshape(-1)
     failed = np.flatnonzero(flat)
     if failed.size:
         first = int(failed[0])
