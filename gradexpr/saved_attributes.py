@@ -204,7 +204,6 @@ _PRESENTED = {
     "LinalgLstsqBackward0": {"self": lambda n, s: s["A"], "b": lambda n, s: s["B"]},
     "LinalgLuFactorExBackward0": {"LU": lambda n, s: s["result"], "pivot": lambda n, s: True},
     "LinalgLuBackward0": {"P": lambda n, s: _lu_permutation(n, s), "pivot": lambda n, s: True},
-    "LinalgLuSolveBackward0": {"pivots": lambda n, s: _int32(s["pivots"])},
     "LuUnpackBackward0": {"LU_data_sym_argsize_minus_1": lambda n, s: int(s["LU_data_shape"][-1]),
                           "LU_data_sym_argsize_minus_2": lambda n, s: int(s["LU_data_shape"][-2])},
 }
@@ -294,11 +293,6 @@ def _lu_permutation(node, saved):
     """linalg.lu's P (gradexpr's node finds it again from A)."""
     from .ops.linalg import _pivoting_of
     return _pivoting_of(saved["A"].unpack(node))
-
-
-def _int32(values):
-    from .tensor import Tensor
-    return Tensor._make(np.asarray(values, np.int32))
 
 
 def _slogdet_sign(node, saved):

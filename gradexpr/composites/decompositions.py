@@ -260,10 +260,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         raise errors.RuntimeError("torch.lu_unpack: LU_pivots is expected to be a contiguous tensor of torch.int32 "
                                   "dtype.\nNote: this function is intended to be used with the output produced by "
                                   "torch.linalg.lu_factor")
-    params = {"LU_pivots": LU_pivots._data, "unpack_data": bool(unpack_data), "unpack_pivots": bool(unpack_pivots)}
-    L, extras = apply_ex(D.lu_unpack_L, (LU_data,), params)
-    U = apply(D.lu_unpack_U, (LU_data,), params)
-    share_node(D.lu_unpack, (LU_data,), params, [L, U])
+    params = {"unpack_data": bool(unpack_data), "unpack_pivots": bool(unpack_pivots)}
+    L, extras = apply_ex(D.lu_unpack_L, (LU_data, LU_pivots), params)
+    U = apply(D.lu_unpack_U, (LU_data, LU_pivots), params)
+    share_node(D.lu_unpack, (LU_data, LU_pivots), params, [L, U])
     return named_result("lu_unpack", "P", "L", "U")(_extra(extras, "P", LU_data._dtype), L, U)
 
 
@@ -274,7 +274,7 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         equation = "AX = B" if left else "XA = B"
         raise errors.RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation {equation} "
                                   f"({a[-2]}x{a[-1]} and {b[-2]}x{b[-1]})")
-    return apply(D.linalg_lu_solve, (LU, B), {"pivots": pivots._data, "left": bool(left), "adjoint": bool(adjoint)})
+    return apply(D.linalg_lu_solve, (LU, pivots, B), {"left": bool(left), "adjoint": bool(adjoint)})
 
 
 # ------------------------------------------------------------------ QR

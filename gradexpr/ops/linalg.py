@@ -1063,6 +1063,11 @@ def _permutation(pivots, m, dtype):
     return P.reshape(pivots.shape[:-1] + (m, m))
 
 
+# P from the pivots as an entry without a node: under vmap its input is every sample's pivots
+lu_permutation = op("lu_permutation", "", lambda pivots, m, dtype: _permutation(pivots, m, dtype.np), ("pivots",),
+                    dtype=lambda ts, params: (None, params["dtype"]))
+
+
 def _unpacked(LU, pivots, unpack_data=True, unpack_pivots=True):
     """ATen's lu_unpack: P, the unit lower L (m x k) and the upper U (k x n) of packed factors (empty where
     not asked for)."""
@@ -1118,11 +1123,9 @@ def _lu_backward(L_grad, U_grad, P, L, U):
 
 def _factors_of(LU, pivots):
     """P (a constant), L and U of packed factors as Tensor expressions of LU (differentiable again)."""
-    from ..tensor import Tensor
     m, n = LU.shape[-2], LU.shape[-1]
     k = min(m, n)
-    data = pivots._data if isinstance(pivots, Tensor) else pivots
-    P = Tensor._make(_permutation(np.asarray(data), m, LU._dtype.np), LU._dtype)
+    P = _apply(lu_permutation, (pivots,), {"m": m, "dtype": LU._dtype})
     L = LU.narrow(-1, 0, k).tril(-1) + _F().eye(m, k, dtype=LU.dtype)
     return P, L, LU.narrow(-2, 0, k).triu()
 
@@ -1153,10 +1156,14 @@ linalg_lu_U = op("linalg_lu_U", "LinalgLuBackward0", _lu_part(2), ("A",), dtype=
                  A=lambda grad, P, L, result: _lu_backward(None, grad, P, L, result), forward_ad="transpose")
 def _pivoting_of(A):
     """P of A's LU factorisation, a constant (linalg.lu's node keeps it beside L and U; gradexpr's shared node
-    keeps the outputs that have a gradient, so it is found again from A)."""
-    from ..tensor import Tensor
-    LU, extras = _lu_factor(A._data)
-    return Tensor._make(_permutation(extras["pivots"], LU.shape[-2], LU.dtype), A._dtype)
+    keeps the outputs that have a gradient, so it is found again from A: every sample's under vmap)."""
+    from ..op import apply_ex
+    _, extras = apply_ex(linalg_lu_factor_ex, (A.detach(),))
+    pivots = extras["pivots"]
+    if not hasattr(pivots, "_data"):
+        from ..tensor import Tensor
+        pivots = Tensor._make(pivots)
+    return _apply(lu_permutation, (pivots,), {"m": A.shape[-2], "dtype": A._dtype})
 
 
 linalg_lu = op("linalg_lu", "LinalgLuBackward0", None, ("A",), outputs=("L", "U"), domain="square",
@@ -1187,17 +1194,20 @@ def _unpack_part(k):
     return forward
 
 
-lu_unpack_L = op("lu_unpack_L", "LuUnpackBackward0", _unpack_part(1), ("LU_data",), dtype="first", domain="square",
+lu_unpack_L = op("lu_unpack_L", "LuUnpackBackward0", _unpack_part(1), ("LU_data", "LU_pivots"), dtype="first",
+                 domain="square", broadcast=False,
                  LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(grad, None, LU_data_shape),
                  forward_ad="transpose")
-lu_unpack_U = op("lu_unpack_U", "LuUnpackBackward0", _unpack_part(2), ("LU_data",), dtype="first", domain="square",
+lu_unpack_U = op("lu_unpack_U", "LuUnpackBackward0", _unpack_part(2), ("LU_data", "LU_pivots"), dtype="first",
+                 domain="square", broadcast=False,
                  LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(None, grad, LU_data_shape),
                  forward_ad="transpose")
-lu_unpack = op("lu_unpack", "LuUnpackBackward0", None, ("LU_data",), outputs=("L", "U"), domain="square",
+lu_unpack = op("lu_unpack", "LuUnpackBackward0", None, ("LU_data", "LU_pivots"), outputs=("L", "U"), domain="square",
+               broadcast=False,
                LU_data=lambda grad, LU_data_shape: _lu_unpack_grad(grad[0], grad[1], LU_data_shape))
 
 
-def _solve_with_factors(LU, B, pivots, left=True, adjoint=False):
+def _solve_with_factors(LU, pivots, B, left=True, adjoint=False):
     """ATen's linalg_lu_solve: getrs with the packed factors (copied column-major) on a column-major copy of
     B, the batches broadcast; X A = B (``left=False``) is solved as Aᵀ Xᵀ = Bᵀ, adjoint flipping getrs'
     transpose."""
@@ -1238,12 +1248,13 @@ def _lu_solve_grad(grad, LU, B, result, pivots, left, adjoint, output_mask=(True
     gLU = _lu_solve_LU_grad(grad, LU, pivots, result, left, adjoint).sum_to_size(LU.shape) if output_mask[0] else None
     gB = None
     if output_mask[1]:
-        gB = _apply(linalg_lu_solve, (LU, grad), {"pivots": pivots, "left": left, "adjoint": not adjoint})
+        gB = _apply(linalg_lu_solve, (LU, pivots, grad), {"left": left, "adjoint": not adjoint})
         gB = gB.sum_to_size(B.shape)
     return gLU, gB
 
 
-linalg_lu_solve = op("linalg_lu_solve", "LinalgLuSolveBackward0", _solve_with_factors, ("LU", "B"), LU=_lu_solve_grad,
+linalg_lu_solve = op("linalg_lu_solve", "LinalgLuSolveBackward0", _solve_with_factors, ("LU", "pivots", "B"),
+                     LU=_lu_solve_grad,
                      B=_lu_solve_grad, dtype="first", domain="square", broadcast=False, forward_ad="transpose")
 
 
