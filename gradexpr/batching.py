@@ -422,20 +422,33 @@ def _conv_weight_grad_rule(op, args, params, level):
 
 # ---------------------------------------------------------------- the fallback: sample by sample
 def _loop(op, args, params, level):
-    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule)."""
+    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule); the
+    samples' extras (solve's info, a factorization's other outputs) are stacked like the results."""
     size = _size(level)
-    results, extras = [], []
+    box = _BOXES[-1] if _BOXES else None
+    start = len(box) if box is not None else 0
+    results = []
     for i in range(size):
         sample = []
         for a in args:
             p, b = _unwrap(a, level)
             sample.append(p if b is None else _apply("select", (p,), {"dim": b, "index": i}))
-        results.append(apply(op, tuple(sample), params, extras))
-    if _BOXES and extras and all(extras):
-        # the samples' extras (max_pool's indices) stacked as the results are: one batch's
-        _BOXES[-1].append({k: np.stack([e[k] for e in extras]) if isinstance(extras[0][k], np.ndarray)
-                           else extras[0][k] for k in extras[0]})
-    return _apply("stack", results, {"dim": 0}), 0
+        results.append(_call(op, sample, params))
+    stacked = _apply("stack", results, {"dim": 0})
+    if box is not None and size and len(box) - start == size:
+        per_sample = box[start:]
+        del box[start:]
+        box.append(_stacked_extras(per_sample, level))
+    return stacked, 0
+
+
+def _stacked_extras(per_sample, level):
+    """One extras dict for a loop's sample calls: each array extra stacked, batched along dim 0."""
+    first = per_sample[0]
+    if not first:
+        return first
+    return {k: batched(Tensor._make(np.stack([s[k] for s in per_sample])), 0, level) if isinstance(v, np.ndarray)
+            else v for k, v in first.items()}
 
 
 _BOXES: list = []          # the extras of the op being dispatched (its physical call appends them)
