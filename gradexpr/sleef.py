@@ -73,68 +73,93 @@ def _expf(d):
         return np.where(np.isnan(d), d, u).astype(_F)
 
 
-def vectorized(a, vector, scalar, threads):
-    """``cpu_kernel_vec`` over a float32 or float64 array: where TensorIterator's inner loop is contiguous
-    (the whole array in memory order, or each row), runs of two AVX2 vectors through ``vector`` and each
-    run's tail through ``scalar`` (both elementwise functions of arrays); a strided inner loop is all
-    scalar."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        flat = a.ravel(order="K")
-        out = _split_by_threads(flat, vector, scalar, threads)
-        return out.reshape(a.T.shape).T if not a.flags.c_contiguous else out.reshape(a.shape)
-    if a.ndim and a.strides[-1] == a.itemsize:
-        rows = a.reshape(-1, a.shape[-1])
-        run = _RUN_BYTES // a.itemsize
-        head = rows.shape[1] // run * run
-        out = np.empty(rows.shape, a.dtype)
-        out[:, :head] = vector(rows[:, :head])
-        out[:, head:] = scalar(rows[:, head:])
-        return out.reshape(a.shape)
-    return scalar(a)
+def vectorized(a, vector, scalar, threads, grain=_GRAIN):
+    """``cpu_kernel_vec`` over one float32 or float64 array (see ``vectorized_map``)."""
+    return vectorized_map((a,), vector, scalar, threads, grain)
 
 
-def _split_by_threads(flat, vector, scalar, threads):
-    """The contiguous loop as at::parallel_for hands it out: above the grain size one chunk per thread."""
-    n = flat.size
-    run = _RUN_BYTES // flat.itemsize
-    chunks = [(0, n)]
-    if n >= _GRAIN and threads > 1:
-        parts = min(threads, -(-n // _GRAIN))
+def vectorized_map(arrays, vector, scalar, threads, grain=_GRAIN):
+    """``cpu_kernel_vec`` over float32 or float64 ``arrays`` (broadcast together): TensorIterator orders
+    the dims as it lays the result out and coalesces them; where the inner loop is contiguous (or one
+    input a broadcast scalar), its runs of two AVX2 vectors go through ``vector`` and each run's tail
+    through ``scalar`` (both elementwise functions of as many arrays), a strided inner loop all through
+    ``scalar``. Above ``grain`` elements the range is split between ``threads`` (``at::parallel_for``),
+    and each thread's piece of a row has runs of its own."""
+    from .result_layout import _permutation
+    views = np.broadcast_arrays(*arrays)
+    shape = views[0].shape
+    if not shape:
+        return scalar(*(np.reshape(v, (1,)) for v in views)).reshape(())
+    perm = _permutation(arrays, shape)[::-1]                  # slowest dim first
+    flats = [v.transpose(perm).reshape(-1) for v in views]
+    sizes = [shape[d] for d in perm]
+    n = flats[0].size
+    inner = _coalesced_inner(sizes, [[v.strides[d] // v.itemsize for d in perm] for v in views])
+    run = _RUN_BYTES // flats[0].itemsize
+    vector_at = None
+    if inner is not None and n:
+        row, strides = inner
+        contiguous = [s == 1 for s in strides]
+        if all(contiguous) or (len(strides) > 1 and contiguous.count(False) == 1 and 0 in strides):
+            vector_at = _vector_positions(n, row, run, threads, grain)
+    out = np.empty(n, flats[0].dtype)
+    if vector_at is None:
+        out[:] = scalar(*flats)
+    else:
+        if vector_at.all():
+            out[:] = vector(*flats)
+        else:
+            out[vector_at] = vector(*(f[vector_at] for f in flats))
+            tail = ~vector_at
+            out[tail] = scalar(*(f[tail] for f in flats))
+    return out.reshape(sizes).transpose(np.argsort(perm))
+
+
+def _coalesced_inner(sizes, strides):
+    """TensorIterator's coalesce_dimensions on dims ordered slowest first: the inner loop's length and
+    each operand's element stride in it (None for an empty shape)."""
+    dims = [(size, [st[d] for st in strides]) for d, size in enumerate(sizes) if size != 1]
+    if not dims:
+        return (1, [1] * len(strides))
+    size, inner = dims[-1]
+    for outer_size, outer in reversed(dims[:-1]):
+        if all(o == i * size for o, i in zip(outer, inner)):
+            size *= outer_size
+        else:
+            break
+    return size, inner
+
+
+def _vector_positions(n, row, run, threads, grain):
+    """Which of ``n`` elements (rows of ``row``) the vector loop computes: each row's piece within a
+    thread's chunk, in runs of ``run`` from the piece's start, its tail left to the scalar loop."""
+    index = np.arange(n)
+    begin = (index // row) * row
+    end = begin + row
+    if n >= grain and threads > 1:
+        parts = min(threads, -(-n // grain))
         size = -(-n // parts)
-        chunks = [(b, min(n, b + size)) for b in range(0, n, size)]
-    out = np.empty(n, flat.dtype)
-    for begin, end in chunks:
-        head = begin + (end - begin) // run * run
-        if head > begin:
-            out[begin:head] = vector(flat[begin:head])
-        if end > head:
-            out[head:end] = scalar(flat[head:end])
-    return out
+        chunk = (index // size) * size
+        begin = np.maximum(begin, chunk)
+        end = np.minimum(end, chunk + size)
+    end = np.minimum(end, n)
+    return index < begin + (end - begin) // run * run
 
 
-_LIBM_EXP = {}
-
-
-def libm(name, x):
-    """The C library's ``namef`` / ``name`` of each element of a float32 / float64 array (the scalar
-    lambda's ``std::name``)."""
-    t = x.dtype.type
-    fn = _LIBM_EXP.get((name, t))
-    if fn is None:
-        from .special_math import _c
-        fn = _LIBM_EXP[name, t] = _c(name, t)
-    return np.array([fn(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+def libm(name, *arrays):
+    """The C library's ``namef`` / ``name`` of each element of float32 / float64 arrays of one shape (the
+    scalar lambda's ``std::name``)."""
+    from .special_math import c_function
+    x = arrays[0]
+    fn = c_function(name, x.dtype.type)
+    values = map(fn, *(a.ravel().tolist() for a in arrays))
+    return np.fromiter(values, x.dtype, x.size).reshape(x.shape)
 
 
 def libm_exp(x):
     """The C library's ``expf`` / ``exp`` of each element of a float32 / float64 array (the scalar
     lambda's ``std::exp``)."""
-    t = x.dtype.type
-    exp = _LIBM_EXP.get(t)
-    if exp is None:
-        from .special_math import _c
-        exp = _LIBM_EXP[t] = _c("exp", t)
-    return np.array([exp(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+    return libm("exp", x)
 
 
 def exp(d):

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order, sleef
+from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_float
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _vml, _zero_where, fma
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _sleef, _vml, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -305,10 +305,10 @@ acos = op("acos", "AcosBackward0", _vml("acos", np.arccos), self=lambda grad, se
 atan = op("atan", "AtanBackward0", _vml("atan", np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="atan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
+sinh = op("sinh", "SinhBackward0", _sleef("sinh", np.sinh, vectorized_float.sinhf), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="sinh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
+cosh = op("cosh", "CoshBackward0", _sleef("cosh", np.cosh, vectorized_float.coshf), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 # formulas that call backward entries (ops/backward_ops.py: that family loads with the first of them)
@@ -409,7 +409,7 @@ round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtyp
 # round(x, decimals=d): ATen's round.decimals overload, its own node (whatever d, 0 included)
 round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
                     dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
-atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
+atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
