@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import blocks, corner_grads
+from .. import blocks, corner_grads, reduction_order, sleef
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -216,20 +216,45 @@ _GELU_TANH_BETA = math.sqrt(2.0) * (2 / math.sqrt(math.pi)) * 0.5
 _GELU_KAPPA = 0.044715
 
 
-def _gelu_backward(g, x, approximate="none"):
+def gelu_tanh(x, tanh):
+    """GeluKernelImpl's tanh approximation of one loop, with ``tanh`` that loop's: 0.5·x·(1 + tanh(β(x + κx³)))
+    (the inner sum fused, as PyTorch's AVX2 build contracts it)."""
     c = x.dtype.type
     with np.errstate(all="ignore"):
-        if approximate == "tanh":
-            # as PyTorch's AVX2 build rounds it: the inner sum, the tanh derivative and the inner
-            # derivative fused (fma)
-            beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
-            x_sq = x * x
-            tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
-            left = c(0.5) * x
-            left_derivative = c(0.5) * (c(1) + tanh_inner)
-            tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
-            inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
-            return g * (left_derivative + left * tanh_derivative * inner_derivative)
+        return c(0.5) * x * (c(1) + tanh(c(_GELU_TANH_BETA) * fma(c(_GELU_KAPPA), x * x * x, x)))
+
+
+def _gelu_tanh_backward(g, x, tanh):
+    """GeluBackwardKernelImpl's tanh approximation of one loop: the inner sum, the tanh derivative and the
+    inner derivative fused (fma), as PyTorch's AVX2 build rounds them."""
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
+        x_sq = x * x
+        tanh_inner = tanh(beta * fma(kappa, x_sq * x, x))
+        left = c(0.5) * x
+        left_derivative = c(0.5) * (c(1) + tanh_inner)
+        tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+        inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+        return g * (left_derivative + left * tanh_derivative * inner_derivative)
+
+
+def vector_tanh(dtype):
+    """``Vectorized::tanh`` of ``dtype`` (SLEEF's tanhf / tanhd), None where the loop has no vector path."""
+    from .. import vectorized_float
+    return {np.dtype(np.float32): vectorized_float.tanhf}.get(np.dtype(dtype))
+
+
+def _gelu_backward(g, x, approximate="none"):
+    c = x.dtype.type
+    if approximate == "tanh":
+        vector = vector_tanh(x.dtype)
+        if vector is None or g.dtype != x.dtype:
+            return _gelu_tanh_backward(g, x, np.tanh)
+        return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_tanh_backward(gv, xv, vector),
+                                    lambda gv, xv: _gelu_tanh_backward(gv, xv, lambda v: sleef.libm("tanh", v)),
+                                    reduction_order.threads())
+    with np.errstate(all="ignore"):
         cdf = c(0.5) * (c(1) + _erf(x * c(_SQRT1_2)))
         pdf = c(_GELU_PDF) * np.exp(x * x * c(-0.5))
         return g * (cdf + x * pdf)

@@ -136,12 +136,21 @@ elu_inplace = op("elu_inplace", "EluBackward1", _elu,
                  dtype=elu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
+_GELU_THREADED = 16384          # GeluKernelImpl: above it, one grain per thread
+
+
 def _gelu(a, approximate="none"):
-    # PyTorch's kernel, step by step in the input's precision (erf itself correctly rounded)
+    """PyTorch's kernel, step by step in the input's precision; the tanh approximation with SLEEF's tanh on
+    the vector loop's runs and the C library's on the tails (erf correctly rounded)."""
     c = a.dtype.type
     if approximate == "tanh":
-        inner = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5) * (a + c(0.044715) * (a * a * a))
-        return (c(0.5) * a * (c(1) + np.tanh(inner))).astype(a.dtype)
+        vector = _bw.vector_tanh(a.dtype)
+        if vector is None:
+            return _bw.gelu_tanh(a, np.tanh).astype(a.dtype)
+        threads = reduction_order.threads()
+        grain = a.size // threads if a.size > _GELU_THREADED else sleef._GRAIN
+        return sleef.vectorized(a, lambda x: _bw.gelu_tanh(x, vector),
+                                lambda x: _bw.gelu_tanh(x, lambda v: sleef.libm("tanh", v)), threads, grain)
     return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
 
 
