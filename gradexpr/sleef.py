@@ -162,6 +162,14 @@ def libm_exp(x):
     return libm("exp", x)
 
 
+def vector_function(name, dtype):
+    """The emulation of ``Vectorized<dtype>::name`` for float32 / float64, None where there is none."""
+    from . import vectorized_float
+    table = {("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
+             ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf}
+    return table.get((name, np.dtype(dtype).type))
+
+
 def exp(d):
     """SLEEF's vector exp in the array's precision: ``expf`` for float32, ``expd`` for float64."""
     return expf(d) if d.dtype == _F else expd(d)

@@ -182,13 +182,22 @@ softplus_backward = op(
 
 
 def _elu_backward(g, x, alpha, scale, input_scale, is_result):
+    """ATen's elu_backward kernel, the coefficients in x's type (alpha·scale a product of the two); from the
+    input, SLEEF's exp on the vector loop's runs and the C library's on the tails."""
     c = g.dtype.type
+    negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
     with np.errstate(all="ignore"):
         if is_result:
-            neg = g * c(input_scale) * (x + c(alpha * scale))
-        else:
-            neg = g * c(input_scale) * c(alpha * scale) * np.exp(x * c(input_scale))
-        return np.where(x <= 0, neg, g * c(scale))
+            return np.where(x <= 0, g * negiptcoef * (x + negcoef), g * poscoef)
+
+    def kernel(exp):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                return np.where(xv > 0, gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
+        return run
+    if g.dtype not in (np.float32, np.float64) or x.dtype != g.dtype:
+        return kernel(np.exp)(g, x)
+    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
 
 
 def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1, input_scale=1):    # (elu's: Scalars 1)
@@ -239,16 +248,10 @@ def _gelu_tanh_backward(g, x, tanh):
         return g * (left_derivative + left * tanh_derivative * inner_derivative)
 
 
-def vector_tanh(dtype):
-    """``Vectorized::tanh`` of ``dtype`` (SLEEF's tanhf / tanhd), None where the loop has no vector path."""
-    from .. import vectorized_float
-    return {np.dtype(np.float32): vectorized_float.tanhf}.get(np.dtype(dtype))
-
-
 def _gelu_backward(g, x, approximate="none"):
     c = x.dtype.type
     if approximate == "tanh":
-        vector = vector_tanh(x.dtype)
+        vector = sleef.vector_function("tanh", x.dtype)
         if vector is None or g.dtype != x.dtype:
             return _gelu_tanh_backward(g, x, np.tanh)
         return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_tanh_backward(gv, xv, vector),

@@ -123,9 +123,25 @@ log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", _log_sigmoid,
                  dtype=_kernel("log_sigmoid_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
+def elu_kernel(a, alpha, scale, input_scale):
+    """ATen's elu kernel (elu, selu, celu): x > 0 ? x·scale : expm1(x·input_scale)·(alpha·scale), the
+    coefficients in x's type; SLEEF's expm1 on the vector loop's runs, the C library's on the tails."""
+    c = a.dtype.type
+    negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
+
+    def kernel(expm1):
+        def run(x):
+            with np.errstate(all="ignore"):
+                return np.where(x > 0, x * poscoef, expm1(x * negiptcoef) * negcoef).astype(x.dtype)
+        return run
+    vector = sleef.vector_function("expm1", a.dtype)
+    if vector is None:
+        return kernel(np.expm1)(a)
+    return sleef.vectorized(a, kernel(vector), kernel(lambda x: sleef.libm("expm1", x)), reduction_order.threads())
+
+
 def _elu(a, alpha=1.0):
-    with np.errstate(all="ignore"):
-        return np.where(a > 0, a, a.dtype.type(alpha) * np.expm1(a)).astype(a.dtype)
+    return elu_kernel(a, alpha, 1.0, 1.0)
 
 
 elu = op("elu", "EluBackward0", _elu,
@@ -144,7 +160,7 @@ def _gelu(a, approximate="none"):
     the vector loop's runs and the C library's on the tails (erf correctly rounded)."""
     c = a.dtype.type
     if approximate == "tanh":
-        vector = _bw.vector_tanh(a.dtype)
+        vector = sleef.vector_function("tanh", a.dtype)
         if vector is None:
             return _bw.gelu_tanh(a, np.tanh).astype(a.dtype)
         threads = reduction_order.threads()

@@ -12,28 +12,28 @@ import numpy as np
 
 from . import backward_ops as _bw
 from .common import _NOT_FLOAT, _apply, _kernel
+from .nn import elu_kernel
 from .registry import op
-
-
-def _elu_family(a, alpha, scale, input_scale):
-    """ATen's elu kernel: x <= 0 ? expm1(x·input_scale)·(alpha·scale) : x·scale (coefficients in x's type)."""
-    c = a.dtype.type
-    with np.errstate(all="ignore"):
-        neg = np.expm1(a * c(input_scale)) * (c(alpha) * c(scale))
-        return np.where(a <= 0, neg, a * c(scale)).astype(a.dtype)
 
 
 # ---------------------------------------------------------------- celu / selu: elu with scales
 def _celu(a, alpha=1.0):
-    return _elu_family(a, alpha, 1.0, 1.0 / alpha)
+    return elu_kernel(a, alpha, 1.0, 1.0 / alpha)
+
+
+def _celu_input_scale(alpha):
+    """celu's backward input scale as derivatives.yaml writes it, ``1.0 / alpha.toFloat()``: alpha rounded to
+    float32 first (the forward's is ``1. / alpha.to<double>()``)."""
+    return 1.0 / float(np.float32(alpha))
 
 
 celu = op("celu", "CeluBackward0", _celu,
-          self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha, False, 1.0, 1.0 / alpha),
+          self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha, False, 1.0, _celu_input_scale(alpha)),
           dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # F.celu(x, inplace=True) / torch.celu_: the node reads the result (x is overwritten)
 celu_inplace = op("celu_inplace", "CeluBackward1", _celu,
-                  self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True, 1.0, 1.0 / alpha),
+                  self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True, 1.0,
+                                                                     _celu_input_scale(alpha)),
                   dtype=celu.dtype, domain="nonzero", forward_ad="element_wise")
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -41,7 +41,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _selu(a):
-    return _elu_family(a, SELU_ALPHA, SELU_SCALE, 1.0)
+    return elu_kernel(a, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
 # selu is ATen's elu(x, alpha, scale): its node is EluBackward0 (EluBackward1 in place)
