@@ -167,9 +167,11 @@ def libm_exp(x):
 
 def vector_function(name, dtype):
     """The emulation of ``Vectorized<dtype>::name`` for float32 / float64, None where there is none."""
-    from . import vectorized_float
+    from . import vectorized_double, vectorized_float
     table = {("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
-             ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf}
+             ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf,
+             ("expm1", np.float64): vectorized_double.expm1d, ("log1p", np.float64): vectorized_double.log1pd,
+             ("tanh", np.float64): vectorized_double.tanhd}
     return table.get((name, np.dtype(dtype).type))
 
 

@@ -11,34 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import fma32
-from .sleef import (_F, _add2_f2f2, _add_f2f2, _add_ff2, _div, _expk2f, _fma, _mul_f2f, _mul_f2f2, _normalize,
-                    _squ, expf)
-
-_SIGN = np.uint32(0x80000000)
-
-
-def _mulsign(x, y):
-    """x with its sign flipped where y's sign bit is set (SLEEF's vmulsign)."""
-    return (x.view(np.uint32) ^ (y.view(np.uint32) & _SIGN)).view(_F)
-
-
-def _rec(d):
-    """dfrec of a pair: 1 / (d.x + d.y) as a pair."""
-    qx = _F(1) / d[0]
-    return qx, qx * fma32(-d[1], qx, fma32(-d[0], qx, _F(1)))
-
-
-def _sub_f2f2(x, y):
-    rx = x[0] - y[0]
-    return rx, (((x[0] - rx) - y[0]) + x[1]) - y[1]
-
-
-def _add_f(x, y):
-    """dfadd of two floats (|x| >= |y|)."""
-    rx = x + y
-    return rx, (x - rx) + y
-
+from .sleef import (_F, _add_f, _add_f2f2, _add_ff2, _div, _expk2f, _fma, _mul_f2f, _mul_f2f2, _mulsign,
+                    _normalize, _rec, _squ, _sub_f2f2, expf)
 
 # ---------------------------------------------------------------- atan2f (Sleef_atan2f8_u10)
 _ATAN_POLY = tuple(_F(c) for c in (-0.00176397908944636583328247, 0.0107900900766253471374512,

@@ -1,0 +1,203 @@
+"""``Vectorized<double>``'s expm1, log1p, atan2, sinh, cosh and tanh: SLEEF's u10 double functions.
+
+ATen's AVX2 build computes them with ``Sleef_expm1d4_u10``, ``Sleef_log1pd4_u10``, ``Sleef_atan2d4_u10``,
+... in double-double arithmetic (pairs of float64) with fused multiply-adds: within an ulp, not correctly
+rounded, so NumPy's and the C library's results differ from PyTorch's in the last bit now and then.
+The same steps with correctly rounded fma (sleef.py's pair arithmetic, exact.fma64 for float64) give
+PyTorch's bits. The kernels' loops (vector runs, scalar tails) are sleef.vectorized_map's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .sleef import (_L2LD, _L2UD, _R_LN2D, _add2_f2f, _add2_f2f2, _add_f, _add_f2f2, _add_ff2, _div, _fma,
+                    _mul_f2f, _mul_f2f2, _mulsign, _normalize, _rec, _scale, _squ, _sub_f2f2)
+
+_D = np.float64
+_EXPK2_POLY = (+0.1602472219709932072e-9, +0.2092255183563157007e-8, +0.2505230023782644465e-7,
+               +0.2755724800902135303e-6, +0.2755731892386044373e-5, +0.2480158735605815065e-4,
+               +0.1984126984148071858e-3, +0.1388888888886763255e-2, +0.8333333333333347095e-2,
+               +0.4166666666666669905e-1)
+
+
+def _pow2(q):
+    return np.ldexp(1.0, q)
+
+
+def _ldexp2(x, q):
+    """vldexp2: x·2^(q>>1)·2^(q-(q>>1)), two roundings as SLEEF multiplies."""
+    half = q >> 1
+    return x * _pow2(half) * _pow2(q - half)
+
+
+def _polynomial(x, coefficients):
+    """Horner's scheme with fused multiply-adds, the highest coefficient first."""
+    u = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        u = _fma(u, x, c)
+    return u
+
+
+def _estrin(x, powers, coefficients):
+    """SLEEF's POLYn macros (Estrin's scheme, fused): ``powers`` = (x², x⁴, x⁸, ...) as far as needed,
+    ``coefficients`` highest first; the lower half's polynomial plus the upper half's times a power."""
+    n = len(coefficients)
+    if n == 1:
+        return np.full_like(x, coefficients[0])
+    if n == 2:
+        return _fma(x, coefficients[0], coefficients[1])
+    level = (n - 1).bit_length() - 1                       # the largest power 2^level below n
+    split = n - (1 << level)
+    return _fma(powers[level - 1], _estrin(x, powers, coefficients[:split]),
+                _estrin(x, powers, coefficients[split:]))
+
+
+def _expk2(d):
+    """SLEEF's expk2: exp of the pair d as a pair (the polynomial in Estrin's scheme)."""
+    dq = np.rint(np.nan_to_num((d[0] + d[1]) * _R_LN2D, nan=0.0, posinf=0.0, neginf=0.0))
+    q = np.clip(dq, -4000, 4000).astype(np.int64)
+    s = _add2_f2f(d, dq * -_L2UD)
+    s = _add2_f2f(s, dq * -_L2LD)
+    s2 = _squ(s)
+    s4 = _squ(s2)
+    u = _estrin(s[0], (s2[0], s4[0], s4[0] * s4[0]), _EXPK2_POLY)
+    t = _add_ff2(np.full_like(d[0], 0.5), _mul_f2f(s, 0.1666666666666666574))
+    t = _add_ff2(np.ones_like(d[0]), _mul_f2f2(t, s))
+    t = _add_ff2(np.ones_like(d[0]), _mul_f2f2(t, s))
+    t = _add_f2f2(t, _mul_f2f(s4, u))
+    gone = d[0] < -1000
+    return (np.where(gone, 0.0, _ldexp2(t[0], q)), np.where(gone, 0.0, _ldexp2(t[1], q)))
+
+
+def _exp_pair(x):
+    return _expk2((np.abs(x), np.zeros_like(x)))
+
+
+def expm1d(a):
+    """``Sleef_expm1d4_u10(a)``: expk2(a) - 1 in double-double arithmetic."""
+    a = np.asarray(a, _D)
+    with np.errstate(all="ignore"):
+        d = _add2_f2f(_expk2((a, np.zeros_like(a))), -1.0)
+        x = d[0] + d[1]
+        x = np.where(a > 709.782712893383996732223, np.inf, x)
+        x = np.where(a < -36.736800569677101399113302437, -1.0, x)
+        return np.where((a == 0) & np.signbit(a), -0.0, x)
+
+
+def sinhd(x):
+    """``Sleef_sinhd4_u10(x)``: (e - 1/e) / 2 of e = exp|x| as a pair, the sign of x."""
+    x = np.asarray(x, _D)
+    with np.errstate(all="ignore"):
+        d = _exp_pair(x)
+        d = _sub_f2f2(d, _rec(d))
+        y = (d[0] + d[1]) * 0.5
+        y = np.where((np.abs(x) > 710) | np.isnan(y), np.inf, y)
+        return np.where(np.isnan(x), np.nan, _mulsign(y, x))
+
+
+def coshd(x):
+    """``Sleef_coshd4_u10(x)``: (e + 1/e) / 2 of e = exp|x| as a pair."""
+    x = np.asarray(x, _D)
+    with np.errstate(all="ignore"):
+        d = _exp_pair(x)
+        d = _add_f2f2(d, _rec(d))
+        y = (d[0] + d[1]) * 0.5
+        y = np.where((np.abs(x) > 710) | np.isnan(y), np.inf, y)
+        return np.where(np.isnan(x), np.nan, y)
+
+
+def tanhd(x):
+    """``Sleef_tanhd4_u10(x)``: (e - 1/e) / (e + 1/e) of e = exp|x| as a pair, the sign of x."""
+    x = np.asarray(x, _D)
+    with np.errstate(all="ignore"):
+        d = _exp_pair(x)
+        e = _rec(d)
+        d = _div(_add2_f2f2(d, (-e[0], -e[1])), _add2_f2f2(d, e))
+        y = d[0] + d[1]
+        y = np.where((np.abs(x) > 18.714973875) | np.isnan(y), 1.0, y)
+        return np.where(np.isnan(x), np.nan, _mulsign(y, x))
+
+
+# ---------------------------------------------------------------- log1p
+_LOG1P_POLY = (0.1532076988502701353e+0, 0.1525629051003428716e+0, 0.1818605932937785996e+0,
+               0.2222214519839380009e+0, 0.2857142932794299317e+0, 0.3999999999635251990e+0,
+               0.6666666666667333541e+0)
+_LN2_PAIR = (0.693147180559945286226764, 2.319046813846299558417771e-17)
+
+
+def log1pd(a):
+    """``Sleef_log1pd4_u10(a)``: log's steps on 1 + a, the mantissa taken from a itself (m = a·2^-e +
+    (2^-e - 1), fused) so that small a keep their bits; above 1e307 the C library's log (SLEEF takes its
+    own logd there, not emulated: 1e307 < a is outside any test's inputs)."""
+    a = np.asarray(a, _D)
+    with np.errstate(all="ignore"):
+        dp1 = a + 1.0
+        tiny = dp1 < np.finfo(_D).tiny
+        dp1 = np.where(tiny, dp1 * 2.0 ** 64, dp1)
+        e = ((dp1 * (1.0 / 0.75)).view(np.int64) >> 52 & 0x7FF) - 0x3FF
+        t = (np.ones_like(a).view(np.int64) + ((-e) << 52)).view(_D)
+        m = _fma(a, t, t - 1.0)
+        e = np.where(tiny, e - 64, e).astype(_D)
+        s = _mul_f2f(_LN2_PAIR, e)
+        x = _div((m, np.zeros_like(m)), _add_f(np.full_like(m, 2.0), m))
+        x2 = x[0] * x[0]
+        x4 = x2 * x2
+        p = _estrin(x2, (x4, x4 * x4), _LOG1P_POLY)
+        s = _add_f2f2(s, _scale(x, 2.0))
+        rx = s[0] + x2 * x[0] * p                                  # dfadd_vd2_vd2_vd
+        ry = ((s[0] - rx) + x2 * x[0] * p) + s[1]
+        r = rx + ry
+        r = np.where(a > 1e307, np.log(a), r)
+        r = np.where((a < -1) | np.isnan(a), np.nan, r)
+        r = np.where(a == -1, -np.inf, r)
+        return np.where((a == 0) & np.signbit(a), -0.0, r)
+
+
+# ---------------------------------------------------------------- atan2
+_ATAN_POLY = (1.06298484191448746607415e-05, -0.000125620649967286867384336, 0.00070557664296393412389774,
+              -0.00251865614498713360352999, 0.00646262899036991172313504, -0.0128281333663399031014274,
+              0.0208024799924145797902497, -0.0289002344784740315686289, 0.0359785005035104590853656,
+              -0.041848579703592507506027, 0.0470843011653283988193763, -0.0524914210588448421068719,
+              0.0587946590969581003860434, -0.0666620884778795497194182, 0.0769225330296203768654095,
+              -0.0909090442773387574781907)
+_ATAN_TAIL = (0.111111108376896236538123, -0.142857142756268568062339, 0.199999999997977351284817,
+              -0.333333333333317605173818)
+_HALF_PI_PAIR = (1.570796326794896557998982, 6.12323399573676603586882e-17)
+
+
+def _atan2k(y, x):
+    """SLEEF's atan2k_u1 for y >= 0: the angle as a pair (q quarter turns plus the arctangent of the smaller
+    coordinate over the larger, its polynomial in Estrin's scheme and then Horner's)."""
+    q = np.where(np.signbit(x), -2, 0)
+    x = np.where(x < 0, -x, x)
+    p = x < y
+    q = q + p
+    zero = np.zeros_like(y)
+    s = _div((np.where(p, -x, y), zero), (np.where(p, y, x), zero))
+    t = _normalize(_squ(s))
+    t2 = t[0] * t[0]
+    t4 = t2 * t2
+    u = _estrin(t[0], (t2, t4, t4 * t4), _ATAN_POLY)
+    for c in _ATAN_TAIL:
+        u = _fma(u, t[0], c)
+    t = _add_f2f2(s, _mul_f2f(_mul_f2f2(s, t), u))
+    return _add_f2f2(_mul_f2f(_HALF_PI_PAIR, q.astype(_D)), t)
+
+
+def atan2d(y, x):
+    """``Sleef_atan2d4_u10(y, x)`` elementwise over float64 arrays (broadcast)."""
+    y, x = np.broadcast_arrays(np.asarray(y, _D), np.asarray(x, _D))
+    with np.errstate(all="ignore"):
+        tiny = np.abs(x) < 5.5626846462680083984e-309
+        x = np.where(tiny, x * float(1 << 53), x)
+        y = np.where(tiny, y * float(1 << 53), y)
+        d = _atan2k(np.abs(y), x)
+        r = _mulsign(d[0] + d[1], x)
+        x_inf = np.isinf(x)
+
+        def inf_part(m):                         # visinf2(x, mulsign(m, x)): ±m where x is ±inf, else 0
+            return np.where(x_inf, np.copysign(m, x), 0.0)
+        r = np.where(x_inf | (x == 0), np.pi / 2 - inf_part(np.pi / 2), r)
+        r = np.where(np.isinf(y), np.pi / 2 - inf_part(np.pi / 4), r)
+        r = np.where(y == 0, np.where(np.signbit(x), np.pi, 0.0), r)
+        return np.where(np.isnan(x) | np.isnan(y), np.nan, _mulsign(r, y))
