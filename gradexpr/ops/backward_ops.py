@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import blocks, corner_grads, reduction_order, sleef
+from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vectorized_float
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -249,7 +249,6 @@ def _gelu_tanh_backward(g, x, tanh):
 
 
 def _gelu_backward(g, x, approximate="none"):
-    c = x.dtype.type
     if approximate == "tanh":
         vector = sleef.vector_function("tanh", x.dtype)
         if vector is None or g.dtype != x.dtype:
@@ -257,10 +256,42 @@ def _gelu_backward(g, x, approximate="none"):
         return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_tanh_backward(gv, xv, vector),
                                     lambda gv, xv: _gelu_tanh_backward(gv, xv, lambda v: sleef.libm("tanh", v)),
                                     reduction_order.threads())
+    if gelu_by_onednn(x):
+        return onednn_gelu.gelu_backward(g, x)
+    if x.dtype not in (np.float32, np.float64) or g.dtype != x.dtype:
+        return _gelu_erf_backward(g, x, _erf, np.exp, True)
+    return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_erf_backward(gv, xv, vector_erf(x.dtype), sleef.exp, True),
+                                lambda gv, xv: _gelu_erf_backward(gv, xv, lambda v: sleef.libm("erf", v),
+                                                                  sleef.libm_exp, False), reduction_order.threads())
+
+
+def vector_erf(dtype):
+    """``Vectorized::erf``: ATen's own polynomial for float32 (vectorized_float.erf); for float64 SLEEF's
+    erfd, which the correctly rounded erf stands in for (not emulated: an ulp now and then)."""
+    return vectorized_float.erf if dtype == np.float32 else _erf
+
+
+def gelu_by_onednn(x):
+    """Whether ATen hands GELU (erf form) of ``x`` to oneDNN (``use_mkldnn``: a contiguous float32 tensor of
+    more than one element)."""
+    return x.dtype == np.float32 and x.size > 1 and x.flags.c_contiguous
+
+
+def gelu_erf(x, erf):
+    """GeluKernelImpl's erf form of one loop, with ``erf`` that loop's: x·0.5·(1 + erf(x/√2))."""
+    c = x.dtype.type
     with np.errstate(all="ignore"):
-        cdf = c(0.5) * (c(1) + _erf(x * c(_SQRT1_2)))
-        pdf = c(_GELU_PDF) * np.exp(x * x * c(-0.5))
-        return g * (cdf + x * pdf)
+        return x * c(0.5) * (c(1) + erf(x * c(_SQRT1_2)))
+
+
+def _gelu_erf_backward(g, x, erf, exp, fused):
+    """GeluBackwardKernelImpl's erf form of one loop: g·(cdf + x·pdf), the last sum ``fused`` in the vector
+    loop as PyTorch's AVX2 build contracts it, not in the scalar one (measured both ways)."""
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        cdf = c(0.5) * (c(1) + erf(x * c(_SQRT1_2)))
+        pdf = c(_GELU_PDF) * exp(x * x * c(-0.5))
+        return g * (fma(x, pdf, cdf) if fused else cdf + x * pdf)
 
 
 def gelu_grad(grad, self, approximate="none"):

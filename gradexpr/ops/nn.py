@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, errors, reduction_order, sleef
+from .. import corner_grads, errors, onednn_gelu, reduction_order, sleef
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
@@ -157,17 +157,28 @@ _GELU_THREADED = 16384          # GeluKernelImpl: above it, one grain per thread
 
 def _gelu(a, approximate="none"):
     """PyTorch's kernel, step by step in the input's precision; the tanh approximation with SLEEF's tanh on
-    the vector loop's runs and the C library's on the tails (erf correctly rounded)."""
-    c = a.dtype.type
+    the vector loop's runs and the C library's on the tails; the erf form of a contiguous float32 input
+    with oneDNN's kernel (onednn_gelu.py), else ATen's with its vectorized erf (backward_ops.vector_erf)
+    on the vector runs and the C library's on the tails."""
     if approximate == "tanh":
         vector = sleef.vector_function("tanh", a.dtype)
         if vector is None:
             return _bw.gelu_tanh(a, np.tanh).astype(a.dtype)
-        threads = reduction_order.threads()
-        grain = a.size // threads if a.size > _GELU_THREADED else sleef._GRAIN
-        return sleef.vectorized(a, lambda x: _bw.gelu_tanh(x, vector),
-                                lambda x: _bw.gelu_tanh(x, lambda v: sleef.libm("tanh", v)), threads, grain)
-    return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
+        return _gelu_loop(a, lambda x: _bw.gelu_tanh(x, vector),
+                          lambda x: _bw.gelu_tanh(x, lambda v: sleef.libm("tanh", v)))
+    if _bw.gelu_by_onednn(a):
+        return onednn_gelu.gelu(a)
+    if a.dtype == np.float32 or a.dtype == np.float64:
+        return _gelu_loop(a, lambda x: _bw.gelu_erf(x, _bw.vector_erf(a.dtype)),
+                          lambda x: _bw.gelu_erf(x, lambda v: sleef.libm("erf", v)))
+    return _bw.gelu_erf(a, _erf).astype(a.dtype)
+
+
+def _gelu_loop(a, vector, scalar):
+    """GeluKernelImpl's cpu_kernel_vec: above 16,384 elements one grain per thread."""
+    threads = reduction_order.threads()
+    grain = a.size // threads if a.size > _GELU_THREADED else sleef._GRAIN
+    return sleef.vectorized(a, vector, scalar, threads, grain)
 
 
 gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
