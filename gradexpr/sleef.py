@@ -10,7 +10,7 @@ PyTorch). Those kernels run through ``cpu_kernel_vec``, whose vector loop takes 
 library's ``expf``: ``vectorized`` reproduces that split, including the one between PyTorch's threads.
 
 ``powf_u10`` is ``Sleef_powf8_u10``, what ``Vectorized<float>::pow`` computes for ``x ** k`` (an exponent
-pow's kernel does not special-case); ``pow_scalar_f32`` is that kernel's loop (measured equal to
+pow's kernel does not special-case); ``pow_scalar`` is that kernel's loop (measured equal to
 PyTorch's on 10^5-element inputs for 12 exponents, subnormal and special values included).
 """
 from __future__ import annotations
@@ -516,14 +516,19 @@ def powf_u10(x, y):
     return result.astype(np.float32)
 
 
-def pow_scalar_f32(a, exponent, threads):
-    """ATen's ``pow(Tensor, Scalar)`` loop on a float32 array for an exponent it does not special-case:
-    SLEEF's powf on the vector loop's runs of 16, ``std::pow(float, double)`` (the double function,
-    rounded to float32) on their tails and on a strided inner loop (``vectorized``)."""
+def pow_scalar(a, exponent, threads):
+    """ATen's ``pow(Tensor, Scalar)`` loop on a float32 or float64 array for an exponent it does not
+    special-case: SLEEF's powf / powd on the vector loop's runs, ``std::pow(x, double)`` (the double
+    function, rounded to float32 for a float32 x) on their tails and on a strided inner loop."""
     exp64 = float(exponent)
-    exp32 = _F(exp64)
+    if a.dtype == np.float64:
+        from .vectorized_double import powd
+        vector = lambda x: powd(x, exp64)                  # noqa: E731
+    else:
+        exp32 = _F(exp64)
+        vector = lambda x: powf_u10(x, exp32)              # noqa: E731
 
     def scalar(x):
         with np.errstate(all="ignore"):
-            return np.power(x.astype(np.float64), exp64).astype(_F)
-    return vectorized(a, lambda x: powf_u10(x, exp32), scalar, threads)
+            return np.power(x.astype(np.float64), exp64).astype(a.dtype)
+    return vectorized(a, vector, scalar, threads)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sleef import (_L2LD, _L2UD, _R_LN2D, _add2_f2f, _add2_f2f2, _add_f, _add_f2f2, _add_ff2, _div, _fma,
+from .sleef import (_L2LD, _L2UD, _R_LN2D, _add2_f2f, _add2_f2f2, _add2_ff, _add_f, _add_f2f2, _add_ff2, _div, _fma,
                     _mul_f2f, _mul_f2f2, _mulsign, _normalize, _rec, _scale, _squ, _sub_f2f2)
 
 _D = np.float64
@@ -201,3 +201,68 @@ def atan2d(y, x):
         r = np.where(np.isinf(y), np.pi / 2 - inf_part(np.pi / 4), r)
         r = np.where(y == 0, np.where(np.signbit(x), np.pi, 0.0), r)
         return np.where(np.isnan(x) | np.isnan(y), np.nan, _mulsign(r, y))
+
+
+# ---------------------------------------------------------------- pow (Sleef_powd4_u10)
+_LOGK_POLY = (0.116255524079935043668677, 0.103239680901072952701192, 0.117754809412463995466069,
+              0.13332981086846273921509, 0.153846227114512262845736, 0.181818180850050775676507,
+              0.222222222230083560345903, 0.285714285714249172087875, 0.400000000000000077715612)
+_LOGK_C = (0.666666666666666629659233, 3.80554962542412056336616e-17)
+_EXPK_POLY = (2.51069683420950419527139e-08, 2.76286166770270649116855e-07, 2.75572496725023574143864e-06,
+              2.48014973989819794114153e-05, 0.000198412698809069797676111, 0.0013888888939977128960529,
+              0.00833333333332371417601081, 0.0416666666665409524128449, 0.166666666666666740681535,
+              0.500000000000000999200722)
+
+
+def _logk(d):
+    """SLEEF's logk: log of d > 0 as a pair (2·atanh((m-1)/(m+1)) of the mantissa m in [0.75, 1.5))."""
+    tiny = d < np.finfo(_D).tiny
+    d = np.where(tiny, d * 2.0 ** 64, d)
+    e = ((d * (1.0 / 0.75)).view(np.int64) >> 52 & 0x7FF) - 0x3FF
+    m = (d.view(np.int64) - (e << 52)).view(_D)
+    e = np.where(tiny, e - 64, e).astype(_D)
+    one = np.ones_like(d)
+    x = _div(_add2_ff(-one, m), _add2_ff(one, m))
+    x2 = _squ(x)
+    x4 = x2[0] * x2[0]
+    x8 = x4 * x4
+    t = _estrin(x2[0], (x4, x8, x8 * x8), _LOGK_POLY)
+    s = _mul_f2f(_LN2_PAIR, e)
+    s = _add_f2f2(s, _scale(x, 2.0))
+    x = _mul_f2f2(x2, x)
+    s = _add_f2f2(s, _mul_f2f2(x, _LOGK_C))
+    x = _mul_f2f2(x2, x)
+    return _add_f2f2(s, _mul_f2f(x, t))
+
+
+def _expk(d):
+    """SLEEF's expk: exp of the pair d, rounded to a double."""
+    dq = np.rint(np.nan_to_num((d[0] + d[1]) * _R_LN2D, nan=0.0, posinf=0.0, neginf=0.0))
+    q = np.clip(dq, -4000, 4000).astype(np.int64)
+    s = _add2_f2f(d, dq * -_L2UD)
+    s = _normalize(_add2_f2f(s, dq * -_L2LD))
+    s2 = s[0] * s[0]
+    s4 = s2 * s2
+    u = _estrin(s[0], (s2, s4, s4 * s4), _EXPK_POLY)
+    t = _add_ff2(np.ones_like(s[0]), s)
+    t = _add_f2f2(t, _mul_f2f(_squ(s), u))
+    return np.where(d[0] < -1000, 0.0, _ldexp2(t[0] + t[1], q))
+
+
+def powd(x, y):
+    """``Sleef_powd4_u10(x, y)`` elementwise over float64 arrays (broadcast): exp(y·log|x|) in double-double
+    arithmetic, the sign and the special values as SLEEF's xpow sets them."""
+    x, y = np.broadcast_arrays(np.asarray(x, _D), np.asarray(y, _D))
+    with np.errstate(all="ignore"):
+        yisint = np.trunc(y) == y
+        yisodd = yisint & (np.abs(y) < 2.0 ** 53) & (np.fmod(y, 2.0) != 0)
+        d = _mul_f2f(_logk(np.abs(x)), y)
+        result = _expk(d)
+        result = np.where(d[0] > 709.78271114955742909217217426, np.inf, result)
+        result = result * np.where(x > 0, 1.0, np.where(yisint, np.where(yisodd, -1.0, 1.0), np.nan))
+        efx = _mulsign(np.abs(x) - 1, y)
+        result = np.where(np.isinf(y), np.where(efx < 0, 0.0, np.where(efx == 0, 1.0, np.inf)), result)
+        edge = np.where(np.signbit(y) ^ (x == 0), 0.0, np.inf)
+        result = np.where(np.isinf(x) | (x == 0), _mulsign(edge, np.where(yisodd, x, 1.0)), result)
+        result = np.where(np.isnan(x) | np.isnan(y), np.nan, result)
+        return np.where((y == 0) | (x == 1), 1.0, result)

@@ -184,9 +184,9 @@ def _pow_scalar_forward(a, exponent):
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
         with np.errstate(all="ignore"):
             return _POW_SPECIAL[exponent](a)
-    if a.dtype == np.float32 and isinstance(exponent, (int, float)) and not isinstance(exponent, bool) \
-            and exponent not in (0, 1):
-        return sleef.pow_scalar_f32(a, exponent, reduction_order.threads())   # SLEEF's powf on runs of 16
+    if a.dtype in (np.float32, np.float64) and isinstance(exponent, (int, float)) \
+            and not isinstance(exponent, bool) and exponent not in (0, 1):
+        return sleef.pow_scalar(a, exponent, reduction_order.threads())   # SLEEF's powf / powd on the runs
     return _pow_forward(a, np.asarray(exponent, a.dtype))
 
 
