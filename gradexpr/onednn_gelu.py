@@ -22,6 +22,7 @@ import os
 import numpy as np
 
 from .exact import fma32
+from .sleef import horner
 
 _F = np.float32
 
@@ -51,10 +52,7 @@ def _exp(x):
     r = fma32(-n, _LN2, x)
     scale = ((n - _F(1)).astype(np.int32) + 127) << 23
     scale = np.where(underflow, 0, scale).astype(np.int32).view(_F)
-    p = np.full_like(x, _EXP_POLY[0])
-    for c in _EXP_POLY[1:]:
-        p = fma32(p, r, c)
-    p = fma32(p, r, _F(1))
+    p = horner(r, _EXP_POLY + (_F(1),))
     return p * scale * _F(2)
 
 
@@ -62,9 +60,7 @@ def _erf(x):
     """Abramowitz-Stegun's erf as the kernel evaluates it: sign(x)·(1 - r(t)·t·exp(-x²)), t = 1/(1 + p|x|)."""
     t = _F(1) / fma32(_P, np.abs(x), _F(1))
     e = -_exp(-(x * x)) * t
-    r = np.full_like(x, _ERF_POLY[0])
-    for c in _ERF_POLY[1:]:
-        r = fma32(r, t, c)
+    r = horner(t, _ERF_POLY)
     return np.copysign(fma32(e, r, _F(1)), x).astype(_F)
 
 
@@ -114,9 +110,7 @@ def _gelu_minimax(s):
         index = (magnitude.view(np.int32) + _INDEX_BIAS) >> 21     # (int32 add: wraps as vpaddd does)
         index = np.clip(index, 1, 24)
         index = np.where(_RBOUND < magnitude, 23, index)
-        p = _MINIMAX[5][index]
-        for degree in range(4, -1, -1):
-            p = fma32(p, magnitude, _MINIMAX[degree][index])
+        p = horner(magnitude, [_MINIMAX[degree][index] for degree in range(5, -1, -1)])
         p = np.where(np.signbit(s), -p, p)                        # (vxorps with x's sign bit)
         return s * (p + _F(1)) * _F(0.5)
 

@@ -412,6 +412,34 @@ def _mulsign(x, y):
     return np.where(np.signbit(y), -x, x).astype(x.dtype)
 
 
+def horner(x, coefficients):
+    """Horner's scheme with fused multiply-adds in x's precision, the highest coefficient first."""
+    u = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        u = _fma(u, x, c)
+    return u
+
+
+def hyperbolic(kind, x, exp_pair, limit, tanh_sum):
+    """SLEEF's sinh / cosh / tanh (``kind``) of float array x from e = exp|x| as a pair (``exp_pair``):
+    (e ∓ 1/e)/2, or (e - 1/e)/(e + 1/e) with ``tanh_sum`` the pair sum that precision's tanh adds with;
+    beyond ``limit`` (or where the pair overflowed) infinity, or 1 for tanh; x's sign but for cosh."""
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        d = exp_pair(np.abs(x))
+        e = _rec(d)
+        if kind == "tanh":
+            d = _div(tanh_sum(d, (-e[0], -e[1])), tanh_sum(d, e))
+            y, big = d[0] + d[1], t(1)
+        else:
+            d = _sub_f2f2(d, e) if kind == "sinh" else _add_f2f2(d, e)
+            y, big = (d[0] + d[1]) * t(0.5), t(np.inf)
+        y = np.where((np.abs(x) > limit) | np.isnan(y), big, y).astype(x.dtype)
+        if kind != "cosh":
+            y = _mulsign(y, x)
+        return np.where(np.isnan(x), t(np.nan), y).astype(x.dtype)
+
+
 def _normalize(t):
     sx = t[0] + t[1]
     return sx, (t[0] - sx) + t[1]

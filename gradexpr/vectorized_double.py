@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .sleef import (_L2LD, _L2UD, _R_LN2D, _add2_f2f, _add2_f2f2, _add2_ff, _add_f, _add_f2f2, _add_ff2, _div, _fma,
-                    _mul_f2f, _mul_f2f2, _mulsign, _normalize, _rec, _scale, _squ, _sub_f2f2)
+                    _mul_f2f, _mul_f2f2, _mulsign, _normalize, _scale, _squ, horner, hyperbolic)
 
 _D = np.float64
 _EXPK2_POLY = (+0.1602472219709932072e-9, +0.2092255183563157007e-8, +0.2505230023782644465e-7,
@@ -28,14 +28,6 @@ def _ldexp2(x, q):
     """vldexp2: x·2^(q>>1)·2^(q-(q>>1)), two roundings as SLEEF multiplies."""
     half = q >> 1
     return x * _pow2(half) * _pow2(q - half)
-
-
-def _polynomial(x, coefficients):
-    """Horner's scheme with fused multiply-adds, the highest coefficient first."""
-    u = np.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
-        u = _fma(u, x, c)
-    return u
 
 
 def _estrin(x, powers, coefficients):
@@ -69,8 +61,8 @@ def _expk2(d):
     return (np.where(gone, 0.0, _ldexp2(t[0], q)), np.where(gone, 0.0, _ldexp2(t[1], q)))
 
 
-def _exp_pair(x):
-    return _expk2((np.abs(x), np.zeros_like(x)))
+def _exp_pair(y):
+    return _expk2((y, np.zeros_like(y)))
 
 
 def expm1d(a):
@@ -86,36 +78,17 @@ def expm1d(a):
 
 def sinhd(x):
     """``Sleef_sinhd4_u10(x)``: (e - 1/e) / 2 of e = exp|x| as a pair, the sign of x."""
-    x = np.asarray(x, _D)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        d = _sub_f2f2(d, _rec(d))
-        y = (d[0] + d[1]) * 0.5
-        y = np.where((np.abs(x) > 710) | np.isnan(y), np.inf, y)
-        return np.where(np.isnan(x), np.nan, _mulsign(y, x))
+    return hyperbolic("sinh", np.asarray(x, _D), _exp_pair, 710.0, _add2_f2f2)
 
 
 def coshd(x):
     """``Sleef_coshd4_u10(x)``: (e + 1/e) / 2 of e = exp|x| as a pair."""
-    x = np.asarray(x, _D)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        d = _add_f2f2(d, _rec(d))
-        y = (d[0] + d[1]) * 0.5
-        y = np.where((np.abs(x) > 710) | np.isnan(y), np.inf, y)
-        return np.where(np.isnan(x), np.nan, y)
+    return hyperbolic("cosh", np.asarray(x, _D), _exp_pair, 710.0, _add2_f2f2)
 
 
 def tanhd(x):
     """``Sleef_tanhd4_u10(x)``: (e - 1/e) / (e + 1/e) of e = exp|x| as a pair, the sign of x."""
-    x = np.asarray(x, _D)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        e = _rec(d)
-        d = _div(_add2_f2f2(d, (-e[0], -e[1])), _add2_f2f2(d, e))
-        y = d[0] + d[1]
-        y = np.where((np.abs(x) > 18.714973875) | np.isnan(y), 1.0, y)
-        return np.where(np.isnan(x), np.nan, _mulsign(y, x))
+    return hyperbolic("tanh", np.asarray(x, _D), _exp_pair, 18.714973875, _add2_f2f2)
 
 
 # ---------------------------------------------------------------- log1p

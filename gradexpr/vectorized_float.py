@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .sleef import (_F, _add_f, _add_f2f2, _add_ff2, _div, _expk2f, _fma, _mul_f2f, _mul_f2f2, _mulsign,
-                    _normalize, _rec, _squ, _sub_f2f2, expf)
+                    _normalize, _squ, expf, horner, hyperbolic)
 
 # ---------------------------------------------------------------- atan2f (Sleef_atan2f8_u10)
 _ATAN_POLY = tuple(_F(c) for c in (-0.00176397908944636583328247, 0.0107900900766253471374512,
@@ -34,9 +34,7 @@ def _atan2k(y, x):
     t = (np.where(p, y, x), np.zeros_like(y))
     s = _div(s, t)
     t = _normalize(_squ(s))
-    u = np.full_like(y, _ATAN_POLY[0])
-    for c in _ATAN_POLY[1:]:
-        u = _fma(u, t[0], c)
+    u = horner(t[0], _ATAN_POLY)
     t = _mul_f2f2(t, _add_f(_F(-0.333332866430282592773438), u * t[0]))
     t = _mul_f2f2(s, _add_ff2(_F(1), t))
     return _add_f2f2(_mul_f2f(_HALF_PI_PAIR, q.astype(_F)), t)
@@ -64,44 +62,23 @@ def atan2f(y, x):
 
 
 # ---------------------------------------------------------------- sinhf, coshf, tanhf (u10)
-def _exp_pair(x):
-    return _expk2f(np.abs(x), np.zeros_like(x))
+def _exp_pair(y):
+    return _expk2f(y, np.zeros_like(y))
 
 
 def sinhf(x):
     """``Sleef_sinhf8_u10(x)``: (e - 1/e) / 2 of e = exp|x| as a pair, the sign of x."""
-    x = np.asarray(x, _F)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        d = _sub_f2f2(d, _rec(d))
-        y = (d[0] + d[1]) * _F(0.5)
-        y = np.where((np.abs(x) > _F(89)) | np.isnan(y), _F(np.inf), y).astype(_F)
-        y = _mulsign(y, x)
-        return np.where(np.isnan(x), _F(np.nan), y).astype(_F)
+    return hyperbolic("sinh", np.asarray(x, _F), _exp_pair, _F(89), _add_f2f2)
 
 
 def coshf(x):
     """``Sleef_coshf8_u10(x)``: (e + 1/e) / 2 of e = exp|x| as a pair."""
-    x = np.asarray(x, _F)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        d = _add_f2f2(d, _rec(d))
-        y = (d[0] + d[1]) * _F(0.5)
-        y = np.where((np.abs(x) > _F(89)) | np.isnan(y), _F(np.inf), y).astype(_F)
-        return np.where(np.isnan(x), _F(np.nan), y).astype(_F)
+    return hyperbolic("cosh", np.asarray(x, _F), _exp_pair, _F(89), _add_f2f2)
 
 
 def tanhf(x):
     """``Sleef_tanhf8_u10(x)``: (e - 1/e) / (e + 1/e) of e = exp|x| as a pair, the sign of x."""
-    x = np.asarray(x, _F)
-    with np.errstate(all="ignore"):
-        d = _exp_pair(x)
-        e = _rec(d)
-        d = _div(_add_f2f2(d, (-e[0], -e[1])), _add_f2f2(d, e))
-        y = d[0] + d[1]
-        y = np.where((np.abs(x) > _F(8.664339742)) | np.isnan(y), _F(1), y).astype(_F)
-        y = _mulsign(y, x)
-        return np.where(np.isnan(x), _F(np.nan), y).astype(_F)
+    return hyperbolic("tanh", np.asarray(x, _F), _exp_pair, _F(8.664339742), _add_f2f2)
 
 
 # ---------------------------------------------------------------- ATen's Vectorized<float>::erf
@@ -116,8 +93,6 @@ def erf(x):
     with np.errstate(all="ignore"):
         ax = np.abs(x)
         t = _F(1) / _fma(_ERF_P, ax, _F(1))
-        r = np.full_like(x, _ERF_POLY[0])
-        for c in _ERF_POLY[1:]:
-            r = _fma(r, t, c)
+        r = horner(t, _ERF_POLY)
         e = expf(-(x * x))
         return _mulsign(_fma(-e * t, r, _F(1)), x)
