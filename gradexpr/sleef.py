@@ -171,7 +171,8 @@ def vector_function(name, dtype):
     table = {("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
              ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf,
              ("expm1", np.float64): vectorized_double.expm1d, ("log1p", np.float64): vectorized_double.log1pd,
-             ("tanh", np.float64): vectorized_double.tanhd}
+             ("tanh", np.float64): vectorized_double.tanhd, ("log", np.float32): logf,
+             ("log", np.float64): vectorized_double.logd}
     return table.get((name, np.dtype(dtype).type))
 
 

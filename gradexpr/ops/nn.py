@@ -90,12 +90,13 @@ hardtanh = op("hardtanh", "HardtanhBackward0", _hardtanh,
 
 def _log_sigmoid(a):
     """PyTorch's kernel: min(x, 0) - log1p(exp(-|x|)), keeping exp(-|x|) as the node's ``buffer``. Its
-    loop runs every element through the vector functions (a partial vector for the tail): in float32
-    SLEEF's expf and log1pf (sleef.py)."""
+    loop runs every element through the vector functions (a partial vector for the tail): SLEEF's exp
+    and log1p of the input's precision (sleef.py, vectorized_double.py)."""
+    exp, log1p = sleef.vector_function("exp", a.dtype), sleef.vector_function("log1p", a.dtype)
     with np.errstate(all="ignore"):
-        if a.dtype == np.float32:
-            z = sleef.expf(-np.abs(a))
-            return (np.minimum(a, a.dtype.type(0)) - sleef.log1pf(z)).astype(a.dtype), {"buffer": z}
+        if exp is not None:
+            z = exp(-np.abs(a))
+            return (np.minimum(a, a.dtype.type(0)) - log1p(z)).astype(a.dtype), {"buffer": z}
         z = np.exp(-np.abs(a))
         return (np.minimum(a, 0) - np.log1p(z)).astype(a.dtype), {"buffer": z.astype(a.dtype)}
 
@@ -186,10 +187,11 @@ gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("Gel
 
 
 def _softplus(a, beta=1.0, threshold=20.0):
-    """ATen's softplus kernel: a where a·beta > threshold, else log1p(exp(a·beta)) / beta; in float32 with
-    SLEEF's exp and log1p in the vector loop and the C library's on its tails (sleef.py)."""
-    if a.dtype == np.float32:
-        b, th = np.float32(beta), np.float32(threshold)
+    """ATen's softplus kernel: a where a·beta > threshold, else log1p(exp(a·beta)) / beta; with SLEEF's exp
+    and log1p of the input's precision in the vector loop and the C library's on its tails (sleef.py)."""
+    exp, log1p = sleef.vector_function("exp", a.dtype), sleef.vector_function("log1p", a.dtype)
+    if exp is not None:
+        b, th = a.dtype.type(beta), a.dtype.type(threshold)
 
         def kernel(exp, log1p):
             def run(x):
@@ -197,7 +199,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
                     bx = x * b
                     return np.where(bx > th, x, log1p(exp(bx)) / b)
             return run
-        return sleef.vectorized(a, kernel(sleef.expf, sleef.log1pf),
+        return sleef.vectorized(a, kernel(exp, log1p),
                                 kernel(sleef.libm_exp, lambda x: sleef.libm("log1p", x)), reduction_order.threads())
     with np.errstate(all="ignore"):
         bx = a * a.dtype.type(beta)

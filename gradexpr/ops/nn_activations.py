@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backward_ops as _bw
+from .. import reduction_order, sleef
 from .common import _NOT_FLOAT, _apply, _kernel
 from .nn import elu_kernel
 from .registry import op
@@ -113,8 +114,18 @@ hardswish = op("hardswish", "HardswishBackward0", _hardswish, self=_hardswish_gr
 
 
 def _mish(a):
-    with np.errstate(all="ignore"):
-        return (a * np.tanh(np.log1p(np.exp(a)))).astype(a.dtype)
+    """ATen's mish kernel: x·tanh(log1p(exp(x))), SLEEF's three functions on the vector loop's runs and the
+    C library's on the tails."""
+    def kernel(exp, log1p, tanh):
+        def run(x):
+            with np.errstate(all="ignore"):
+                return (x * tanh(log1p(exp(x)))).astype(x.dtype)
+        return run
+    vector = [sleef.vector_function(name, a.dtype) for name in ("exp", "log1p", "tanh")]
+    if None in vector:
+        return kernel(np.exp, np.log1p, np.tanh)(a)
+    return sleef.vectorized(a, kernel(*vector), kernel(*(lambda x, n=n: sleef.libm(n, x) for n in ("exp", "log1p", "tanh"))),
+                            reduction_order.threads())
 
 
 def _mish_grad(grad, self):
