@@ -156,10 +156,21 @@ def leaky_relu_grad(grad, self, negative_slope, self_is_result=False):
 
 
 def _softplus_backward(g, x, beta, threshold):
-    with np.errstate(all="ignore"):
-        bx = x * x.dtype.type(beta)
-        z = np.exp(bx)
-        return np.where(bx > threshold, g, g * z / (z + 1))
+    """ATen's softplus_backward kernel: g where x·beta > threshold, else g·z/(z + 1) with z = exp(x·beta):
+    SLEEF's exp on the vector loop's runs, the C library's on the tails."""
+    c = x.dtype.type
+    b, th = c(beta), c(threshold)
+
+    def kernel(exp):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                bx = xv * b
+                z = exp(bx)
+                return np.where(bx > th, gv, gv * z / (z + c(1))).astype(xv.dtype)
+        return run
+    if sleef.vector_function("exp", x.dtype) is None or g.dtype != x.dtype:
+        return kernel(np.exp)(g, x)
+    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
 
 
 def softplus_grad(grad, self, beta=1, threshold=20):         # (ATen's defaults, Scalars 1 and 20)
