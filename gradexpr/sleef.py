@@ -123,12 +123,23 @@ def vectorized_map(arrays, vector, scalar, threads, grain=_GRAIN):
         out[:] = scalar(*flats)
     else:
         if vector_at.all():
-            out[:] = vector(*flats)
+            out[:] = _blocked(vector, flats)
         else:
-            out[vector_at] = vector(*(f[vector_at] for f in flats))
+            out[vector_at] = _blocked(vector, [f[vector_at] for f in flats])
             tail = ~vector_at
             out[tail] = scalar(*(f[tail] for f in flats))
     return out.reshape(sizes).transpose(np.argsort(perm))
+
+
+def _blocked(function, flats):
+    """An elementwise ``function`` of 1-D arrays, block by block (its many temporaries stay in cache)."""
+    n = flats[0].size
+    if n <= _BLOCK:
+        return function(*flats)
+    out = np.empty(n, flats[0].dtype)
+    for begin in range(0, n, _BLOCK):
+        out[begin:begin + _BLOCK] = function(*(f[begin:begin + _BLOCK] for f in flats))
+    return out
 
 
 def _coalesced_inner(sizes, strides):
