@@ -259,7 +259,7 @@ def _gelu_tanh_backward(g, x, tanh):
         return g * (left_derivative + left * tanh_derivative * inner_derivative)
 
 
-def _gelu_backward(g, x, approximate="none"):
+def _gelu_backward(g, x, approximate="none", onednn=True):
     if approximate == "tanh":
         vector = sleef.vector_function("tanh", x.dtype)
         if vector is None or g.dtype != x.dtype:
@@ -267,7 +267,7 @@ def _gelu_backward(g, x, approximate="none"):
         return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_tanh_backward(gv, xv, vector),
                                     lambda gv, xv: _gelu_tanh_backward(gv, xv, lambda v: sleef.libm("tanh", v)),
                                     reduction_order.threads())
-    if gelu_by_onednn(x):
+    if onednn and gelu_by_onednn(x):
         return onednn_gelu.gelu_backward(g, x)
     if x.dtype not in (np.float32, np.float64) or g.dtype != x.dtype:
         return _gelu_erf_backward(g, x, _erf, np.exp, True)
@@ -280,6 +280,14 @@ def vector_erf(dtype):
     """``Vectorized::erf``: ATen's own polynomial for float32 (vectorized_float.erf); for float64 SLEEF's
     erfd, which the correctly rounded erf stands in for (not emulated: an ulp now and then)."""
     return vectorized_float.erf if dtype == np.float32 else _erf
+
+
+def _gelu_backward_any_float(g, x, approximate="none"):
+    """float16 as ATen computes it, in float32 through its own kernel (oneDNN takes float32 tensors only)."""
+    if x.dtype == np.float16:
+        f32 = np.float32
+        return _gelu_backward(g.astype(f32), x.astype(f32), approximate, onednn=False).astype(np.float16)
+    return _gelu_backward(g, x, approximate)
 
 
 def gelu_by_onednn(x):
@@ -331,7 +339,7 @@ def _gelu_double_backward(grad, grad_output, self, approximate):
 
 
 gelu_backward = op(
-    "gelu_backward", "GeluBackwardBackward0", _in_float32(_gelu_backward), ("grad_output", "self"),
+    "gelu_backward", "GeluBackwardBackward0", _gelu_backward_any_float, ("grad_output", "self"),
     grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
     self=_gelu_double_backward, domain="real", forward_ad="element_wise")
 
