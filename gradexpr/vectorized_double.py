@@ -1,7 +1,8 @@
-"""``Vectorized<double>``'s expm1, log1p, atan2, sinh, cosh and tanh: SLEEF's u10 double functions.
+"""``Vectorized<double>``'s expm1, log, log1p, atan2, sinh, cosh, tanh, pow and erf: SLEEF's u10 double
+functions.
 
 ATen's AVX2 build computes them with ``Sleef_expm1d4_u10``, ``Sleef_log1pd4_u10``, ``Sleef_atan2d4_u10``,
-... in double-double arithmetic (pairs of float64) with fused multiply-adds: within an ulp, not correctly
+... (the SLEEF it builds: Estrin's scheme for the long polynomials) in double-double arithmetic (pairs of float64) with fused multiply-adds: within an ulp, not correctly
 rounded, so NumPy's and the C library's results differ from PyTorch's in the last bit now and then.
 The same steps with correctly rounded fma (sleef.py's pair arithmetic, exact.fma64 for float64) give
 PyTorch's bits. The kernels' loops (vector runs, scalar tails) are sleef.vectorized_map's.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .sleef import (_L2LD, _L2UD, _R_LN2D, _add2_f2f, _add2_f2f2, _add2_ff, _add_f, _add_f2f2, _add_ff2, _div, _fma,
-                    _mul_f2f, _mul_f2f2, _mulsign, _normalize, _scale, _squ, horner, hyperbolic)
+                    _mul_f2f, _mul_f2f2, _mulsign, _normalize, _rec, _scale, _squ, horner, hyperbolic)
 
 _D = np.float64
 _EXPK2_POLY = (+0.1602472219709932072e-9, +0.2092255183563157007e-8, +0.2505230023782644465e-7,
@@ -260,3 +261,57 @@ def powd(x, y):
         result = np.where(np.isinf(x) | (x == 0), _mulsign(edge, np.where(yisodd, x, 1.0)), result)
         result = np.where(np.isnan(x) | np.isnan(y), np.nan, result)
         return np.where((y == 0) | (x == 1), 1.0, result)
+
+
+# ---------------------------------------------------------------- erf (Sleef_erfd4_u10)
+_ERF_NEAR = (-0.2083271002525222097e-14, +0.7151909970790897009e-13, -0.1162238220110999364e-11,
+             +0.1186474230821585259e-10, -0.8499973178354613440e-10, +0.4507647462598841629e-9,
+             -0.1808044474288848915e-8, +0.5435081826716212389e-8, -0.1143939895758628484e-7,
+             +0.1215442362680889243e-7, +0.1669878756181250355e-7, -0.9808074602255194288e-7,
+             +0.1389000557865837204e-6, +0.2945514529987331866e-6, -0.1842918273003998283e-5,
+             +0.3417987836115362136e-5, +0.3860236356493129101e-5, -0.3309403072749947546e-4,
+             +0.1060862922597579532e-3, +0.2323253155213076174e-3, +0.1490149719145544729e-3)
+_ERF_FAR = (-0.4024015130752621932e-18, +0.3847193332817048172e-16, -0.1749316241455644088e-14,
+            +0.5029618322872872715e-13, -0.1025221466851463164e-11, +0.1573695559331945583e-10,
+            -0.1884658558040203709e-9, +0.1798167853032159309e-8, -0.1380745342355033142e-7,
+            +0.8525705726469103499e-7, -0.4160448058101303405e-6, +0.1517272660008588485e-5,
+            -0.3341634127317201697e-5, -0.2515023395879724513e-5, +0.6539731269664907554e-4,
+            -0.3551065097428388658e-3, +0.1210736097958368864e-2, -0.2605566912579998680e-2,
+            +0.1252823202436093193e-2, +0.1820191395263313222e-1, -0.1021557155453465954e+0)
+_ERF_NEAR_PAIRS = ((0.0092877958392275604405, 7.9287559463961107493e-19),
+                   (0.042275531758784692937, 1.3785226620501016138e-19),
+                   (0.07052369794346953491, 9.5846628070792092842e-19))
+_ERF_FAR_PAIRS = ((-0.63691044383641748361, -2.4249477526539431839e-17),
+                  (-1.1282926061803961737, -6.2970338860410996505e-17),
+                  (-1.2261313785184804967e-05, -5.5329707514490107044e-22))
+
+
+def erfd(a):
+    """``Sleef_erfd4_u10(a)``: up to |a| = 2.5, 1 - (1 + x·p(x))^-16 (Abramowitz-Stegun 7.1.28's form with
+    SLEEF's polynomial), beyond it 1 - exp(q(x)), both polynomials a degree-20 Estrin tree finished in
+    double-double arithmetic; the sign of a."""
+    a = np.asarray(a, _D)
+    with np.errstate(all="ignore"):
+        x = np.abs(a)
+        near = x <= 2.5
+        x2 = x * x
+        x4 = x2 * x2
+        x8 = x4 * x4
+        t = _estrin(x, (x2, x4, x8, x8 * x8), [np.where(near, n, f) for n, f in zip(_ERF_NEAR, _ERF_FAR)])
+        c2, c1, c0 = ((np.where(near, n[0], f[0]), np.where(near, n[1], f[1]))
+                      for n, f in zip(_ERF_NEAR_PAIRS, _ERF_FAR_PAIRS))
+        upper = _add_f2f2(c2, _mul_f2f((t, np.zeros_like(t)), x))     # poly4dd(x, t, c2, c1, c0)
+        lower = _add_f2f2(c0, _mul_f2f(c1, x))
+        t2 = _add_f2f2(lower, _mul_f2f(upper, x2))
+        s2 = _add_ff2(np.ones_like(x), _mul_f2f(t2, x))
+        for _ in range(4):
+            s2 = _squ(s2)
+        s2 = _rec(s2)
+        far = _expk(t2)
+        t2 = (np.where(near, s2[0], far), np.where(near, s2[1], 0.0))
+        t2 = _add2_f2f(t2, -1.0)
+        z = -(t2[0] + t2[1])
+        z = np.where(x < 1e-8, x * 1.12837916709551262756245475959, z)
+        z = np.where((x >= 6) | np.isinf(a), 1.0, z)
+        z = np.where(a == 0, 0.0, z)
+        return _mulsign(z, a)

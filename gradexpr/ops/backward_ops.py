@@ -277,9 +277,10 @@ def _gelu_backward(g, x, approximate="none", onednn=True):
 
 
 def vector_erf(dtype):
-    """``Vectorized::erf``: ATen's own polynomial for float32 (vectorized_float.erf); for float64 SLEEF's
-    erfd, which the correctly rounded erf stands in for (not emulated: an ulp now and then)."""
-    return vectorized_float.erf if dtype == np.float32 else _erf
+    """``Vectorized::erf``: ATen's own polynomial for float32 (vectorized_float.erf), SLEEF's erfd for
+    float64 (vectorized_double.erfd)."""
+    from .. import vectorized_double
+    return vectorized_float.erf if dtype == np.float32 else vectorized_double.erfd
 
 
 def _gelu_backward_any_float(g, x, approximate="none"):
