@@ -2,8 +2,9 @@
 functions.
 
 ATen's AVX2 build computes them with ``Sleef_expm1d4_u10``, ``Sleef_log1pd4_u10``, ``Sleef_atan2d4_u10``,
-... (the SLEEF it builds: Estrin's scheme for the long polynomials) in double-double arithmetic (pairs of float64) with fused multiply-adds: within an ulp, not correctly
-rounded, so NumPy's and the C library's results differ from PyTorch's in the last bit now and then.
+... (the SLEEF it builds: Estrin's scheme for the long polynomials) in double-double arithmetic (pairs
+of float64) with fused multiply-adds: within an ulp, not correctly rounded, so NumPy's and the C
+library's results differ from PyTorch's in the last bit now and then.
 The same steps with correctly rounded fma (sleef.py's pair arithmetic, exact.fma64 for float64) give
 PyTorch's bits. The kernels' loops (vector runs, scalar tails) are sleef.vectorized_map's.
 """
