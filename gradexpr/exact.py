@@ -103,6 +103,20 @@ def _round_odd_sum(x, y):
     return r
 
 
+_SPLIT_MAX = 2.0 ** 995                  # above it Veltkamp's split (x * (2**27 + 1)) overflows
+_SHIFT = 2.0 ** 64
+
+
+def _unsplittable_scaled(a, b):
+    """(a, b) with the same exact product but no operand too large to split: a factor above 2**995 is
+    scaled down by 2**64 and the other up (exact: with a finite product, the other is below 2**29)."""
+    big_a, big_b = np.abs(a) > _SPLIT_MAX, np.abs(b) > _SPLIT_MAX
+    if not (big_a.any() or big_b.any()):
+        return a, b
+    scale = np.where(big_a, 1 / _SHIFT, np.where(big_b, _SHIFT, 1.0))
+    return a * scale, b / scale
+
+
 def fma64(a, b, c) -> np.ndarray:
     """``a * b + c`` rounded once in float64 (std::fma / vfmadd*sd), elementwise."""
     a = np.asarray(a, dtype=np.float64)
@@ -110,6 +124,7 @@ def fma64(a, b, c) -> np.ndarray:
     c = np.asarray(c, dtype=np.float64)
     a, b, c = np.broadcast_arrays(a, b, c)
     with np.errstate(invalid="ignore", over="ignore"):
+        a, b = _unsplittable_scaled(a, b)
         ph = a * b
         ah, al = _split(a)
         bh, bl = _split(b)

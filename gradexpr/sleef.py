@@ -10,14 +10,14 @@ PyTorch). Those kernels run through ``cpu_kernel_vec``, whose vector loop takes 
 library's ``expf``: ``vectorized`` reproduces that split, including the one between PyTorch's threads.
 
 ``powf_u10`` is ``Sleef_powf8_u10``, what ``Vectorized<float>::pow`` computes for ``x ** k`` (an exponent
-pow's kernel does not special-case); ``pow_scalar_f32`` is that kernel's loop (measured equal to
+pow's kernel does not special-case); ``pow_scalar`` is that kernel's loop (measured equal to
 PyTorch's on 10^5-element inputs for 12 exponents, subnormal and special values included).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .exact import fma32, fma64
+from .exact import fma, fma32, fma64
 
 _F = np.float32
 _R_LN2 = _F(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -36,7 +36,10 @@ _LOW29, _HALF29 = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
 
 def _fma(a, b, c):
     """``a * b + c`` rounded once to float32 (vfmadd*ps): exact.fma32's float64 sum, with its tie repair
-    only when a sum lands halfway between two float32 values (rare; the common case stays four passes)."""
+    only when a sum lands halfway between two float32 values (rare; the common case stays four passes);
+    float64 operands (SLEEF's double functions, the same pair arithmetic) through exact.fma64."""
+    if np.result_type(a, b, c) == np.float64:
+        return fma(a, b, c)
     s = np.multiply(a, b, dtype=np.float64)
     s += c
     if np.count_nonzero((s.view(np.uint64) & _LOW29) == _HALF29):
@@ -48,7 +51,10 @@ def _fma_exact(a, b, c):
     """``a * b + c`` rounded once to float32 where the float64 sum is exact by construction: the error of
     a product (``a * b - fl(a * b)``), a Newton residual (``1 - d * fl(1 / d)``), Cody-Waite's reduction.
     float64 then holds the exact value and one rounding to float32 is the fused one, so ``_fma``'s tie
-    check (four more passes, and a slow repair of exact values that merely look like ties) is not needed."""
+    check (four more passes, and a slow repair of exact values that merely look like ties) is not needed.
+    float64 operands (the double functions' pair arithmetic) go through exact.fma64: no wider sum holds them."""
+    if np.result_type(a, b, c) == np.float64:
+        return fma(a, b, c)
     s = np.multiply(a, b, dtype=np.float64)
     s += c
     return s.astype(_F)
@@ -83,68 +89,115 @@ def _expf(d):
         return np.where(np.isnan(d), d, u).astype(_F)
 
 
-def vectorized(a, vector, scalar, threads):
-    """``cpu_kernel_vec`` over a float32 or float64 array: where TensorIterator's inner loop is contiguous
-    (the whole array in memory order, or each row), runs of two AVX2 vectors through ``vector`` and each
-    run's tail through ``scalar`` (both elementwise functions of arrays); a strided inner loop is all
-    scalar."""
-    if a.flags.c_contiguous or a.flags.f_contiguous:
-        flat = a.ravel(order="K")
-        out = _split_by_threads(flat, vector, scalar, threads)
-        return out.reshape(a.T.shape).T if not a.flags.c_contiguous else out.reshape(a.shape)
-    if a.ndim and a.strides[-1] == a.itemsize:
-        rows = a.reshape(-1, a.shape[-1])
-        run = _RUN_BYTES // a.itemsize
-        head = rows.shape[1] // run * run
-        out = np.empty(rows.shape, a.dtype)
-        out[:, :head] = vector(rows[:, :head])
-        out[:, head:] = scalar(rows[:, head:])
-        return out.reshape(a.shape)
-    return scalar(a)
+def vectorized(a, vector, scalar, threads, grain=_GRAIN):
+    """``cpu_kernel_vec`` over one float32 or float64 array (see ``vectorized_map``)."""
+    return vectorized_map((a,), vector, scalar, threads, grain)
 
 
-def _split_by_threads(flat, vector, scalar, threads):
-    """The contiguous loop as at::parallel_for hands it out: above the grain size one chunk per thread."""
-    n = flat.size
-    run = _RUN_BYTES // flat.itemsize
-    chunks = [(0, n)]
-    if n >= _GRAIN and threads > 1:
-        parts = min(threads, -(-n // _GRAIN))
-        size = -(-n // parts)
-        chunks = [(b, min(n, b + size)) for b in range(0, n, size)]
-    out = np.empty(n, flat.dtype)
-    for begin, end in chunks:
-        head = begin + (end - begin) // run * run
-        if head > begin:
-            out[begin:head] = vector(flat[begin:head])
-        if end > head:
-            out[head:end] = scalar(flat[head:end])
+def vectorized_map(arrays, vector, scalar, threads, grain=_GRAIN):
+    """``cpu_kernel_vec`` over float32 or float64 ``arrays`` (broadcast together): TensorIterator orders
+    the dims as it lays the result out and coalesces them; where the inner loop is contiguous (or one
+    input a broadcast scalar), its runs of two AVX2 vectors go through ``vector`` and each run's tail
+    through ``scalar`` (both elementwise functions of as many arrays), a strided inner loop all through
+    ``scalar``. Above ``grain`` elements the range is split between ``threads`` (``at::parallel_for``),
+    and each thread's piece of a row has runs of its own."""
+    from .result_layout import _permutation
+    views = np.broadcast_arrays(*arrays)
+    shape = views[0].shape
+    if not shape:
+        return scalar(*(np.reshape(v, (1,)) for v in views)).reshape(())
+    perm = _permutation(arrays, shape)[::-1]                  # slowest dim first
+    flats = [v.transpose(perm).reshape(-1) for v in views]
+    sizes = [shape[d] for d in perm]
+    n = flats[0].size
+    inner = _coalesced_inner(sizes, [[v.strides[d] // v.itemsize for d in perm] for v in views])
+    run = _RUN_BYTES // flats[0].itemsize
+    vector_at = None
+    if inner is not None and n:
+        row, strides = inner
+        contiguous = [s == 1 for s in strides]
+        if all(contiguous) or (len(strides) > 1 and contiguous.count(False) == 1 and 0 in strides):
+            vector_at = _vector_positions(n, row, run, threads, grain)
+    out = np.empty(n, flats[0].dtype)
+    if vector_at is None:
+        out[:] = scalar(*flats)
+    else:
+        if vector_at.all():
+            out[:] = _blocked(vector, flats)
+        else:
+            out[vector_at] = _blocked(vector, [f[vector_at] for f in flats])
+            tail = ~vector_at
+            out[tail] = scalar(*(f[tail] for f in flats))
+    return out.reshape(sizes).transpose(np.argsort(perm))
+
+
+def _blocked(function, flats):
+    """An elementwise ``function`` of 1-D arrays, block by block (its many temporaries stay in cache)."""
+    n = flats[0].size
+    if n <= _BLOCK:
+        return function(*flats)
+    out = np.empty(n, flats[0].dtype)
+    for begin in range(0, n, _BLOCK):
+        out[begin:begin + _BLOCK] = function(*(f[begin:begin + _BLOCK] for f in flats))
     return out
 
 
-_LIBM_EXP = {}
+def _coalesced_inner(sizes, strides):
+    """TensorIterator's coalesce_dimensions on dims ordered slowest first: the inner loop's length and
+    each operand's element stride in it (None for an empty shape)."""
+    dims = [(size, [st[d] for st in strides]) for d, size in enumerate(sizes) if size != 1]
+    if not dims:
+        return (1, [1] * len(strides))
+    size, inner = dims[-1]
+    for outer_size, outer in reversed(dims[:-1]):
+        if all(o == i * size for o, i in zip(outer, inner)):
+            size *= outer_size
+        else:
+            break
+    return size, inner
 
 
-def libm(name, x):
-    """The C library's ``namef`` / ``name`` of each element of a float32 / float64 array (the scalar
-    lambda's ``std::name``)."""
-    t = x.dtype.type
-    fn = _LIBM_EXP.get((name, t))
-    if fn is None:
-        from .special_math import _c
-        fn = _LIBM_EXP[name, t] = _c(name, t)
-    return np.array([fn(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+def _vector_positions(n, row, run, threads, grain):
+    """Which of ``n`` elements (rows of ``row``) the vector loop computes: each row's piece within a
+    thread's chunk, in runs of ``run`` from the piece's start, its tail left to the scalar loop."""
+    index = np.arange(n)
+    begin = (index // row) * row
+    end = begin + row
+    if n >= grain and threads > 1:
+        parts = min(threads, -(-n // grain))
+        size = -(-n // parts)
+        chunk = (index // size) * size
+        begin = np.maximum(begin, chunk)
+        end = np.minimum(end, chunk + size)
+    end = np.minimum(end, n)
+    return index < begin + (end - begin) // run * run
+
+
+def libm(name, *arrays):
+    """The C library's ``namef`` / ``name`` of each element of float32 / float64 arrays of one shape (the
+    scalar lambda's ``std::name``)."""
+    from .special_math import c_function
+    x = arrays[0]
+    fn = c_function(name, x.dtype.type)
+    values = map(fn, *(a.ravel().tolist() for a in arrays))
+    return np.fromiter(values, x.dtype, x.size).reshape(x.shape)
 
 
 def libm_exp(x):
     """The C library's ``expf`` / ``exp`` of each element of a float32 / float64 array (the scalar
     lambda's ``std::exp``)."""
-    t = x.dtype.type
-    exp = _LIBM_EXP.get(t)
-    if exp is None:
-        from .special_math import _c
-        exp = _LIBM_EXP[t] = _c("exp", t)
-    return np.array([exp(v) for v in x.ravel().tolist()], x.dtype).reshape(x.shape)
+    return libm("exp", x)
+
+
+def vector_function(name, dtype):
+    """The emulation of ``Vectorized<dtype>::name`` for float32 / float64, None where there is none."""
+    from . import vectorized_double, vectorized_float
+    table = {("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
+             ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf,
+             ("expm1", np.float64): vectorized_double.expm1d, ("log1p", np.float64): vectorized_double.log1pd,
+             ("tanh", np.float64): vectorized_double.tanhd, ("log", np.float32): logf,
+             ("log", np.float64): vectorized_double.logd}
+    return table.get((name, np.dtype(dtype).type))
 
 
 def exp(d):
@@ -208,7 +261,9 @@ def logf(d):
 
 def log1pf(d):
     """``Sleef_log1pf8_u10(d)`` of a float32 array: logf's steps on 1 + d, the mantissa taken from d itself
-    (m = d·2^-e + (2^-e - 1), fused) so that small d keep their bits."""
+    (m = d·2^-e + (2^-e - 1), fused) so that small d keep their bits; above 1e38, where 1 + d no longer
+    fits that core, SLEEF's own logf(d) (the SLEEF PyTorch 2.13 builds: 974 of 974 such inputs agree,
+    where the older SLEEF's infinity there differed in all but one)."""
     d = np.asarray(d, _F)
     with np.errstate(all="ignore"):
         dp1 = d + _F(1)
@@ -228,7 +283,7 @@ def log1pf(d):
         v = _fma(-dy, t, _fma_exact(-dx, t, _F(1)))
         xy = _fma(xx, v, _fma_exact(np.zeros_like(m), t, u))     # (the division's numerator is (m, 0))
         r = _log_tail(sx, sy, xx, xy)
-        r = np.where(d > _F(1e38), _F(np.inf), r)                # (PyTorch's build gives log(d) up there)
+        r = np.where(d > _F(1e38), logf(d), r)                   # (beyond its core's range: SLEEF's logf)
         r = np.where(_F(-1) > d, _F(np.nan), r)
         r = np.where(d == _F(-1), _F(-np.inf), r)
         return np.where((d == 0) & np.signbit(d), _F(-0.0), r).astype(_F)
@@ -356,6 +411,56 @@ def _add_ff2(x, y):
     return rx, ((x - rx) + y[0]) + y[1]
 
 
+def _sub_f2f2(x, y):
+    rx = x[0] - y[0]
+    return rx, (((x[0] - rx) - y[0]) + x[1]) - y[1]
+
+
+def _add_f(x, y):
+    """dfadd of two numbers (|x| >= |y|)."""
+    rx = x + y
+    return rx, (x - rx) + y
+
+
+def _rec(d):
+    """dfrec of a pair: 1 / (d.x + d.y) as a pair."""
+    qx = 1 / d[0]
+    return qx, qx * _fma(-d[1], qx, _fma_exact(-d[0], qx, d[0].dtype.type(1)))   # (a Newton residual: exact)
+
+
+def _mulsign(x, y):
+    """x with its sign flipped where y's sign bit is set (SLEEF's vmulsign)."""
+    return np.where(np.signbit(y), -x, x).astype(x.dtype)
+
+
+def horner(x, coefficients):
+    """Horner's scheme with fused multiply-adds in x's precision, the highest coefficient first."""
+    u = np.full_like(x, coefficients[0])
+    for c in coefficients[1:]:
+        u = _fma(u, x, c)
+    return u
+
+
+def hyperbolic(kind, x, exp_pair, limit, tanh_sum):
+    """SLEEF's sinh / cosh / tanh (``kind``) of float array x from e = exp|x| as a pair (``exp_pair``):
+    (e ∓ 1/e)/2, or (e - 1/e)/(e + 1/e) with ``tanh_sum`` the pair sum that precision's tanh adds with;
+    beyond ``limit`` (or where the pair overflowed) infinity, or 1 for tanh; x's sign but for cosh."""
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        d = exp_pair(np.abs(x))
+        e = _rec(d)
+        if kind == "tanh":
+            d = _div(tanh_sum(d, (-e[0], -e[1])), tanh_sum(d, e))
+            y, big = d[0] + d[1], t(1)
+        else:
+            d = _sub_f2f2(d, e) if kind == "sinh" else _add_f2f2(d, e)
+            y, big = (d[0] + d[1]) * t(0.5), t(np.inf)
+        y = np.where((np.abs(x) > limit) | np.isnan(y), big, y).astype(x.dtype)
+        if kind != "cosh":
+            y = _mulsign(y, x)
+        return np.where(np.isnan(x), t(np.nan), y).astype(x.dtype)
+
+
 def _normalize(t):
     sx = t[0] + t[1]
     return sx, (t[0] - sx) + t[1]
@@ -460,14 +565,19 @@ def powf_u10(x, y):
     return result.astype(np.float32)
 
 
-def pow_scalar_f32(a, exponent, threads):
-    """ATen's ``pow(Tensor, Scalar)`` loop on a float32 array for an exponent it does not special-case:
-    SLEEF's powf on the vector loop's runs of 16, ``std::pow(float, double)`` (the double function,
-    rounded to float32) on their tails and on a strided inner loop (``vectorized``)."""
+def pow_scalar(a, exponent, threads):
+    """ATen's ``pow(Tensor, Scalar)`` loop on a float32 or float64 array for an exponent it does not
+    special-case: SLEEF's powf / powd on the vector loop's runs, ``std::pow(x, double)`` (the double
+    function, rounded to float32 for a float32 x) on their tails and on a strided inner loop."""
     exp64 = float(exponent)
-    exp32 = _F(exp64)
+    if a.dtype == np.float64:
+        from .vectorized_double import powd
+        vector = lambda x: powd(x, exp64)                  # noqa: E731
+    else:
+        exp32 = _F(exp64)
+        vector = lambda x: powf_u10(x, exp32)              # noqa: E731
 
     def scalar(x):
         with np.errstate(all="ignore"):
-            return np.power(x.astype(np.float64), exp64).astype(_F)
-    return vectorized(a, lambda x: powf_u10(x, exp32), scalar, threads)
+            return np.power(x.astype(np.float64), exp64).astype(a.dtype)
+    return vectorized(a, vector, scalar, threads)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .exact import fma
-from .sleef import exp as sleef_exp, logf
+from .sleef import exp as sleef_exp, vector_function
 from .reduction_order import _in_order as in_order, _to_front
 from .tie_order import VECTOR_BYTES
 
@@ -35,10 +35,9 @@ def _exp(d):
 
 
 def _log(d):
-    """PyTorch's float32 log of the row sums in these kernels: SLEEF's (a vector map over the sums)."""
-    if d.dtype == np.float32:
-        return logf(d)
-    return np.log(d)
+    """PyTorch's log of the row sums in these kernels: SLEEF's (a vector map over the sums)."""
+    log = vector_function("log", d.dtype)
+    return np.log(d) if log is None else log(d)
 
 
 def _work_dtype(dtype):

@@ -22,10 +22,12 @@ def _libm():
     lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     funcs = {}
     for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
-        fn = getattr(lib, "pow" + suffix)
-        fn.restype, fn.argtypes = ctype, [ctype, ctype]
-        funcs["pow", np_type] = fn
-    for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc"):
+        for name in ("pow", "atan2"):
+            fn = getattr(lib, name + suffix)
+            fn.restype, fn.argtypes = ctype, [ctype, ctype]
+            funcs[name, np_type] = fn
+    for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc", "erf", "sinh", "cosh",
+                 "tanh", "expm1"):
         for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype]
@@ -36,11 +38,16 @@ def _libm():
 _LIBM = {}
 
 
-def _c(name, t):
-    """The C library's ``name`` in precision ``t`` (np.float32 -> ``namef``), returning a ``t``."""
+def c_function(name, t):
+    """The C library's ``name`` in precision ``t`` (np.float32 -> ``namef``), a ctypes function of floats."""
     if not _LIBM:
         _LIBM.update(_libm())
-    fn = _LIBM[name, t if t in (np.float32, np.float64) else np.float32]
+    return _LIBM[name, t if t in (np.float32, np.float64) else np.float32]
+
+
+def _c(name, t):
+    """The C library's ``name`` in precision ``t`` (np.float32 -> ``namef``), returning a ``t``."""
+    fn = c_function(name, t)
     return lambda x: t(fn(float(x)))
 
 

@@ -15,3 +15,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # ATEN_CPU_CAPABILITY=avx2 set for torch-oracle): the suite asks MKL for that path, so that it passes
 # on any x86-64 machine.
 os.environ.setdefault("MKL_ENABLE_INSTRUCTIONS", "SSE4_2")
+# oneDNN (PyTorch's float32 GELU) picks its code by processor as well: its AVX-512 GELU differs from its
+# AVX2 one in most results. Recordings of it are made with ONEDNN_MAX_CPU_ISA=AVX2 set for torch-oracle
+# too, and the suite asks gradexpr for the same path (gradexpr/onednn_gelu.py reads the variable).
+os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from .. import blocks, corner_grads
+from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vectorized_float
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
@@ -156,10 +156,21 @@ def leaky_relu_grad(grad, self, negative_slope, self_is_result=False):
 
 
 def _softplus_backward(g, x, beta, threshold):
-    with np.errstate(all="ignore"):
-        bx = x * x.dtype.type(beta)
-        z = np.exp(bx)
-        return np.where(bx > threshold, g, g * z / (z + 1))
+    """ATen's softplus_backward kernel: g where x·beta > threshold, else g·z/(z + 1) with z = exp(x·beta):
+    SLEEF's exp on the vector loop's runs, the C library's on the tails."""
+    c = x.dtype.type
+    b, th = c(beta), c(threshold)
+
+    def kernel(exp):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                bx = xv * b
+                z = exp(bx)
+                return np.where(bx > th, gv, gv * z / (z + c(1))).astype(xv.dtype)
+        return run
+    if sleef.vector_function("exp", x.dtype) is None or g.dtype != x.dtype:
+        return kernel(np.exp)(g, x)
+    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
 
 
 def softplus_grad(grad, self, beta=1, threshold=20):         # (ATen's defaults, Scalars 1 and 20)
@@ -182,13 +193,22 @@ softplus_backward = op(
 
 
 def _elu_backward(g, x, alpha, scale, input_scale, is_result):
+    """ATen's elu_backward kernel, the coefficients in x's type (alpha·scale a product of the two); from the
+    input, SLEEF's exp on the vector loop's runs and the C library's on the tails."""
     c = g.dtype.type
+    negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
     with np.errstate(all="ignore"):
         if is_result:
-            neg = g * c(input_scale) * (x + c(alpha * scale))
-        else:
-            neg = g * c(input_scale) * c(alpha * scale) * np.exp(x * c(input_scale))
-        return np.where(x <= 0, neg, g * c(scale))
+            return np.where(x <= 0, g * negiptcoef * (x + negcoef), g * poscoef)
+
+    def kernel(exp):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                return np.where(xv > 0, gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
+        return run
+    if g.dtype not in (np.float32, np.float64) or x.dtype != g.dtype:
+        return kernel(np.exp)(g, x)
+    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
 
 
 def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1, input_scale=1):    # (elu's: Scalars 1)
@@ -216,23 +236,82 @@ _GELU_TANH_BETA = math.sqrt(2.0) * (2 / math.sqrt(math.pi)) * 0.5
 _GELU_KAPPA = 0.044715
 
 
-def _gelu_backward(g, x, approximate="none"):
+def gelu_tanh(x, tanh):
+    """GeluKernelImpl's tanh approximation of one loop, with ``tanh`` that loop's: 0.5·x·(1 + tanh(β(x + κx³)))
+    (the inner sum fused, as PyTorch's AVX2 build contracts it)."""
     c = x.dtype.type
     with np.errstate(all="ignore"):
-        if approximate == "tanh":
-            # as PyTorch's AVX2 build rounds it: the inner sum, the tanh derivative and the inner
-            # derivative fused (fma)
-            beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
-            x_sq = x * x
-            tanh_inner = np.tanh(beta * fma(kappa, x_sq * x, x))
-            left = c(0.5) * x
-            left_derivative = c(0.5) * (c(1) + tanh_inner)
-            tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
-            inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
-            return g * (left_derivative + left * tanh_derivative * inner_derivative)
-        cdf = c(0.5) * (c(1) + _erf(x * c(_SQRT1_2)))
-        pdf = c(_GELU_PDF) * np.exp(x * x * c(-0.5))
-        return g * (cdf + x * pdf)
+        return c(0.5) * x * (c(1) + tanh(c(_GELU_TANH_BETA) * fma(c(_GELU_KAPPA), x * x * x, x)))
+
+
+def _gelu_tanh_backward(g, x, tanh):
+    """GeluBackwardKernelImpl's tanh approximation of one loop: the inner sum, the tanh derivative and the
+    inner derivative fused (fma), as PyTorch's AVX2 build rounds them."""
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        beta, kappa = c(_GELU_TANH_BETA), c(_GELU_KAPPA)
+        x_sq = x * x
+        tanh_inner = tanh(beta * fma(kappa, x_sq * x, x))
+        left = c(0.5) * x
+        left_derivative = c(0.5) * (c(1) + tanh_inner)
+        tanh_derivative = fma(-tanh_inner, tanh_inner, c(1))
+        inner_derivative = beta * fma(c(3) * kappa, x_sq, c(1))
+        return g * (left_derivative + left * tanh_derivative * inner_derivative)
+
+
+def _gelu_backward(g, x, approximate="none", onednn=True):
+    if approximate == "tanh":
+        vector = sleef.vector_function("tanh", x.dtype)
+        if vector is None or g.dtype != x.dtype:
+            return _gelu_tanh_backward(g, x, np.tanh)
+        return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_tanh_backward(gv, xv, vector),
+                                    lambda gv, xv: _gelu_tanh_backward(gv, xv, lambda v: sleef.libm("tanh", v)),
+                                    reduction_order.threads())
+    if onednn and gelu_by_onednn(x):
+        return onednn_gelu.gelu_backward(g, x)
+    if x.dtype not in (np.float32, np.float64) or g.dtype != x.dtype:
+        return _gelu_erf_backward(g, x, _erf, np.exp, True)
+    return sleef.vectorized_map((g, x), lambda gv, xv: _gelu_erf_backward(gv, xv, vector_erf(x.dtype), sleef.exp, True),
+                                lambda gv, xv: _gelu_erf_backward(gv, xv, lambda v: sleef.libm("erf", v),
+                                                                  sleef.libm_exp, False), reduction_order.threads())
+
+
+def vector_erf(dtype):
+    """``Vectorized::erf``: ATen's own polynomial for float32 (vectorized_float.erf), SLEEF's erfd for
+    float64 (vectorized_double.erfd)."""
+    from .. import vectorized_double
+    return vectorized_float.erf if dtype == np.float32 else vectorized_double.erfd
+
+
+def _gelu_backward_any_float(g, x, approximate="none"):
+    """float16 as ATen computes it, in float32 through its own kernel (oneDNN takes float32 tensors only)."""
+    if x.dtype == np.float16:
+        f32 = np.float32
+        return _gelu_backward(g.astype(f32), x.astype(f32), approximate, onednn=False).astype(np.float16)
+    return _gelu_backward(g, x, approximate)
+
+
+def gelu_by_onednn(x):
+    """Whether ATen hands GELU (erf form) of ``x`` to oneDNN (``use_mkldnn``: a contiguous float32 tensor of
+    more than one element)."""
+    return x.dtype == np.float32 and x.size > 1 and x.flags.c_contiguous
+
+
+def gelu_erf(x, erf):
+    """GeluKernelImpl's erf form of one loop, with ``erf`` that loop's: x·0.5·(1 + erf(x/√2))."""
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        return x * c(0.5) * (c(1) + erf(x * c(_SQRT1_2)))
+
+
+def _gelu_erf_backward(g, x, erf, exp, fused):
+    """GeluBackwardKernelImpl's erf form of one loop: g·(cdf + x·pdf), the last sum ``fused`` in the vector
+    loop as PyTorch's AVX2 build contracts it, not in the scalar one (measured both ways)."""
+    c = x.dtype.type
+    with np.errstate(all="ignore"):
+        cdf = c(0.5) * (c(1) + erf(x * c(_SQRT1_2)))
+        pdf = c(_GELU_PDF) * exp(x * x * c(-0.5))
+        return g * (fma(x, pdf, cdf) if fused else cdf + x * pdf)
 
 
 def gelu_grad(grad, self, approximate="none"):
@@ -261,7 +340,7 @@ def _gelu_double_backward(grad, grad_output, self, approximate):
 
 
 gelu_backward = op(
-    "gelu_backward", "GeluBackwardBackward0", _in_float32(_gelu_backward), ("grad_output", "self"),
+    "gelu_backward", "GeluBackwardBackward0", _gelu_backward_any_float, ("grad_output", "self"),
     grad_output=lambda grad, self, approximate: gelu_grad(grad, self, approximate),
     self=_gelu_double_backward, domain="real", forward_ad="element_wise")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes, errors, mkl, reduction_order
+from .. import dtypes, errors, mkl, reduction_order, sleef
 from ..exact import fma  # noqa: F401  (the ops' fused multiply-add)
 from ..tensor import _wrap_dim
 
@@ -40,6 +40,25 @@ def _vml(name, fallback):
     def forward(a):
         result = mkl.elementwise(name, a)
         return fallback(a) if result is None else result
+    forward.__name__ = name
+    return forward
+
+
+def _sleef(name, fallback, float32=None, float64=None):
+    """The forward of an op whose ATen kernel is ``cpu_kernel_vec`` with ``Vectorized::name`` (SLEEF's, or
+    ATen's own) in the vector loop and ``std::name`` in the scalar one: ``float32`` / ``float64``, the
+    vector function's emulation for that dtype, on the vector loop's runs and the C library's ``name`` on
+    the rest (sleef.vectorized_map); ``fallback``'s (NumPy) for other dtypes."""
+    vector = {np.dtype(np.float32): float32, np.dtype(np.float64): float64}
+
+    def scalar(*arrays):
+        return sleef.libm(name, *arrays)
+
+    def forward(*arrays):
+        kernel = vector.get(arrays[0].dtype)
+        if kernel is None or any(a.dtype != arrays[0].dtype for a in arrays[1:]):
+            return fallback(*arrays)
+        return sleef.vectorized_map(arrays, kernel, scalar, reduction_order.threads())
     forward.__name__ = name
     return forward
 

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, errors, reduction_order, sleef
+from .. import corner_grads, errors, onednn_gelu, reduction_order, sleef
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
@@ -90,12 +90,13 @@ hardtanh = op("hardtanh", "HardtanhBackward0", _hardtanh,
 
 def _log_sigmoid(a):
     """PyTorch's kernel: min(x, 0) - log1p(exp(-|x|)), keeping exp(-|x|) as the node's ``buffer``. Its
-    loop runs every element through the vector functions (a partial vector for the tail): in float32
-    SLEEF's expf and log1pf (sleef.py)."""
+    loop runs every element through the vector functions (a partial vector for the tail): SLEEF's exp
+    and log1p of the input's precision (sleef.py, vectorized_double.py)."""
+    exp, log1p = sleef.vector_function("exp", a.dtype), sleef.vector_function("log1p", a.dtype)
     with np.errstate(all="ignore"):
-        if a.dtype == np.float32:
-            z = sleef.expf(-np.abs(a))
-            return (np.minimum(a, a.dtype.type(0)) - sleef.log1pf(z)).astype(a.dtype), {"buffer": z}
+        if exp is not None:
+            z = exp(-np.abs(a))
+            return (np.minimum(a, a.dtype.type(0)) - log1p(z)).astype(a.dtype), {"buffer": z}
         z = np.exp(-np.abs(a))
         return (np.minimum(a, 0) - np.log1p(z)).astype(a.dtype), {"buffer": z.astype(a.dtype)}
 
@@ -123,9 +124,25 @@ log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", _log_sigmoid,
                  dtype=_kernel("log_sigmoid_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
+def elu_kernel(a, alpha, scale, input_scale):
+    """ATen's elu kernel (elu, selu, celu): x > 0 ? x·scale : expm1(x·input_scale)·(alpha·scale), the
+    coefficients in x's type; SLEEF's expm1 on the vector loop's runs, the C library's on the tails."""
+    c = a.dtype.type
+    negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
+
+    def kernel(expm1):
+        def run(x):
+            with np.errstate(all="ignore"):
+                return np.where(x > 0, x * poscoef, expm1(x * negiptcoef) * negcoef).astype(x.dtype)
+        return run
+    vector = sleef.vector_function("expm1", a.dtype)
+    if vector is None:
+        return kernel(np.expm1)(a)
+    return sleef.vectorized(a, kernel(vector), kernel(lambda x: sleef.libm("expm1", x)), reduction_order.threads())
+
+
 def _elu(a, alpha=1.0):
-    with np.errstate(all="ignore"):
-        return np.where(a > 0, a, a.dtype.type(alpha) * np.expm1(a)).astype(a.dtype)
+    return elu_kernel(a, alpha, 1.0, 1.0)
 
 
 elu = op("elu", "EluBackward0", _elu,
@@ -136,13 +153,33 @@ elu_inplace = op("elu_inplace", "EluBackward1", _elu,
                  dtype=elu.dtype, domain="nonzero", forward_ad="element_wise")
 
 
+_GELU_THREADED = 16384          # GeluKernelImpl: above it, one grain per thread
+
+
 def _gelu(a, approximate="none"):
-    # PyTorch's kernel, step by step in the input's precision (erf itself correctly rounded)
-    c = a.dtype.type
+    """PyTorch's kernel, step by step in the input's precision; the tanh approximation with SLEEF's tanh on
+    the vector loop's runs and the C library's on the tails; the erf form of a contiguous float32 input
+    with oneDNN's kernel (onednn_gelu.py), else ATen's with its vectorized erf (backward_ops.vector_erf)
+    on the vector runs and the C library's on the tails."""
     if approximate == "tanh":
-        inner = c(math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5) * (a + c(0.044715) * (a * a * a))
-        return (c(0.5) * a * (c(1) + np.tanh(inner))).astype(a.dtype)
-    return (a * c(0.5) * (c(1) + _erf(a * c(math.sqrt(0.5))))).astype(a.dtype)
+        vector = sleef.vector_function("tanh", a.dtype)
+        if vector is None:
+            return _bw.gelu_tanh(a, np.tanh).astype(a.dtype)
+        return _gelu_loop(a, lambda x: _bw.gelu_tanh(x, vector),
+                          lambda x: _bw.gelu_tanh(x, lambda v: sleef.libm("tanh", v)))
+    if _bw.gelu_by_onednn(a):
+        return onednn_gelu.gelu(a)
+    if a.dtype == np.float32 or a.dtype == np.float64:
+        return _gelu_loop(a, lambda x: _bw.gelu_erf(x, _bw.vector_erf(a.dtype)),
+                          lambda x: _bw.gelu_erf(x, lambda v: sleef.libm("erf", v)))
+    return _bw.gelu_erf(a, _erf).astype(a.dtype)
+
+
+def _gelu_loop(a, vector, scalar):
+    """GeluKernelImpl's cpu_kernel_vec: above 16,384 elements one grain per thread."""
+    threads = reduction_order.threads()
+    grain = a.size // threads if a.size > _GELU_THREADED else sleef._GRAIN
+    return sleef.vectorized(a, vector, scalar, threads, grain)
 
 
 gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("GeluKernelImpl", refuse=_NOT_FLOAT),
@@ -150,10 +187,11 @@ gelu = op("gelu", "GeluBackward0", _gelu, self=_bw.gelu_grad, dtype=_kernel("Gel
 
 
 def _softplus(a, beta=1.0, threshold=20.0):
-    """ATen's softplus kernel: a where a·beta > threshold, else log1p(exp(a·beta)) / beta; in float32 with
-    SLEEF's exp and log1p in the vector loop and the C library's on its tails (sleef.py)."""
-    if a.dtype == np.float32:
-        b, th = np.float32(beta), np.float32(threshold)
+    """ATen's softplus kernel: a where a·beta > threshold, else log1p(exp(a·beta)) / beta; with SLEEF's exp
+    and log1p of the input's precision in the vector loop and the C library's on its tails (sleef.py)."""
+    exp, log1p = sleef.vector_function("exp", a.dtype), sleef.vector_function("log1p", a.dtype)
+    if exp is not None:
+        b, th = a.dtype.type(beta), a.dtype.type(threshold)
 
         def kernel(exp, log1p):
             def run(x):
@@ -161,7 +199,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
                     bx = x * b
                     return np.where(bx > th, x, log1p(exp(bx)) / b)
             return run
-        return sleef.vectorized(a, kernel(sleef.expf, sleef.log1pf),
+        return sleef.vectorized(a, kernel(exp, log1p),
                                 kernel(sleef.libm_exp, lambda x: sleef.libm("log1p", x)), reduction_order.threads())
     with np.errstate(all="ignore"):
         bx = a * a.dtype.type(beta)

@@ -11,29 +11,33 @@ from __future__ import annotations
 import numpy as np
 
 from . import backward_ops as _bw
+from .. import reduction_order, sleef
+from ..exact import fma
+from ..graph import is_grad_enabled
+from ..tensor import Tensor
 from .common import _NOT_FLOAT, _apply, _kernel
+from .nn import elu_kernel
 from .registry import op
-
-
-def _elu_family(a, alpha, scale, input_scale):
-    """ATen's elu kernel: x <= 0 ? expm1(x·input_scale)·(alpha·scale) : x·scale (coefficients in x's type)."""
-    c = a.dtype.type
-    with np.errstate(all="ignore"):
-        neg = np.expm1(a * c(input_scale)) * (c(alpha) * c(scale))
-        return np.where(a <= 0, neg, a * c(scale)).astype(a.dtype)
 
 
 # ---------------------------------------------------------------- celu / selu: elu with scales
 def _celu(a, alpha=1.0):
-    return _elu_family(a, alpha, 1.0, 1.0 / alpha)
+    return elu_kernel(a, alpha, 1.0, 1.0 / alpha)
+
+
+def _celu_input_scale(alpha):
+    """celu's backward input scale as derivatives.yaml writes it, ``1.0 / alpha.toFloat()``: alpha rounded to
+    float32 first (the forward's is ``1. / alpha.to<double>()``)."""
+    return 1.0 / float(np.float32(alpha))
 
 
 celu = op("celu", "CeluBackward0", _celu,
-          self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha, False, 1.0, 1.0 / alpha),
+          self=lambda grad, self, alpha=1.0: _bw.elu_grad(grad, self, alpha, False, 1.0, _celu_input_scale(alpha)),
           dtype=_kernel("elu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # F.celu(x, inplace=True) / torch.celu_: the node reads the result (x is overwritten)
 celu_inplace = op("celu_inplace", "CeluBackward1", _celu,
-                  self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True, 1.0, 1.0 / alpha),
+                  self=lambda grad, result, alpha=1.0: _bw.elu_grad(grad, result, alpha, True, 1.0,
+                                                                     _celu_input_scale(alpha)),
                   dtype=celu.dtype, domain="nonzero", forward_ad="element_wise")
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -41,7 +45,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _selu(a):
-    return _elu_family(a, SELU_ALPHA, SELU_SCALE, 1.0)
+    return elu_kernel(a, SELU_ALPHA, SELU_SCALE, 1.0)
 
 
 # selu is ATen's elu(x, alpha, scale): its node is EluBackward0 (EluBackward1 in place)
@@ -113,11 +117,44 @@ hardswish = op("hardswish", "HardswishBackward0", _hardswish, self=_hardswish_gr
 
 
 def _mish(a):
-    with np.errstate(all="ignore"):
-        return (a * np.tanh(np.log1p(np.exp(a)))).astype(a.dtype)
+    """ATen's mish kernel: x·tanh(log1p(exp(x))), SLEEF's three functions on the vector loop's runs and the
+    C library's on the tails."""
+    def kernel(exp, log1p, tanh):
+        def run(x):
+            with np.errstate(all="ignore"):
+                return (x * tanh(log1p(exp(x)))).astype(x.dtype)
+        return run
+    vector = [sleef.vector_function(name, a.dtype) for name in ("exp", "log1p", "tanh")]
+    if None in vector:
+        return kernel(np.exp, np.log1p, np.tanh)(a)
+    return sleef.vectorized(a, kernel(*vector), kernel(*(lambda x, n=n: sleef.libm(n, x) for n in ("exp", "log1p", "tanh"))),
+                            reduction_order.threads())
+
+
+def _mish_backward_kernel(g, x):
+    """ATen's mish_backward kernel: g·(t + x·σ(x)·(1 - t²)) with t = tanh(log1p(exp(x))), both sums fused
+    (in either loop, measured), SLEEF's functions on the vector runs and the C library's on the tails."""
+    c = x.dtype.type
+
+    def kernel(exp, log1p, tanh):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                sigmoid = c(1) / (c(1) + exp(-xv))
+                t = tanh(log1p(exp(xv)))
+                return (gv * fma(xv * sigmoid, fma(-t, t, c(1)), t)).astype(xv.dtype)
+        return run
+    names = ("exp", "log1p", "tanh")
+    return sleef.vectorized_map((g, x), kernel(*(sleef.vector_function(n, x.dtype) for n in names)),
+                                kernel(*(lambda v, n=n: sleef.libm(n, v) for n in names)), reduction_order.threads())
 
 
 def _mish_grad(grad, self):
+    """derivatives.yaml: ATen's mish_backward kernel, or with grad mode on (a graph of the backward) the
+    infinitely differentiable composite."""
+    g, x = grad._data, self._data
+    if not is_grad_enabled() and type(grad) is Tensor and type(self) is Tensor and g.dtype == x.dtype \
+            and sleef.vector_function("tanh", x.dtype) is not None:
+        return Tensor._make(_mish_backward_kernel(g, x))
     # ATen: grad · (tanh(softplus(x)) + x · sigmoid(x) · (1 - tanh(softplus(x))²))
     sigmoid = self.sigmoid()
     tanh_softplus = self.exp().log1p().tanh()

@@ -5,11 +5,11 @@ import math
 
 import numpy as np
 
-from .. import corner_grads, dtypes, errors, reduction_order, sleef
+from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_double, vectorized_float
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _vml, _zero_where, fma
+from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _sleef, _vml, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -184,9 +184,9 @@ def _pow_scalar_forward(a, exponent):
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
         with np.errstate(all="ignore"):
             return _POW_SPECIAL[exponent](a)
-    if a.dtype == np.float32 and isinstance(exponent, (int, float)) and not isinstance(exponent, bool) \
-            and exponent not in (0, 1):
-        return sleef.pow_scalar_f32(a, exponent, reduction_order.threads())   # SLEEF's powf on runs of 16
+    if a.dtype in (np.float32, np.float64) and isinstance(exponent, (int, float)) \
+            and not isinstance(exponent, bool) and exponent not in (0, 1):
+        return sleef.pow_scalar(a, exponent, reduction_order.threads())   # SLEEF's powf / powd on the runs
     return _pow_forward(a, np.asarray(exponent, a.dtype))
 
 
@@ -258,10 +258,9 @@ exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad 
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _expm1(a):
     """ATen's expm1 kernel (vml.h's vec::map: every element through the vector function, a partial vector
-    for the tail): in float32 SLEEF's expm1f (sleef.py)."""
-    if a.dtype == np.float32:
-        return sleef.expm1f(a)
-    return np.expm1(a)
+    for the tail): SLEEF's expm1f / expm1d (sleef.py, vectorized_double.py); NumPy's for other dtypes."""
+    vector = sleef.vector_function("expm1", a.dtype)
+    return np.expm1(a) if vector is None else vector(a)
 
 
 expm1 = op("expm1", "Expm1Backward0", _expm1, self=lambda grad, result: grad * (result + 1),
@@ -278,10 +277,9 @@ log10 = op("log10", "Log10Backward0", _vml("log10", np.log10), self=lambda grad,
            schema="log10(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _log1p(a):
     """ATen's log1p kernel (vml.h's vec::map: every element through the vector function, a partial vector
-    for the tail): in float32 SLEEF's log1pf (sleef.py); NumPy's otherwise."""
-    if a.dtype == np.float32:
-        return sleef.log1pf(a)
-    return np.log1p(a)
+    for the tail): SLEEF's log1pf / log1pd (sleef.py, vectorized_double.py); NumPy's for other dtypes."""
+    vector = sleef.vector_function("log1p", a.dtype)
+    return np.log1p(a) if vector is None else vector(a)
 
 
 log1p = op("log1p", "Log1PBackward0", _log1p, self=lambda grad, self: grad / (self + 1),
@@ -305,10 +303,10 @@ acos = op("acos", "AcosBackward0", _vml("acos", np.arccos), self=lambda grad, se
 atan = op("atan", "AtanBackward0", _vml("atan", np.arctan), self=lambda grad, self: grad / (self * self + 1), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="atan(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-sinh = op("sinh", "SinhBackward0", _ew(np.sinh), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
+sinh = op("sinh", "SinhBackward0", _sleef("sinh", np.sinh, vectorized_float.sinhf, vectorized_double.sinhd), self=lambda grad, self: grad * self.cosh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="sinh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-cosh = op("cosh", "CoshBackward0", _ew(np.cosh), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
+cosh = op("cosh", "CoshBackward0", _sleef("cosh", np.cosh, vectorized_float.coshf, vectorized_double.coshd), self=lambda grad, self: grad * self.sinh(), dtype=_F_,
           domain="real", forward_ad="element_wise",
           schema="cosh(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 # formulas that call backward entries (ops/backward_ops.py: that family loads with the first of them)
@@ -409,7 +407,7 @@ round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtyp
 # round(x, decimals=d): ATen's round.decimals overload, its own node (whatever d, 0 included)
 round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
                     dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
-atan2 = op("atan2", "Atan2Backward0", _ew(np.arctan2), ("self", "other"),
+atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f, vectorized_double.atan2d), ("self", "other"),
            self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")

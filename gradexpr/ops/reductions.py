@@ -550,7 +550,12 @@ def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
     with np.errstate(all="ignore"):
         x = np.abs(a)
         rows = _norm2_rows(a, axis) if ord == 2 else None
-        if rows is not None:
+        if a.size and all(a.shape[d] == 1 for d in axis):
+            # one element per norm: TensorIterator reduces nothing and ATen's kernel returns |x| (x != 0 for
+            # the 0-"norm"), so 3e38's float32 norm is 3e38, not sqrt(inf)
+            r = (x != 0) if ord == 0 else x
+            r = r if keepdim else r.reshape([s for d, s in enumerate(a.shape) if d not in axis])
+        elif rows is not None:
             r = reduction_order.torch_norm2_rows(rows[0]).reshape(rows[1])
             if keepdim:
                 r = r.reshape([1 if d in axis else s for d, s in enumerate(a.shape)])

@@ -1,0 +1,62 @@
+"""sleef.vectorized_map splits elements between the vector and the scalar loop as ATen's cpu_kernel_vec does
+(which elements go where decides their last bit: SLEEF's functions on one side, the C library's on the
+other), and exact.fma64 stays exact with an operand too large for Veltkamp's split (SLEEF's double-double
+division multiplies 1/x by x for x near 1e300)."""
+from fractions import Fraction
+
+import numpy as np
+
+from gradexpr import sleef
+from gradexpr.exact import fma64
+
+
+def _which_loop(*arrays, threads=1, grain=sleef._GRAIN):
+    """1 where the vector loop computes an element of the broadcast result, 0 where the scalar one does."""
+    def vector(*xs):
+        return np.ones(np.broadcast_shapes(*(x.shape for x in xs)), xs[0].dtype)
+
+    def scalar(*xs):
+        return np.zeros(np.broadcast_shapes(*(x.shape for x in xs)), xs[0].dtype)
+    return sleef.vectorized_map(arrays, vector, scalar, threads, grain)
+
+
+def test_contiguous_runs_of_two_vectors_and_a_scalar_tail():
+    assert _which_loop(np.zeros(37, np.float32)).tolist() == [1] * 32 + [0] * 5
+    assert _which_loop(np.zeros(37, np.float64)).tolist() == [1] * 32 + [0] * 5     # runs of 8 doubles
+    assert _which_loop(np.zeros(7, np.float64)).tolist() == [0] * 7
+    # a contiguous matrix is one coalesced loop of 60
+    assert _which_loop(np.zeros((3, 20), np.float32)).ravel().tolist() == [1] * 48 + [0] * 12
+
+
+def test_broadcast_rows_and_strided_views():
+    rows = _which_loop(np.zeros((3, 20), np.float32), np.zeros(20, np.float32))
+    assert rows.tolist() == [[1] * 16 + [0] * 4] * 3                 # rows of 20 (the row operand repeats)
+    scalar_operand = _which_loop(np.zeros((3, 20), np.float32), np.zeros((), np.float32))
+    assert scalar_operand.ravel().tolist() == [1] * 48 + [0] * 12   # a 0-d operand: still one loop
+    assert not _which_loop(np.zeros(40, np.float32)[::2]).any()      # strided: all scalar
+    transposed = _which_loop(np.zeros((20, 3), np.float32).T)
+    assert transposed.T.ravel().tolist() == [1] * 48 + [0] * 12     # in memory order
+
+
+def test_threads_split_the_range_and_each_piece_has_its_own_tail():
+    n = 70001
+    loops = _which_loop(np.zeros(n, np.float32), threads=2)
+    half = -(-n // 2)                                                 # 35001 each, the last 35000
+    expected = np.ones(n, np.float32)
+    expected[half - half % 16:half] = 0
+    expected[half + (n - half) // 16 * 16:] = 0
+    assert np.array_equal(loops, expected)
+    # GELU's own grain (one per thread above 16,384 elements) splits a 20,000-element input as well
+    gelu = _which_loop(np.zeros(20000, np.float32), threads=2, grain=10000)
+    assert gelu[9984:10000].tolist() == [1] * 16 and gelu[10000:].sum() == 10000 - 10000 % 16
+
+
+def test_fma64_with_an_operand_beyond_the_split_range():
+    rng = np.random.default_rng(0)
+    a = rng.uniform(1, 2, 2000) * 2.0 ** rng.integers(996, 1023, 2000)
+    b = 1 / a * rng.uniform(0.5, 2, 2000)
+    c = np.concatenate([-rng.uniform(0.5, 2, 1000), -(a[1000:] * b[1000:])])   # (the latter: the product's error)
+    got = fma64(a, b, c)
+    exact = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
+    assert got.tolist() == exact
+    assert fma64(b, a, c).tolist() == exact
