@@ -71,6 +71,7 @@ class _AnyPublicName:
 class Module:
     _gx_exposed = True
     _gx_settable = _AnyPublicName()
+    _gx_readable = frozenset({"_forward_pre_hooks"})     # the pruning tutorial prints them
     __module__ = "torch.nn.modules.module"
     dump_patches = False
     _version = 1
