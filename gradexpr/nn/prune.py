@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from .. import errors
 from .. import functions as T
 from ..tensor import Tensor
-from .module import Module
+from .module import AnyPublicName
 from .utils import parameters_to_vector
 
 NAMES = ("BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
@@ -31,6 +31,7 @@ class BasePruningMethod(ABC):
     """A pruning technique: ``compute_mask`` says what to zero; ``apply`` reparametrizes a module's tensor."""
     _gx_exposed = True
     _gx_readable = frozenset({"_tensor_name"})
+    _gx_settable = AnyPublicName("_tensor_name")        # PyTorch's own tests name the tensor of a method
     __module__ = _PRUNED_MODULE
     _tensor_name = None
 

@@ -4,7 +4,8 @@
 - No dunder name, ever, and no ``_gx_`` name (the engine's own markers).
 - Objects of classes marked ``_gx_exposed = True`` (the library: tensors, modules ...) expose
   their public attributes, and the underscored names of the class's ``_gx_readable`` (those PyTorch's
-  tutorials read: ``module._forward_pre_hooks``); writes need the name in the class's ``_gx_settable``.
+  tutorials read: ``module._forward_pre_hooks``); writes need the name in the class's ``_gx_settable``
+  (where an underscored name is one a program may write: a pruning method's ``_tensor_name``).
 - Instances of the program's own classes (see ``grammar/classes.py``), and the classes
   themselves, expose every public attribute and the single-underscore names the program
   defined (in a class body, or by assigning them): ``self._cache`` works in a subclass of
@@ -163,10 +164,12 @@ def set_attribute(obj, name, value):
     if t is type or issubclass(t, type):
         if _is_program_type(obj):
             return _set_program_attribute(obj, name, value)
-    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED:
+    exposed = getattr(t, "_gx_exposed", False) is True
+    settable = getattr(t, "_gx_settable", ()) if exposed else ()
+    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED and name not in settable:
         raise errors.AttributeError(f"access to '{name}' is not allowed in gradexpr")
-    if getattr(t, "_gx_exposed", False) is True:
-        if name in getattr(t, "_gx_settable", ()):
+    if exposed:
+        if name in settable:
             setattr(obj, name, value)
             return
         tname = t.__name__
