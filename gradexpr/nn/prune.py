@@ -266,15 +266,17 @@ class _StructuredPruning(_AmountPruning):
             raise errors.IndexError(f"Invalid index {self.dim} for tensor of size {t.shape}")
         tensor_size = t.shape[self.dim]
         k = self._units_to_prune(tensor_size)
+        kept = self._kept_channels(t, tensor_size, k)
         if k == 0:
             return default_mask
         mask = T.zeros_like(t)
-        mask[tuple(self._kept_channels(t, tensor_size, k) if d == self.dim % t.dim() else slice(None)
-                   for d in range(t.dim()))] = 1
+        mask[tuple(kept if d == self.dim % t.dim() else slice(None) for d in range(t.dim()))] = 1
         mask *= default_mask.to(dtype=mask.dtype)
         return mask
 
     def _kept_channels(self, t, nchannels, nchannels_toprune):
+        """The channels along ``dim`` that stay (asked even when none is pruned: LnStructured computes its
+        norms, and fails on a bad ``n``, before it looks)."""
         raise NotImplementedError
 
 
@@ -282,6 +284,8 @@ class RandomStructured(_StructuredPruning):
     """Zeroes ``amount`` channels along ``dim`` at random (those above the k-th smallest ``rand`` draw stay)."""
 
     def _kept_channels(self, t, nchannels, nchannels_toprune):
+        if nchannels_toprune == 0:          # (no draw)
+            return None
         prob = T.rand(nchannels)
         threshold = T.kthvalue(prob, k=nchannels_toprune).values
         return prob > threshold
