@@ -54,12 +54,7 @@ class BasePruningMethod(ABC):
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
         method = _method_joining_earlier_pruning(cls, module, name, *args, **kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of "
-                                     f"{module}, got {importance_scores.shape} vs {orig.shape}")
-        else:
-            importance_scores = orig
+        importance_scores = _scores_for(orig, importance_scores, f"parameter {name} of {module}")
         first_pruning = not isinstance(method, PruningContainer)
         if first_pruning:
             module.register_parameter(name + "_orig", orig)
@@ -81,12 +76,7 @@ class BasePruningMethod(ABC):
 
     def prune(self, t, default_mask=None, importance_scores=None):
         """``t`` times its mask (no reparametrization)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
+        importance_scores = _scores_for(t, importance_scores, "tensor t")
         default_mask = default_mask if default_mask is not None else T.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
@@ -103,6 +93,16 @@ class BasePruningMethod(ABC):
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
+
+
+def _scores_for(t, importance_scores, what):
+    """The importance scores a mask is computed from: ``t`` itself unless others of its shape are given."""
+    if importance_scores is None:
+        return t
+    if importance_scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got "
+                             f"{importance_scores.shape} vs {t.shape}")
+    return importance_scores
 
 
 def _method_joining_earlier_pruning(cls, module, name, *args, **kwargs):
@@ -217,33 +217,38 @@ class _AmountPruning(BasePruningMethod):
         return nparams_toprune
 
 
-class RandomUnstructured(_AmountPruning):
-    """Zeroes ``amount`` entries at random (those with the largest of ``rand_like`` draws)."""
+class _UnstructuredPruning(_AmountPruning):
+    """A method that zeroes ``amount`` entries, wherever they are."""
     PRUNING_TYPE = "unstructured"
 
     def compute_mask(self, t, default_mask):
         k = self._units_to_prune(t.nelement())
         mask = default_mask.clone()
         if k != 0:
-            prob = T.rand_like(t)
-            mask.view(-1)[T.topk(prob.view(-1), k=k).indices] = 0
+            mask.view(-1)[self._entries_to_prune(t, k)] = 0
         return mask
+
+    def _entries_to_prune(self, t, k):
+        """The flat indices of the ``k`` entries to zero."""
+        raise NotImplementedError
+
+
+class RandomUnstructured(_UnstructuredPruning):
+    """Zeroes ``amount`` entries at random (those with the largest of ``rand_like`` draws)."""
+
+    def _entries_to_prune(self, t, k):
+        return T.topk(T.rand_like(t).view(-1), k=k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(_AmountPruning):
+class L1Unstructured(_UnstructuredPruning):
     """Zeroes the ``amount`` entries of smallest magnitude (ties as ``topk`` picks them)."""
-    PRUNING_TYPE = "unstructured"
 
-    def compute_mask(self, t, default_mask):
-        k = self._units_to_prune(t.nelement())
-        mask = default_mask.clone()
-        if k != 0:
-            mask.view(-1)[T.topk(T.abs(t).view(-1), k=k, largest=False).indices] = 0
-        return mask
+    def _entries_to_prune(self, t, k):
+        return T.topk(T.abs(t).view(-1), k=k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -333,7 +338,7 @@ class CustomFromMask(BasePruningMethod):
 
 # Programs subclass these and name them (``prune.L1Unstructured``): shown as PyTorch's classes.
 for _cls in (PruningContainer, Identity, RandomUnstructured, L1Unstructured, RandomStructured, LnStructured,
-             CustomFromMask, _AmountPruning, _StructuredPruning):
+             CustomFromMask, _AmountPruning, _UnstructuredPruning, _StructuredPruning):
     _cls.__module__ = _PRUNED_MODULE
 
 
