@@ -106,6 +106,7 @@ def run_program(program: Path, limits=None, name: str | None = None) -> Run:
         return Run("", "", f"{name}: cannot read: {reason}\n", int(Exit.USAGE), None, 0.0)
     out, err = io.StringIO(), io.StringIO()
     random.default_generator.seed()
+    _restart_module_hook_ids()
     start = time.perf_counter()
     with printing.printoptions(profile="default"), warnings.catch_warnings(), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -117,6 +118,14 @@ def run_program(program: Path, limits=None, name: str | None = None) -> Run:
     if outcome.error is not None:
         stderr += render(outcome.error, source, name)
     return Run(source, out.getvalue(), stderr, int(outcome.code), outcome.error, seconds)
+
+
+def _restart_module_hook_ids():
+    """Module hooks are numbered from 0 in a new process (a program prints ``module._forward_pre_hooks``);
+    torch.nn is loaded only by the programs that use it."""
+    module = sys.modules.get("gradexpr.nn.module")
+    if module is not None:
+        module.RemovableHandle._next_id = 0
 
 
 def _with_grad_enabled(fn, *args, **kwargs):

@@ -414,13 +414,18 @@ def _autograd_extension_points(name):
     return autograd_extras.autograd_name(name, Namespace)
 
 
+def _names_namespace(qualified, module):
+    """The namespace ``qualified`` of a gradexpr module's ``NAMES``."""
+    return Namespace(qualified, {n: getattr(module, n) for n in module.NAMES})
+
+
 def _nn_names():
     from . import nn
-    from .nn import parametrize
+    from .nn import parametrize, prune
     modules, init, utils = nn.names()
     from .nn import parallel
-    utils = {**utils, "parametrize": Namespace("torch.nn.utils.parametrize",
-                                               {n: getattr(parametrize, n) for n in parametrize.NAMES})}
+    utils = {**utils, "parametrize": _names_namespace("torch.nn.utils.parametrize", parametrize),
+             "prune": _names_namespace("torch.nn.utils.prune", prune)}
     return {**modules, "init": Namespace("torch.nn.init", init), "utils": Namespace("torch.nn.utils", utils),
             "parallel": Namespace("torch.nn.parallel", {"DataParallel": parallel.DataParallel,
                                                         "DistributedDataParallel": parallel.DistributedDataParallel})}

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["unstable_order", "GRAIN_SIZE"]
+__all__ = ["unstable_order", "topk_order", "GRAIN_SIZE"]
 
 GRAIN_SIZE = 32768          # at::internal::GRAIN_SIZE
 _THRESHOLD = 16             # libstdc++'s _S_threshold
@@ -47,6 +47,44 @@ def unstable_order(a: np.ndarray, dim: int, descending: bool, stable_order: np.n
     return np.moveaxis(order, -1, dim)
 
 
+def topk_order(a: np.ndarray, k: int, dim: int, largest: bool, sorted: bool, stable_order: np.ndarray) -> np.ndarray:
+    """The indices ``topk`` gives along ``dim``, from ``stable_order`` (a stable argsort, descending when
+    ``largest``): ATen's topk_impl_loop (aten/src/ATen/native/TopKImpl.h) moves each row's (value, index)
+    pairs with ``std::partial_sort`` when ``64·k <= n``, else ``std::nth_element`` at ``k - 1`` and (when
+    ``sorted``) ``std::sort`` of the ``k - 1`` before it. Equal values among the first ``k + 1`` come out
+    in those algorithms' order (``L1Unstructured`` prunes by it), and an unsorted result in theirs: only
+    such rows are replayed."""
+    order = np.moveaxis(stable_order, dim, -1)
+    taken = order[..., :k]
+    if a.ndim == 0 or k == 0:
+        return np.moveaxis(taken, -1, dim)
+    keys = np.moveaxis(a, dim, -1)
+    n = keys.shape[-1]
+    if sorted:
+        ranked = np.take_along_axis(keys, order[..., :k + 1], axis=-1)
+        tied = ranked[..., 1:] == ranked[..., :-1]
+        if ranked.dtype.kind == "f":
+            tied |= np.isnan(ranked[..., 1:]) & np.isnan(ranked[..., :-1])
+        rows = np.argwhere(tied.any(axis=-1).reshape(keys.shape[:-1]))
+    else:
+        rows = np.argwhere(np.ones(keys.shape[:-1], bool))
+    if len(rows) == 0:
+        return np.moveaxis(taken, -1, dim)
+    taken = taken.copy()
+    less = _less(keys.dtype, largest)
+    for row in rows:
+        at = tuple(row)
+        pairs = _Pairs(keys[at].tolist(), less)
+        if k * 64 <= n:
+            pairs.partial_sort(0, k, n)
+        else:
+            pairs.nth_element(0, k - 1, n)
+            if sorted:
+                pairs.sort(0, k - 1)
+        taken[at] = pairs.v[:k]
+    return np.moveaxis(taken, -1, dim)
+
+
 def _less(dtype, descending):
     if dtype.kind == "f":
         if descending:
@@ -57,18 +95,30 @@ def _less(dtype, descending):
 
 def _std_sort(keys, less):
     """The permutation libstdc++'s std::sort leaves the pairs (keys[i], i) in, comparing keys with ``less``."""
-    n = len(keys)
-    v = list(range(n))          # v[i] = original index now at position i
-    k = list(keys)
+    pairs = _Pairs(keys, less)
+    pairs.sort(0, len(keys))
+    return pairs.v
 
-    def comp(i, j):             # comp on positions
-        return less(k[i], k[j])
 
-    def swap(i, j):
+class _Pairs:
+    """The pairs (keys[i], i) as libstdc++'s algorithms move them about (``k``: the keys, ``v``: the original
+    indices, position by position), comparing keys only with ``less``."""
+
+    def __init__(self, keys, less):
+        self.k = list(keys)
+        self.v = list(range(len(self.k)))
+        self.less = less
+
+    def comp(self, i, j):       # comp on positions
+        return self.less(self.k[i], self.k[j])
+
+    def swap(self, i, j):
+        k, v = self.k, self.v
         k[i], k[j] = k[j], k[i]
         v[i], v[j] = v[j], v[i]
 
-    def move_median_to_first(result, a, b, c):
+    def move_median_to_first(self, result, a, b, c):
+        comp, swap = self.comp, self.swap
         if comp(a, b):
             if comp(b, c):
                 swap(result, b)
@@ -83,7 +133,8 @@ def _std_sort(keys, less):
         else:
             swap(result, b)
 
-    def unguarded_partition(first, last, pivot):
+    def unguarded_partition(self, first, last, pivot):
+        comp = self.comp
         while True:
             while comp(first, pivot):
                 first += 1
@@ -92,10 +143,16 @@ def _std_sort(keys, less):
                 last -= 1
             if not first < last:
                 return first
-            swap(first, last)
+            self.swap(first, last)
             first += 1
 
-    def adjust_heap(first, hole, length, value):
+    def unguarded_partition_pivot(self, first, last):
+        mid = first + (last - first) // 2
+        self.move_median_to_first(first, first + 1, mid, last - 1)
+        return self.unguarded_partition(first + 1, last, first)
+
+    def adjust_heap(self, first, hole, length, value):
+        k, v, less = self.k, self.v, self.less
         vk, vv = value
         top = hole
         second = hole
@@ -116,34 +173,46 @@ def _std_sort(keys, less):
             parent = (hole - 1) // 2
         k[first + hole], v[first + hole] = vk, vv
 
-    def heap_sort(first, last):
+    def make_heap(self, first, last):
         length = last - first
-        if length >= 2:
-            parent = (length - 2) // 2
-            while True:
-                adjust_heap(first, parent, length, (k[first + parent], v[first + parent]))
-                if parent == 0:
-                    break
-                parent -= 1
+        if length < 2:
+            return
+        parent = (length - 2) // 2
+        while True:
+            self.adjust_heap(first, parent, length, (self.k[first + parent], self.v[first + parent]))
+            if parent == 0:
+                return
+            parent -= 1
+
+    def pop_heap(self, first, last, result):
+        k, v = self.k, self.v
+        value = (k[result], v[result])
+        k[result], v[result] = k[first], v[first]
+        self.adjust_heap(first, 0, last - first, value)
+
+    def sort_heap(self, first, last):
         while last - first > 1:
             last -= 1
-            value = (k[last], v[last])
-            k[last], v[last] = k[first], v[first]
-            adjust_heap(first, 0, last - first, value)
+            self.pop_heap(first, last, last)
 
-    def introsort_loop(first, last, depth):
+    def heap_select(self, first, middle, last):
+        self.make_heap(first, middle)
+        for i in range(middle, last):
+            if self.comp(i, first):
+                self.pop_heap(first, middle, i)
+
+    def introsort_loop(self, first, last, depth):
         while last - first > _THRESHOLD:
             if depth == 0:
-                heap_sort(first, last)
+                self.partial_sort(first, last, last)
                 return
             depth -= 1
-            mid = first + (last - first) // 2
-            move_median_to_first(first, first + 1, mid, last - 1)
-            cut = unguarded_partition(first + 1, last, first)
-            introsort_loop(cut, last, depth)
+            cut = self.unguarded_partition_pivot(first, last)
+            self.introsort_loop(cut, last, depth)
             last = cut
 
-    def linear_insert(i):
+    def linear_insert(self, i):
+        k, v, less = self.k, self.v, self.less
         vk, vv = k[i], v[i]
         j = i - 1
         while less(vk, k[j]):
@@ -151,23 +220,54 @@ def _std_sort(keys, less):
             j -= 1
         k[j + 1], v[j + 1] = vk, vv
 
-    def insertion_sort(first, last):
+    def insertion_sort(self, first, last):
         if first == last:
             return
+        k, v = self.k, self.v
         for i in range(first + 1, last):
-            if comp(i, first):
+            if self.comp(i, first):
                 vk, vv = k[i], v[i]
                 k[first + 1:i + 1], v[first + 1:i + 1] = k[first:i], v[first:i]
                 k[first], v[first] = vk, vv
             else:
-                linear_insert(i)
+                self.linear_insert(i)
 
-    if n > 1:
-        introsort_loop(0, n, 2 * int(math.floor(math.log2(n))))
+    def sort(self, first, last):
+        """std::sort: introsort, then a final insertion sort (unguarded past the first run)."""
+        n = last - first
+        if n <= 1:
+            return
+        self.introsort_loop(first, last, 2 * _log2(n))
         if n > _THRESHOLD:
-            insertion_sort(0, _THRESHOLD)
-            for i in range(_THRESHOLD, n):
-                linear_insert(i)
+            self.insertion_sort(first, first + _THRESHOLD)
+            for i in range(first + _THRESHOLD, last):
+                self.linear_insert(i)
         else:
-            insertion_sort(0, n)
-    return v
+            self.insertion_sort(first, last)
+
+    def partial_sort(self, first, middle, last):
+        """std::partial_sort: a heap of the first ``middle - first``, then sorted."""
+        self.heap_select(first, middle, last)
+        self.sort_heap(first, middle)
+
+    def nth_element(self, first, nth, last):
+        """std::nth_element: introselect (quickselect down to 3 elements, heap select past 2·log2(n) levels)."""
+        if first == last or nth == last:
+            return
+        depth = 2 * _log2(last - first)
+        while last - first > 3:
+            if depth == 0:
+                self.heap_select(first, nth + 1, last)
+                self.swap(first, nth)
+                return
+            depth -= 1
+            cut = self.unguarded_partition_pivot(first, last)
+            if cut <= nth:
+                first = cut
+            else:
+                last = cut
+        self.insertion_sort(first, last)
+
+
+def _log2(n):
+    return int(math.floor(math.log2(n)))

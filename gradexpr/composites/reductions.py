@@ -211,6 +211,14 @@ def _ord(p):
     return p if type(p) in (int, float) else float(p)      # as given: the node shows it (ord 2, 2.0)
 
 
+def _check_matrix_dims(input, dim):
+    """A nuclear norm is a matrix norm: PyTorch refuses other than two dims first (LnStructured asks
+    ``norm(t, p="nuc", dim=every other dim)``)."""
+    dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) != 2:
+        raise errors.RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+
+
 def _norm_params(params, dtype):
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
@@ -218,6 +226,8 @@ def _norm_params(params, dtype):
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if p == "nuc":
+        _check_matrix_dims(input, dim)
     return apply(D.norm, (input,), _norm_params({"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim},
                                                 dtype))
 

@@ -61,16 +61,21 @@ class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", ["missing_key
     __str__ = __repr__
 
 
-class _AnyPublicName:
-    """A module's ``_gx_settable``: programs may set any public attribute (``model.fc = nn.Linear(…)``)."""
+class AnyPublicName:
+    """A module's ``_gx_settable``: programs may set any public attribute (``model.fc = nn.Linear(…)``),
+    and the underscored ones named (a pruning method's ``_tensor_name``)."""
+
+    def __init__(self, *underscored):
+        self.underscored = frozenset(underscored)
 
     def __contains__(self, name):
-        return isinstance(name, str) and not name.startswith("_")
+        return isinstance(name, str) and (not name.startswith("_") or name in self.underscored)
 
 
 class Module:
     _gx_exposed = True
-    _gx_settable = _AnyPublicName()
+    _gx_settable = AnyPublicName()
+    _gx_readable = frozenset({"_forward_pre_hooks"})     # the pruning tutorial prints them
     __module__ = "torch.nn.modules.module"
     dump_patches = False
     _version = 1

@@ -234,8 +234,10 @@ sort_stable = op("sort_stable", "SortBackward1", _sorted, self=_selected_grad, d
 def _topk(a, k, dim, largest=True, sorted=True):
     if a.ndim and not 0 <= k <= a.shape[dim]:
         raise errors.RuntimeError("selected index k out of range")
-    order = _stable_order(a, dim, largest).astype(np.int64)
-    order = order[(slice(None),) * (dim % a.ndim) + (slice(0, k),)] if a.ndim else order
+    from ..std_sort import topk_order
+    order = topk_order(a, k, dim, largest, sorted, _stable_order(a, dim, largest).astype(np.int64))
+    if a.flags.c_contiguous:
+        order = np.ascontiguousarray(order)
     return (np.take_along_axis(a, order, axis=dim) if a.ndim else a.copy()), {"indices": order}
 
 

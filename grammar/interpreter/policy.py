@@ -3,7 +3,9 @@
 
 - No dunder name, ever, and no ``_gx_`` name (the engine's own markers).
 - Objects of classes marked ``_gx_exposed = True`` (the library: tensors, modules ...) expose
-  their public attributes; writes need the name in the class's ``_gx_settable``.
+  their public attributes, and the underscored names of the class's ``_gx_readable`` (those PyTorch's
+  tutorials read: ``module._forward_pre_hooks``); writes need the name in the class's ``_gx_settable``
+  (where an underscored name is one a program may write: a pruning method's ``_tensor_name``).
 - Instances of the program's own classes (see ``grammar/classes.py``), and the classes
   themselves, expose every public attribute and the single-underscore names the program
   defined (in a class body, or by assigning them): ``self._cache`` works in a subclass of
@@ -108,6 +110,8 @@ def _decide_library(t, name):
     # what a graph node saved for backward (``y.grad_fn._saved_self``), as PyTorch shows it
     if name.startswith(("_saved_", "_raw_saved_")) and getattr(t, "_gx_saved_attributes", False) is True:
         return operator.attrgetter(name)
+    if _library_readable(t, name):
+        return operator.attrgetter(name)
     if name.startswith("_"):
         return _raiser(lambda obj: errors.AttributeError(f"access to '{name}' is not allowed in gradexpr"))
     if getattr(t, "_gx_exposed", False) is True:
@@ -135,6 +139,11 @@ def _decide_library(t, name):
     return _raiser(lambda obj: errors.AttributeError(f"'{tname}' object has no attribute '{name}'"))
 
 
+def _library_readable(t, name):
+    """An underscored name a library class lets programs read (its ``_gx_readable``)."""
+    return getattr(t, "_gx_exposed", False) is True and name in getattr(t, "_gx_readable", ())
+
+
 def attribute_hint(obj, name):
     """``did you mean 'sum'?`` for a misspelt attribute: the closest name the policy allows."""
     import difflib
@@ -155,10 +164,12 @@ def set_attribute(obj, name, value):
     if t is type or issubclass(t, type):
         if _is_program_type(obj):
             return _set_program_attribute(obj, name, value)
-    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED:
+    exposed = getattr(t, "_gx_exposed", False) is True
+    settable = getattr(t, "_gx_settable", ()) if exposed else ()
+    if name.startswith("_") and name not in _PUBLIC_UNDERSCORED and name not in settable:
         raise errors.AttributeError(f"access to '{name}' is not allowed in gradexpr")
-    if getattr(t, "_gx_exposed", False) is True:
-        if name in getattr(t, "_gx_settable", ()):
+    if exposed:
+        if name in settable:
             setattr(obj, name, value)
             return
         tname = t.__name__
@@ -230,7 +241,7 @@ def _program_instance_getter(name):
         return _raiser(lambda obj: _refused(name))
     if name.startswith("_"):
         def get_private(obj):
-            if _program_names_allow(type(obj), name):
+            if _program_names_allow(type(obj), name) or _library_readable(type(obj), name):
                 return getattr(obj, name)
             raise _refused(name)
         return get_private
