@@ -26,6 +26,9 @@ def _libm():
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype, ctype]
             funcs[name, np_type] = fn
+        fn = getattr(lib, "fma" + suffix)
+        fn.restype, fn.argtypes = ctype, [ctype, ctype, ctype]
+        funcs["fma", np_type] = fn
     for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc", "erf", "sinh", "cosh",
                  "tanh", "expm1"):
         for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
