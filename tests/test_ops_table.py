@@ -489,6 +489,15 @@ CASES.update({
                              case(lambda a: torch.special.xlog1py(a, -0.5), (3,))],
     "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
+    # issues 16 and 19: the fused backward ops of glu, rrelu (eval and training) and embedding
+    "glu_backward": [case(_vjp(lambda a: F.glu(a)), (3, 4), (3, 2)), case(_vjp(lambda a: F.glu(a, 0)), (2, 3), (1, 3))],
+    "rrelu_with_noise_backward": [
+        case(_vjp(lambda a: F.rrelu(a, 0.1, 0.3)), (2, 3), (2, 3)),
+        case(_vjp(lambda a: (torch.manual_seed(0), F.rrelu(a, 0.1, 0.3, training=True))[1]), (3, 2), (3, 2))],
+    "embedding_dense_backward": [
+        case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
+        case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),
+             (4, 2))],
     "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],
     # issue 14's entries
     "unfold": [case(lambda a: a.unfold(1, 2, 1), (3, 4)), case(lambda a: a.unfold(0, 3, 2), (7,)),

@@ -215,23 +215,11 @@ convolution_transposed_nobias = op(
 
 
 # ============================================================ embedding
-def _embedding_grad(grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False):
-    F = _F()
-    flat = indices.reshape(-1)
-    g = grad.reshape(-1, weight_shape[1])
-    if padding_idx is not None:
-        g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
-    if scale_grad_by_freq:          # each row's gradient divided by how often its index occurs in the batch
-        counts = np.bincount(flat._data.astype(np.int64), minlength=int(weight_shape[0]))[flat._data]
-        g = g / F.tensor(counts, dtype=g.dtype).unsqueeze(1)
-    return F.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, g)
-
-
 embedding = op("embedding", "EmbeddingBackward0",
                lambda weight, indices, padding_idx=None, scale_grad_by_freq=False: weight[indices],
                ("weight", "indices"),
                weight=lambda grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False:
-               _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq),
+               _bw.embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq),
                dtype="first", broadcast=False, domain="real", forward_ad="transpose")
 
 
