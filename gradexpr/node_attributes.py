@@ -200,6 +200,7 @@ SAVED = {
     "PowBackward1": "exponent result self",
     "PowBackward2": "exponent result self",
     "PreluKernelBackward0": "self weight",
+    "PreluKernelBackwardBackward0": "grad_output self weight",
     "ProdBackward0": "result self",
     "ProdBackward1": "dim keepdim result self",
     "Rad2DegBackward0": "",

@@ -145,10 +145,15 @@ def _prelu(a, w):
     return np.where(a > 0, a, w * a).astype(np.result_type(a, w))
 
 
+def _prelu_grads(grad, self, weight, output_mask=None):
+    """ATen's ``_prelu_kernel_backward``: both gradients in one call (one node under create_graph)."""
+    from .prelu_backward import prelu_grads
+    return prelu_grads(grad, self, weight, output_mask)
+
+
 # torch.prelu reshapes the weight to broadcast over the channel dim, then calls _prelu_kernel
 prelu_kernel = op("prelu_kernel", "PreluKernelBackward0", _prelu, ("self", "weight"),
-                  self=lambda grad, self, weight: grad.where(self > 0, grad * weight),
-                  weight=lambda grad, self: (grad * self).masked_fill(self > 0, 0),
+                  **dict.fromkeys(("self", "weight"), _prelu_grads),
                   dtype=_kernel("prelu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="transpose")
 
 
