@@ -130,6 +130,7 @@ SAVED = {
     "LinalgCrossBackward0": "dim other self",
     "LinalgDetBackward0": "A LU pivots result",
     "LinalgInvExBackward0": "inverse",
+    "LinalgSolveExBackward0": "A LU left pivots result",
     "LinalgSvdBackward0": "S S_sym_argsize_minus_1 U Vh full_matrices",
     "LinalgVectorNormBackward0": "dim keepdim ord result self",
     "Log10Backward0": "self",

@@ -100,11 +100,12 @@ _CONTIGUOUS = frozenset(("masked_fill", "masked_fill_tensor"))
 _LIKE_INPUT = frozenset(("to", "flip", "sort", "sort_stable", "scatter", "scatter_add", "scatter_value", "index_add",
                          "index_put", "select_scatter", "slice_scatter", "diagonal_scatter"))
 # results whose layout the forward already decides (clone: preserve_copy or row-major, views, in-place writes,
-# outputs that alias their input), or whose ATen layout is not settled here (advanced indexing, topk)
+# outputs that alias their input, a solve's column-major X), or whose ATen layout is not settled here (advanced
+# indexing, topk)
 _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_tensor_inplace", "zero_inplace",
                           "as_strided", "unsafe_view", "view_dtype", "split_outputs", "split_with_sizes_outputs",
                           "unbind_outputs", "getitem_basic:IndexBackward0", "topk", "kthvalue", "glu", "rrelu_with_noise",
-                          "rrelu_with_noise_inplace"))
+                          "rrelu_with_noise_inplace", "linalg_solve_ex"))
 _KIND: dict = {}
 
 

@@ -494,6 +494,9 @@ CASES.update({
     "rrelu_with_noise_backward": [
         case(_vjp(lambda a: F.rrelu(a, 0.1, 0.3)), (2, 3), (2, 3)),
         case(_vjp(lambda a: (torch.manual_seed(0), F.rrelu(a, 0.1, 0.3, training=True))[1]), (3, 2), (3, 2))],
+    # det's gradient under create_graph is a linalg.solve (ATen's linalg_det_backward)
+    "linalg_solve_ex": [case(_vjp(lambda a: torch.linalg.det(a)), (3, 3), ()),
+                        case(_vjp(lambda a: torch.det(a) ** 2), (2, 2, 2), (2,))],
     "embedding_dense_backward": [
         case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
         case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),

@@ -10,7 +10,7 @@ from test_ops_table import CASES, _inputs, _outputs
 torch = api.build()["torch"]
 func = torch.func
 BATCH = 3
-RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace"}   # draw random numbers: vmap's randomness="error" refuses them
+RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace", "rrelu_with_noise_backward"}   # draw random numbers: vmap's randomness="error" refuses them
 DYNAMIC = {"masked_select"}             # output shape depends on the values: PyTorch's vmap refuses these
 # Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
 # (max/min's indices, the max poolings'), svdvals' backward, the per-sample gradients of an op run sample by sample whose

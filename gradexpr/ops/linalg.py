@@ -195,6 +195,48 @@ def det_gradient(scale, a):
     return np.swapaxes(rhs, -1, -2)
 
 
+def _solve(A, B, left=True):
+    """ATen's _linalg_solve_ex for a matrix right-hand side (``left``: A X = B): getrf of a column-major
+    copy of A, getrs on B (2.13 factors A whatever its layout, measured: the pivots are A's); the LU
+    factors kept as ATen keeps them, column-major. NumPy's solve without MKL."""
+    columns = np.array(np.swapaxes(A, -1, -2), dtype=A.dtype, order="C")
+    found = mkl.lu_factor(columns) if A.size else None
+    if found is None:
+        X = np.linalg.solve(A, B).astype(A.dtype)
+        return X, {"LU": np.swapaxes(columns, -1, -2), "pivots": np.zeros(A.shape[:-1], np.int32)}
+    rhs = np.array(np.swapaxes(B, -1, -2), dtype=A.dtype, order="C")
+    mkl.lu_solve(columns, found[0], rhs, False)
+    return np.swapaxes(rhs, -1, -2), {"LU": np.swapaxes(columns, -1, -2), "pivots": found[0]}
+
+
+def solve(A, B):
+    """``linalg.solve(A, B)`` as ATen's formulas call it (one LinalgSolveExBackward0 node)."""
+    return _apply(linalg_solve_ex, (A, B), {"left": True})
+
+
+def _solve_grads(grad, A, result, LU=None, pivots=None, left=True, output_mask=(True, True)):
+    """linalg_solve_backward: ``gB = A^{-H} gX``, ``gA = -gB X^H``; under create_graph gB is a solve
+    with A^H again (so that its own gradient is this formula's), else getrs with the saved LU of A,
+    transposed (none under vmap's loop)."""
+    from ..graph import is_grad_enabled
+    from ..tensor import Tensor
+    if is_grad_enabled() or LU is None or type(grad) is not Tensor or type(A) is not Tensor or not mkl.available():
+        g_B = solve(A.mT, grad)
+    else:
+        columns = np.ascontiguousarray(np.swapaxes(LU._data, -1, -2))
+        rhs = np.array(np.swapaxes(grad._data, -1, -2), dtype=columns.dtype, order="C")
+        mkl.lu_solve(columns, pivots._data, rhs, True)
+        g_B = Tensor._make(np.swapaxes(rhs, -1, -2))
+    g_A = -(g_B @ result.mT) if output_mask[0] else None
+    return g_A, g_B
+
+
+# (no public name: det's formula calls it, as ATen's linalg_det_backward calls linalg.solve)
+linalg_solve_ex = op("linalg_solve_ex", "LinalgSolveExBackward0", _solve, ("A", "B"),
+                     **dict.fromkeys(("A", "B"), _solve_grads), dtype="promote", broadcast=False,
+                     domain="square", batch="loop")
+
+
 det = op("det", "LinalgDetBackward0", _det, ("A",),
          A=corner_grads.det_grad,
          dtype=_floating_only("linalg.det: Expected a floating point or complex tensor as input. Got {}"),
