@@ -38,6 +38,10 @@ def late_cases(torch, F, case):
         # norms (ops/nn_norms.py)
         "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
                               case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        # group norm's node for its three outputs (the mean and rstd read back by its formula)
+        "native_group_norm_outputs": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
+                                      case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "native_group_norm_nobias_outputs": [case(lambda a: F.group_norm(a, 3), (2, 6, 2))],
         "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
                                                                           _random_samples=torch.tensor([[[0.3, 0.7]]])),
                                        (1, 1, 5, 4))],
