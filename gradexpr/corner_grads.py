@@ -122,13 +122,13 @@ def zero_grad(grad):
 
 
 def evenly_distribute(grad, self, result):
-    """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere."""
-    T = _T()
+    """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere (ATen's CPU
+    evenly_distribute_backward: zeros with the share masked in, MaskedFillBackward1 under create_graph)."""
     if in_transform():      # (no value read back: the nan test is part of the mask)
         mask = (self == result).logical_or(self.isnan().logical_and(result.isnan()))
         return mask * (grad / mask.sum())
     mask = self.isnan() if bool(result.isnan()) else self == result
-    return T.where(mask, grad / mask.sum(), 0.0)
+    return grad.new_zeros(self.shape).masked_fill_(mask, grad / mask.sum())
 
 
 def _prod_safe_zeros(grad, inp, dim):
@@ -219,15 +219,9 @@ def _det_grad_svd(grad, A):
     products of all the other singular values, exclusive cumulative products from both ends)."""
     from .composites.linalg import det
     from .composites.reductions import linalg_svd
-    T = _T()
     U, S, Vh = linalg_svd(A)
     alpha = det(U) * det(Vh)
-    g = grad.mul(alpha).unsqueeze(-1)
-    n = S.shape[-1]
-    ones = T.ones(tuple(S.shape[:-1]) + (1,), dtype=g.dtype)
-    before = T.cat([ones, S.narrow(-1, 0, n - 1)], -1).cumprod(-1)
-    after = T.cat([ones, S.narrow(-1, 1, n - 1).flip(-1)], -1).cumprod(-1).flip(-1)
-    D = g * (before * after)
+    D = _prod_safe_zeros(grad.mul(alpha).unsqueeze(-1), S, S.dim() - 1)
     return (U * D.unsqueeze(-2)).matmul(Vh)
 
 

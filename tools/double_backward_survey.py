@@ -180,6 +180,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sources, skipped = programs(set(args.k))
     args.out.mkdir(parents=True, exist_ok=True)
+    for stale in args.out.glob("*.gx"):         # (a program of an earlier run would be checked too)
+        stale.unlink()
     for name, src in sources.items():
         (args.out / f"{name}.gx").write_text(src, encoding="utf-8")
     env = dict(os.environ, MKL_ENABLE_INSTRUCTIONS="SSE4_2", ATEN_CPU_CAPABILITY="avx2")
