@@ -511,9 +511,8 @@ logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"
 
 def _pick_grad(grad, mine, theirs, greater):
     # PyTorch's where(self == other, grad / 2, grad).masked_fill_(self loses, 0): a nan keeps grad
-    F = _F()
     lose = (mine < theirs) if greater else (mine > theirs)
-    return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
+    return _F().where(mine == theirs, grad / 2, grad).masked_fill_(lose, 0)
 
 
 def _maximum(a, b):
