@@ -497,6 +497,23 @@ CASES.update({
     # det's gradient under create_graph is a linalg.solve (ATen's linalg_det_backward)
     "linalg_solve_ex": [case(_vjp(lambda a: torch.linalg.det(a)), (3, 3), ()),
                         case(_vjp(lambda a: torch.det(a) ** 2), (2, 2, 2), (2,))],
+    # the upsamplings' backward ops (linear: their gradient is the upsampling again)
+    "upsample_nearest1d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2.5)), (2, 2, 3), (2, 2, 7))],
+    "upsample_nearest2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2)), (1, 2, 2, 3), (1, 2, 4, 6))],
+    "upsample_nearest3d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=(2, 1.5, 1))), (1, 1, 2, 2, 3),
+                                         (1, 1, 4, 3, 3))],
+    "_upsample_nearest_exact1d_backward": [case(_vjp(lambda x: F.interpolate(x, size=7, mode="nearest-exact")),
+                                                (1, 2, 3), (1, 2, 7))],
+    "_upsample_nearest_exact2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=1.7, mode="nearest-exact")),
+                                                (1, 2, 2, 3), (1, 2, 3, 5))],
+    "_upsample_nearest_exact3d_backward": [case(_vjp(lambda x: F.interpolate(x, size=(3, 3, 2), mode="nearest-exact")),
+                                                (1, 1, 2, 2, 3), (1, 1, 3, 3, 2))],
+    "upsample_linear1d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2, mode="linear")), (2, 2, 3),
+                                        (2, 2, 6))],
+    "upsample_bilinear2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=(1.5, 2.5), mode="bilinear")),
+                                          (1, 2, 2, 3), (1, 2, 3, 7))],
+    "upsample_trilinear3d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")),
+                                           (1, 1, 2, 2, 3), (1, 1, 4, 4, 6))],
     "embedding_dense_backward": [
         case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
         case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),

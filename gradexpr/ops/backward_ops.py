@@ -647,3 +647,16 @@ embedding_dense_backward = op(
     ("grad_output", "indices"),
     grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx),
     dtype="first", broadcast=False, domain="real", forward_ad="linear", batch="loop")
+
+
+# ---------------------------------------------------------------- backward ops of linear ops
+def adjoint_entry(name, node, grad_kernel, grad_output_formula, **kw):
+    """The backward of a linear op as an entry of its own (``upsample_nearest2d_backward`` ...): its
+    forward runs ``grad_kernel(grad tensor, **params)`` -- the gradient as the forward op's formula
+    computed it, no graph recorded -- and its own gradient is the forward op on ``grad``
+    (``grad_output_formula``: the adjoint of an adjoint)."""
+    def forward(g, **params):
+        with no_grad():
+            return grad_kernel(Tensor._make(g), **params)._data
+    return op(name, node, forward, ("grad_output",), grad_output=grad_output_formula, domain="real",
+              forward_ad="linear", batch="loop", **kw)
