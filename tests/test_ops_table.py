@@ -514,6 +514,11 @@ CASES.update({
                                           (1, 2, 2, 3), (1, 2, 3, 7))],
     "upsample_trilinear3d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")),
                                            (1, 1, 2, 2, 3), (1, 1, 4, 4, 6))],
+    # the reflect/replicate pads' backward ops
+    **{f"{mode}_pad{n}d_backward": [case(_vjp(lambda x, pad=pad, mode=mode: F.pad(x, pad, mode=mode)), x, g)]
+       for mode in ("reflect", "replicate")
+       for n, pad, x, g in ((1, (2, 1), (2, 4), (2, 7)), (2, (2, 1, 1, 2), (1, 3, 4), (1, 6, 7)),
+                            (3, (1, 1, 1, 0, 0, 1), (1, 2, 3, 3), (1, 3, 4, 5)))},
     "embedding_dense_backward": [
         case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
         case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),

@@ -547,11 +547,19 @@ def _index_pad_grad(grad, self_shape, mode, pad):
 
 
 def _pad_entry(mode, nd):
+    """The pad entry and its backward's (``reflection_pad2d_backward``: a node of its own under
+    create_graph, whose gradient is the pad of grad)."""
     node = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackward0"
-    return op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
-              self=lambda grad, self, pad: _index_pad_grad(grad, self.shape, mode, pad),
-              dtype="first", domain="real", forward_ad="linear")
+    forward = op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
+                 self=lambda grad, self, pad: _apply(backward, (grad, self), {"pad": pad}),
+                 dtype="first", domain="real", forward_ad="linear")
+    backward = _bw.adjoint_entry(f"{mode}_pad{nd}d_backward", node.replace("Backward0", "BackwardBackward0"),
+                                 lambda g, x, pad: _index_pad_grad(g, x.shape, mode, pad),
+                                 lambda grad, pad: _apply(forward, (grad,), {"pad": pad}), with_self=True)
+    return forward, backward
 
 
-reflect_pad1d, reflect_pad2d, reflect_pad3d = (_pad_entry("reflect", n) for n in (1, 2, 3))
-replicate_pad1d, replicate_pad2d, replicate_pad3d = (_pad_entry("replicate", n) for n in (1, 2, 3))
+(reflect_pad1d, reflect_pad1d_backward), (reflect_pad2d, reflect_pad2d_backward), \
+    (reflect_pad3d, reflect_pad3d_backward) = (_pad_entry("reflect", n) for n in (1, 2, 3))
+(replicate_pad1d, replicate_pad1d_backward), (replicate_pad2d, replicate_pad2d_backward), \
+    (replicate_pad3d, replicate_pad3d_backward) = (_pad_entry("replicate", n) for n in (1, 2, 3))
