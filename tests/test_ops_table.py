@@ -519,6 +519,19 @@ CASES.update({
        for mode in ("reflect", "replicate")
        for n, pad, x, g in ((1, (2, 1), (2, 4), (2, 7)), (2, (2, 1, 1, 2), (1, 3, 4), (1, 6, 7)),
                             (3, (1, 1, 1, 0, 0, 1), (1, 2, 3, 3), (1, 3, 4, 5)))},
+    # the poolings' backward ops
+    "max_pool2d_with_indices_backward": [case(_vjp(lambda x: F.max_pool2d(x, 2)), (2, 3, 4, 6), (2, 3, 2, 3))],
+    "max_pool3d_with_indices_backward": [case(_vjp(lambda x: F.max_pool3d(x, 2)), (1, 2, 4, 3, 4), (1, 2, 2, 1, 2))],
+    "avg_pool2d_backward": [case(_vjp(lambda x: F.avg_pool2d(x, 2)), (2, 3, 4, 6), (2, 3, 2, 3)),
+                            case(_vjp(lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                                             count_include_pad=False)), (1, 2, 5, 6), (1, 2, 3, 4))],
+    "avg_pool3d_backward": [case(_vjp(lambda x: F.avg_pool3d(x, 2)), (1, 2, 4, 3, 4), (1, 2, 2, 1, 2))],
+    "adaptive_avg_pool2d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool2d(x, (3, 4))), (2, 3, 7, 6), (2, 3, 3, 4))],
+    "adaptive_avg_pool3d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
+                                          (1, 2, 2, 3, 2))],
+    "adaptive_max_pool2d_backward": [case(_vjp(lambda x: F.adaptive_max_pool2d(x, (3, 2))), (2, 2, 5, 4), (2, 2, 3, 2))],
+    "adaptive_max_pool3d_backward": [case(_vjp(lambda x: F.adaptive_max_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
+                                          (1, 2, 2, 3, 2))],
     "embedding_dense_backward": [
         case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
         case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),
