@@ -123,23 +123,20 @@ def _helpers():
     return "tensor = torch.tensor\n\n" + "\n\n".join(parts) + "\n"
 
 
+# how each variant of an entry is called, as ``test_ops_table._sample_cases`` calls it
+_VARIANT_CALLS = (("function", "torch.{}"), ("method", "lambda x, *xs: x.{}(*xs)"),
+                  ("inplace", "lambda x, *xs: (x * 1).{}_(*xs)"), ("F", "F.{}"), ("linalg", "torch.linalg.{}"),
+                  ("special", "torch.special.{}"))
+
+
 def _sample_calls(entry):
-    """The entry's own samples through its public names, as ``test_ops_table._sample_cases`` calls them."""
+    """The entry's own samples through its public names."""
     from gradexpr import surface
     calls = []
     for public in sorted({line.partition("(")[0].split(".")[0] for line in entry.schema}):
-        if "function" in entry.variants:
-            calls.append(f"torch.{public}")
-        if "method" in entry.variants:
-            calls.append(f"lambda x, *xs: x.{public}(*xs)")
-        if "inplace" in entry.variants:
-            calls.append(f"lambda x, *xs: (x * 1).{public}_(*xs)")
-        if "F" in entry.variants:
-            calls.append(f"F.{public}")
-        if "linalg" in entry.variants:
-            calls.append(f"torch.linalg.{surface.linalg_name(public)}")
-        if "special" in entry.variants:
-            calls.append(f"torch.special.{public}")
+        for variant, call in _VARIANT_CALLS:
+            if variant in entry.variants:
+                calls.append(call.format(surface.linalg_name(public) if variant == "linalg" else public))
     return [(call, list(shapes), None) for shapes in entry.samples for call in calls]
 
 
