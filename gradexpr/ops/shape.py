@@ -61,10 +61,15 @@ permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims
              dtype="first",
              view=True, domain="matrix", forward_ad="linear")
 def _unsqueeze_to(grad, self_shape, dim=None):
-    """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just ``dim``, when
-    given) put back by an unsqueeze, lowest first."""
+    """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just those of ``dim``,
+    an int or a list, when given) put back by an unsqueeze, lowest first."""
     n = len(self_shape)
-    wanted = range(n) if dim is None else (dim % n,) if n else ()
+    if dim is None:
+        wanted = range(n)
+    elif isinstance(dim, int):
+        wanted = (dim % n,) if n else ()
+    else:
+        wanted = sorted({d % n for d in dim}) if n else ()
     for d in wanted:
         if self_shape[d] == 1:
             grad = grad.unsqueeze(d)
@@ -82,8 +87,8 @@ squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  forward_ad="linear")
 squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
                   lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim else a.view(),
-                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
-                  forward_ad="linear")
+                  self=lambda grad, self_shape, dims: _unsqueeze_to(grad, self_shape, dims), dtype="first", view=True,
+                  domain="real", forward_ad="linear")
 squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                          self=lambda grad, self_shape, dim=None: _unsqueeze_to(grad, self_shape, dim), dtype="first", view=True,
@@ -113,7 +118,7 @@ squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze
 squeeze_inplace_dims = op("squeeze_inplace_dims", "SqueezeBackward5",
                           lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim
                           else a.view(),
-                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first",
+                          self=lambda grad, self_shape, dims: _unsqueeze_to(grad, self_shape, dims), dtype="first",
                           view=True,
                           domain="real", forward_ad="linear")
 expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
