@@ -91,6 +91,8 @@ concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atlea
 scatter scatter_add flip fliplr flipud roll tril triu diag diagonal diag_embed clone masked_select is_tensor
 is_floating_point numel is_signed is_conj is_distributed is_inference is_same_size
 einsum tensordot kron take_along_dim cdist nanmean resize_as_ cartesian_prod baddbmm
+cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu lu_unpack cholesky_solve
+cholesky_inverse
 """.split()
 
 
@@ -344,13 +346,23 @@ def _special_names() -> dict:
     return _own_functions(surface.namespace("special", {**names, "round": round}))
 
 
+# torch.linalg.X written in composites/decompositions.py as linalg_X
+_LINALG_DECOMPOSITIONS = ("cholesky", "cholesky_ex", "solve", "solve_ex", "inv_ex", "qr", "eigh", "eigvalsh", "slogdet",
+                          "matrix_exp", "matrix_power", "pinv", "lstsq", "multi_dot", "vecdot", "vander", "diagonal",
+                          "tensorinv", "tensorsolve", "lu_factor", "lu_factor_ex", "lu", "lu_solve",
+                          "matrix_rank")
+
+
 def _linalg_names() -> dict:
     names = _cache.get("linalg")
     if names is None:
         from . import surface
         names = _cache["linalg"] = surface.namespace("linalg", {
             "norm": T.linalg_norm, "vector_norm": T.vector_norm, "matrix_norm": T.matrix_norm,
-            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul})
+            "svdvals": T.svdvals, "svd": T.linalg_svd, "det": T.det, "inv": T.inverse, "matmul": T.matmul,
+            **{name: getattr(T, "linalg_" + name) for name in _LINALG_DECOMPOSITIONS}})
+        from .ops.linalg import LinAlgError
+        names["LinAlgError"] = LinAlgError
         names = _cache["linalg"] = _own_functions(names)
     return names
 

@@ -357,10 +357,76 @@ def _addmm_rule(op, args, params, level):
     return _elementwise(ops.TABLE["add"], (bias, prod), {}, level)
 
 
+# ---------------------------------------------------------------- convolutions (functorch's batch rules)
+def _conv_batch(level, x, w, bias, params, run):
+    """A convolution-shaped call under vmap: a batch of inputs against one weight is one bigger batch
+    of N·B samples; a batch of weights is a grouped convolution, the batch in the channels (B·groups
+    groups). ``run(x, w, bias, params, merged)`` makes the physical call; ``merged`` tells which shape
+    it got. Returns the result's physical tensor with its batch dimension first."""
+    size = _size(level)
+    (px, bx), (pw, bw) = _unwrap(x, level), _unwrap(w, level)
+    pb, bb = _unwrap(bias, level) if bias is not None else (None, None)
+    if bw is None and bb is None:
+        px = _front(px, bx)
+        out = run(px.reshape((-1,) + tuple(px._data.shape[2:])), pw, pb, params, "samples")
+        return out.reshape((size, -1) + tuple(out._data.shape[1:]))
+    px = _front(px, bx) if bx is not None else _expanded(px, size)         # B, N, C, *
+    pw = _front(pw, bw) if bw is not None else _expanded(pw, size)         # B, O, C/g, *k
+    n = px._data.shape[1]
+    px = px.movedim(0, 1).reshape((n, -1) + tuple(px._data.shape[3:]))
+    pw = pw.reshape((-1,) + tuple(pw._data.shape[2:]))
+    if pb is not None:
+        pb = (_front(pb, bb) if bb is not None else _expanded(pb, size)).reshape(-1)
+    out = run(px, pw, pb, {**params, "groups": params.get("groups", 1) * size}, "groups")
+    if out._data.shape[0] == n and out._data.ndim == px._data.ndim:          # N, B·O, *: the batch after N
+        return out.reshape((n, size, -1) + tuple(out._data.shape[2:])).movedim(1, 0)
+    return out.reshape((size, -1) + tuple(out._data.shape[1:]))              # B·O, C/g, *k: a weight
+
+
+def _conv_rule(op, args, params, level):
+    if args[0]._data.ndim != args[1]._data.ndim:            # an unbatched convolution's (C, *) input
+        return _loop(op, args, params, level)
+
+    def run(x, w, bias, params, merged):
+        return _call(op, [x, w] + ([bias] if bias is not None else []), params)
+    return _conv_batch(level, args[0], args[1], args[2] if len(args) > 2 else None, params, run), 0
+
+
+def _conv_input_grad_rule(op, args, params, level):
+    grad, weight = args
+    shape = tuple(params["input_shape"])
+    size = _size(level)
+
+    def run(g, w, bias, params, merged):
+        n = g._data.shape[0]
+        given = (n,) + shape[1:] if merged == "samples" else (n, shape[1] * size) + shape[2:]
+        return _call(op, [g, w], {**params, "input_shape": given})
+    return _conv_batch(level, grad, weight, None, params, run), 0
+
+
+def _conv_weight_grad_rule(op, args, params, level):
+    """The weight's gradient: weight-shaped, so a batch of them is always the grouped form."""
+    inp, grad = args
+    size = _size(level)
+    (pi, bi), (pg, bg) = _unwrap(inp, level), _unwrap(grad, level)
+    pi = _front(pi, bi) if bi is not None else _expanded(pi, size)
+    pg = _front(pg, bg) if bg is not None else _expanded(pg, size)
+    n = pi._data.shape[1]
+    pi = pi.movedim(0, 1).reshape((n, -1) + tuple(pi._data.shape[3:]))
+    pg = pg.movedim(0, 1).reshape((n, -1) + tuple(pg._data.shape[3:]))
+    shape = tuple(params["weight_shape"])
+    out = _call(op, [pi, pg], {**params, "weight_shape": (shape[0] * size,) + shape[1:],
+                               "groups": params.get("groups", 1) * size})
+    return out.reshape((size,) + shape), 0
+
+
 # ---------------------------------------------------------------- the fallback: sample by sample
 def _loop(op, args, params, level):
-    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule)."""
+    """Map ``op`` over the batch one sample at a time (PyTorch's fallback for ops without a rule); the
+    samples' extras (solve's info, a factorization's other outputs) are stacked like the results."""
     size = _size(level)
+    box = _BOXES[-1] if _BOXES else None
+    start = len(box) if box is not None else 0
     results = []
     for i in range(size):
         sample = []
@@ -368,7 +434,21 @@ def _loop(op, args, params, level):
             p, b = _unwrap(a, level)
             sample.append(p if b is None else _apply("select", (p,), {"dim": b, "index": i}))
         results.append(_call(op, sample, params))
-    return _apply("stack", results, {"dim": 0}), 0
+    stacked = _apply("stack", results, {"dim": 0})
+    if box is not None and size and len(box) - start == size:
+        per_sample = box[start:]
+        del box[start:]
+        box.append(_stacked_extras(per_sample, level))
+    return stacked, 0
+
+
+def _stacked_extras(per_sample, level):
+    """One extras dict for a loop's sample calls: each array extra stacked, batched along dim 0."""
+    first = per_sample[0]
+    if not first:
+        return first
+    return {k: batched(Tensor._make(np.stack([s[k] for s in per_sample])), 0, level) if isinstance(v, np.ndarray)
+            else v for k, v in first.items()}
 
 
 _BOXES: list = []          # the extras of the op being dispatched (its physical call appends them)
@@ -396,6 +476,9 @@ RULES = {
     "arg": _arg_rule,
     "permute": _permute_rule,
     "loss": _loss_rule,
+    "conv": _conv_rule,
+    "conv_input_grad": _conv_input_grad_rule,
+    "conv_weight_grad": _conv_weight_grad_rule,
     "loop": _loop,
 }
 

@@ -392,6 +392,8 @@ def _transpose(op, ts, tangents, params, result, extras):
             ctx = _context(op, ts, params, result, extras, op._args[name])
             ctx["grad"] = u
             g = op._calls[name](ctx)
+            if g is None:               # (a formula's "no gradient": lstsq's empty residuals)
+                continue
             if g._data.shape != t._data.shape:
                 g = g.sum_to_size(*t._data.shape)
             inner = (g * tan).sum()

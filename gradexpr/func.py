@@ -16,10 +16,12 @@ import sys
 import numpy as np
 
 from . import errors, forward_ad as fw
+from .func_levels import Scope
 from .graph import SAVED_HOOKS_DISABLED, enable_grad
 from .tensor import Tensor
 
-_depth = [0]          # transforms currently running (0: results are returned detached)
+_depth = [0]          # transforms currently running (0: results are returned with the program's level only)
+_scope = [None]       # the outermost transform's Scope (func_levels): what its results keep of the graph
 _NO_SAVED_HOOKS = ("torch.func.{grad, vjp, jacrev, hessian} don't yet support saved tensor hooks. Please open an "
                    "issue with your use case.")
 
@@ -37,6 +39,19 @@ def _saved_tensors_hooks_refused():
         yield
     finally:
         SAVED_HOOKS_DISABLED.pop()
+
+
+@contextlib.contextmanager
+def _level(scope=None):
+    """A transform running; the outermost opens the scope its results are finished in (``vjp``'s
+    function re-enters its transform's)."""
+    if not _depth[0]:
+        _scope[0] = scope if scope is not None else Scope()
+    _depth[0] += 1
+    try:
+        yield _scope[0]
+    finally:
+        _depth[0] -= 1
 
 
 # ---------------------------------------------------------------- pytrees (tuples, lists, dicts of tensors)
@@ -80,6 +95,12 @@ def _differentiable(x):
     """A fresh differentiable stand-in for ``x`` (keeping its tangent and, when it has one, its history)."""
     if not isinstance(x, Tensor):
         raise errors.RuntimeError(f"Expected tensors as the differentiated arguments, got {type(x).__name__}")
+    t = _stand_in(x)
+    _scope[0].add_stand_in(t)
+    return t
+
+
+def _stand_in(x):
     if x._requires_grad:
         from . import ops
         from .op import apply
@@ -88,10 +109,8 @@ def _differentiable(x):
     if type(x) is BatchedTensor:           # under vmap: a logical leaf over the same batch
         t = batched(x._phys, x._bdim, x._level)
         t._requires_grad = True
-        if fw.ACTIVE:
-            fw.copy_tangent(x, t)
-        return t
-    t = Tensor._make(x._data, x._dtype, requires_grad=True)
+    else:
+        t = Tensor._make(x._data, x._dtype, requires_grad=True)
     if fw.ACTIVE:
         fw.copy_tangent(x, t)
     return t
@@ -120,10 +139,11 @@ def _argnums_tuple(argnums, nargs, name):
 
 
 def _finish(t):
-    """What a transform returns: at the outermost level, the value without the transforms' graph."""
+    """What a transform returns: at the outermost level, the value with the program's level of its
+    graph only (detached when the function closed over nothing that requires grad)."""
     if _depth[0] or not isinstance(t, Tensor):
         return t
-    return t.detach()
+    return _scope[0].outer_result(t) if _scope[0] is not None else t.detach()
 
 
 def _finish_tree(tree):
@@ -153,11 +173,14 @@ def _backward_is_differentiated(roots):
     """Whether the backward pass must be recorded (``create_graph``): under an enclosing transform
     (``grad(grad(f))``) or a dual level (forward-over-reverse), and whenever program code runs in it
     (hooks, custom Functions, saved-tensor hooks), which sees the recording as functorch makes it.
-    Otherwise the outermost transform detaches its results, so a recording would only be discarded."""
+    And when the graph reaches the program's level (the function closed over a tensor that requires
+    grad): the outermost transform's results keep that level's part of the recording (func_levels).
+    Otherwise it detaches its results, so a recording would only be discarded."""
     if _depth[0] > 1 or fw.ACTIVE:
         return True
     from .graph import AccumulateGrad, Node, SavedTensor, SavedTensors, _RELEASED
     saved_hooks = __package__ + ".saved_hooks" in sys.modules     # (only it gives saved tensors hooks)
+    scope = _scope[0]
     stack = [o._grad_fn for o in roots]
     seen = set()
     while stack:
@@ -165,6 +188,8 @@ def _backward_is_differentiated(roots):
         if node in seen:
             continue
         seen.add(node)
+        if node is not None and scope.is_outer(node):
+            return True
         kind = type(node)
         if kind is AccumulateGrad and not node._retains:
             continue
@@ -192,8 +217,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
 def _grad_and_value(func, argnums, has_aux, args, kwargs):
     nums = _argnums_tuple(argnums, len(args), "grad_and_value")
     args = list(args)
-    _depth[0] += 1
-    try:
+    with _level():
         with enable_grad():
             flats = []
             for a in nums:
@@ -218,8 +242,6 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
                                           f"Tensor, got tensor with {out._data.ndim} dims. Maybe you wanted "
                                           "to use the vjp or jacrev APIs instead?")
             gs = _grads(out, all_leaves)
-    finally:
-        _depth[0] -= 1
     results, k = [], 0
     for leaves, spec in flats:
         results.append(_unflatten([_finish(g) for g in gs[k:k + len(leaves)]], spec))
@@ -239,8 +261,7 @@ def grad(func, argnums=0, has_aux=False):
 
 
 def vjp(func, *primals, has_aux=False):
-    _depth[0] += 1
-    try:
+    with _level() as scope:
         with _saved_tensors_hooks_refused(), enable_grad():     # (not in vjp_fn, as in functorch)
             leaves, spec = _flatten(primals)
             leaves = [_differentiable(x) for x in leaves]
@@ -248,8 +269,6 @@ def vjp(func, *primals, has_aux=False):
             aux = None
             if has_aux:
                 out, aux = out
-    finally:
-        _depth[0] -= 1
     out_leaves, out_spec = _flatten(out)
 
     def vjp_fn(*cotangents):
@@ -257,11 +276,8 @@ def vjp(func, *primals, has_aux=False):
         if len(cots) != len(out_leaves):
             raise errors.RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure "
                                       "of outputs to the function")
-        _depth[0] += 1
-        try:
+        with _level(scope):
             gs = _grads(out_leaves, leaves, cots)
-        finally:
-            _depth[0] -= 1
         return tuple(_unflatten([_finish(g) for g in gs], spec))
 
     result = (_finish_tree(out), vjp_fn)
@@ -280,11 +296,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                   "python structure.")
     with fw.func_level() as level:
         duals = [fw.dual_at(p, t, level) for p, t in zip(p_leaves, t_leaves)]
-        _depth[0] += 1
-        try:
+        with _level():
             out = func(*_unflatten(duals, spec))
-        finally:
-            _depth[0] -= 1
         aux = None
         if has_aux:
             out, aux = out
@@ -312,14 +325,16 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         with _saved_tensors_hooks_refused():            # (functorch: its vjp, not the rows' vjp_fn)
             nums = _argnums_tuple(argnums, len(args), "jacrev")
         args = list(args)
-        _depth[0] += 1
-        try:
+        with _level():
             with enable_grad():
-                ins = []
+                ins, arg_specs = [], []       # (an argument may be a tree: a dict of parameters)
                 with _saved_tensors_hooks_refused():
                     for a in nums:
-                        args[a] = _differentiable(args[a])
-                        ins.append(args[a])
+                        leaves, spec = _flatten(args[a])
+                        leaves = [_differentiable(x) for x in leaves]
+                        args[a] = _unflatten(leaves, spec)
+                        ins.extend(leaves)
+                        arg_specs.append((len(leaves), spec))
                     out = func(*args)
                 aux = None
                 if has_aux:
@@ -327,10 +342,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                 o_leaves, o_spec = _flatten(out)
                 per_out = []
                 for o in o_leaves:
-                    blocks = _jacobian_rows(o, ins)
-                    per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
-        finally:
-            _depth[0] -= 1
+                    blocks, per_arg = _jacobian_rows(o, ins), []
+                    for count, spec in arg_specs:      # each argument's blocks as its own tree
+                        per_arg.append(_unflatten(blocks[:count], spec))
+                        blocks = blocks[count:]
+                    per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
         jac = _finish_tree(_unflatten(per_out, o_spec))
         return (jac, _finish_tree(aux)) if has_aux else jac
     return wrapper
@@ -380,11 +396,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 res = jvp(func, tuple(args), tuple(tangents), has_aux=has_aux)
                 return (res[1], res[2]) if has_aux else res[1]
 
-            _depth[0] += 1
-            try:
+            with _level():
                 res = vmap(column, randomness=randomness)(*bases)
-            finally:
-                _depth[0] -= 1
             cols = res[0] if has_aux else res
             if has_aux:                     # as functorch: the first column's aux
                 a_leaves, a_spec = _flatten(res[1])
@@ -400,14 +413,17 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             shapes = [(o._data.shape, o._dtype) for o in o_leaves]
         per_out = []
         for (o_shape, o_dtype), c in zip(shapes, c_leaves):
-            blocks, off = [], 0
-            for x, n in zip(diff, sizes):
+            # functorch's steps (which a captured tensor's graph shows): the columns moved last, split
+            # by argument, each unflattened to the argument's shape
+            parts = c.movedim(0, -1).split(sizes, -1) if c is not None else None
+            blocks = []
+            for x, n, part in zip(diff, sizes, parts or sizes):
                 if c is None or not n:
                     block = Tensor._make(np.zeros(o_shape + x._data.shape, o_dtype.np), o_dtype)
+                elif x._data.ndim:
+                    block = part.unflatten(-1, x._data.shape)
                 else:
-                    part = c.narrow(0, off, n) if len(sizes) > 1 else c
-                    block = part.movedim(0, -1).reshape(o_shape + x._data.shape)
-                off += n
+                    block = part.squeeze(-1)
                 blocks.append(_finish(block))
             per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
         jac = _unflatten(per_out, o_spec)

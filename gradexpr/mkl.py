@@ -262,14 +262,10 @@ def svd(a, compute_uv, full_matrices=False):
     each matrix of ``a``, as ATen's linalg_svd computes them on CPU: LAPACK's gesdd on a column-major copy,
     ``jobz`` 'S' / 'A' or, when nothing will differentiate them, 'N' (they round the values differently).
     U and Vh are column-major, as LAPACK leaves them. None without MKL."""
-    prefix = _PREFIX.get(a.dtype)
-    if prefix is None or _load() is None or a.size == 0:
+    fn = None if a.size == 0 else _lapack("?gesdd", a.dtype, "char", "int", "int", "void_p", "int", "void_p",
+                                           "void_p", "int", "void_p", "int")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "gesdd",
-                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int])
-    fn.restype = ctypes.c_int
     m, n = a.shape[-2:]
     k = min(m, n)
     ucols, vrows = (m, n) if full_matrices else (k, k)
@@ -303,37 +299,42 @@ def _count(stack):
 
 def lu_factor(columns):
     """LAPACK's getrf on each matrix of ``columns``, a C-contiguous stack whose every matrix is read as
-    the column-major matrix to factor (ATen's F-contiguous LU buffer): the factors in place, the 1-based
-    int32 pivots and getrf's info per matrix. None without MKL."""
-    prefix = _PREFIX.get(columns.dtype)
-    if prefix is None or _load() is None:
+    the column-major matrix to factor (ATen's F-contiguous LU buffer; rows = its last dim): the factors
+    in place, the 1-based int32 pivots (min(rows, cols) of them) and getrf's info per matrix. None
+    without MKL."""
+    fn = _lapack("?getrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "getrf",
-                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p])
-    fn.restype = ctypes.c_int
+    cols, rows = columns.shape[-2:]
+    stack = columns.reshape((_count(columns), cols, rows))
+    pivots = np.zeros((stack.shape[0], min(rows, cols)), np.int32)
+    infos = np.zeros(stack.shape[0], np.int32)
+    for i in range(stack.shape[0]):
+        if rows and cols:
+            infos[i] = fn(_COL_MAJOR, rows, cols, _address(stack[i]), max(1, rows), _address(pivots[i]))
+    return pivots.reshape(columns.shape[:-2] + pivots.shape[-1:]), infos
+
+
+def _each_square(columns, call, vector_dtype):
+    """``call(matrix, vector, n)``, a LAPACK call returning its info, on each n x n matrix of the stack
+    ``columns`` (their addresses) with an output vector of n per matrix: (the vectors, the infos)."""
     n = columns.shape[-1]
     stack = columns.reshape((_count(columns), n, n))
-    pivots = np.zeros((stack.shape[0], n), np.int32)
+    vectors = np.zeros((stack.shape[0], n), vector_dtype)
     infos = np.zeros(stack.shape[0], np.int32)
     for i in range(stack.shape[0]):
         if n:
-            infos[i] = fn(_COL_MAJOR, n, n, _address(stack[i]), max(1, n), _address(pivots[i]))
-    return pivots.reshape(columns.shape[:-1]), infos
+            infos[i] = call(_address(stack[i]), _address(vectors[i]), n)
+    return vectors.reshape(columns.shape[:-1]), infos
 
 
 def lu_solve(columns, pivots, rhs, transpose):
     """LAPACK's getrs with the factors ``lu_factor`` left in ``columns``: solves A X = B (A^T X = B with
     ``transpose``) for each column-major B of ``rhs`` (a C-contiguous stack read as ``lu_factor``'s),
     in place. None without MKL."""
-    prefix = _PREFIX.get(columns.dtype)
-    if prefix is None or _load() is None:
+    fn = _lapack("?getrs", columns.dtype, "char", "int", "int", "void_p", "int", "void_p", "void_p", "int")
+    if fn is None:
         return None
-    ctypes = _state["ctypes"]
-    fn = _function("LAPACKE_" + prefix[1] + "getrs",
-                   [ctypes.c_int, ctypes.c_char, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
-                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int])
-    fn.restype = ctypes.c_int
     n = columns.shape[-1]
     stack = columns.reshape((_count(columns), n, n))
     pivs = pivots.reshape((stack.shape[0], n))
@@ -344,3 +345,161 @@ def lu_solve(columns, pivots, rhs, transpose):
             fn(_COL_MAJOR, b"T" if transpose else b"N", n, count, _address(stack[i]), max(1, n),
                _address(pivs[i]), _address(right[i]), max(1, n))
     return rhs
+
+
+def _lapack(name, dtype, *argtypes):
+    """LAPACKE's ``name`` for ``dtype`` ('?' replaced by s or d), returning LAPACK's info; its arguments
+    after the layout given as ctypes' type names. None without MKL."""
+    prefix = _PREFIX.get(dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    fn = _function("LAPACKE_" + name.replace("?", prefix[1]),
+                   [ctypes.c_int] + [getattr(ctypes, "c_" + kind) for kind in argtypes])
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def cholesky(columns, upper):
+    """LAPACK's potrf on each matrix of ``columns`` (a C-contiguous stack read column-major, as
+    ``lu_factor``'s), in place, the triangle ``upper`` or lower: potrf's info per matrix (k > 0: the
+    leading minor of order k is not positive-definite). None without MKL."""
+    return _triangle_in_place("?potrf", columns, upper)
+
+
+def _triangle_in_place(name, columns, upper):
+    """LAPACK's ``name`` (potrf, potri: a triangle of each matrix rewritten in place), its info per matrix."""
+    fn = _lapack(name, columns.dtype, "char", "int", "void_p", "int")
+    if fn is None:
+        return None
+    uplo = b"U" if upper else b"L"
+    return _each_square(columns, lambda matrix, _, n: fn(_COL_MAJOR, uplo, n, matrix, max(1, n)), np.int32)[1]
+
+
+def qr(columns, rows, complete):
+    """LAPACK's geqrf then orgqr on each matrix of ``columns`` (C-contiguous, each read as a column-major
+    ``rows`` x cols matrix), as ATen's linalg_qr: (the packed factors, the Householder scalars tau, Q's
+    columns C-contiguous as ``columns`` is: rows x (rows if ``complete`` else min(rows, cols))). None
+    without MKL."""
+    geqrf = _lapack("?geqrf", columns.dtype, "int", "int", "void_p", "int", "void_p")
+    orgqr = _lapack("?orgqr", columns.dtype, "int", "int", "int", "void_p", "int", "void_p")
+    if geqrf is None or orgqr is None:
+        return None
+    cols = columns.shape[-2]
+    k = min(rows, cols)
+    q_cols = rows if complete else k
+    stack = columns.reshape((_count(columns), cols, rows))
+    taus = np.zeros((stack.shape[0], k), columns.dtype)
+    qs = np.zeros((stack.shape[0], q_cols, rows), columns.dtype)
+    for i in range(stack.shape[0]):
+        if rows and cols:
+            geqrf(_COL_MAJOR, rows, cols, _address(stack[i]), max(1, rows), _address(taus[i]))
+        shared = min(q_cols, cols)
+        qs[i, :shared] = stack[i, :shared]
+        if rows and q_cols:
+            orgqr(_COL_MAJOR, rows, q_cols, k, _address(qs[i]), max(1, rows), _address(taus[i]))
+    return stack.reshape(columns.shape), taus, qs.reshape(columns.shape[:-2] + (q_cols, rows))
+
+
+def eigh(columns, upper, vectors):
+    """LAPACK's syevd on each symmetric matrix of ``columns`` (C-contiguous, read column-major), its
+    triangle ``upper`` or lower, as ATen's linalg_eigh: (the eigenvalues in ascending order, syevd's
+    info per matrix); with ``vectors`` the eigenvectors replace each matrix's columns. None without MKL."""
+    fn = _lapack("?syevd", columns.dtype, "char", "char", "int", "void_p", "int", "void_p")
+    if fn is None:
+        return None
+    jobz, uplo = (b"V" if vectors else b"N"), (b"U" if upper else b"L")
+    return _each_square(columns, lambda matrix, values, n: fn(_COL_MAJOR, jobz, uplo, n, matrix, max(1, n), values),
+                        columns.dtype)
+
+
+def lstsq(columns, rhs, rows, rcond, driver):
+    """LAPACK's least-squares driver ('gels', 'gelsy', 'gelsd' or 'gelss') on each matrix of ``columns``
+    (C-contiguous, each read as a column-major ``rows`` x cols matrix) and right-hand sides ``rhs`` (each
+    column-major, max(rows, cols) long: the solution comes back in its first cols), in place, as ATen's
+    linalg_lstsq calls it: (the rank per matrix, the singular values for gelsd/gelss). None without MKL."""
+    real = "float" if columns.dtype == np.float32 else "double"
+    cols = columns.shape[-2]
+    count = rhs.shape[-2]
+    leading = max(1, rows, cols)
+    if driver == "gels":
+        fn = _lapack("?gels", columns.dtype, "char", "int", "int", "int", "void_p", "int", "void_p", "int")
+    elif driver == "gelsy":
+        fn = _lapack("?gelsy", columns.dtype, "int", "int", "int", "void_p", "int", "void_p", "int", "void_p", real,
+                     "void_p")
+    else:
+        fn = _lapack("?" + driver, columns.dtype, "int", "int", "int", "void_p", "int", "void_p", "int", "void_p",
+                     real, "void_p")
+    if fn is None:
+        return None
+    stack = columns.reshape((_count(columns), cols, rows))
+    right = rhs.reshape((stack.shape[0], count, rhs.shape[-1]))
+    ranks = np.zeros(stack.shape[0], np.int64)
+    values = np.zeros((stack.shape[0], min(rows, cols)), columns.dtype)
+    rank = np.zeros(1, np.int32)
+    # gelsy's column pivots: ATen leaves them uninitialised and carries them from matrix to matrix; stale
+    # memory is not zero, so every column is a leading one and none is pivoted (measured: PyTorch's
+    # results match these bits, not those of zeroed pivots)
+    pivots = np.ones(max(1, cols), np.int32)
+    for i in range(stack.shape[0]):
+        if driver == "gels":
+            fn(_COL_MAJOR, b"N", rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading)
+            continue
+        if driver == "gelsy":
+            fn(_COL_MAJOR, rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading,
+               _address(pivots), rcond, _address(rank))
+        else:
+            fn(_COL_MAJOR, rows, cols, count, _address(stack[i]), max(1, rows), _address(right[i]), leading,
+               _address(values[i]), rcond, _address(rank))
+        ranks[i] = rank[0]
+    return ranks.reshape(columns.shape[:-2]), values.reshape(columns.shape[:-2] + values.shape[-1:])
+
+
+def triangular_solve(a_columns, b_columns, left, upper, transpose, unit):
+    """BLAS's trsm on each pair of matrices: ``a_columns`` and ``b_columns`` C-contiguous stacks read
+    column-major (as ``lu_factor``'s), B overwritten by op(A)^-1 B (``left``) or B op(A)^-1, op(A)
+    being A or (``transpose``) Aᵀ, A's triangle ``upper`` or lower, its diagonal ones if ``unit``.
+    None without MKL."""
+    prefix = _PREFIX.get(a_columns.dtype)
+    if prefix is None or _load() is None:
+        return None
+    ctypes = _state["ctypes"]
+    scalar = ctypes.c_float if a_columns.dtype == np.float32 else ctypes.c_double
+    fn = _function("cblas_" + prefix[1] + "trsm",
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                    scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int])
+    count = _count(b_columns)
+    a_stack = a_columns.reshape((count,) + a_columns.shape[-2:])
+    b_stack = b_columns.reshape((count,) + b_columns.shape[-2:])
+    cols, rows = b_stack.shape[1:]
+    k = a_stack.shape[-1]
+    for i in range(count):
+        if rows and cols:
+            fn(_COL_MAJOR, 141 if left else 142, 121 if upper else 122, _TRANS if transpose else _NO_TRANS,
+               132 if unit else 131, rows, cols, 1.0, _address(a_stack[i]), max(1, k), _address(b_stack[i]),
+               max(1, rows))
+    return b_columns
+
+
+def cholesky_solve(factors, rhs, upper):
+    """LAPACK's potrs with each Cholesky factor of ``factors`` (a C-contiguous stack read column-major, its
+    triangle ``upper`` or lower) on the column-major right-hand sides of ``rhs`` (read as ``lu_solve``'s),
+    in place. None without MKL."""
+    fn = _lapack("?potrs", factors.dtype, "char", "int", "int", "void_p", "int", "void_p", "int")
+    if fn is None:
+        return None
+    n = factors.shape[-1]
+    stack = factors.reshape((_count(factors), n, n))
+    right = rhs.reshape((stack.shape[0],) + rhs.shape[-2:])
+    count = right.shape[1]
+    for i in range(stack.shape[0]):
+        if n and count:
+            fn(_COL_MAJOR, b"U" if upper else b"L", n, count, _address(stack[i]), max(1, n), _address(right[i]),
+               max(1, n))
+    return rhs
+
+
+def cholesky_inverse(factors, upper):
+    """LAPACK's potri on each Cholesky factor of ``factors`` (read as ``cholesky``'s), in place: the
+    triangle ``upper`` or lower of the inverse; potri's info per matrix. None without MKL."""
+    return _triangle_in_place("?potri", factors, upper)

@@ -100,12 +100,16 @@ _CONTIGUOUS = frozenset(("masked_fill", "masked_fill_tensor"))
 _LIKE_INPUT = frozenset(("to", "flip", "sort", "sort_stable", "scatter", "scatter_add", "scatter_value", "index_add",
                          "index_put", "select_scatter", "slice_scatter", "diagonal_scatter"))
 # results whose layout the forward already decides (clone: preserve_copy or row-major, views, in-place writes,
-# outputs that alias their input, a solve's column-major X), or whose ATen layout is not settled here (advanced
-# indexing, topk)
+# outputs that alias their input), or whose ATen layout is not settled here (advanced indexing, topk)
 _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_tensor_inplace", "zero_inplace",
                           "as_strided", "unsafe_view", "view_dtype", "split_outputs", "split_with_sizes_outputs",
                           "unbind_outputs", "getitem_basic:IndexBackward0", "topk", "kthvalue", "glu", "rrelu_with_noise",
-                          "rrelu_with_noise_inplace", "linalg_solve_ex"))
+                          "rrelu_with_noise_inplace",
+                          # LAPACK's column-major results (and views of them), as ATen leaves them
+                          "inverse", "linalg_solve_ex", "linalg_cholesky_ex", "cholesky", "linalg_qr_Q", "linalg_qr_R",
+                          "linalg_eigh_eigenvectors", "linalg_lstsq_solution", "linalg_svd_U", "linalg_svd_Vh",
+                          "linalg_solve_triangular", "linalg_lu_factor_ex", "linalg_lu_solve",
+                          "cholesky_solve", "cholesky_inverse"))
 _KIND: dict = {}
 
 

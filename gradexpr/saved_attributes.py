@@ -196,6 +196,16 @@ _PRESENTED = {
                                  "result1": lambda n, s: _layer_norm_stat(n, s, "mean"),
                                  "result2": lambda n, s: _layer_norm_stat(n, s, "rstd")},
     "LinalgDetBackward0": {"LU": lambda n, s: _lu(n, s, 0), "pivots": lambda n, s: _lu(n, s, 1)},
+    "LinalgSlogdetBackward0": {"LU": lambda n, s: _lu(n, s, 0), "pivots": lambda n, s: _lu(n, s, 1),
+                               "sign": lambda n, s: _slogdet_sign(n, s)},
+    "LinalgSolveExBackward0": {"LU": lambda n, s: _lu(n, s, 0, transposed=False),
+                               "pivots": lambda n, s: _lu(n, s, 1, transposed=False)},
+    "LinalgCholeskyExBackward0": {"L": lambda n, s: s["result"]},
+    "LinalgLstsqBackward0": {"self": lambda n, s: s["A"], "b": lambda n, s: s["B"]},
+    "LinalgLuFactorExBackward0": {"LU": lambda n, s: s["result"], "pivot": lambda n, s: True},
+    "LinalgLuBackward0": {"P": lambda n, s: _lu_permutation(n, s), "pivot": lambda n, s: True},
+    "LuUnpackBackward0": {"LU_data_sym_argsize_minus_1": lambda n, s: int(s["LU_data_shape"][-1]),
+                          "LU_data_sym_argsize_minus_2": lambda n, s: int(s["LU_data_shape"][-2])},
 }
 
 
@@ -269,13 +279,28 @@ def _layer_norm_stat(node, saved, which):
     return Tensor._make(mean if which == "mean" else rstd, x._dtype)
 
 
-def _lu(node, saved, which):
-    """linalg.det's LU factorisation (packed LU, or the int32 pivots), as LAPACK gave it PyTorch."""
+def _lu(node, saved, which, transposed=None):
+    """The LU factorisation linalg.det and slogdet keep (of Aᵀ for a C-contiguous A), or linalg.solve's (of A
+    itself: ``transposed=False``): packed LU, or the int32 pivots, as LAPACK gave it PyTorch."""
     from .ops.linalg import lu_packed
     from .tensor import Tensor
     A = saved["A"].unpack(node)
-    part = lu_packed(A._data)[which]
+    part = lu_packed(A._data, transposed)[which]
     return Tensor._make(part, A._dtype if which == 0 else None)
+
+
+def _lu_permutation(node, saved):
+    """linalg.lu's P (gradexpr's node finds it again from A)."""
+    from .ops.linalg import _pivoting_of
+    return _pivoting_of(saved["A"].unpack(node))
+
+
+def _slogdet_sign(node, saved):
+    """slogdet's first output, the sign of det A (its formula reads only A), shown as the node's output."""
+    from .ops.linalg import _slogdet
+    from .tensor import Tensor
+    A = saved["A"].unpack(node)
+    return _as_output(node, Tensor._make(_slogdet(A._data)[0], A._dtype))
 
 
 def _total_weight(node, saved):

@@ -44,6 +44,16 @@ def _fma(a, b, c):
     return s.astype(_F)
 
 
+def _fma_exact(a, b, c):
+    """``a * b + c`` rounded once to float32 where the float64 sum is exact by construction: the error of
+    a product (``a * b - fl(a * b)``), a Newton residual (``1 - d * fl(1 / d)``), Cody-Waite's reduction.
+    float64 then holds the exact value and one rounding to float32 is the fused one, so ``_fma``'s tie
+    check (four more passes, and a slow repair of exact values that merely look like ties) is not needed."""
+    s = np.multiply(a, b, dtype=np.float64)
+    s += c
+    return s.astype(_F)
+
+
 def expf(d):
     """``Sleef_expf8_u10(d)`` of a float32 array, elementwise."""
     d = np.asarray(d, _F)
@@ -59,8 +69,8 @@ def expf(d):
 def _expf(d):
     with np.errstate(all="ignore"):
         q = np.rint(d * _R_LN2)
-        s = _fma(q, _L2U, d)
-        s = _fma(q, _L2L, s)
+        s = _fma_exact(q, _L2U, d)          # (q has at most 8 bits for |d| <= 104: both steps are exact)
+        s = _fma_exact(q, _L2L, s)
         u = np.full(d.shape, _POLY[0], _F)
         for c in _POLY[1:]:
             u = _fma(u, s, c)
@@ -181,13 +191,13 @@ def logf(d):
         m = (d2.view(np.int32) + ((-e) << 23)).view(_F)
         e = np.where(tiny, e - 64, e).astype(_F)
         sx = e * _LN2_HI                                          # dfmul((ln2 hi, lo), e)
-        sy = _fma(_LN2_LO, e, _fma(_LN2_HI, e, -sx))
+        sy = _fma(_LN2_LO, e, _fma_exact(_LN2_HI, e, -sx))
         nx, ny = _two_sum(np.full_like(m, _F(-1)), m)             # x = dfdiv(m - 1, m + 1)
         dx, dy = _two_sum(np.full_like(m, _F(1)), m)
         t = _F(1) / dx
         xx = nx * t
-        u = _fma(t, nx, -xx)
-        v = _fma(-dy, t, _fma(-dx, t, np.full_like(m, _F(1))))
+        u = _fma_exact(t, nx, -xx)
+        v = _fma(-dy, t, _fma_exact(-dx, t, _F(1)))
         xy = _fma(xx, v, _fma(ny, t, u))
         r = _log_tail(sx, sy, xx, xy)
         r = np.where(np.isposinf(d), _F(np.inf), r)
@@ -209,14 +219,14 @@ def log1pf(d):
         m = _fma(d, t, t - _F(1))
         e = np.where(tiny, e - 64, e).astype(_F)
         sx = e * _LN2_HI                                          # dfmul((ln2 hi, lo), e)
-        sy = _fma(_LN2_LO, e, _fma(_LN2_HI, e, -sx))
+        sy = _fma(_LN2_LO, e, _fma_exact(_LN2_HI, e, -sx))
         dx = _F(2) + m                                            # x = dfdiv((m, 0), dfadd(2, m))
         dy = (_F(2) - dx) + m
         t = _F(1) / dx
         xx = m * t
-        u = _fma(t, m, -xx)
-        v = _fma(-dy, t, _fma(-dx, t, np.full_like(m, _F(1))))
-        xy = _fma(xx, v, _fma(np.zeros_like(m), t, u))           # (the division's numerator is (m, 0))
+        u = _fma_exact(t, m, -xx)
+        v = _fma(-dy, t, _fma_exact(-dx, t, _F(1)))
+        xy = _fma(xx, v, _fma_exact(np.zeros_like(m), t, u))     # (the division's numerator is (m, 0))
         r = _log_tail(sx, sy, xx, xy)
         r = np.where(d > _F(1e38), _F(np.inf), r)                # (PyTorch's build gives log(d) up there)
         r = np.where(_F(-1) > d, _F(np.nan), r)
@@ -311,12 +321,8 @@ _POW_L2L = _F(1.428606765330187045e-06)
 _FLT_MIN = _F(np.finfo(np.float32).tiny)
 
 
-def _fmapn(a, b, c):            # a*b - c
-    return fma32(a, b, -c)
-
-
-def _fmanp(a, b, c):            # -a*b + c
-    return fma32(-a, b, c)
+def _fmapn(a, b, c):            # a*b - c, here always the error of the product c = fl(a*b): exact
+    return _fma_exact(a, b, -c)
 
 
 # ------------------------------------------------------------------ df.h (ENABLE_FMA_SP)
@@ -379,7 +385,7 @@ def _div(n, d):
         t = _F(1) / d[0]
     qx = n[0] * t
     u = _fmapn(t, n[0], qx)
-    qy = _fmanp(d[1], t, _fmanp(d[0], t, _F(1)))
+    qy = _fma(-d[1], t, _fma_exact(-d[0], t, _F(1)))
     return qx, _fma(qx, qy, _fma(n[1], t, u))
 
 

@@ -227,6 +227,65 @@ CASES: dict[str, list[Case]] = {
                         (3, 2)),
                    case(lambda a: (lambda r: (r.U ** 2, r.Vh[:2] ** 2))(torch.linalg.svd(a)), (2, 4))],
     "trace": [case(lambda a: a.trace(), (3, 3)), case(lambda a: torch.trace(a), (2, 3))],
+    # factorizations: symmetric positive-definite inputs made from the sample (A Aᵀ + I), and squares of
+    # factors whose signs are arbitrary
+    "linalg_cholesky_ex": [case(lambda a: torch.linalg.cholesky(a @ a.mT + torch.eye(3, dtype=a.dtype)), (3, 3)),
+                           case(lambda a: torch.linalg.cholesky_ex(a.mT @ a, upper=True).L, (2, 3, 3))],
+    "cholesky": [case(lambda a: torch.cholesky(a @ a.mT), (3, 3))],
+    "linalg_solve_ex": [case(lambda a, b: torch.linalg.solve(a, b), (3, 3), (3, 2)),
+                        case(lambda a, b: torch.linalg.solve(a, b), (2, 3, 3), (3,)),
+                        case(lambda a, b: torch.linalg.solve_ex(a, b, left=False).result, (3, 3), (2, 2, 3)),
+                        case(lambda a, b: torch.linalg.solve(a, b), (3, 3), (2, 3, 1))],
+    "linalg_slogdet_sign": [case(lambda a: torch.linalg.slogdet(a).sign * a, (3, 3))],
+    "linalg_slogdet_logabsdet": [case(lambda a: torch.linalg.slogdet(a).logabsdet, (3, 3)),
+                                 case(lambda a: torch.logdet(a @ a.mT), (2, 3, 3))],
+    "linalg_slogdet": [case(lambda a: tuple(torch.slogdet(a)), (2, 2, 2))],
+    "linalg_qr_Q": [case(lambda a: torch.linalg.qr(a).Q, (4, 3)), case(lambda a: torch.linalg.qr(a).Q, (2, 4))],
+    "linalg_qr_R": [case(lambda a: torch.linalg.qr(a).R, (3, 3)), case(lambda a: torch.linalg.qr(a).R, (2, 4)),
+                    case(lambda a: torch.linalg.qr(a, mode="complete").R, (2, 3))],
+    "linalg_qr": [case(lambda a: tuple(torch.linalg.qr(a)), (4, 3)), case(lambda a: tuple(torch.qr(a)), (2, 2, 3))],
+    "linalg_eigh_eigenvalues": [case(lambda a: torch.linalg.eigvalsh(a + a.mT), (3, 3)),
+                                case(lambda a: torch.linalg.eigh(a @ a.mT, UPLO="U").eigenvalues, (2, 3, 3))],
+    "linalg_eigh_eigenvectors": [case(lambda a: torch.linalg.eigh(a + a.mT).eigenvectors ** 2, (3, 3))],
+    "linalg_eigh": [case(lambda a: (lambda r: (r.eigenvalues, r.eigenvectors ** 2))(torch.linalg.eigh(a + a.mT)),
+                         (3, 3))],
+    "linalg_matrix_exp": [case(lambda a: torch.linalg.matrix_exp(a), (3, 3), domain="real"),
+                          case(lambda a: torch.matrix_exp(a * 0.1), (2, 2, 2))],
+    "linalg_solve_triangular": [case(lambda a, b: torch.linalg.solve_triangular(a, b, upper=True), (3, 3), (3, 2)),
+                                case(lambda a, b: torch.linalg.solve_triangular(a.mT, b, upper=False, left=False,
+                                                                                unitriangular=True), (2, 3, 3),
+                                     (2, 3)),
+                                case(lambda a, b: torch.linalg.solve_triangular(a, b, upper=False), (3, 3), (2, 3, 1))],
+    "linalg_lu_factor_ex": [case(lambda a: torch.linalg.lu_factor(a).LU, (3, 3)),
+                            case(lambda a: torch.linalg.lu_factor_ex(a).LU, (2, 3, 4)),
+                            case(lambda a: torch.linalg.lu_factor(a).LU, (4, 2))],
+    "linalg_lu_L": [case(lambda a: torch.linalg.lu(a).L, (3, 3)), case(lambda a: torch.linalg.lu(a).L, (4, 2))],
+    "linalg_lu_U": [case(lambda a: torch.linalg.lu(a).U, (3, 3)), case(lambda a: torch.linalg.lu(a).U, (2, 2, 4))],
+    "linalg_lu": [case(lambda a: tuple(torch.linalg.lu(a)[1:]), (3, 3)), case(lambda a: tuple(torch.linalg.lu(a)[1:]),
+                                                                               (2, 4)),
+                  case(lambda a: tuple(torch.linalg.lu(a)[1:]), (4, 3))],
+    "lu_unpack_L": [case(lambda a: torch.lu_unpack(a, torch.tensor([2, 2, 3], dtype=torch.int32)).L, (3, 3)),
+                    case(lambda a: torch.lu_unpack(a, torch.tensor([1, 2], dtype=torch.int32)).L, (2, 3))],
+    "lu_unpack_U": [case(lambda a: torch.lu_unpack(a, torch.tensor([3, 2, 3], dtype=torch.int32)).U, (3, 3)),
+                    case(lambda a: torch.lu_unpack(a, torch.tensor([2, 2], dtype=torch.int32)).U, (3, 2))],
+    "lu_unpack": [case(lambda a: tuple(torch.lu_unpack(a, torch.tensor([1, 3, 3], dtype=torch.int32))[1:]), (3, 3))],
+    "linalg_lu_solve": [case(lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b), (3, 3), (3, 2)),
+                        case(lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=True), (3, 3),
+                             (2, 3, 1)),
+                        case(lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False), (3, 3),
+                             (2, 3)),
+                        case(lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False,
+                                                                adjoint=True), (2, 3, 3), (2, 3))],
+    "cholesky_solve": [case(lambda b, a: torch.cholesky_solve(b, a.tril()), (3, 2), (3, 3)),
+                       case(lambda b, a: torch.cholesky_solve(b, a.triu(), upper=True), (2, 3, 1), (3, 3))],
+    "cholesky_inverse": [case(lambda a: torch.cholesky_inverse(a.tril()), (3, 3)),
+                         case(lambda a: torch.cholesky_inverse(a.triu(), upper=True), (2, 3, 3))],
+    "linalg_lstsq_solution": [case(lambda a, b: torch.linalg.lstsq(a, b).solution, (4, 3), (4, 2)),
+                              case(lambda a, b: torch.linalg.lstsq(a, b).solution, (2, 4), (2,))],
+    "linalg_lstsq_residuals": [case(lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").residuals, (4, 2), (4, 3))],
+    "linalg_lstsq": [case(lambda a, b: tuple(torch.linalg.lstsq(a, b, driver="gelss")[:2]), (4, 2), (2, 4, 1))],
+    "linalg_pinv": [case(lambda a: torch.linalg.pinv(a), (3, 2)), case(lambda a: torch.pinverse(a), (2, 3)),
+                    case(lambda a: torch.linalg.pinv(a @ a.mT, hermitian=True), (3, 3))],
     # shape
     "view": [case(lambda a: a.view(3, 2), (2, 3)), case(lambda a: a.reshape(-1), (2, 3))],
     "reshape_alias": [case(lambda a: a.t().reshape(1, 3, 2), (2, 3))],
@@ -494,9 +553,6 @@ CASES.update({
     "rrelu_with_noise_backward": [
         case(_vjp(lambda a: F.rrelu(a, 0.1, 0.3)), (2, 3), (2, 3)),
         case(_vjp(lambda a: (torch.manual_seed(0), F.rrelu(a, 0.1, 0.3, training=True))[1]), (3, 2), (3, 2))],
-    # det's gradient under create_graph is a linalg.solve (ATen's linalg_det_backward)
-    "linalg_solve_ex": [case(_vjp(lambda a: torch.linalg.det(a)), (3, 3), ()),
-                        case(_vjp(lambda a: torch.det(a) ** 2), (2, 2, 2), (2,))],
     # the upsamplings' backward ops (linear: their gradient is the upsampling again)
     "upsample_nearest1d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2.5)), (2, 2, 3), (2, 2, 7))],
     "upsample_nearest2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2)), (1, 2, 2, 3), (1, 2, 4, 6))],
@@ -565,6 +621,9 @@ CASES.update({
     "nanmedian_dim": [case(lambda a: torch.nanmedian(a, 1).values, (2, 5)), case(lambda a: a.nanmedian(0, True)[0], (4, 2))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
+# det's gradient under create_graph is a linalg.solve (ATen's linalg_det_backward)
+CASES["linalg_solve_ex"] += [case(_vjp(lambda a: torch.linalg.det(a)), (3, 3), ()),
+                             case(_vjp(lambda a: torch.det(a) ** 2), (2, 2, 2), (2,))]
 
 
 
@@ -610,6 +669,9 @@ NOT_IMPLEMENTED = {
         F.ctc_loss(x.log_softmax(1).unsqueeze(1), torch.tensor([[1]]), [2], [1]), x, create_graph=True)[0],
     "scatter_reduce_src": lambda x: x.scatter(1, torch.tensor([[1, 1], [0, 1]]), x * 2, reduce="multiply"),
     "scatter_reduce_value": lambda x: x.scatter(0, torch.tensor([[1, 0]]), 1.5, reduce="add"),
+    "unique2": lambda x: torch.unique(x),
+    "unique_dim": lambda x: torch.unique(x, dim=0),
+    "unique_consecutive": lambda x: torch.unique_consecutive(x, dim=1),
 }
 
 DIFFERENTIABLE = [name for name, e in D.TABLE.items() if e.differentiable and name not in NOT_IMPLEMENTED]

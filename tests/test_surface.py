@@ -74,7 +74,10 @@ def test_gradexpr_binds_no_public_name_pytorch_lacks():
 # PyTorch docstrings that name a parameter the method does not take (``x.atanh_(other=…)`` is a TypeError)
 _DOCSTRING_ERRATA = {"torch.Tensor.atanh_": "atanh_() -> Tensor", "torch.Tensor.arctanh_": "arctanh_() -> Tensor",
                      # (its parameter is ``source``: ``x.masked_scatter(m, tensor=s)`` is a TypeError)
-                     "torch.Tensor.masked_scatter": "masked_scatter(mask, source) -> Tensor"}
+                     "torch.Tensor.masked_scatter": "masked_scatter(mask, source) -> Tensor",
+                     # (its first parameter is ``input``: ``solve_triangular(A=a, ...)`` is a TypeError)
+                     "torch.linalg.solve_triangular": "linalg.solve_triangular(input, B, *, upper, left=True, "
+                                                      "unitriangular=False, out=None) -> Tensor"}
 
 
 def _params(signature: str) -> set:
@@ -93,8 +96,11 @@ def test_a_table_bound_name_has_pytorchs_parameters(name):
     signature = _DOCSTRING_ERRATA.get(name, signature)
     short = name.rsplit(".", 1)[1]
     method = name.startswith("torch.Tensor.")
+    public = short[:-1] if short.endswith("_") else short
+    if name.startswith("torch.linalg.") and "linalg_" + public in surface.PUBLIC:
+        public = "linalg_" + public             # (torch.linalg.X's schema lines are native_functions.yaml's linalg_X)
     ours = {p.name if method or p.name != "self" else "input"
-            for sig in surface.overloads(short[:-1] if short.endswith("_") else short).signatures
+            for sig in surface.overloads(public).signatures
             for p in sig.params}
     assert _params(signature) <= ours, f"{name}: PyTorch's {signature!r}, ours {sorted(ours)}"
 
@@ -144,9 +150,10 @@ def test_every_entry_is_reachable_under_each_declared_variant(name):
         overloads = surface.overloads(public)
         assert any(sig.entry is entry for sig in overloads.signatures), f"{public} never reaches {name}"
         calls = list(_variant_calls(entry, public))
-        if all(any(not p.has_default and not p.kwonly and p.name not in entry.inputs for p in sig.params)
+        if all(any(not p.has_default and p.name not in entry.inputs for p in sig.params)
                for sig in overloads.signatures if sig.entry is entry):
-            continue        # its lines need a number besides the tensors (polygamma's n, copysign.Scalar's other)
+            continue        # its lines need a number besides the tensors (polygamma's n, copysign.Scalar's other,
+            #                 solve_triangular's keyword upper)
         if any(i not in entry.formulas for i in entry.inputs):
             continue        # an input that is no edge (masked_scatter's mask): a sampled float cannot be one
         shapes = entry.samples[0] if entry.samples else ((2, 3),) * len(entry.inputs)

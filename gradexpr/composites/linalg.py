@@ -367,3 +367,109 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         t = expand(t, batch + (rows, c1))
         return contiguous(t).view(n, rows, c1)
     return apply(D.euclidean_dist, (flat(x1, r1), flat(x2, r2))).view(out_shape)
+
+
+# ------------------------------------------------------------------ torch.linalg's compositions of products
+def linalg_multi_dot(tensors, *, out=None):
+    """ATen's multi_dot: a first (last) vector as a row (column), the product of two or three by mm in the
+    cheaper order, of more in the order of the matrix-chain dynamic programme; the result viewed to the
+    output's shape (ViewBackward0)."""
+    n = len(tensors)
+    if n < 2:
+        raise errors.RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    out_shape = []
+    if first._data.ndim not in (1, 2):
+        raise errors.RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first._data.ndim}D")
+    if last._data.ndim not in (1, 2):
+        raise errors.RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last._data.ndim}D")
+    matrices = list(tensors)
+    if first._data.ndim == 1:
+        matrices[0] = unsqueeze(first, 0)
+    else:
+        out_shape.append(first._data.shape[0])
+    if last._data.ndim == 1:
+        matrices[-1] = unsqueeze(last, -1)
+    else:
+        out_shape.append(last._data.shape[1])
+    for i in range(1, n - 1):
+        if tensors[i]._data.ndim != 2:
+            raise errors.RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i]._data.ndim}D")
+    for i in range(1, n):
+        if matrices[i]._dtype is not matrices[0]._dtype:
+            raise errors.RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                                      f"{matrices[0]._dtype} and tensor {i} {matrices[i]._dtype}")
+        if matrices[i - 1]._data.shape[1] != matrices[i]._data.shape[0]:
+            shapes = (list(tensors[i - 1]._data.shape), list(tensors[i]._data.shape))
+            raise errors.RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {shapes[0]} and {shapes[1]} "
+                                      "cannot be multiplied")
+    if n == 2:
+        result = mm(*matrices)
+    elif n == 3:
+        a, b = matrices[0]._data.shape[0], matrices[1]._data.shape[0]
+        c, d = matrices[2]._data.shape
+        if a * c * (b + d) < b * d * (a + c):
+            result = mm(mm(matrices[0], matrices[1]), matrices[2])
+        else:
+            result = mm(matrices[0], mm(matrices[1], matrices[2]))
+    else:
+        result = _chain_product(matrices, _chain_order(matrices), 0, n - 1)
+    from .shape import view
+    return view(result, out_shape)
+
+
+def _chain_order(matrices):
+    """ATen's matrix_chain_order: for each span, the split with the fewest multiplications (the first of
+    equal ones)."""
+    n = len(matrices)
+    sizes = [m._data.shape[0] for m in matrices] + [matrices[-1]._data.shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + sizes[i] * sizes[k + 1] * sizes[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_product(matrices, split, i, j):
+    if i == j:
+        return matrices[i]
+    return mm(_chain_product(matrices, split, i, split[i][j]), _chain_product(matrices, split, split[i][j] + 1, j))
+
+
+def linalg_vecdot(x, y, *, dim=-1, out=None):
+    """ATen's linalg_vecdot for real tensors: (x * y).sum(dim)."""
+    if x._dtype.category != 2:
+        raise errors.RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. Got "
+                                  f"{x._dtype._scalar_name}")
+    if x._dtype is not y._dtype:
+        raise errors.RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
+                                  f"{x._dtype._scalar_name} and y of type {y._dtype._scalar_name} instead")
+    from .arguments import _torch
+    return _torch("sum")(x * y, dim)
+
+
+def linalg_vander(x, *, N=None):
+    """ATen's linalg_vander: a column of ones, then the cumulative products of x repeated N - 1 times (a 0-d
+    x has no size to take N from; with N given, it is read as one element)."""
+    if x._data.ndim == 0:
+        if N is None:
+            raise errors.RuntimeError("N must be greater than 1.")
+        x = unsqueeze(x, 0)
+    n = x._data.shape[-1] if N is None else N
+    if n <= 1:
+        raise errors.RuntimeError("N must be greater than 1.")
+    from .reductions import cumprod
+    from .shape import cat
+    powers = cumprod(expand(unsqueeze(x, -1), *x._data.shape, n - 1), -1)
+    return cat([powers.new_ones(tuple(x._data.shape) + (1,)), powers], -1)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    from .shape import diagonal
+    return diagonal(A, offset, dim1, dim2)

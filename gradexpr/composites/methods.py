@@ -167,6 +167,8 @@ LAZY_METHODS = {
                         "exponential_=_exponential_ multinomial cauchy_=_cauchy_ geometric_=_geometric_ "
                         "log_normal_=_log_normal_",
     "contractions": "kron",
+    "decompositions": "cholesky qr svd slogdet logdet matrix_exp matrix_power pinverse unique unique_consecutive lu "
+                      "cholesky_solve cholesky_inverse",
     "inplace": "zero_ fill_ copy_ t_ transpose_ swapaxes_=transpose_ swapdims_=transpose_ unsqueeze_ squeeze_ "
                "resize_ resize_as_",
     # internal helpers used by backward formulas (underscored: not reachable from programs)
@@ -178,7 +180,7 @@ LAZY_MODULES = tuple(LAZY_METHODS)      # (a product of two numbers needs none o
 # the methods whose in-place form ``name_`` is made by ``inplace._inplace_of``
 _INPLACE = ("add", "sub", "mul", "div", "pow", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max",
             "masked_fill", "round", "remainder", "fmod", "lerp", "square",
-            "true_divide", "floor_divide", "index_add", "scatter", "scatter_add")
+            "true_divide", "floor_divide", "index_add", "scatter", "scatter_add", "tril", "triu")
 
 
 def _first_use(name):

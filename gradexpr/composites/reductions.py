@@ -69,28 +69,37 @@ class MinMax(ReturnType):
         return self[1]
 
 
-class SvdResult(tuple):
-    """``torch.return_types.linalg_svd(U=…, S=…, Vh=…)``."""
+class NamedResult(tuple):
+    """``torch.return_types.<name>(field=…, …)`` of any fields: the classes ``named_result`` makes."""
 
     _gx_exposed = True
-    _fields = ("U", "S", "Vh")
+    _name = ""
+    _fields: tuple = ()
 
-    def __new__(cls, name, U, S, Vh):
-        self = tuple.__new__(cls, (U, S, Vh))
-        self._name = name
-        return self
+    def __new__(cls, *parts):
+        return tuple.__new__(cls, parts)
 
     def _rebuilt(self, parts):
-        return type(self)(self._name, *parts)
-
-    U = property(lambda self: self[0])
-    S = property(lambda self: self[1])
-    Vh = property(lambda self: self[2])
+        return type(self)(*parts)
 
     def __repr__(self):
-        return f"torch.return_types.{self._name}(\nU={self[0]!r},\nS={self[1]!r},\nVh={self[2]!r})"
+        fields = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+        return f"torch.return_types.{self._name}(\n{fields})"
 
     __str__ = __repr__
+
+
+_NAMED_RESULTS: dict = {}
+
+
+def named_result(name, *fields):
+    """The class of ``torch.return_types.<name>`` with ``fields`` (made once per name)."""
+    cls = _NAMED_RESULTS.get(name)
+    if cls is None:
+        attributes = {"_name": name, "_fields": fields, "__slots__": ()}
+        attributes.update({field: property(lambda self, k=k: self[k]) for k, field in enumerate(fields)})
+        cls = _NAMED_RESULTS[name] = type(name, (NamedResult,), attributes)
+    return cls
 
 
 def _minmax(name, all_name, dim_name, binary_name):
@@ -278,7 +287,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     parts = [apply(D.linalg_svd_U, (A,), params), apply(D.linalg_svd_S, (A,), params),
              apply(D.linalg_svd_Vh, (A,), params)]
     share_node(D.linalg_svd, (A,), params, parts)
-    return SvdResult("linalg_svd", *parts)
+    return named_result("linalg_svd", "U", "S", "Vh")(*parts)
 
 
 def svdvals(A, *, driver=None):

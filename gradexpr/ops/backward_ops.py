@@ -650,16 +650,17 @@ embedding_dense_backward = op(
 
 
 # ---------------------------------------------------------------- backward ops of linear ops
-def adjoint_entry(name, node, grad_kernel, grad_output_formula, with_self=False, **kw):
+def adjoint_entry(name, node, grad_kernel, grad_output_formula, with_self=False, indices=False, **kw):
     """The backward of a linear op as an entry of its own (``upsample_nearest2d_backward`` ...): its
     forward runs ``grad_kernel(grad tensor, [self tensor,] **params)`` -- the gradient as the forward op's
     formula computed it, no graph recorded -- and its own gradient is the forward op on ``grad``
     (``grad_output_formula``: the adjoint of an adjoint). ``with_self``: ATen's backward op takes the
-    input too (the pads'), whose gradient is derivatives.yaml's zeros_like(self)."""
+    input too (the pads'), whose gradient is derivatives.yaml's zeros_like(self). ``indices``: and a max
+    pool's indices (an input without a gradient, so that vmap takes each sample's)."""
     def forward(*arrays, **params):
         with no_grad():
             return grad_kernel(*(Tensor._make(a) for a in arrays), **params)._data
-    inputs = ("grad_output", "self") if with_self else ("grad_output",)
+    inputs = ("grad_output",) + (("self",) if with_self else ()) + (("indices",) if indices else ())
     zeros = {"self": corner_grads.zero_grad} if with_self else {}
-    return op(name, node, forward, inputs, grad_output=grad_output_formula, **zeros, domain="real",
+    return op(name, node, forward, inputs, grad_output=grad_output_formula, **zeros, dtype="first", domain="real",
               broadcast=False, forward_ad="linear", batch="loop", **kw)

@@ -10,7 +10,7 @@ from . import backward_ops as _bw
 from .. import errors
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
-from .registry import op
+from .registry import batch_rules, op
 
 
 def _huber(a, b, reduction="mean", delta=1.0):
@@ -187,6 +187,10 @@ convolution_backward_weight = op(
     grad_output=lambda grad, input, grad_output_shape, stride, padding, dilation, groups:
     conv_apply(input, grad, stride, padding, dilation, groups, grad_output_shape),
     dtype="promote", broadcast=False, domain="real")
+
+batch_rules("conv", "convolution", "convolution_nobias")
+batch_rules("conv_input_grad", "convolution_backward_input")
+batch_rules("conv_weight_grad", "convolution_backward_weight")
 
 
 # ---------------------------------------------------------------- transposed convolution: the input gradient

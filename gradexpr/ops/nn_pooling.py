@@ -102,7 +102,8 @@ def _max_pool_backward_entry(name, node, nd, **keep):
     """A max pool's backward op (``max_pool2d_with_indices_backward``, ``adaptive_max_pool2d_backward``):
     edges to grad_output and self, its gradient read at the indices (the pooling parameters kept)."""
     return _bw.adjoint_entry(name, node, lambda g, x, indices, **params: max_pool_grad(g, x.shape, indices, nd),
-                             lambda grad, indices: max_pool_double_backward(grad, indices, nd), with_self=True)
+                             lambda grad, indices: max_pool_double_backward(grad, indices, nd), with_self=True,
+                             indices=True)
 
 
 def _max_pool_entry(nd):
@@ -111,8 +112,8 @@ def _max_pool_entry(nd):
                                         f"MaxPool{nd}DWithIndicesBackwardBackward0", nd)
     forward = op(f"max_pool{nd}d_with_indices", f"MaxPool{nd}DWithIndicesBackward0", _max_pool,
                  self=lambda grad, self, indices, kernel_size, stride, padding, dilation, ceil_mode: _apply(
-                     backward, (grad, self), {"indices": indices, "kernel_size": kernel_size, "stride": stride,
-                                              "padding": padding, "dilation": dilation, "ceil_mode": ceil_mode}),
+                     backward, (grad, self, indices), {"kernel_size": kernel_size, "stride": stride,
+                                                       "padding": padding, "dilation": dilation, "ceil_mode": ceil_mode}),
                  dtype="first", domain="distinct", forward_ad="transpose")
     return forward, backward
 
@@ -298,7 +299,7 @@ def _adaptive_entries(nd):
     mx_backward = _max_pool_backward_entry(f"adaptive_max_pool{nd}d_backward",
                                            f"AdaptiveMaxPool{nd}DBackwardBackward0", nd)
     mx = op(f"adaptive_max_pool{nd}d", f"AdaptiveMaxPool{nd}DBackward0", _adaptive_max_pool,
-            self=lambda grad, self, indices, output_size: _apply(mx_backward, (grad, self), {"indices": indices}),
+            self=lambda grad, self, indices, output_size: _apply(mx_backward, (grad, self, indices)),
             dtype="first", domain="distinct", forward_ad="transpose")
     return avg, avg_backward, mx, mx_backward
 

@@ -9,7 +9,7 @@ from .. import corner_grads, dtypes, errors, reduction_order
 from ..grad_layout import _dense
 from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
-from .registry import batch_rules, op
+from .registry import NotDifferentiable, batch_rules, op
 from .common import EveryDim, _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
 
@@ -781,6 +781,48 @@ logcumsumexp = op("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp, self=_
                   variants="function method")
 all_ = op("all", "", lambda a, dim=None, keepdim=False: np.all(a, axis=dim, keepdims=keepdim), dtype="keep")
 any_ = op("any", "", lambda a, dim=None, keepdim=False: np.any(a, axis=dim, keepdims=keepdim), dtype="keep")
+
+
+
+# ============================================================ unique values (sorted, or of consecutive runs)
+def _unique(a, return_inverse=False, return_counts=False, dim=None):
+    """ATen's _unique2 / unique_dim on CPU: the distinct values (slices along ``dim``) in ascending (lexicographic)
+    order; the index of each input element's (slice's) value and the counts are extras."""
+    if dim is None:
+        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True, return_counts=True,
+                                            equal_nan=False)       # (each NaN its own value, as ATen's sort)
+        inverse = inverse.reshape(a.shape)
+    else:
+        values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=dim)
+        inverse = inverse.reshape(-1)
+    return values.astype(a.dtype), {"inverse": inverse.astype(np.int64), "counts": counts.astype(np.int64)}
+
+
+def _unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
+    """ATen's unique_consecutive: the first value (slice along ``dim``) of each run of equal ones; the run
+    each element (slice) belongs to and the runs' lengths are extras."""
+    moved = a.reshape(-1, 1) if dim is None else np.moveaxis(a, dim, 0).reshape(a.shape[dim], -1)
+    starts = np.ones(moved.shape[0], bool)
+    if moved.shape[0]:
+        starts[1:] = np.any(moved[1:] != moved[:-1], axis=1)
+    runs = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), moved.shape[0]))
+    if dim is None:
+        values, inverse = a.reshape(-1)[starts], runs.reshape(a.shape)
+    else:
+        values, inverse = np.compress(starts, a, axis=dim), runs
+    return np.ascontiguousarray(values), {"inverse": inverse.astype(np.int64), "counts": counts.astype(np.int64)}
+
+
+def _not_implemented(name):
+    return NotDifferentiable(f"the derivative for '{name}' is not implemented.", not_implemented=True)
+
+
+unique2 = op("unique2", "Unique2Backward0", _unique, self=_not_implemented("_unique2"), dtype="first", domain="real")
+unique_dim = op("unique_dim", "UniqueDimBackward0", _unique, self=_not_implemented("unique_dim"), dtype="first",
+                domain="real")
+unique_consecutive = op("unique_consecutive", "UniqueConsecutiveBackward0", _unique_consecutive,
+                        self=_not_implemented("unique_consecutive"), dtype="first", domain="real")
 
 
 # ============================================================ vmap's batch rules (batching.py)

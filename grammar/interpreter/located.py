@@ -116,6 +116,8 @@ def _callee_error(exc, f, name, args, attribute_call=False):
     if not module.startswith("gradexpr.") or module.startswith("gradexpr.grammar"):
         return exc
     qualname = getattr(f, "__qualname__", None) or name
+    if getattr(f, "__name__", None) == "linalg_" + name:
+        name = f.__name__               # torch.linalg.X's parser says linalg_X(), its native name
     owner = getattr(f, "__self__", None)
     if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
         worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
