@@ -651,10 +651,11 @@ def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
     -gB Xᵀ (left) or -Xᵀ gB; each summed back to its input's shape where the batches were broadcast.
     With a graph, gB is linalg.solve's (differentiable again), without, LU's solve as ATen's."""
     vector = _is_vector_rhs(A, B)
-    gB = _solve_adjoint(A, grad.unsqueeze(-1) if vector else grad, left)
+    gX = grad.unsqueeze(-1) if vector else grad          # (vector_to_matrix, as ATen's: a matrix solve)
+    gB = _solve_adjoint(A, gX, left)
     if gB is None:
-        gB = _apply(linalg_solve_ex, (A.mT, grad), {"left": left})
-    elif vector:
+        gB = _apply(linalg_solve_ex, (A.mT, gX), {"left": left})
+    if vector:
         gB = gB.squeeze(-1)
     gA = None
     if output_mask[0]:
