@@ -122,13 +122,13 @@ def zero_grad(grad):
 
 
 def evenly_distribute(grad, self, result):
-    """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere."""
-    T = _T()
+    """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere (ATen's CPU
+    evenly_distribute_backward: zeros with the share masked in, MaskedFillBackward1 under create_graph)."""
     if in_transform():      # (no value read back: the nan test is part of the mask)
         mask = (self == result).logical_or(self.isnan().logical_and(result.isnan()))
         return mask * (grad / mask.sum())
     mask = self.isnan() if bool(result.isnan()) else self == result
-    return T.where(mask, grad / mask.sum(), 0.0)
+    return grad.new_zeros(self.shape).masked_fill_(mask, grad / mask.sum())
 
 
 def _prod_safe_zeros(grad, inp, dim):
@@ -178,9 +178,9 @@ def prod_dim_grad(grad, self, result, dim, keepdim=False):
 def det_grad(grad, A, result):
     """linalg_det_backward: ``grad * det * A^{-H}`` for invertible matrices. Where a matrix is singular
     (det exactly 0), PyTorch's LU solve of a zero right-hand side gives zeros when no graph is
-    recorded; with a graph PyTorch takes an SVD path to the cofactor matrix, which is defined for singular
-    matrices too: here the cofactors are the minors' determinants (the same values up to rounding, and
-    differentiable again)."""
+    recorded; with a graph, ATen's own formula (``_det_grad_recorded``)."""
+    if is_grad_enabled():
+        return _det_grad_recorded(grad, A, result)
     T = _T()
     scaled = (grad * result).unsqueeze(-1).unsqueeze(-1)
     singular = result == 0
@@ -192,11 +192,37 @@ def det_grad(grad, A, result):
             if solved is not None:
                 return Tensor._make(solved, A._dtype)
         return scaled * A.inverse().mT
-    if is_grad_enabled():
-        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
     eye = T.eye(A.shape[-1], dtype=A.dtype)
     safe = T.where(singular.unsqueeze(-1).unsqueeze(-1), eye, A)
     return T.where(singular.unsqueeze(-1).unsqueeze(-1), 0.0, scaled * safe.inverse().mT)
+
+
+def _det_grad_recorded(grad, A, result):
+    """linalg_det_backward under create_graph: ``linalg.solve(A^H, diag_embed(grad * det)^T)``, whose node
+    (LinalgSolveExBackward0) differentiates again as ATen's does; where every matrix is singular
+    (|det| < 100 eps) ATen's SVD path; a batch of both kinds through the cofactors (not ATen's graph)."""
+    from .ops.linalg import solve
+    import numpy as np
+    singular = result.abs()._data < 100 * np.finfo(A.dtype.np).eps
+    if singular.all():
+        return _det_grad_svd(grad, A)
+    if singular.any():          # (ATen computes each part its own way and puts them together: not followed)
+        return grad.unsqueeze(-1).unsqueeze(-1) * _cofactors(A)
+    d = grad * result
+    d_diag = _T().diag_embed(d.unsqueeze(-1).expand(tuple(A.shape[:-1]))).mT
+    return solve(A.mT, d_diag)
+
+
+def _det_grad_svd(grad, A):
+    """linalg_det_backward's path for singular matrices: with A = U diag(S) Vh, det = det(U) det(Vh) prod(S),
+    so the gradient is U diag(d prod(S)/dS) Vh scaled by det(U) det(Vh) (prod_safe_zeros_backward: the
+    products of all the other singular values, exclusive cumulative products from both ends)."""
+    from .composites.linalg import det
+    from .composites.reductions import linalg_svd
+    U, S, Vh = linalg_svd(A)
+    alpha = det(U) * det(Vh)
+    D = _prod_safe_zeros(grad.mul(alpha).unsqueeze(-1), S, S.dim() - 1)
+    return (U * D.unsqueeze(-2)).matmul(Vh)
 
 
 def _cofactors(A):

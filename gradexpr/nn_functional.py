@@ -140,13 +140,15 @@ def _check_same(input, target, name):
 
 
 def _broadcast_pair(input, target):
-    """Losses broadcast input and target (PyTorch warns; the message of a mismatch is the usual one)."""
+    """Losses broadcast input and target (PyTorch warns; the message of a mismatch is the usual one), as
+    torch.broadcast_tensors does: a tensor already of the common shape is passed on as it is (ATen's
+    expand_outplace), the other expanded."""
     if input._data.shape == target._data.shape:
         return input, target
     from .op import _check_broadcast
     _check_broadcast([input._data, target._data])
     shape = T.np.broadcast_shapes(input._data.shape, target._data.shape)
-    return input.expand(shape), target.expand(shape)
+    return tuple(t if t._data.shape == shape else t.expand(shape) for t in (input, target))
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):

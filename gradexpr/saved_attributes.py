@@ -165,9 +165,9 @@ _PRESENTED = {
     **{node: {"result1": lambda n, s: s["indices"]}
        for node in ("MaxPool2DWithIndicesBackward0", "MaxPool3DWithIndicesBackward0", "AdaptiveMaxPool2DBackward0",
                     "AdaptiveMaxPool3DBackward0")},
-    **{f"Upsample{kind}{k}DBackward0": _upsample_scales(k)
+    **{f"Upsample{kind}{k}DBackward{order}": _upsample_scales(k) for order in ("0", "Backward0")
        for kind in ("Nearest", "NearestExact", "Linear", "Bilinear", "Trilinear") for k in (1, 2, 3)},
-    **{f"{mode}Pad{k}DBackward0": {"padding": lambda n, s: tuple(s["pad"])}
+    **{f"{mode}Pad{k}DBackward{order}": {"padding": lambda n, s: tuple(s["pad"])} for order in ("0", "Backward0")
        for mode in ("Reflection", "Replication") for k in (1, 2, 3)},
     "NativeBatchNormBackward0": {"result1": lambda n, s: _batch_stat(n, s, "save_mean"),
                                  "result2": lambda n, s: _batch_stat(n, s, "save_invstd")},

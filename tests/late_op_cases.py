@@ -38,6 +38,10 @@ def late_cases(torch, F, case):
         # norms (ops/nn_norms.py)
         "native_group_norm": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
                               case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        # group norm's node for its three outputs (the mean and rstd read back by its formula)
+        "native_group_norm_outputs": [case(lambda a, w, b: F.group_norm(a, 2, w, b), (3, 4, 2), (4,), (4,)),
+                                      case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
+        "native_group_norm_nobias_outputs": [case(lambda a: F.group_norm(a, 3), (2, 6, 2))],
         "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
                                                                           _random_samples=torch.tensor([[[0.3, 0.7]]])),
                                        (1, 1, 5, 4))],
@@ -66,8 +70,8 @@ def late_cases(torch, F, case):
         "hardswish": [case(lambda a: F.hardswish(a * 4), (2, 3), twice=False)],
         "mish": [case(lambda a: F.mish(a), (2, 3)), case(inplace(lambda b: F.mish(b, inplace=True)), (3,))],
         "glu": [case(lambda a: F.glu(a), (3, 4)), case(lambda a: F.glu(a, 0), (2, 3))],
-        "prelu_kernel": [case(lambda a, w: F.prelu(a, w), (2, 3), (3,), twice=False),
-                         case(lambda a, w: torch.prelu(a, w), (2, 3, 2), (1,), twice=False)],
+        "prelu_kernel": [case(lambda a, w: F.prelu(a, w), (2, 3), (3,)),
+                         case(lambda a, w: torch.prelu(a, w), (2, 3, 2), (1,))],
         "rrelu_with_noise": [case(lambda a: F.rrelu(a), (2, 3), twice=False),
                              case(rrelu_train, (3, 2), twice=False)],
         "rrelu_with_noise_inplace": [case(rrelu_train_inplace, (2, 3), twice=False)],

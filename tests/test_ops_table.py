@@ -548,6 +548,50 @@ CASES.update({
                              case(lambda a: torch.special.xlog1py(a, -0.5), (3,))],
     "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
+    # issues 16 and 19: the fused backward ops of glu, rrelu (eval and training) and embedding
+    "glu_backward": [case(_vjp(lambda a: F.glu(a)), (3, 4), (3, 2)), case(_vjp(lambda a: F.glu(a, 0)), (2, 3), (1, 3))],
+    "rrelu_with_noise_backward": [
+        case(_vjp(lambda a: F.rrelu(a, 0.1, 0.3)), (2, 3), (2, 3)),
+        case(_vjp(lambda a: (torch.manual_seed(0), F.rrelu(a, 0.1, 0.3, training=True))[1]), (3, 2), (3, 2))],
+    # the upsamplings' backward ops (linear: their gradient is the upsampling again)
+    "upsample_nearest1d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2.5)), (2, 2, 3), (2, 2, 7))],
+    "upsample_nearest2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2)), (1, 2, 2, 3), (1, 2, 4, 6))],
+    "upsample_nearest3d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=(2, 1.5, 1))), (1, 1, 2, 2, 3),
+                                         (1, 1, 4, 3, 3))],
+    "_upsample_nearest_exact1d_backward": [case(_vjp(lambda x: F.interpolate(x, size=7, mode="nearest-exact")),
+                                                (1, 2, 3), (1, 2, 7))],
+    "_upsample_nearest_exact2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=1.7, mode="nearest-exact")),
+                                                (1, 2, 2, 3), (1, 2, 3, 5))],
+    "_upsample_nearest_exact3d_backward": [case(_vjp(lambda x: F.interpolate(x, size=(3, 3, 2), mode="nearest-exact")),
+                                                (1, 1, 2, 2, 3), (1, 1, 3, 3, 2))],
+    "upsample_linear1d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2, mode="linear")), (2, 2, 3),
+                                        (2, 2, 6))],
+    "upsample_bilinear2d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=(1.5, 2.5), mode="bilinear")),
+                                          (1, 2, 2, 3), (1, 2, 3, 7))],
+    "upsample_trilinear3d_backward": [case(_vjp(lambda x: F.interpolate(x, scale_factor=2, mode="trilinear")),
+                                           (1, 1, 2, 2, 3), (1, 1, 4, 4, 6))],
+    # the reflect/replicate pads' backward ops
+    **{f"{mode}_pad{n}d_backward": [case(_vjp(lambda x, pad=pad, mode=mode: F.pad(x, pad, mode=mode)), x, g)]
+       for mode in ("reflect", "replicate")
+       for n, pad, x, g in ((1, (2, 1), (2, 4), (2, 7)), (2, (2, 1, 1, 2), (1, 3, 4), (1, 6, 7)),
+                            (3, (1, 1, 1, 0, 0, 1), (1, 2, 3, 3), (1, 3, 4, 5)))},
+    # the poolings' backward ops
+    "max_pool2d_with_indices_backward": [case(_vjp(lambda x: F.max_pool2d(x, 2)), (2, 3, 4, 6), (2, 3, 2, 3))],
+    "max_pool3d_with_indices_backward": [case(_vjp(lambda x: F.max_pool3d(x, 2)), (1, 2, 4, 3, 4), (1, 2, 2, 1, 2))],
+    "avg_pool2d_backward": [case(_vjp(lambda x: F.avg_pool2d(x, 2)), (2, 3, 4, 6), (2, 3, 2, 3)),
+                            case(_vjp(lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True,
+                                                             count_include_pad=False)), (1, 2, 5, 6), (1, 2, 3, 4))],
+    "avg_pool3d_backward": [case(_vjp(lambda x: F.avg_pool3d(x, 2)), (1, 2, 4, 3, 4), (1, 2, 2, 1, 2))],
+    "adaptive_avg_pool2d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool2d(x, (3, 4))), (2, 3, 7, 6), (2, 3, 3, 4))],
+    "adaptive_avg_pool3d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
+                                          (1, 2, 2, 3, 2))],
+    "adaptive_max_pool2d_backward": [case(_vjp(lambda x: F.adaptive_max_pool2d(x, (3, 2))), (2, 2, 5, 4), (2, 2, 3, 2))],
+    "adaptive_max_pool3d_backward": [case(_vjp(lambda x: F.adaptive_max_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
+                                          (1, 2, 2, 3, 2))],
+    "embedding_dense_backward": [
+        case(_vjp(lambda w: F.embedding(tensor([[0, 2], [3, 2]]), w)), (4, 3), (2, 2, 3)),
+        case(_vjp(lambda w: F.embedding(tensor([1, 1, 3, 0]), w, padding_idx=3)), (4, 2),
+             (4, 2))],
     "log_softmax_backward_data": [case(_vjp(lambda a: F.log_softmax(a, 0)), (2, 3), (2, 3))],
     # issue 14's entries
     "unfold": [case(lambda a: a.unfold(1, 2, 1), (3, 4)), case(lambda a: a.unfold(0, 3, 2), (7,)),
@@ -577,6 +621,9 @@ CASES.update({
     "nanmedian_dim": [case(lambda a: torch.nanmedian(a, 1).values, (2, 5)), case(lambda a: a.nanmedian(0, True)[0], (4, 2))],
     "unfold_backward": [case(_vjp(lambda a: a.unfold(1, 3, 2)), (2, 7), (2, 3, 3))],
 })
+# det's gradient under create_graph is a linalg.solve (ATen's linalg_det_backward)
+CASES["linalg_solve_ex"] += [case(_vjp(lambda a: torch.linalg.det(a)), (3, 3), ()),
+                             case(_vjp(lambda a: torch.det(a) ** 2), (2, 2, 2), (2,))]
 
 
 

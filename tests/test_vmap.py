@@ -10,7 +10,7 @@ from test_ops_table import CASES, _inputs, _outputs
 torch = api.build()["torch"]
 func = torch.func
 BATCH = 3
-RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace"}   # draw random numbers: vmap's randomness="error" refuses them
+RANDOM = {"dropout", "rrelu_with_noise", "rrelu_with_noise_inplace", "rrelu_with_noise_backward"}   # draw random numbers: vmap's randomness="error" refuses them
 DYNAMIC = {"masked_select"}             # output shape depends on the values: PyTorch's vmap refuses these
 # Not batched yet (reported on issue 17): as_strided/copy_slices (strides of the physical storage), outputs taken from a forward's extras
 # (max/min's indices, the max poolings'), svdvals' backward, the per-sample gradients of an op run sample by sample whose
@@ -18,7 +18,10 @@ DYNAMIC = {"masked_select"}             # output shape depends on the values: Py
 # node yet), and the margin losses' formulas, which read the saved input's array. (prod, cumprod, max, min and median take
 # the branch-free forms of their formulas inside torch.func, as PyTorch does for its subclass-like tensors.)
 NOT_YET = {"as_strided", "copy_slices", "max_dim", "min_dim", "max_pool2d_with_indices", "max_pool3d_with_indices",
-           "adaptive_max_pool2d", "adaptive_max_pool3d"}
+           "adaptive_max_pool2d", "adaptive_max_pool3d",
+           # (their cases differentiate the max pools above)
+           "max_pool2d_with_indices_backward", "max_pool3d_with_indices_backward", "adaptive_max_pool2d_backward",
+           "adaptive_max_pool3d_backward"}
 # (formulas that read what the forward kept besides its result -- indices, norms, alphas, the singular
 # vectors -- which vmap does not batch yet: the grad transform refuses them)
 NOT_YET_GRAD = NOT_YET | {"svdvals", "native_batch_norm",

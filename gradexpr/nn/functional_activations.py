@@ -105,7 +105,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         noise[negative] = drawn * (high - low) + low
     else:
         noise = np.asarray((float(lower) + float(upper)) / 2)
-    return _run(A.rrelu_with_noise, A.rrelu_with_noise_inplace, input, inplace, {"noise": noise})
+    return _run(A.rrelu_with_noise, A.rrelu_with_noise_inplace, input, inplace,
+                {"noise": noise, "lower": lower, "upper": upper, "training": training})
 
 
 def _in_opmath(value, input):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import errors
 from .. import functions as T
-from ..op import apply
+from ..op import apply, share_node
 from .. import ops as D
 from ..ops import nn_norms as NN
 from . import functional as NF2
@@ -28,10 +28,22 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                                       f"input, but got {name} of shape {list(t.shape)} and input of shape {size}")
     params = {"N": n, "C": c, "HxW": int(np.prod(size[2:], dtype=np.int64)), "group": num_groups, "eps": eps}
     if weight is None and bias is None:
-        return apply(NN.native_group_norm_nobias, (input,), params)
+        return _with_statistics(NN.native_group_norm_nobias, NN.native_group_norm_nobias_outputs, (input,), params)
     weight = T.ones(c, dtype=input.dtype) if weight is None else weight
     bias = T.zeros(c, dtype=input.dtype) if bias is None else bias
-    return apply(NN.native_group_norm, (input, weight, bias), params)
+    return _with_statistics(NN.native_group_norm, NN.native_group_norm_outputs, (input, weight, bias), params)
+
+
+def _with_statistics(entry, node_entry, args, params):
+    """native_group_norm's result, one node with its mean and rstd outputs (which its formula reads back,
+    so that a second derivative records PyTorch's graph); they are computed only for that node."""
+    from ..graph import is_grad_enabled
+    out = apply(entry, args, params)
+    if out.grad_fn is None or not is_grad_enabled():
+        return out
+    stats = [apply(NN.native_group_norm_mean, args[:1], params), apply(NN.native_group_norm_rstd, args[:1], params)]
+    share_node(node_entry, args, params, [out] + stats)
+    return out
 
 
 def _verify_spatial_size(size):

@@ -617,3 +617,129 @@ hardswish_backward = op(
     grad_output=lambda grad, self: _apply(hardswish_backward, (grad, self)),
     self=lambda grad, grad_output, self: (grad * grad_output / 3.0).where((self > -3.0).logical_and(self < 3.0), 0.0),
     domain="nonzero", broadcast=True, forward_ad="element_wise")
+
+
+# ---------------------------------------------------------------- glu, rrelu
+def _glu_backward(g, x, dim):
+    """ATen's glu_backward: the first half ``sigmoid(b) · gO``, the second ``(1 - sigmoid(b)) · sigmoid(b)
+    · a · gO`` (its kernel's order; a, b: the input's halves along ``dim``)."""
+    from .pointwise import _sigmoid
+    first, second = np.split(x, 2, axis=dim)
+    gate = _sigmoid(second)
+    one = x.dtype.type(1)
+    return np.concatenate((gate * g, (one - gate) * gate * first * g), axis=dim)
+
+
+def glu_grad(grad, self, dim=-1):
+    return _apply(glu_backward, (grad, self), {"dim": dim})
+
+
+def _glu_double_backward(grad, grad_output, self, dim):
+    """FunctionsManual's glu_double_backward: ``grad``'s halves through the derivatives of both halves'
+    gradients (a, b: the input's halves, s = sigmoid(b))."""
+    half = self.shape[dim] // 2
+    first, second = self.narrow(dim, 0, half), self.narrow(dim, half, half)
+    sig = second.sigmoid()
+    one_sub_sig = 1 - sig
+    sig_one_sub_sig = sig * one_sub_sig
+    gg_first, gg_second = grad.narrow(dim, 0, half), grad.narrow(dim, half, half)
+    gg_second_times_first = gg_second * first
+    gi_first = gg_second * grad_output * sig_one_sub_sig
+    second_order = sig_one_sub_sig * one_sub_sig - sig * sig_one_sub_sig
+    gi_second = gg_second_times_first * grad_output * second_order + gg_first * grad_output * sig_one_sub_sig
+    from ..functions import cat
+    return cat([gi_first, gi_second], dim)
+
+
+def _glu_double_backward_grad_output(grad, self, dim):
+    """glu_backward is linear in grad_output: ``grad · glu_backward(ones, self)``, its halves summed."""
+    half = self.shape[dim] // 2
+    sizes = list(self.shape)
+    sizes[dim] = half
+    tmp = grad * glu_grad(Tensor._make(np.ones(sizes, self.dtype.np)), self, dim)
+    return tmp.narrow(dim, 0, half) + tmp.narrow(dim, half, half)
+
+
+glu_backward = op(
+    "glu_backward", "GluBackwardBackward0", _in_float32(_glu_backward), ("grad_output", "self"),
+    grad_output=lambda grad, self, dim: _glu_double_backward_grad_output(grad, self, dim),
+    self=_glu_double_backward, broadcast=False, domain="real", batch="loop")
+
+
+def _rrelu_backward(g, x, noise, lower, upper, training):
+    """ATen's rrelu_with_noise_backward: ``gO · noise`` in training (noise is 1 where x > 0), else
+    leaky_relu_backward with the mean slope (``noise`` holds it): both are gO where x > 0, else gO · slope."""
+    return np.where(x > 0, g, g * noise.astype(g.dtype))
+
+
+def rrelu_grad(grad, self_or_result, noise, lower, upper, training):
+    """rrelu's (``self_is_result`` in place: the result is positive where the input was, so one kernel)."""
+    return _apply(rrelu_with_noise_backward, (grad, self_or_result),
+                  {"noise": noise, "lower": lower, "upper": upper, "training": training})
+
+
+rrelu_with_noise_backward = op(
+    "rrelu_with_noise_backward", "RreluWithNoiseBackwardBackward0", _rrelu_backward, ("grad_output", "self"),
+    grad_output=lambda grad, self, noise, lower, upper, training: rrelu_grad(grad, self, noise, lower, upper,
+                                                                           training),
+    self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise", batch="loop")
+
+
+# ---------------------------------------------------------------- embedding
+def _embedding_dense_backward(g, indices, num_weights, padding_idx=-1, scale_grad_by_freq=False):
+    """ATen's CPU kernel: the zero gradient's row k gets, in the indices' order, ``+= scale · grad[i]``
+    for each i with indices[i] = k (a padding index skipped; scale 1, or 1/count of k with
+    scale_grad_by_freq, added with one rounding as its fused add)."""
+    flat = indices.reshape(-1).astype(np.int64)
+    rows = g.reshape(flat.size, -1)
+    out = np.zeros((num_weights, rows.shape[1]), g.dtype)
+    keep = flat != padding_idx
+    if not scale_grad_by_freq:
+        np.add.at(out, flat[keep], rows[keep])
+        return out
+    counts = np.bincount(flat[keep], minlength=num_weights)
+    for i in np.flatnonzero(keep):
+        k = flat[i]
+        out[k] = fma(rows[i], g.dtype.type(1.0 / counts[k]), out[k])
+    return out
+
+
+def embedding_grad(grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False):
+    """embedding's: ``embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)``
+    (ATen's padding_idx is an int, -1 for none)."""
+    params = {"num_weights": int(weight_shape[0]), "padding_idx": -1 if padding_idx is None else padding_idx,
+              "scale_grad_by_freq": scale_grad_by_freq}
+    return _apply(embedding_dense_backward, (grad, indices), params)
+
+
+def _embedding_dense_double_backward(grad, indices, padding_idx):
+    """FunctionsManual's: the rows of ``grad`` the indices picked (a padding index's zeroed), in the
+    indices' shape."""
+    picked = grad.index_select(0, indices.reshape(-1))
+    if padding_idx >= 0:
+        picked.masked_fill_((indices == padding_idx).reshape(-1, 1), 0)
+    return picked.view(tuple(indices.shape) + (-1,))
+
+
+embedding_dense_backward = op(
+    "embedding_dense_backward", "EmbeddingDenseBackwardBackward0", _embedding_dense_backward,
+    ("grad_output", "indices"),
+    grad_output=lambda grad, indices, padding_idx: _embedding_dense_double_backward(grad, indices, padding_idx),
+    dtype="first", broadcast=False, domain="real", forward_ad="linear", batch="loop")
+
+
+# ---------------------------------------------------------------- backward ops of linear ops
+def adjoint_entry(name, node, grad_kernel, grad_output_formula, with_self=False, indices=False, **kw):
+    """The backward of a linear op as an entry of its own (``upsample_nearest2d_backward`` ...): its
+    forward runs ``grad_kernel(grad tensor, [self tensor,] **params)`` -- the gradient as the forward op's
+    formula computed it, no graph recorded -- and its own gradient is the forward op on ``grad``
+    (``grad_output_formula``: the adjoint of an adjoint). ``with_self``: ATen's backward op takes the
+    input too (the pads'), whose gradient is derivatives.yaml's zeros_like(self). ``indices``: and a max
+    pool's indices (an input without a gradient, so that vmap takes each sample's)."""
+    def forward(*arrays, **params):
+        with no_grad():
+            return grad_kernel(*(Tensor._make(a) for a in arrays), **params)._data
+    inputs = ("grad_output",) + (("self",) if with_self else ()) + (("indices",) if indices else ())
+    zeros = {"self": corner_grads.zero_grad} if with_self else {}
+    return op(name, node, forward, inputs, grad_output=grad_output_formula, **zeros, dtype="first", domain="real",
+              broadcast=False, forward_ad="linear", batch="loop", **kw)

@@ -111,9 +111,10 @@ def _dims(dim, ndim):
 
 
 def _restore(grad, shape, dim, keepdim):
-    """Re-insert the reduced dimensions of ``grad`` so it broadcasts against an input of ``shape``."""
+    """Re-insert the reduced dimensions of ``grad`` so it broadcasts against an input of ``shape`` (the 0-d
+    gradient of a whole-tensor reduction broadcasts as it is: ATen's formulas expand it, no reshape)."""
     if keepdim or dim is None or len(shape) == 0:
-        return grad if dim is not None or grad.dim() == len(shape) else grad.reshape((1,) * len(shape))
+        return grad if dim is not None or grad.dim() in (0, len(shape)) else grad.reshape((1,) * len(shape))
     for d in sorted(_dims(dim, len(shape))):
         grad = grad.unsqueeze(d)
     return grad

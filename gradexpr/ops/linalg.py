@@ -22,10 +22,18 @@ def _mm(a, b):
     return np.matmul(a, b) if product is None else product
 
 
+def _mm_mat1_backward(grad, mat2, column_major):
+    """ATen's mm_mat1_backward: a column-major input gets its gradient column-major (transposed)."""
+    return mat2.mm(grad.t()).t() if column_major else grad.mm(mat2.t())
+
+
+def _mm_mat2_backward(grad, mat1, column_major):
+    return grad.t().mm(mat1).t() if column_major else mat1.t().mm(grad)
+
+
 mm = op("mm", "MmBackward0", _mm, ("self", "mat2"),
-        # ATen's mm_mat1/mat2_backward: a column-major input gets its gradient column-major (transposed)
-        self=lambda grad, mat2, self_column_major: mat2.mm(grad.t()).t() if self_column_major else grad.mm(mat2.t()),
-        mat2=lambda grad, self, mat2_column_major: grad.t().mm(self).t() if mat2_column_major else self.t().mm(grad),
+        self=lambda grad, mat2, self_column_major: _mm_mat1_backward(grad, mat2, self_column_major),
+        mat2=lambda grad, self, mat2_column_major: _mm_mat2_backward(grad, self, mat2_column_major),
         dtype=_kernel("addmm_impl_cpu_", "promote"), domain="matrices", broadcast=False,
         forward_ad=lambda self_t, mat2_t, self, mat2: self_t.mm(mat2) + self.mm(mat2_t))
 
@@ -99,11 +107,19 @@ def _addmm(c, a, b, beta=1, alpha=1):
     return (c if beta == 1 else c * beta) + product
 
 
+def _times(t, alpha):
+    """derivatives.yaml's maybe_multiply: ``t * alpha`` unless alpha is 1."""
+    return t if alpha == 1 else t * alpha
+
+
 addmm = op("addmm", "AddmmBackward0", _addmm,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
-           mat1=lambda grad, mat2, alpha=1: grad.mm(mat2.t()) if alpha == 1 else grad.mm(mat2.t()) * alpha,
-           mat2=lambda grad, mat1, alpha=1: mat1.t().mm(grad) if alpha == 1 else mat1.t().mm(grad) * alpha,
+           # (F.linear's mat2 is weight.t(), column-major: its gradient is computed transposed, as ATen's)
+           mat1=lambda grad, mat2, mat1_column_major, alpha=1: _times(_mm_mat1_backward(grad, mat2, mat1_column_major),
+                                                                      alpha),
+           mat2=lambda grad, mat1, mat2_column_major, alpha=1: _times(_mm_mat2_backward(grad, mat1, mat2_column_major),
+                                                                      alpha),
            domain="addmm", broadcast=False,
            forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
 
@@ -635,10 +651,11 @@ def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
     -gB Xᵀ (left) or -Xᵀ gB; each summed back to its input's shape where the batches were broadcast.
     With a graph, gB is linalg.solve's (differentiable again), without, LU's solve as ATen's."""
     vector = _is_vector_rhs(A, B)
-    gB = _solve_adjoint(A, grad.unsqueeze(-1) if vector else grad, left)
+    gX = grad.unsqueeze(-1) if vector else grad          # (vector_to_matrix, as ATen's: a matrix solve)
+    gB = _solve_adjoint(A, gX, left)
     if gB is None:
-        gB = _apply(linalg_solve_ex, (A.mT, grad), {"left": left})
-    elif vector:
+        gB = _apply(linalg_solve_ex, (A.mT, gX), {"left": left})
+    if vector:
         gB = gB.squeeze(-1)
     gA = None
     if output_mask[0]:
@@ -652,6 +669,11 @@ def _solve_grad(grad, A, B, result, left, output_mask=(True, True)):
 
 linalg_solve_ex = op("linalg_solve_ex", "LinalgSolveExBackward0", _solve, ("A", "B"), A=_solve_grad, B=_solve_grad,
                      dtype="promote", domain="square", broadcast=False, forward_ad="transpose")
+
+
+def solve(A, B):
+    """``linalg.solve(A, B)`` as ATen's formulas call it (det's backward): one LinalgSolveExBackward0 node."""
+    return _apply(linalg_solve_ex, (A, B), {"left": True})
 
 
 def _slogdet(a):

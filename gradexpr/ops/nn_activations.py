@@ -173,18 +173,7 @@ def _glu(a, dim=-1):
         return (first * (c(1) / (c(1) + np.exp(-second)))).astype(a.dtype)
 
 
-def _glu_grad(grad, self, dim=-1):
-    first, second = self.chunk(2, dim)
-    gate = second.sigmoid()
-    return _cat((grad * gate, grad * first * gate * (1 - gate)), dim)
-
-
-def _cat(tensors, dim):
-    from ..functions import cat
-    return cat(list(tensors), dim)
-
-
-glu = op("glu", "GluBackward0", _glu, self=_glu_grad,
+glu = op("glu", "GluBackward0", _glu, self=_bw.glu_grad,
          dtype=_kernel("glu_cpu", refuse=_NOT_FLOAT), domain="real")
 
 
@@ -193,34 +182,33 @@ def _prelu(a, w):
     return np.where(a > 0, a, w * a).astype(np.result_type(a, w))
 
 
+def _prelu_grads(grad, self, weight, output_mask=None):
+    """ATen's ``_prelu_kernel_backward``: both gradients in one call (one node under create_graph)."""
+    from .prelu_backward import prelu_grads
+    return prelu_grads(grad, self, weight, output_mask)
+
+
 # torch.prelu reshapes the weight to broadcast over the channel dim, then calls _prelu_kernel
 prelu_kernel = op("prelu_kernel", "PreluKernelBackward0", _prelu, ("self", "weight"),
-                  self=lambda grad, self, weight: grad.where(self > 0, grad * weight),
-                  weight=lambda grad, self: (grad * self).masked_fill(self > 0, 0),
+                  **dict.fromkeys(("self", "weight"), _prelu_grads),
                   dtype=_kernel("prelu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="transpose")
 
 
-def _rrelu(a, noise):
-    """x·noise where x <= 0 (noise: the drawn slopes, or the mean slope in eval mode)."""
+def _rrelu(a, noise, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """x·noise where x <= 0 (noise: the drawn slopes, or the mean slope in eval mode; the bounds and the
+    mode are kept for the nodes, as ATen's)."""
     return np.where(a <= 0, a * noise.astype(a.dtype), a).astype(a.dtype)
 
 
-def _rrelu_grad(grad, self, noise):
-    from ..tensor import Tensor
-    slopes = Tensor._make(noise.astype(self._data.dtype))
-    return grad.where(self > 0, grad * slopes)
-
-
-def _rrelu_grad_result(grad, result, noise):
-    from ..tensor import Tensor
-    slopes = Tensor._make(noise.astype(result._data.dtype))
-    return grad.where(result > 0, grad * slopes)
-
-
-rrelu_with_noise = op("rrelu_with_noise", "RreluWithNoiseBackward0", _rrelu, self=_rrelu_grad,
-                      dtype=_kernel("rrelu_with_noise_out_cpu", refuse=_NOT_FLOAT), domain="nonzero")
+rrelu_with_noise = op("rrelu_with_noise", "RreluWithNoiseBackward0", _rrelu,
+                      self=lambda grad, self, noise, lower, upper, training:
+                      _bw.rrelu_grad(grad, self, noise, lower, upper, training),
+                      dtype=_kernel("rrelu_with_noise_out_cpu", refuse=_NOT_FLOAT), domain="nonzero",
+                      forward_ad="element_wise")
 rrelu_with_noise_inplace = op("rrelu_with_noise_inplace", "RreluWithNoiseBackward1", _rrelu,
-                              self=_rrelu_grad_result, dtype=rrelu_with_noise.dtype, domain="nonzero")
+                              self=lambda grad, result, noise, lower, upper, training:
+                              _bw.rrelu_grad(grad, result, noise, lower, upper, training),
+                              dtype=rrelu_with_noise.dtype, domain="nonzero", forward_ad="element_wise")
 
 
 def _threshold(a, threshold, value):

@@ -219,23 +219,11 @@ convolution_transposed_nobias = op(
 
 
 # ============================================================ embedding
-def _embedding_grad(grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False):
-    F = _F()
-    flat = indices.reshape(-1)
-    g = grad.reshape(-1, weight_shape[1])
-    if padding_idx is not None:
-        g = g * (flat != padding_idx).unsqueeze(1).to(g.dtype)
-    if scale_grad_by_freq:          # each row's gradient divided by how often its index occurs in the batch
-        counts = np.bincount(flat._data.astype(np.int64), minlength=int(weight_shape[0]))[flat._data]
-        g = g / F.tensor(counts, dtype=g.dtype).unsqueeze(1)
-    return F.zeros(weight_shape, dtype=grad.dtype).index_add(0, flat, g)
-
-
 embedding = op("embedding", "EmbeddingBackward0",
                lambda weight, indices, padding_idx=None, scale_grad_by_freq=False: weight[indices],
                ("weight", "indices"),
                weight=lambda grad, weight_shape, indices, padding_idx=None, scale_grad_by_freq=False:
-               _embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq),
+               _bw.embedding_grad(grad, weight_shape, indices, padding_idx, scale_grad_by_freq),
                dtype="first", broadcast=False, domain="real", forward_ad="transpose")
 
 
@@ -563,11 +551,19 @@ def _index_pad_grad(grad, self_shape, mode, pad):
 
 
 def _pad_entry(mode, nd):
+    """The pad entry and its backward's (``reflection_pad2d_backward``: a node of its own under
+    create_graph, whose gradient is the pad of grad)."""
     node = f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackward0"
-    return op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
-              self=lambda grad, self, pad: _index_pad_grad(grad, self.shape, mode, pad),
-              dtype="first", domain="real", forward_ad="linear")
+    forward = op(f"{mode}_pad{nd}d", node, lambda a, pad: _index_pad(a, mode, pad),
+                 self=lambda grad, self, pad: _apply(backward, (grad, self), {"pad": pad}),
+                 dtype="first", domain="real", forward_ad="linear")
+    backward = _bw.adjoint_entry(f"{mode}_pad{nd}d_backward", node.replace("Backward0", "BackwardBackward0"),
+                                 lambda g, x, pad: _index_pad_grad(g, x.shape, mode, pad),
+                                 lambda grad, pad: _apply(forward, (grad,), {"pad": pad}), with_self=True)
+    return forward, backward
 
 
-reflect_pad1d, reflect_pad2d, reflect_pad3d = (_pad_entry("reflect", n) for n in (1, 2, 3))
-replicate_pad1d, replicate_pad2d, replicate_pad3d = (_pad_entry("replicate", n) for n in (1, 2, 3))
+(reflect_pad1d, reflect_pad1d_backward), (reflect_pad2d, reflect_pad2d_backward), \
+    (reflect_pad3d, reflect_pad3d_backward) = (_pad_entry("reflect", n) for n in (1, 2, 3))
+(replicate_pad1d, replicate_pad1d_backward), (replicate_pad2d, replicate_pad2d_backward), \
+    (replicate_pad3d, replicate_pad3d_backward) = (_pad_entry("replicate", n) for n in (1, 2, 3))

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import _F
+from . import backward_ops as _bw
+from .common import _F, _apply
 from .registry import op
 
 
@@ -91,16 +92,34 @@ def max_pool_grad(grad, self_shape, indices, nd):
     return flat.scatter_add(lead, indices.flatten(lead), grad.flatten(lead)).view(self_shape)
 
 
+def max_pool_double_backward(grad, indices, nd):
+    """FunctionsManual's: the gradient of the max pool's backward is grad read at the indices."""
+    size = tuple(indices.shape[:indices.dim() - nd]) + (-1,)
+    return grad.contiguous().view(size).gather(-1, indices.view(size)).view(tuple(indices.shape))
+
+
+def _max_pool_backward_entry(name, node, nd, **keep):
+    """A max pool's backward op (``max_pool2d_with_indices_backward``, ``adaptive_max_pool2d_backward``):
+    edges to grad_output and self, its gradient read at the indices (the pooling parameters kept)."""
+    return _bw.adjoint_entry(name, node, lambda g, x, indices, **params: max_pool_grad(g, x.shape, indices, nd),
+                             lambda grad, indices: max_pool_double_backward(grad, indices, nd), with_self=True,
+                             indices=True)
+
+
 def _max_pool_entry(nd):
     # (the formula names what ATen's node keeps: the input, its pooling parameters, the indices as result1)
-    return op(f"max_pool{nd}d_with_indices", f"MaxPool{nd}DWithIndicesBackward0", _max_pool,
-              self=lambda grad, self, indices, kernel_size, stride, padding, dilation, ceil_mode:
-              max_pool_grad(grad, self.shape, indices, nd),
-              dtype="first", domain="distinct", forward_ad="transpose")
+    backward = _max_pool_backward_entry(f"max_pool{nd}d_with_indices_backward",
+                                        f"MaxPool{nd}DWithIndicesBackwardBackward0", nd)
+    forward = op(f"max_pool{nd}d_with_indices", f"MaxPool{nd}DWithIndicesBackward0", _max_pool,
+                 self=lambda grad, self, indices, kernel_size, stride, padding, dilation, ceil_mode: _apply(
+                     backward, (grad, self, indices), {"kernel_size": kernel_size, "stride": stride,
+                                                       "padding": padding, "dilation": dilation, "ceil_mode": ceil_mode}),
+                 dtype="first", domain="distinct", forward_ad="transpose")
+    return forward, backward
 
 
-max_pool2d_with_indices = _max_pool_entry(2)
-max_pool3d_with_indices = _max_pool_entry(3)
+max_pool2d_with_indices, max_pool2d_with_indices_backward = _max_pool_entry(2)
+max_pool3d_with_indices, max_pool3d_with_indices_backward = _max_pool_entry(3)
 
 
 # ============================================================ average pooling
@@ -173,16 +192,29 @@ def _avg_pool_grad(grad, self_shape, kernel_size, stride, padding, ceil_mode=Fal
 
 
 def _avg_pool_entry(nd):
-    return op(f"avg_pool{nd}d", f"AvgPool{nd}DBackward0", _avg_pool,
-              self=lambda grad, self, kernel_size, stride, padding, ceil_mode=False, count_include_pad=True,
-              divisor_override=None:
-              _avg_pool_grad(grad, self.shape, kernel_size, stride or kernel_size, padding, ceil_mode,
-                             count_include_pad, divisor_override),
-              dtype="first", domain="real", forward_ad="transpose")
+    """The average pool's entry and its backward's (``avg_pool2d_backward``: edges to grad_output and self,
+    the pool of grad as grad_output's gradient)."""
+    def params(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        return {"kernel_size": kernel_size, "stride": stride, "padding": padding, "ceil_mode": ceil_mode,
+                "count_include_pad": count_include_pad, "divisor_override": divisor_override}
+
+    forward = op(f"avg_pool{nd}d", f"AvgPool{nd}DBackward0", _avg_pool,
+                 self=lambda grad, self, kernel_size, stride, padding, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None: _apply(backward, (grad, self), params(
+                     kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)),
+                 dtype="first", domain="real", forward_ad="transpose")
+    backward = _bw.adjoint_entry(
+        f"avg_pool{nd}d_backward", f"AvgPool{nd}DBackwardBackward0",
+        lambda g, x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override: _avg_pool_grad(
+            g, x.shape, kernel_size, stride or kernel_size, padding, ceil_mode, count_include_pad, divisor_override),
+        lambda grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override: _apply(
+            forward, (grad,), params(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)),
+        with_self=True)
+    return forward, backward
 
 
-avg_pool2d = _avg_pool_entry(2)
-avg_pool3d = _avg_pool_entry(3)
+avg_pool2d, avg_pool2d_backward = _avg_pool_entry(2)
+avg_pool3d, avg_pool3d_backward = _avg_pool_entry(3)
 
 
 # ============================================================ adaptive pooling
@@ -254,17 +286,28 @@ def _adaptive_max_pool(x, output_size):
 
 
 def _adaptive_entries(nd):
+    """The adaptive pools' entries and their backward ops' (grad_output's gradient: the average pool of
+    grad to grad_output's size; a max pool's read at the indices)."""
     avg = op(f"adaptive_avg_pool{nd}d", f"AdaptiveAvgPool{nd}DBackward0", _adaptive_avg_pool,
-             self=lambda grad, self, output_size: _adaptive_avg_grad(grad, self.shape, output_size),
+             self=lambda grad, self, output_size: _apply(avg_backward, (grad, self)),
              dtype="first", domain="real", forward_ad="transpose")
+    avg_backward = _bw.adjoint_entry(
+        f"adaptive_avg_pool{nd}d_backward", f"AdaptiveAvgPool{nd}DBackwardBackward0",
+        lambda g, x: _adaptive_avg_grad(g, x.shape, tuple(g.shape[g.dim() - nd:])),
+        lambda grad, grad_output_shape: _apply(avg, (grad,), {"output_size": tuple(grad_output_shape[-nd:])}),
+        with_self=True)
+    mx_backward = _max_pool_backward_entry(f"adaptive_max_pool{nd}d_backward",
+                                           f"AdaptiveMaxPool{nd}DBackwardBackward0", nd)
     mx = op(f"adaptive_max_pool{nd}d", f"AdaptiveMaxPool{nd}DBackward0", _adaptive_max_pool,
-            self=lambda grad, self, indices, output_size: max_pool_grad(grad, self.shape, indices, nd),
+            self=lambda grad, self, indices, output_size: _apply(mx_backward, (grad, self, indices)),
             dtype="first", domain="distinct", forward_ad="transpose")
-    return avg, mx
+    return avg, avg_backward, mx, mx_backward
 
 
-adaptive_avg_pool2d, adaptive_max_pool2d = _adaptive_entries(2)
-adaptive_avg_pool3d, adaptive_max_pool3d = _adaptive_entries(3)
+adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d, adaptive_max_pool2d_backward = \
+    _adaptive_entries(2)
+adaptive_avg_pool3d, adaptive_avg_pool3d_backward, adaptive_max_pool3d, adaptive_max_pool3d_backward = \
+    _adaptive_entries(3)
 
 
 # ============================================================ max unpooling (the inverse of max pooling's indices)

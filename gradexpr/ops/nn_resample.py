@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 
+from . import backward_ops as _bw
 from .common import _F, _apply
 from .registry import op
 
@@ -140,17 +141,27 @@ def _nearest_grad(grad, self_shape, output_size, scales, exact):
 
 
 def _nearest_entry(nd, exact):
+    """The upsampling entry and its backward's (``upsample_nearest2d_backward``: a node of its own under
+    create_graph, whose gradient is the upsampling of grad)."""
     kind = "NearestExact" if exact else "Nearest"
     name = f"_upsample_nearest_exact{nd}d" if exact else f"upsample_nearest{nd}d"
-    return op(name, f"Upsample{kind}{nd}DBackward0",
-              lambda self, output_size, scales: _upsample_nearest(self, output_size, scales, exact),
-              self=lambda grad, self, output_size, scales: _nearest_grad(grad, self.shape, output_size, scales, exact),
-              dtype="first", domain="real", forward_ad="transpose")
+    forward = op(name, f"Upsample{kind}{nd}DBackward0",
+                 lambda self, output_size, scales: _upsample_nearest(self, output_size, scales, exact),
+                 self=lambda grad, self, output_size, scales: _apply(backward, (grad,), {
+                     "output_size": output_size, "input_size": tuple(self.shape), "scales": scales}),
+                 dtype="first", domain="real", forward_ad="transpose")
+    backward = _bw.adjoint_entry(
+        name + "_backward", f"Upsample{kind}{nd}DBackwardBackward0",
+        lambda g, output_size, input_size, scales: _nearest_grad(g, input_size, output_size, scales, exact),
+        lambda grad, output_size, scales: _apply(forward, (grad,), {"output_size": output_size, "scales": scales}))
+    return forward, backward
 
 
-upsample_nearest1d, upsample_nearest2d, upsample_nearest3d = (_nearest_entry(nd, False) for nd in (1, 2, 3))
-upsample_nearest_exact1d, upsample_nearest_exact2d, upsample_nearest_exact3d = (_nearest_entry(nd, True)
-                                                                                for nd in (1, 2, 3))
+(upsample_nearest1d, upsample_nearest1d_backward), (upsample_nearest2d, upsample_nearest2d_backward), \
+    (upsample_nearest3d, upsample_nearest3d_backward) = (_nearest_entry(nd, False) for nd in (1, 2, 3))
+(upsample_nearest_exact1d, upsample_nearest_exact1d_backward), \
+    (upsample_nearest_exact2d, upsample_nearest_exact2d_backward), \
+    (upsample_nearest_exact3d, upsample_nearest_exact3d_backward) = (_nearest_entry(nd, True) for nd in (1, 2, 3))
 
 
 # ============================================================ linear, bilinear, trilinear
@@ -198,15 +209,26 @@ def _linear_grad(grad, self_shape, output_size, align_corners, scales):
 
 
 def _linear_entry(nd, name, node):
-    return op(name, node, _upsample_linear,
-              self=lambda grad, self, output_size, align_corners, scales:
-              _linear_grad(grad, self.shape, output_size, align_corners, scales),
-              dtype="first", domain="real", forward_ad="transpose")
+    """The upsampling entry and its backward's (as ``_nearest_entry``)."""
+    forward = op(name, node, _upsample_linear,
+                 self=lambda grad, self, output_size, align_corners, scales: _apply(backward, (grad,), {
+                     "output_size": output_size, "input_size": tuple(self.shape), "align_corners": align_corners,
+                     "scales": scales}),
+                 dtype="first", domain="real", forward_ad="transpose")
+    backward = _bw.adjoint_entry(
+        name + "_backward", node.replace("Backward0", "BackwardBackward0"),
+        lambda g, output_size, input_size, align_corners, scales:
+        _linear_grad(g, input_size, output_size, align_corners, scales),
+        lambda grad, output_size, align_corners, scales: _apply(forward, (grad,), {
+            "output_size": output_size, "align_corners": align_corners, "scales": scales}))
+    return forward, backward
 
 
-upsample_linear1d = _linear_entry(1, "upsample_linear1d", "UpsampleLinear1DBackward0")
-upsample_bilinear2d = _linear_entry(2, "upsample_bilinear2d", "UpsampleBilinear2DBackward0")
-upsample_trilinear3d = _linear_entry(3, "upsample_trilinear3d", "UpsampleTrilinear3DBackward0")
+upsample_linear1d, upsample_linear1d_backward = _linear_entry(1, "upsample_linear1d", "UpsampleLinear1DBackward0")
+upsample_bilinear2d, upsample_bilinear2d_backward = _linear_entry(2, "upsample_bilinear2d",
+                                                                  "UpsampleBilinear2DBackward0")
+upsample_trilinear3d, upsample_trilinear3d_backward = _linear_entry(3, "upsample_trilinear3d",
+                                                                    "UpsampleTrilinear3DBackward0")
 
 
 # ============================================================ im2col / col2im (F.unfold, F.fold)

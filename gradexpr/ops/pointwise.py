@@ -85,9 +85,11 @@ def _div_mode(a, b, rounding_mode):
 
 
 div_mode = op("div_mode", "DivBackward2", _div_mode, ("self", "other"),
-              # (zero; they keep what ATen's rounding-mode backward takes, as the node shows)
-              self=lambda grad, other, rounding_mode: grad * 0,
-              other=lambda grad, self, other, rounding_mode: grad * 0, domain="real", forward_ad="element_wise")
+              # (zeros, +0 and no history as PyTorch's; they keep what ATen's rounding-mode backward takes, as
+              # the node shows)
+              self=lambda grad, other, rounding_mode: corner_grads.zero_grad(grad),
+              other=lambda grad, self, other, rounding_mode: corner_grads.zero_grad(grad), domain="real",
+              forward_ad="element_wise")
 floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a, b, "floor"), ("self", "other"),
                   self=_not_implemented("floor_divide"), other=_not_implemented("floor_divide"),
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
@@ -241,7 +243,9 @@ def _sign(a):
 sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="real", forward_ad="element_wise",
           schema="sign(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 # (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: grad * 0, domain="real", forward_ad="element_wise",
+# (real inputs: ATen's _efficientzerotensor, +0 with no history)
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_grads.zero_grad(grad), domain="real",
+         forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",
@@ -505,9 +509,8 @@ logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"
 
 def _pick_grad(grad, mine, theirs, greater):
     # PyTorch's where(self == other, grad / 2, grad).masked_fill_(self loses, 0): a nan keeps grad
-    F = _F()
     lose = (mine < theirs) if greater else (mine > theirs)
-    return F.where(mine == theirs, grad / 2, F.where(lose, 0.0, grad))
+    return _F().where(mine == theirs, grad / 2, grad).masked_fill_(lose, 0)
 
 
 def _maximum(a, b):

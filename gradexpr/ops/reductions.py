@@ -466,8 +466,9 @@ def _var(a, dim=None, correction=1, keepdim=False):
 def _var_grad(grad, self, dim, correction, keepdim):
     # ATen's var_backward counts the elements of the dims it was given: none for an empty list
     # (reduced over every dim all the same), so 2 / (1 - correction): inf with the default correction
+    # (no dims at all: the gradient broadcasts as it is, no reshape, as ATen's)
     n = 1 if type(dim) is EveryDim else _numel(self.shape, dim)
-    g = _restore(grad, self.shape, dim, keepdim)
+    g = _restore(grad, self.shape, dim, keepdim) if dim is not None else grad
     mean = self.mean(dim, keepdim=True) if dim is not None else self.mean()
     scale = 2.0 / (n - correction) if n != correction else math.inf      # inf * 0 = nan, as PyTorch
     return scale * g * (self - mean)

@@ -9,6 +9,13 @@ from .common import _F, _apply
 from .registry import batch_rules, op
 
 
+def _zeros(grad):
+    """derivatives.yaml's ``zeros_like(grad)``: +0 everywhere, no history (``grad * 0`` would give -0 where
+    grad is negative, and record a node)."""
+    from ..corner_grads import zero_grad
+    return zero_grad(grad)
+
+
 # ============================================================ shape and views
 view = op("view", "ViewBackward0", lambda a, shape: a.view().reshape(shape), dtype="first", view=True,
           self=lambda grad, self_shape: grad.reshape(self_shape), domain="real", forward_ad="linear")
@@ -54,10 +61,15 @@ permute = op("permute", "PermuteBackward0", lambda a, dims: np.transpose(a, dims
              dtype="first",
              view=True, domain="matrix", forward_ad="linear")
 def _unsqueeze_to(grad, self_shape, dim=None):
-    """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just ``dim``, when
-    given) put back by an unsqueeze, lowest first."""
+    """PyTorch's unsqueeze_to: ``grad`` with each size-1 dim of ``self_shape`` (or just those of ``dim``,
+    an int or a list, when given) put back by an unsqueeze, lowest first."""
     n = len(self_shape)
-    wanted = range(n) if dim is None else (dim % n,) if n else ()
+    if dim is None:
+        wanted = range(n)
+    elif isinstance(dim, int):
+        wanted = (dim % n,) if n else ()
+    else:
+        wanted = sorted({d % n for d in dim}) if n else ()
     for d in wanted:
         if self_shape[d] == 1:
             grad = grad.unsqueeze(d)
@@ -75,8 +87,8 @@ squeeze_dim = op("squeeze_dim", "SqueezeBackward1",
                  forward_ad="linear")
 squeeze_dims = op("squeeze_dims", "SqueezeBackward2",
                   lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim else a.view(),
-                  self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first", view=True, domain="real",
-                  forward_ad="linear")
+                  self=lambda grad, self_shape, dims: _unsqueeze_to(grad, self_shape, dims), dtype="first", view=True,
+                  domain="real", forward_ad="linear")
 squeeze_inplace_dim = op("squeeze_inplace_dim", "SqueezeBackward4",
                          lambda a, dim: np.squeeze(a, axis=dim) if a.ndim and a.shape[dim] == 1 else a.view(),
                          self=lambda grad, self_shape, dim=None: _unsqueeze_to(grad, self_shape, dim), dtype="first", view=True,
@@ -106,7 +118,7 @@ squeeze_inplace = op("squeeze_inplace", "SqueezeBackward3", lambda a: np.squeeze
 squeeze_inplace_dims = op("squeeze_inplace_dims", "SqueezeBackward5",
                           lambda a, dims: np.squeeze(a, axis=tuple(d for d in dims if a.shape[d] == 1)) if a.ndim
                           else a.view(),
-                          self=lambda grad, self_shape: grad.reshape(self_shape), dtype="first",
+                          self=lambda grad, self_shape, dims: _unsqueeze_to(grad, self_shape, dims), dtype="first",
                           view=True,
                           domain="real", forward_ad="linear")
 expand = op("expand", "ExpandBackward0", lambda a, shape: np.broadcast_to(a, shape),
@@ -283,7 +295,7 @@ unbind_outputs = op("unbind_outputs", "UnbindBackward0", None, outputs="*", self
 select_scatter = op("select_scatter", "SelectScatterBackward0",
                     lambda a, src, dim, index: _scatter_select(a, src, dim, index), ("self", "src"),
                     self=lambda grad, dim, index: grad._select_scatter(
-                        grad.select(dim, index) * 0, dim, index),
+                        _zeros(grad.select(dim, index)), dim, index),
                     src=lambda grad, dim, index: grad.select(dim, index), dtype="promote", domain="real",
                     broadcast=False, forward_ad="linear")
 
@@ -351,7 +363,7 @@ def _diag_scatter(a, src, offset, dim1, dim2):
 
 diagonal_scatter = op("diagonal_scatter", "DiagonalScatterBackward0", _diag_scatter, ("self", "src"),
                       self=lambda grad, offset, dim1, dim2: grad._diagonal_scatter(
-                          grad.diagonal(offset, dim1, dim2) * 0, offset, dim1, dim2),
+                          _zeros(grad.diagonal(offset, dim1, dim2)), offset, dim1, dim2),
                       src=lambda grad, offset, dim1, dim2: grad.diagonal(offset, dim1, dim2),
                       dtype="promote", domain="matrix", broadcast=False, forward_ad="linear")
 flip = op("flip", "FlipBackward0", lambda a, dims: np.flip(a, dims).copy(order="K") if a.ndim else a.copy(),
@@ -453,16 +465,16 @@ unfold = op("unfold", "UnfoldBackward0", _unfold,
 
 # in place: t.fill_(v) and t.zero_() (their overload numbers are the in-place ones)
 fill_inplace = op("fill_inplace", "FillBackward2", lambda a, value: np.full(a.shape, value, a.dtype),
-                  self=lambda grad: grad * 0, dtype="first", domain="real", forward_ad=lambda self_t: self_t * 0)
+                  self=_zeros, dtype="first", domain="real", forward_ad=lambda self_t: _zeros(self_t))
 fill_tensor_inplace = op("fill_tensor_inplace", "FillBackward3", lambda a, v: np.full(a.shape, v, a.dtype),
-                         ("self", "value"), self=lambda grad: grad * 0, value=lambda grad: grad.sum(),
+                         ("self", "value"), self=_zeros, value=lambda grad: grad.sum(),
                          dtype="first", domain="real", broadcast=False,
-                         forward_ad=lambda self_t, value_t: self_t * 0 + value_t)
+                         forward_ad=lambda self_t, value_t: _zeros(self_t) + value_t)
 zero_inplace = op("zero_inplace", "ZeroBackward0", lambda a, value=0: np.zeros_like(a),
-                  self=lambda grad: grad * 0, dtype="first", domain="real", forward_ad="linear")
+                  self=_zeros, dtype="first", domain="real", forward_ad="linear")
 copy_inplace = op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
-                  ("self", "src"), self=lambda grad: grad * 0, src=lambda grad: grad, dtype="first", domain="real",
-                  forward_ad=lambda self_t, src_t: self_t * 0 + src_t)
+                  ("self", "src"), self=_zeros, src=lambda grad: grad, dtype="first", domain="real",
+                  forward_ad=lambda self_t, src_t: _zeros(self_t) + src_t)
 
 
 # ============================================================ vmap's batch rules (batching.py)
