@@ -10,7 +10,6 @@ nearly correctly rounded: the double function rounded once is the closest we com
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 
 import numpy as np
@@ -19,6 +18,7 @@ _PI = math.pi
 
 
 def _libm():
+    import ctypes.util      # (only here: it imports subprocess and signal, which start-up does without)
     lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     funcs = {}
     for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
