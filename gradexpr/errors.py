@@ -78,5 +78,14 @@ def describe(exc: BaseException) -> str:
     name = type(exc).__name__
     if name == "AxisError":         # NumPy's, where an engine check is missing: PyTorch's type for a bad dim
         name = "IndexError"
-    msg = str(exc) if not isinstance(exc, builtins.KeyError) else repr(exc.args[0]) if exc.args else ""
+    msg = exception_text(exc)
     return f"{name}: {msg}" if msg else name
+
+
+def exception_text(exc: BaseException) -> str:
+    """The message Python prints for ``exc``, or its ``<exception str() failed>`` when making it fails
+    (a KeyError of a 5,000-digit integer: its repr exceeds the digit limit)."""
+    try:
+        return str(exc) if not isinstance(exc, builtins.KeyError) else repr(exc.args[0]) if exc.args else ""
+    except Exception:
+        return "<exception str() failed>"

@@ -53,7 +53,7 @@ def _convert(exc: BaseException) -> errors.GxError:
     if isinstance(exc, RecursionError):
         new = errors.RecursionError("maximum recursion depth exceeded")
     else:
-        msg = str(exc)
+        msg = errors.exception_text(exc)
         if msg.startswith("'Size' object"):     # Python names the class; PyTorch's is torch.Size
             msg = "'torch.Size'" + msg[6:]
         new = _error_class(type(exc))(msg)
