@@ -101,18 +101,35 @@ class saved_tensors_hooks:
     def __enter__(self):
         if _disabled:
             raise errors.RuntimeError(_disabled[-1])
-        _stack.append((self.pack_hook, self.unpack_hook, self._check_version))
+        self._entry = (self.pack_hook, self.unpack_hook, self._check_version)
+        _stack.append(self._entry)
         SavedTensor.__init__ = _hooked_init
         Node.__init__ = _hooked_node_init
         SavedTensor.unpack = _hooked_unpack
         return None
 
     def __exit__(self, *exc):
-        _stack.pop()
+        # its own entry, wherever it is: a block left open in an abandoned generator closes when the
+        # generator is collected, in the middle of someone else's block
+        entry = getattr(self, "_entry", None)
+        for i in range(len(_stack) - 1, -1, -1):
+            if _stack[i] is entry:
+                del _stack[i]
+                break
         if not _stack:
-            SavedTensor.__init__ = _PLAIN_INIT
-            Node.__init__ = _PLAIN_NODE_INIT
+            _plain()
         return False
+
+
+def _plain():
+    SavedTensor.__init__ = _PLAIN_INIT
+    Node.__init__ = _PLAIN_NODE_INIT
+
+
+def forget_all():
+    """No block active, as in a new process (a program run gives back what its blocks left open)."""
+    _stack.clear()
+    _plain()
 
 
 class save_on_cpu(saved_tensors_hooks):

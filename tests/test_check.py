@@ -187,6 +187,35 @@ def test_each_program_starts_from_fresh_state(tmp_path):
     assert graph.is_grad_enabled() and printing.get_printoptions()["precision"] == 4
 
 
+def test_a_saved_tensor_hook_block_left_open_ends_with_its_program(tmp_path):
+    """A generator suspended inside ``with saved_tensors_hooks(...)`` keeps the block open after its program
+    (it sits in a reference cycle with the program's globals: the collector closes it whenever it runs,
+    maybe inside another program's block). The run gives the block back; the late close then takes no
+    one else's entry."""
+    from gradexpr import saved_hooks
+    write(tmp_path, "a_leaves_a_block_open.gx",
+          "import torch\n"
+          "def gen():\n"
+          "    with torch.autograd.graph.saved_tensors_hooks(lambda t: t * 2, lambda t: t):\n"
+          "        yield 1\n"
+          "g = gen()\n"
+          "assert next(g) == 1\n")
+    import gc
+    gc.disable()
+    try:
+        r = check(tmp_path / "a_leaves_a_block_open.gx")
+        assert r.exit_code == 0, r.output
+        assert saved_hooks._stack == []
+        mine = saved_hooks.saved_tensors_hooks(lambda t: t, lambda t: t)
+        mine.__enter__()
+        gc.collect()                    # the generator's block closes now, inside ours
+        assert len(saved_hooks._stack) == 1
+        mine.__exit__(None, None, None)
+        assert saved_hooks._stack == []
+    finally:
+        gc.enable()
+
+
 def test_missing_path_is_a_usage_error(tmp_path):
     r = check(tmp_path / "nope")
     assert r.exit_code == 2 and "no such file or folder" in r.output

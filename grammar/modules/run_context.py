@@ -27,8 +27,18 @@ def running(filename: str, source: str, stream=None, session=None):
     finally:
         if session is not None:
             session.settings = _current()
+        else:
+            _close_saved_tensor_hooks()
         _apply(None)
         np.set_printoptions(**printoptions)
+
+
+def _close_saved_tensor_hooks():
+    """Saved-tensor hook blocks a program left open (inside a generator it never finished) end with it."""
+    import sys
+    hooks = sys.modules.get("gradexpr.saved_hooks")
+    if hooks is not None:
+        hooks.forget_all()
 
 
 @contextlib.contextmanager
