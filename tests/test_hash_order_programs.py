@@ -2,8 +2,8 @@
 pytorch/tutorials' NLP tutorials): CPython's order follows the process's string-hashing seed, so
 CPython itself prints something else on each run. The oracle records them with PYTHONHASHSEED=0;
 gradexpr, run with the same seed, must print the same. They run as subprocesses (the suite's own
-process has a random seed), and their recordings are named ``X.gx.hashseed0`` so that the in-process
-plugin does not collect them."""
+process has a random seed), and their recordings are named ``X.gx.hashseed0`` and kept outside tests/programs so that
+neither the in-process plugin nor ``gradexpr check tests/programs`` takes them."""
 from __future__ import annotations
 
 import os
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-HERE = pathlib.Path(__file__).parent / "programs" / "hash_order"
+HERE = pathlib.Path(__file__).parent / "hash_order"
 PROGRAMS = sorted(HERE.glob("*.gx"))
 
 
