@@ -295,10 +295,11 @@ def _apply_and_record(cls, args, kwargs, run_forward=None):
     recording = _grad_enabled.get() and any(needs)
     ctx.needs_input_grad = tuple(needs) if recording else (False,) * len(needs)
     ctx._inputs = tuple(inputs)
-    tangents = _input_tangents(args) if forward_ad.ACTIVE else None
+    level = forward_ad.ACTIVE[:] if forward_ad.ACTIVE else None
+    tangents = _input_tangents(args) if level else None
     token = _grad_enabled.set(False)
-    level = forward_ad.ACTIVE[:]
-    forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
+    if level:
+        forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
     try:
         if run_forward is not None:
             output = run_forward()
@@ -307,7 +308,8 @@ def _apply_and_record(cls, args, kwargs, run_forward=None):
         else:
             output = cls.forward(*args, **kwargs)
     finally:
-        forward_ad.ACTIVE[:] = level
+        if level:
+            forward_ad.ACTIVE[:] = level
         _grad_enabled.reset(token)
     if cls.setup_context is not Function.setup_context:
         cls.setup_context(ctx, args, output)
@@ -381,16 +383,15 @@ def _attach_outputs(ctx, args, outputs):
             wrapped.append(o)
             metas.append(None)
             continue
-        is_input = any(o is a for a in args)
-        if any(o is d for d in dirty):
+        if dirty and any(o is d for d in dirty):
             if o._grad_fn is None and o._requires_grad:
                 raise errors.RuntimeError(_LEAF_DIRTY)
             o._version_counter[0] += 1
-        elif is_input:
+        elif any(o is a for a in args):
             o = o._detached_alias()
         out_meta = (o._data.shape, o._dtype)
         metas.append(out_meta)      # (a non-differentiable output's gradient is materialized too)
-        if any(o is n for n in non_diff) or any(outputs[k] is n for n in non_diff) \
+        if non_diff and (any(o is n for n in non_diff) or any(outputs[k] is n for n in non_diff)) \
                 or not o._dtype.is_floating_point:
             o._requires_grad = o._requires_grad and o._grad_fn is not None
             wrapped.append(o)
