@@ -303,8 +303,14 @@ def _mm_phys(a, b, level):
         size, n, k = pa._data.shape
         r = _apply("mm", (_view(pa, (size * n, k)), pb))
         return _view(r, (size, n, r._data.shape[1])), 0
+    # only the right operand batched: functorch's matmul of a matrix with a batch is a bmm of the matrix
+    # expanded. Small matrices as that bmm (ATen's own loop sums each entry from +0: a product of -0
+    # and 0 gives +0, as PyTorch's); larger ones, where ATen calls gemm matrix by matrix, as one gemm
     pb = _front(pb, bb)
     size, k, m = pb._data.shape
+    n = pa._data.shape[0]
+    if n * k * m < 400:
+        return _apply("bmm", (_expanded(pa, size), pb)), 0
     flat = _view(_apply("permute", (pb,), {"dims": (1, 0, 2)}), (k, size * m))
     r = _apply("mm", (pa, flat))
     return _view(r, (r._data.shape[0], size, m)), 1

@@ -360,6 +360,13 @@ def _jacobian_rows(o, ins):
     from .batching import LEVELS
     if not fw.ACTIVE and not LEVELS:
         blocks = jacobian_blocks(o, ins, create_graph=True)
+    elif not fw.ACTIVE and o._data.size > 1:
+        # inside vmap: the rows' backward passes as one, vmapped over the basis of cotangents (functorch's
+        # jacrev is vmap(vjp_fn)(basis) everywhere)
+        n = o._data.size
+        basis = Tensor._make(np.eye(n, dtype=o._dtype.np).reshape((n,) + o._data.shape), o._dtype)
+        columns = vmap(lambda cot: tuple(_grads(o, ins, cot)))(basis)
+        blocks = [c.reshape(o._data.shape + x._data.shape) for c, x in zip(columns, ins)]
     else:
         rows = []
         for j in range(o._data.size):
