@@ -16,6 +16,8 @@ runs backward through it after the outputs are returned).
 """
 from __future__ import annotations
 
+import weakref
+
 from .batching import BatchedTensor, batched
 from .graph import AccumulateGrad, OutputEdge, _sequence
 
@@ -29,8 +31,10 @@ class Scope:
 
     def __init__(self):
         self.first = next(_sequence)
-        self.own = {}           # id -> stand-in leaf (kept alive, so ids stay unique)
-        self.aliases = set()
+        # held weakly: the scope outlives its transform (until the next one), its graph need not; a dead
+        # stand-in leaves the mapping, so a new tensor given its id is not taken for it
+        self.own = weakref.WeakValueDictionary()        # id -> stand-in leaf
+        self.aliases = weakref.WeakSet()
 
     def add_stand_in(self, t):
         fn = t._grad_fn
