@@ -8,26 +8,51 @@ from .. import device as _device
 from .. import dtypes, errors
 from ..dtypes import DType
 from ..op import _grad_enabled, apply
+from ..signatures import Overloads
 from .arguments import _is_tensor, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
 
 
+_TO = Overloads("to", [(line, None) for line in (
+    "to(Tensor self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, "
+    "MemoryFormat? memory_format=None) -> Tensor",
+    "to(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
+    "-> Tensor",
+    "to(Tensor self, Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
+    "-> Tensor")])
+
+
+def _to_arguments(self, args, kwargs):
+    """``to``'s arguments by its signatures; as PyTorch's parser allows for ``to``, a Python number where
+    no signature takes it stands for a tensor of its type (``t.to(1.5)`` is ``t.to(torch.float64)``)."""
+    try:
+        return _TO.parse((self,) + args, kwargs, method=True)[1]
+    except errors.TypeError:
+        if not (args and isinstance(args[0], (float, bool))):
+            raise
+        try:
+            number = tensor(args[0], dtype=dtypes.bool_ if isinstance(args[0], bool) else dtypes.float64)
+            return _TO.parse((self, number) + args[1:], kwargs, method=True)[1]
+        except errors.TypeError:
+            pass
+        raise
+
+
 def to(self, *args, **kwargs):
-    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``; same dtype returns ``t``."""
-    dtype = kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, DType) or a in (float, int, bool):
-            dtype = dtypes.resolve(a)
-        elif _is_tensor(a):
-            dtype = a._dtype
-        elif isinstance(a, (str, _device.device)) or (isinstance(a, int) and not isinstance(a, bool)):
-            _device.check_to(a)     # moving a tensor: PyTorch's errors of .to, not of a factory
-    if kwargs.get("device") is not None:
-        _device.check_to(kwargs["device"])
-    copy = kwargs.get("copy", False)
+    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``: the three signatures of
+    PyTorch's ``Tensor.to`` (its errors for anything else); the same dtype without ``copy`` returns ``t``."""
+    if not kwargs and len(args) == 1 and isinstance(args[0], DType):      # (the common call)
+        values = {"dtype": args[0]}
+    else:
+        values = _to_arguments(self, args, kwargs)
+    where = values.get("device")
+    if where is not None:
+        _device.check_to(where)     # moving a tensor: PyTorch's errors of .to, not of a factory's
+    other = values.get("tensor")
+    dtype = other._dtype if other is not None else values.get("dtype")
     if dtype is None or dtype is self._dtype:
-        return clone(self) if copy else self
+        return clone(self) if values.get("copy") else self
     return apply(D.to_copy, (self,), {"dtype": dtype})
 
 
