@@ -399,6 +399,10 @@ to_copy = op("to", "ToCopyBackward0", lambda a, dtype: a.astype(dtype.np),
              self=lambda grad, self_dtype: grad.to(self_dtype), dtype=_to_dtype, domain="real", forward_ad="linear")
 alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad, dtype="first", view=True,
            domain="real", forward_ad="linear")
+# unpack_dual's primal (aten::_fw_primal): a view whose node is PyTorch's C++ Identity, which no Python class
+# wraps (its repr says CppFunction, a tensor's grad_fn=<Identity>)
+fw_primal = op("fw_primal", "torch::autograd::Identity", lambda a: a.view(), self=lambda grad: grad, dtype="first",
+               view=True, domain="real", forward_ad="linear")
 
 
 # ============================================================ unfold: the windows of one dim as a new last dim
