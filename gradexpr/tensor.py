@@ -317,6 +317,11 @@ class Tensor(metaclass=_TensorMeta):
         return CPU
 
     @property
+    def layout(self):
+        from .memory_format import strided
+        return strided              # (every tensor here is dense)
+
+    @property
     def is_cuda(self):
         return False
 

@@ -70,39 +70,64 @@ def _converter(d, name):
     _converter(dtypes.bool_, "bool"), _converter(dtypes.uint8, "byte"), _converter(dtypes.int8, "char"))
 
 
-def type_(self, dtype=None, **_):
+def type_(self, dtype=None, non_blocking=False, **kwargs):
+    """``t.type()`` (its legacy type name), ``t.type(torch.float64)``, ``t.type('torch.DoubleTensor')``,
+    ``t.type(torch.DoubleTensor)``; PyTorch's ``non_blocking`` and ``async`` keywords, and its errors."""
+    for key in kwargs:
+        if key != "async":
+            raise errors.TypeError(f"type() got an unexpected keyword argument '{key}'")
     if dtype is None:
         from ..graph import _TYPE_STRING
         return _TYPE_STRING[self._dtype.name]
     if isinstance(dtype, str):
-        names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
+        from ..graph import _TYPE_STRING
+        names = {v: k for k, v in _TYPE_STRING.items()}
+        if dtype not in names:
+            raise errors.ValueError(f"invalid type: '{dtype}'")
         return to(self, dtypes.by_name(names[dtype]))
     from ..legacy import typed_class_dtype
-    return to(self, typed_class_dtype(dtype) or dtype)
+    typed = typed_class_dtype(dtype)
+    if typed is None and not isinstance(dtype, DType):
+        raise errors.TypeError("dtype must be a type, str, or dtype object")
+    return to(self, typed or dtype)
 
 
 def type_as(self, other):
     return to(self, other._dtype)
 
 
-def new_zeros(self, *size, dtype=None, requires_grad=False, **_):
-    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def _new_filled(name, factory):
+    """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``factory`` with the tensor's dtype by default (and
+    the factory's checks of the keywords PyTorch's binding takes)."""
+    def method(self, *size, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
+               **kwargs):
+        if "size" in kwargs and not size:
+            size = (kwargs.pop("size"),)
+        for key in kwargs:
+            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+        if not size:
+            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "size"')
+        return factory(*size, dtype=dtype or self._dtype, layout=layout, device=device, pin_memory=pin_memory,
+                       requires_grad=requires_grad)
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
-def new_ones(self, *size, dtype=None, requires_grad=False, **_):
-    return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+new_zeros = _new_filled("new_zeros", zeros)
+new_ones = _new_filled("new_ones", ones)
+new_empty = _new_filled("new_empty", zeros)        # (uninitialised in PyTorch: zeros are one of its values)
 
 
-def new_full(self, size, fill_value, *, dtype=None, requires_grad=False, **_):
-    return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
+    if not isinstance(size, (tuple, list)):
+        raise errors.TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
+                               f"{type(size).__name__}")
+    return full(size, fill_value, dtype=dtype or self._dtype, layout=layout, device=device,
+                requires_grad=requires_grad)
 
 
-def new_tensor(self, data, *, dtype=None, requires_grad=False, **_):
-    return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
-
-
-def new_empty(self, *size, dtype=None, requires_grad=False, **_):
-    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    return tensor(data, dtype=dtype or self._dtype, device=device, requires_grad=requires_grad)
 
 
 def is_tensor(obj) -> bool:
