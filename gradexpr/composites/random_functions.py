@@ -40,6 +40,8 @@ _SIGNATURES = {
     "randint_like": _overloads("randint_like", ["Tensor self, int low, int high", "Tensor self, Tensor high",
                                                 "Tensor self, int high"], _LIKE),
     "randperm": _overloads("randperm", ["int n"], "Tensor(a!)? out=None, " + _FACTORY),
+    "randint": _overloads("randint", ["int high, int[] size", "int low, int high, int[] size"],
+                          "Tensor(a!)? out=None, " + _FACTORY),
     "normal": Overloads("normal", [(line, None) for line in (
         "normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
         "normal(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
@@ -155,8 +157,9 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **kwar
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-            **_):
-    _check_device(device)
+            **kwargs):
+    _checked("randint", args, kwargs, frozenset(("out", "layout", "pin_memory", "device")), device=device,
+             low=low, high=high, size=size)
     # low=, high= and size= by keyword fill the places of randint(low, high, size) after the positional ones
     args = list(args)
     if low is not None or high is not None:
