@@ -12,7 +12,8 @@ __all__ = ["memory_format", "layout", "strided", "contiguous_format", "channels_
            "is_contiguous_for", "channels_last_data", "dim_order", "NAMES"]
 
 
-class memory_format:
+class _TorchConstant:
+    """A named constant of ``torch`` (``torch.channels_last``, ``torch.strided``), printed as its name."""
     _gx_exposed = True
     __module__ = "torch"
     __slots__ = ("name",)
@@ -24,6 +25,11 @@ class memory_format:
         return f"torch.{self.name}"
 
     __str__ = __repr__
+
+
+class memory_format(_TorchConstant):
+    __module__ = "torch"
+    __slots__ = ()
 
 
 contiguous_format = memory_format("contiguous_format")
@@ -32,19 +38,10 @@ channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 
-class layout:
+class layout(_TorchConstant):
     """``torch.layout``: how a tensor's elements are stored; ``torch.strided`` (dense) is every tensor's."""
-    _gx_exposed = True
     __module__ = "torch"
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"torch.{self.name}"
-
-    __str__ = __repr__
+    __slots__ = ()
 
 
 strided = layout("strided")
