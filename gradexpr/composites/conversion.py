@@ -70,12 +70,28 @@ def _converter(d, name):
     _converter(dtypes.bool_, "bool"), _converter(dtypes.uint8, "byte"), _converter(dtypes.int8, "char"))
 
 
-def type_(self, dtype=None, non_blocking=False, **kwargs):
+_KEYWORDS = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, " \
+    "bool requires_grad=False) -> Tensor"
+# the binding signatures of the methods below (hand-written in PyTorch too: ``type`` and ``new_tensor``)
+_SIGNATURES = {name: Overloads(name, [(line, None)]) for name, line in (
+    ("type", "type(Tensor self, PyObject dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) "
+             "-> Tensor"),
+    ("new_zeros", "new_zeros(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_ones", "new_ones(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_empty", "new_empty(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, " + _KEYWORDS),
+    ("new_tensor", "new_tensor(Tensor self, PyObject data, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False, bool pin_memory=False) -> Tensor"))}
+
+
+def _arguments(name, self, args, kwargs):
+    return _SIGNATURES[name].parse((self,) + args, kwargs, method=True)[1]
+
+
+def type_(self, *args, **kwargs):
     """``t.type()`` (its legacy type name), ``t.type(torch.float64)``, ``t.type('torch.DoubleTensor')``,
-    ``t.type(torch.DoubleTensor)``; PyTorch's ``non_blocking`` and ``async`` keywords, and its errors."""
-    for key in kwargs:
-        if key != "async":
-            raise errors.TypeError(f"type() got an unexpected keyword argument '{key}'")
+    ``t.type(torch.DoubleTensor)``, with PyTorch's errors."""
+    dtype = _arguments("type", self, args, kwargs)["dtype"] if args or kwargs else None
     if dtype is None:
         from ..graph import _TYPE_STRING
         return _TYPE_STRING[self._dtype.name]
@@ -97,20 +113,20 @@ def type_as(self, other):
 
 
 def _new_filled(name, factory):
-    """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``factory`` with the tensor's dtype by default (and
-    the factory's checks of the keywords PyTorch's binding takes)."""
-    def method(self, *size, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False,
-               **kwargs):
-        if "size" in kwargs and not size:
-            size = (kwargs.pop("size"),)
-        for key in kwargs:
-            raise errors.TypeError(f"{name}() got an unexpected keyword argument '{key}'")
-        if not size:
-            raise errors.TypeError(f'{name}() missing 1 required positional arguments: "size"')
-        return factory(*size, dtype=dtype or self._dtype, layout=layout, device=device, pin_memory=pin_memory,
-                       requires_grad=requires_grad)
+    """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``factory`` with the tensor's dtype by default; the
+    size as one list or as separate ints (PyTorch's parser's varargs for a lone int-list parameter)."""
+    def method(self, *args, **kwargs):
+        if args and all(_is_int(a) for a in args):
+            args = (args,)
+        v = _arguments(name, self, args, kwargs)
+        return factory(v["size"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
+                       requires_grad=v["requires_grad"])
     method.__name__ = method.__qualname__ = name
     return method
+
+
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 new_zeros = _new_filled("new_zeros", zeros)
@@ -118,16 +134,15 @@ new_ones = _new_filled("new_ones", ones)
 new_empty = _new_filled("new_empty", zeros)        # (uninitialised in PyTorch: zeros are one of its values)
 
 
-def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False):
-    if not isinstance(size, (tuple, list)):
-        raise errors.TypeError(f"new_full(): argument 'size' (position 1) must be tuple of ints, not "
-                               f"{type(size).__name__}")
-    return full(size, fill_value, dtype=dtype or self._dtype, layout=layout, device=device,
-                requires_grad=requires_grad)
+def new_full(self, *args, **kwargs):
+    v = _arguments("new_full", self, args, kwargs)
+    return full(v["size"], v["fill_value"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
+                requires_grad=v["requires_grad"])
 
 
-def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-    return tensor(data, dtype=dtype or self._dtype, device=device, requires_grad=requires_grad)
+def new_tensor(self, *args, **kwargs):
+    v = _arguments("new_tensor", self, args, kwargs)
+    return tensor(v["data"], dtype=v["dtype"] or self._dtype, device=v["device"], requires_grad=v["requires_grad"])
 
 
 def is_tensor(obj) -> bool:
