@@ -486,7 +486,7 @@ batch_rules("shape", "view", "reshape_alias", "unsafe_view", "expand")
 batch_rules("t", "t", "t_inplace")
 batch_rules("permute", "permute")
 batch_rules("dims", "transpose", "transpose_inplace", "squeeze_dim", "squeeze_dims", "squeeze_inplace_dim",
-            "squeeze_inplace_dims", "narrow", "split", "select", "unbind",
+            "squeeze_inplace_dims", "narrow", "split", "split_with_sizes", "select", "unbind",
             "diagonal", "flip", "cat", "unfold")
 batch_rules("new_dim", "unsqueeze", "unsqueeze_inplace", "stack")
 batch_rules("squeeze", "squeeze", "squeeze_inplace")
