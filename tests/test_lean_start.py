@@ -55,6 +55,7 @@ def test_a_one_liner_loads_no_part_it_does_not_use():
     assert json.loads(printed)["grads"]["x"]["value"] == 2.0
     lazy = {"gradexpr.grammar.interpreter.compile_defs", "gradexpr.grammar.interpreter.compile_flow",
             "gradexpr.grammar.interpreter.compile_generators", "gradexpr.grammar.fstrings",
+            "gradexpr.grammar.text_guards",
             "gradexpr.batching", "gradexpr.rng.distributions", "gradexpr.rng.gaussian", "gradexpr.testing",
             "gradexpr.tie_order", "gradexpr.softmax_order",
             "gradexpr.func", "gradexpr.nn", "gradexpr.optim", "gradexpr.autograd_function",
