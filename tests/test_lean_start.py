@@ -63,7 +63,7 @@ def test_a_one_liner_loads_no_part_it_does_not_use():
             # reductions and ranges it does not compute
             "gradexpr.ops.backward_ops", "gradexpr.ops.reductions", "gradexpr.ops.linalg", "gradexpr.ops.shape",
             "gradexpr.ops.indexing", "gradexpr.ops.linalg_triangular", "gradexpr.ops.linalg_lu_decomposition",
-            "gradexpr.ops.linalg_orthogonal", "gradexpr.ops.linalg_vectors",
+            "gradexpr.ops.linalg_orthogonal", "gradexpr.ops.linalg_vectors", "gradexpr.ops.sorting",
             "gradexpr.ops.nn", "gradexpr.ops.nn_layers", "gradexpr.reduction_product",
             "gradexpr.reduction_variance", "gradexpr.range_factories",
             # the composites, nn functions, devices, legacy classes, generator and autograd.functional

@@ -78,12 +78,13 @@ VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg", "special")
 # The families imported when a program first uses one of their entries (``_catalogue.py`` says which
 # family holds which name), in the table's order; ``ops/__init__`` imports the others at once, and the
 # late families come with torch.nn (below).
-LAZY_FAMILIES = ("backward_ops", "special", "reductions", "linalg", "linalg_triangular", "linalg_lu_decomposition",
-                 "linalg_orthogonal", "linalg_vectors", "shape", "indexing", "nn", "nn_layers")
+LAZY_FAMILIES = ("backward_ops", "special", "reductions", "sorting", "linalg", "linalg_triangular",
+                 "linalg_lu_decomposition", "linalg_orthogonal", "linalg_vectors", "shape", "indexing", "nn",
+                 "nn_layers")
 # the table's order: its entries family by family, in this order
-FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "linalg", "linalg_triangular",
-                "linalg_lu_decomposition", "linalg_orthogonal", "linalg_vectors", "shape", "indexing", "nn",
-                "nn_layers", "aliases")
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "sorting", "linalg",
+                "linalg_triangular", "linalg_lu_decomposition", "linalg_orthogonal", "linalg_vectors", "shape",
+                "indexing", "nn", "nn_layers", "aliases")
 
 
 class _Table(MadeOnUse):
