@@ -297,22 +297,16 @@ def g_all(iterable, /):
     return _py.all(_bounded_input(iterable, True))
 
 
-def g_list(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return list(*args, **kwargs)
+def _materialising(container):
+    """``container(iterable, ...)`` (list, tuple, dict, set, frozenset) with the iterable bounded first."""
+    def guard(*args, **kwargs):
+        if args:
+            args = (_bounded_input(args[0], False),) + args[1:]
+        return container(*args, **kwargs)
+    return guard
 
 
-def g_tuple(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return tuple(*args, **kwargs)
-
-
-def g_dict(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return dict(*args, **kwargs)
+g_list, g_tuple, g_dict, g_set, g_frozenset = (_materialising(c) for c in (list, tuple, dict, set, frozenset))
 
 
 def g_sorted(iterable, /, *, key=None, reverse=False):
@@ -415,18 +409,6 @@ def bounded_star_args(value):
     if type(value) is tuple:
         return value
     return tuple(_bounded_input(value, False))
-
-
-def g_set(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return set(*args, **kwargs)
-
-
-def g_frozenset(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return frozenset(*args, **kwargs)
 
 
 def g_format(value, spec="", /):
