@@ -262,6 +262,7 @@ class Signature:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got multiple values for argument '{key}'")
+        missing = []
         for p in params:
             if p.name in values:
                 continue
@@ -279,7 +280,12 @@ class Signature:
             else:
                 if not raise_:
                     return None
-                raise errors.TypeError(f'{label}() missing 1 required positional arguments: "{key}"')
+                missing.append(key)
+        if missing:     # all of them, in PyTorch's words (its plural is on one, not on more)
+            names = ", ".join(f'"{key}"' for key in missing)
+            n = len(missing)
+            raise errors.TypeError(f"{label}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+                                   f"{names}")
         for key in kwargs:
             if key not in by_name:
                 if not raise_:

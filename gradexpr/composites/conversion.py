@@ -9,7 +9,7 @@ from .. import dtypes, errors
 from ..dtypes import DType
 from ..op import _grad_enabled, apply
 from ..signatures import Overloads
-from .arguments import _is_tensor, _shape_args
+from .arguments import _is_tensor, _missing, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
 
@@ -183,6 +183,8 @@ def numel(input) -> int:
 
 def sum_to_size(self, *size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting): the engine's gradient reduction."""
+    if not size:
+        raise _missing("sum_to_size", "size")
     shape = _shape_args(size)
     if not shape:
         return apply(D.sum_all, (self,))     # at::sum_to's rule for a 0-d target: a full sum (SumBackward0)
