@@ -23,11 +23,11 @@ from .tensor import Tensor
 _PARAM = re.compile(r"^(?P<type>[A-Za-z]+(?:\([a-z]!?\))?(?:\[\d*\])?\??) (?P<name>\w+)(?:=(?P<default>.+))?$")
 
 # the Python binding's words for each schema type (FunctionParameter::type_name)
-_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "SymInt", "float": "float",
+_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int", "float": "float",
                "bool": "bool", "str": "str", "ScalarType": "torch.dtype", "Layout": "torch.layout",
                "Device": "torch.device", "Generator": "torch.Generator", "MemoryFormat": "torch.memory_format",
                "int[]": "tuple of ints", "SymInt[]": "tuple of ints", "Tensor[]": "tuple of Tensors",
-               "float[]": "tuple of floats"}
+               "float[]": "tuple of floats", "PyObject": "object"}
 
 
 def _check_device(device):
@@ -176,6 +176,20 @@ def _short_typename(value):
     return t.__name__
 
 
+def _int_list_varargs(args, positional, method):
+    """PyTorch's parser takes a lone int-list parameter as separate ints (``x.view(2, 3)``,
+    ``x.new_zeros(2, 3)``): the arguments with those ints packed as the list."""
+    first = 1 if method else 0
+    rest = args[first:]
+    if len(positional) - first != 1 or not rest or positional[first].base not in ("int[]", "SymInt[]"):
+        return args
+    if len(rest) == 1 and not _int_like(rest[0]):
+        return args
+    if not all(_int_like(a) for a in rest):
+        return args
+    return tuple(args[:first]) + (tuple(rest),)
+
+
 class Signature:
     """One schema line: its name, parameters (``self`` first for ops on a tensor) and entry."""
 
@@ -236,12 +250,13 @@ class Signature:
             # a method of no parameters is METH_NOARGS in PyTorch: CPython refuses keywords first
             raise errors.TypeError(f"TensorBase.{label}() takes no keyword arguments")
         values = {}
+        args = _int_list_varargs(args, positional, method)
         if len(args) > len(positional):
             if not raise_:
                 return None
             lo = sum(1 for p in positional if not p.has_default) - (1 if method else 0)
             hi = len(positional) - (1 if method else 0)
-            if method and hi == 0:
+            if method and hi == 0 and not by_name:       # METH_NOARGS: a method of no parameters at all
                 raise errors.TypeError(f"TensorBase.{label}() takes no arguments ({len(args) - 1} given)")
             takes = f"{hi} positional argument{'s' if hi != 1 else ''}" if lo == hi else \
                 f"from {lo} to {hi} positional arguments"
@@ -328,12 +343,13 @@ def _typename_short(value):
 class Overloads:
     """The schema lines of one public name; ``parse`` returns (signature, values)."""
 
-    __slots__ = ("name", "_lines", "_sigs")
+    __slots__ = ("name", "_lines", "_sigs", "_hidden")
 
-    def __init__(self, name, lines):
+    def __init__(self, name, lines, hidden=()):
         self.name = name
         self._lines = lines         # (line, entry) pairs, or a function giving them; parsed on first use
         self._sigs = None
+        self._hidden = frozenset(hidden)    # lines PyTorch tries but never lists (deprecated, hidden)
 
     @property
     def lines(self):
@@ -359,7 +375,8 @@ class Overloads:
             if values is not None:
                 return s, values
         given = len(args) - (1 if method else 0) + len(kwargs)
-        plausible = [s for s in sigs if s._min - (1 if method else 0) <= given <= s.max_args(method)]
+        plausible = [s for s in sigs if s._min - (1 if method else 0) <= given <= s.max_args(method)
+                     and s.line not in self._hidden]
         if len(plausible) == 1:
             plausible[0].bind(args, kwargs, method, True, label)
         raise errors.TypeError(self.invalid_combination(args[1:] if method else args, kwargs, method, label))
@@ -370,15 +387,23 @@ class Overloads:
                         [f"{k}={_short_typename(v)}" for k, v in reversed(list(kwargs.items()))])
         if kwargs and not args:
             got += ", "         # (PyTorch trims the last separator only after a positional argument)
+        shown = [s for s in self.signatures if s.line not in self._hidden]
+        if len(shown) == 1:     # the arguments marked where their count matches the signature's items
+            matches, items = shown[0].arg_count_matches(args, kwargs, method)
+            unmatched = _unmatched_keywords(items, kwargs)
+            if unmatched:
+                return (f"{label}() received an invalid combination of arguments - got unrecognized keyword "
+                        f"arguments: {', '.join(unmatched)}")
+            given = _marked(shown[0], items, args, kwargs, method) if matches else f"({got})"
+            return (f"{label}() received an invalid combination of arguments - got {given}, but expected "
+                    f"{shown[0].display(method)}")
         lines = [f"{label}() received an invalid combination of arguments - got ({got}), but expected one of:"]
-        for s in self.signatures:
+        for s in shown:
             text = s.display(method)
             lines.append(f" * {text}")
             matches, items = s.arg_count_matches(args, kwargs, method)
             if matches:
-                names = [item.rsplit(" ", 1)[-1] for item in items]
-                start = max(len(items) - len(kwargs), 0)
-                unmatched = [k for k in reversed(list(kwargs)) if k not in names[start:]]
+                unmatched = _unmatched_keywords(items, kwargs)
                 if unmatched:
                     lines.append("      didn't match because some of the keywords were incorrect: "
                                  + ", ".join(unmatched))
@@ -386,6 +411,14 @@ class Overloads:
                     lines.append("      didn't match because some of the arguments have invalid types: "
                                  + _marked(s, items, args, kwargs, method))
         return "\n".join(lines) + "\n"
+
+
+def _unmatched_keywords(items, kwargs):
+    """``_tryMatchKwargs`` of PyTorch's error text: the keywords not among the last items' names (a name
+    is an item's last word, which for ``Number alpha = 1`` is its default), in its map's order."""
+    names = [item.rsplit(" ", 1)[-1] for item in items]
+    start = max(len(items) - len(kwargs), 0)
+    return [k for k in reversed(list(kwargs)) if k not in names[start:]]
 
 
 def _marked(sig, items, args, kwargs, method):
@@ -405,3 +438,25 @@ def _marked(sig, items, args, kwargs, method):
     for k, v in kwargs.items():
         out.append(f"{k}={_typename(v)}")
     return "(" + ", ".join(out) + ")"
+
+
+_BINDINGS: dict = {}        # method name -> Overloads of its recorded binding signatures (ops/_bindings.py)
+
+
+def method_call_error(name, args, kwargs):
+    """The TypeError PyTorch's parser raises for ``Tensor.name(*args[1:], **kwargs)`` (``args[0]`` the
+    tensor), from the method's recorded binding signatures; None if PyTorch takes the call or the method
+    has none recorded (one gradexpr writes by hand and PyTorch in Python)."""
+    overloads = _BINDINGS.get(name)
+    if overloads is None:
+        from .ops._bindings import METHODS
+        lines = METHODS.get(name)
+        if lines is None:
+            return None
+        overloads = _BINDINGS[name] = Overloads(name, [(line, None) for line, _ in lines],
+                                                hidden=[line for line, hidden in lines if hidden])
+    try:
+        overloads.parse(args, kwargs, method=True)
+    except errors.TypeError as e:
+        return e
+    return None

@@ -372,7 +372,7 @@ class ExpressionCompiler:
                     f = guards.get(f, f)
                 return f(*args, **kw)
             except Exception as ex:
-                raise loc(_callee_error(ex, f, fname, args, attribute_call), e)
+                raise loc(_callee_error(ex, f, fname, args, attribute_call, kw), e)
         return call
 
     def e_Attribute(self, e, scope):

@@ -102,7 +102,7 @@ def _operand_error(exc, symbol, a, b):
     return exc
 
 
-def _callee_error(exc, f, name, args, attribute_call=False):
+def _callee_error(exc, f, name, args, attribute_call=False, kwargs=None):
     """An error about the arguments of an engine function, in PyTorch's words and naming the
     function as the program wrote it: a TypeError about its signature (``zeros() got an
     unexpected keyword argument 'x'``, ``Tensor.float() takes ...``, not
@@ -122,6 +122,12 @@ def _callee_error(exc, f, name, args, attribute_call=False):
     if not attribute_call and type(owner).__name__ in _TENSOR_CLASSES:
         name = _bound_name(owner, f, name)
     if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
+        # a method written by hand: PyTorch's parser's words from its recorded binding signatures
+        from gradexpr.signatures import method_call_error
+        parsed = method_call_error(name, (owner,) + tuple(args), kwargs or {})
+        if parsed is not None:
+            parsed.__cause__ = exc
+            return parsed
         worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
         if worded is not None:
             new = errors.TypeError(worded)
