@@ -343,6 +343,11 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
         if x.size < _GRAIN or _THREADS == 1:
             return np.asarray(_line_sum(line))
         return _two_pass(line)
+    if dims == (0,) and x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= _VEC[x.itemsize] \
+            and x.flags.c_contiguous and (x.size < _GRAIN or _THREADS == 1):
+        # the rows of a C-ordered matrix summed down (a bias's gradient, at every training step): the
+        # route _serial takes for it (the columns are the contiguous kept dim, so _loop2d's outer sums)
+        return _outer(x, _NROWS * _VEC[x.itemsize]) + x.dtype.type(0)
     it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
     view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:

@@ -102,7 +102,9 @@ def expf(d):
 def _expf(d, sums=None):
     with np.errstate(all="ignore"):
         q = np.rint(d * _R_LN2)
-        s = _fma_exact(q, _L2U, d)          # (q has at most 8 bits for |d| <= 104: both steps are exact)
+        # Cody-Waite's two fmas have exact float64 sums (q has at most 8 bits for |d| <= 104, the lanes
+        # not replaced at the end); the first is float32's own: q·L2U is exact there too (8 + 15 bits)
+        s = q * _L2U + d
         s = _fma_exact(q, _L2L, s)
         u = horner(s, _POLY, sums)
         u = _F(1) + _fma(s * s, u, s, sums)
