@@ -143,3 +143,15 @@ def test_nll_loss_with_every_target_a_class_matches_the_masked_path(reduction, w
     unmasked = nn_ops._nll(logp, target, weight, reduction, -100)     # ignore_index is no class
     masked = nn_ops._nll(logp, target, weight, reduction, 5)          # a class, absent: the masks
     assert np.array_equal(_bits(unmasked), _bits(masked))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_backward_with_every_sample_counting_once_matches_the_weighted_path(reduction, dtype):
+    from gradexpr.ops import backward_ops
+    x = RNG.standard_normal((37, 6)).astype(dtype)
+    target = RNG.integers(0, 6, 37)
+    for g in (np.asarray(1.5, dtype), np.asarray(-0.0, dtype), np.asarray(np.nan, dtype)):
+        unweighted = backward_ops._nll_loss_backward(g, x, target, None, reduction, -100)
+        ones = backward_ops._nll_loss_backward(g, x, target, np.ones(6, dtype), reduction, -100)   # the masks
+        assert np.array_equal(_bits(unweighted), _bits(ones))
