@@ -155,7 +155,7 @@ def addmm(c, a, b, beta, alpha):
     plan = _GEMM_PLANS.get(key)
     if plan is None:
         plan = _gemm_plan(key, a, b, prefix[1])
-    fn, swapped, copy_a, copy_b, arguments = plan
+    fn, scalar, swapped, copy_a, copy_b, head, lda, ldb, ldc = plan
     # The result is allocated row-major (m x n): ATen reads it as the column-major n x m transpose
     # unless it is a single column.
     result = np.empty((m, n), a.dtype)
@@ -167,10 +167,16 @@ def addmm(c, a, b, beta, alpha):
         b = np.ascontiguousarray(b)
     if swapped:
         a, b = b, a
-    trans_a, trans_b, m, n, k, lda, ldb, ldc = arguments
-    fn(_COL_MAJOR, trans_a, trans_b, m, n, k, alpha, _address(a), lda, _address(b), ldb,
-       beta if c is not None else 0.0, _address(result), ldc)
+    fn(*head, scalar(alpha), _pointer(a), lda, _pointer(b), ldb, scalar(beta if c is not None else 0.0),
+       _pointer(result), ldc)
     return result
+
+
+def _pointer(array):
+    """``_address`` as an argument of a function called without argument types (an int would pass as
+    a C int)."""
+    address = _address(array)
+    return address if type(address) is not int else _state["ctypes"].c_void_p(address)
 
 
 _GEMM_PLANS: dict = {}     # (dtype, shapes, strides) -> gemm's function and arguments: a training loop
@@ -178,14 +184,13 @@ _GEMM_PLANS: dict = {}     # (dtype, shapes, strides) -> gemm's function and arg
 
 
 def _gemm_plan(key, a, b, letter):
-    """How addmm calls gemm for operands of ``a``'s and ``b``'s dtype, shapes and strides: (function,
-    operands swapped?, copy a?, copy b?, (trans_a, trans_b, m, n, k, lda, ldb, ldc))."""
+    """How addmm calls gemm for operands of ``a``'s and ``b``'s dtype, shapes and strides: (function, its
+    scalar type, operands swapped?, copy a?, copy b?, (layout, trans_a, trans_b, m, n, k), lda, ldb, ldc)."""
     ctypes = _state["ctypes"]
     scalar = ctypes.c_float if a.dtype == np.float32 else ctypes.c_double
-    fn = _function("cblas_" + letter + "gemm",
-                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                    ctypes.c_int, scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                    ctypes.c_int, scalar, ctypes.c_void_p, ctypes.c_int])
+    # called with its arguments made here, as ctypes values, once: no argument types to convert by
+    fn = _state["lib"]["cblas_" + letter + "gemm"]
+    fn.restype = None
     m, k = a.shape
     n = b.shape[1]
     transposed_c = not (n == 1)
@@ -208,8 +213,9 @@ def _gemm_plan(key, a, b, letter):
     elif n == 1:
         ldb = k
     copy_a, copy_b = (copy_second, copy_first) if transposed_c else (copy_first, copy_second)
-    plan = (fn, transposed_c, copy_a, copy_b,
-            (_TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS, m, n, k, lda, ldb, ldc))
+    head = tuple(ctypes.c_int(v) for v in (_COL_MAJOR, _TRANS if transpose_a else _NO_TRANS,
+                                            _TRANS if transpose_b else _NO_TRANS, m, n, k))
+    plan = (fn, scalar, transposed_c, copy_a, copy_b, head, ctypes.c_int(lda), ctypes.c_int(ldb), ctypes.c_int(ldc))
     if len(_GEMM_PLANS) > 256:
         _GEMM_PLANS.clear()
     _GEMM_PLANS[key] = plan
