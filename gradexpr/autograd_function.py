@@ -277,7 +277,7 @@ def _apply_and_record(cls, args, kwargs, run_forward=None):
     ctx = cls._backward_cls()
     needs, inputs, next_nodes, meta = [], [], [], []
     for a in args:
-        if isinstance(a, Tensor):
+        if type(a) is Tensor or isinstance(a, Tensor):
             inputs.append(len(next_nodes))
             if a._requires_grad or a.requires_grad:
                 fn = a._grad_fn
@@ -300,18 +300,19 @@ def _apply_and_record(cls, args, kwargs, run_forward=None):
     token = _grad_enabled.set(False)
     if level:
         forward_ad.ACTIVE.clear()       # the forward's own ops carry no tangents: jvp gives the output's
+    own_setup = cls.setup_context is not Function.setup_context
     try:
         if run_forward is not None:
             output = run_forward()
-        elif cls.setup_context is Function.setup_context:
-            output = cls.forward(ctx, *args, **kwargs)
+        elif not own_setup:
+            output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
         else:
             output = cls.forward(*args, **kwargs)
     finally:
         if level:
             forward_ad.ACTIVE[:] = level
         _grad_enabled.reset(token)
-    if cls.setup_context is not Function.setup_context:
+    if own_setup:
         cls.setup_context(ctx, args, output)
     outputs = output if type(output) is tuple else (output,)
     if not recording:
@@ -370,6 +371,14 @@ def _forward_tangents(cls, ctx, tangents, outputs):
             forward_ad.set_tangent(o, t)
 
 
+def _is_one_of(value, objects) -> bool:
+    """Whether ``value`` is one of ``objects`` (by identity: ``in`` would compare tensors elementwise)."""
+    for x in objects:
+        if x is value:
+            return True
+    return False
+
+
 def _attach_outputs(ctx, args, outputs):
     """Give the outputs the node as history (PyTorch's _wrap_outputs): dirty inputs are changed
     in place, non-differentiable outputs stay without history, an input returned as it is comes
@@ -379,19 +388,19 @@ def _attach_outputs(ctx, args, outputs):
     wrapped = []
     metas = []
     for k, o in enumerate(outputs):
-        if not isinstance(o, Tensor):
+        if type(o) is not Tensor and not isinstance(o, Tensor):
             wrapped.append(o)
             metas.append(None)
             continue
-        if dirty and any(o is d for d in dirty):
+        if dirty and _is_one_of(o, dirty):
             if o._grad_fn is None and o._requires_grad:
                 raise errors.RuntimeError(_LEAF_DIRTY)
             o._version_counter[0] += 1
-        elif any(o is a for a in args):
+        elif _is_one_of(o, args):
             o = o._detached_alias()
         out_meta = (o._data.shape, o._dtype)
         metas.append(out_meta)      # (a non-differentiable output's gradient is materialized too)
-        if non_diff and (any(o is n for n in non_diff) or any(outputs[k] is n for n in non_diff)) \
+        if non_diff and (_is_one_of(o, non_diff) or _is_one_of(outputs[k], non_diff)) \
                 or not o._dtype.is_floating_point:
             o._requires_grad = o._requires_grad and o._grad_fn is not None
             wrapped.append(o)

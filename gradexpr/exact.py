@@ -73,6 +73,8 @@ def fma32(a, b, c, check: bool = True, out=None) -> np.ndarray:
     if check and s.size:
         mid = np.bitwise_and(s.view(np.uint64), _LOW29)
         if np.count_nonzero(mid == _HALF29):       # (cheaper than .any()'s Python layer on small arrays)
+            if s.size <= _WHOLE_REPAIR:
+                return _repaired_whole(a, b, c, s, mid == _HALF29, out)
             if not s.flags.c_contiguous:
                 s = s.copy()                # (so that the flat view below writes into s)
             flat = s.reshape(-1)
@@ -89,6 +91,26 @@ def fma32(a, b, c, check: bool = True, out=None) -> np.ndarray:
             # an inexact tie is nudged toward the exact value, so float32 rounding sees its side
             flat[idx] = np.where(err > 0, np.nextafter(sm, np.inf),
                                  np.where(err < 0, np.nextafter(sm, -np.inf), sm))
+    if out is None:
+        return s.astype(np.float32)
+    np.copyto(out, s, casting="same_kind")
+    return out
+
+
+_WHOLE_REPAIR = 4096     # up to this many elements fma32 repairs ties with passes over the whole arrays
+
+
+def _repaired_whole(a, b, c, s, tie, out):
+    """fma32's float64 sum ``s`` with its ``tie`` elements (halfway between two float32 values) nudged
+    toward the exact value, computed over whole arrays: on small arrays a few passes cost less than
+    gathering the ties (and the ties are often exact ones, the sum of few-bit values: nothing to nudge)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        product = np.multiply(a, b, dtype=np.float64)
+        bb = s - product
+        err = (product - (s - bb)) + (c - bb)          # two_sum's error: a * b + c == s + err exactly
+        nudge = tie & (err != 0)
+        if np.count_nonzero(nudge):
+            s = np.where(nudge, np.nextafter(s, np.copysign(np.inf, err)), s)
     if out is None:
         return s.astype(np.float32)
     np.copyto(out, s, casting="same_kind")

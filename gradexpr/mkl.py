@@ -143,7 +143,7 @@ def elementwise(name, a):
 def addmm(c, a, b, beta, alpha):
     """``beta * c + alpha * (a @ b)`` as ATen's addmm_impl_cpu_ computes it with MKL's gemm: the
     operands' layouts decide the call (transposes, leading dimensions, a transposed result), and ``c``
-    (already broadcast to the result's shape, or None for mm) is added inside gemm. None without MKL."""
+    (broadcastable to the result's shape, or None for mm) is added inside gemm. None without MKL."""
     prefix = _PREFIX.get(a.dtype)
     if prefix is None or a.dtype != b.dtype or _load() is None:
         return None
@@ -151,22 +151,55 @@ def addmm(c, a, b, beta, alpha):
     n = b.shape[1]
     if m == 0 or n == 0 or k == 0:
         return None
-    ctypes = _state["ctypes"]
-    scalar = ctypes.c_float if a.dtype == np.float32 else ctypes.c_double
-    fn = _function("cblas_" + prefix[1] + "gemm",
-                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                    ctypes.c_int, scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                    ctypes.c_int, scalar, ctypes.c_void_p, ctypes.c_int])
+    key = (a.dtype, a.shape, a.strides, b.shape, b.strides)
+    plan = _GEMM_PLANS.get(key)
+    if plan is None:
+        plan = _gemm_plan(key, a, b, prefix[1])
+    fn, scalar, swapped, copy_a, copy_b, head, lda, ldb, ldc = plan
     # The result is allocated row-major (m x n): ATen reads it as the column-major n x m transpose
     # unless it is a single column.
     result = np.empty((m, n), a.dtype)
     if c is not None and beta != 0:
         result[...] = c
+    if copy_a:
+        a = np.ascontiguousarray(a)
+    if copy_b:
+        b = np.ascontiguousarray(b)
+    if swapped:
+        a, b = b, a
+    fn(*head, scalar(alpha), _pointer(a), lda, _pointer(b), ldb, scalar(beta if c is not None else 0.0),
+       _pointer(result), ldc)
+    return result
+
+
+def _pointer(array):
+    """``_address`` as an argument of a function called without argument types (an int would pass as
+    a C int)."""
+    address = _address(array)
+    return address if type(address) is not int else _state["ctypes"].c_void_p(address)
+
+
+_GEMM_PLANS: dict = {}     # (dtype, shapes, strides) -> gemm's function and arguments: a training loop
+                           # multiplies the same layouts at every step
+
+
+def _gemm_plan(key, a, b, letter):
+    """How addmm calls gemm for operands of ``a``'s and ``b``'s dtype, shapes and strides: (function, its
+    scalar type, operands swapped?, copy a?, copy b?, (layout, trans_a, trans_b, m, n, k), lda, ldb, ldc)."""
+    ctypes = _state["ctypes"]
+    scalar = ctypes.c_float if a.dtype == np.float32 else ctypes.c_double
+    # called with its arguments made here, as ctypes values, once: no argument types to convert by
+    fn = _state["lib"]["cblas_" + letter + "gemm"]
+    fn.restype = None
+    m, k = a.shape
+    n = b.shape[1]
     transposed_c = not (n == 1)
+    first, second = (b, a) if transposed_c else (a, b)
     if transposed_c:
-        a, b, m, n = b, a, n, m
-    a, transpose_a, lda = _operand(a, m, k, transposed_c)
-    b, transpose_b, ldb = _operand(b, k, n, transposed_c)
+        m, n = n, m
+    first_used, transpose_a, lda = _operand(first, m, k, transposed_c)
+    second_used, transpose_b, ldb = _operand(second, k, n, transposed_c)
+    copy_first, copy_second = first_used is not first, second_used is not second
     ldc = m         # the result's column stride (or, for one column, normalize_last_dims's m)
     # cpublas's normalize_last_dims: the leading dimensions of degenerate shapes
     if transpose_a:
@@ -179,9 +212,14 @@ def addmm(c, a, b, beta, alpha):
             ldb = n
     elif n == 1:
         ldb = k
-    fn(_COL_MAJOR, _TRANS if transpose_a else _NO_TRANS, _TRANS if transpose_b else _NO_TRANS, m, n, k,
-       alpha, _address(a), lda, _address(b), ldb, beta if c is not None else 0.0, _address(result), ldc)
-    return result
+    copy_a, copy_b = (copy_second, copy_first) if transposed_c else (copy_first, copy_second)
+    head = tuple(ctypes.c_int(v) for v in (_COL_MAJOR, _TRANS if transpose_a else _NO_TRANS,
+                                            _TRANS if transpose_b else _NO_TRANS, m, n, k))
+    plan = (fn, scalar, transposed_c, copy_a, copy_b, head, ctypes.c_int(lda), ctypes.c_int(ldb), ctypes.c_int(ldc))
+    if len(_GEMM_PLANS) > 256:
+        _GEMM_PLANS.clear()
+    _GEMM_PLANS[key] = plan
+    return plan
 
 
 def _operand(x, rows, cols, transposed_c):

@@ -233,17 +233,18 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 
 def _nll_loss_nd(input, target, weight, r, ignore_index):
     """ATen's nll_loss_nd: 1-D and 2-D inputs use nll_loss, others nll_loss2d on an (N, C, 1, -1) view."""
-    n = input.dim()
+    shape, target_shape = input._data.shape, target._data.shape       # (read once: .shape makes a Size)
+    n = len(shape)
     if n < 1:
         raise errors.ValueError(f"Expected 1 or more dimensions (got {n})")
-    if n != 1 and target.shape[0] != input.shape[0]:
-        raise errors.ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+    if n != 1 and (not target_shape or target_shape[0] != shape[0]):
+        raise errors.ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                                 f"({target.shape[0]}).")
-    if n <= 2 and target.dim() > 1:          # nll_loss's shape checks come before its kernel's dtype check
+    if n <= 2 and len(target_shape) > 1:     # nll_loss's shape checks come before its kernel's dtype check
         raise errors.RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target._dtype not in (dtypes.int64, dtypes.uint8):
         raise errors.RuntimeError(f"expected target dtype to be Long or Byte, but got {target._dtype._scalar_name}")
-    classes = input.shape[0 if n == 1 else 1]
+    classes = shape[0 if n == 1 else 1]
     if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
         raise errors.RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
                                   f"but got weight tensor of shape: {list(weight.shape)}")
@@ -271,8 +272,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduction="mean", label_smoothing=0.0):
     """ATen's composition: probability targets, label smoothing, or nll_loss of log_softmax."""
     r = _reduction(size_average, reduce, reduction)
-    class_dim = 0 if input.dim() == 1 else 1
-    if input.shape == target.shape:           # class probabilities
+    class_dim = 0 if input._data.ndim == 1 else 1
+    if input._data.shape == target._data.shape:           # class probabilities
         if target._dtype.category != 2:
             raise errors.RuntimeError(f"Expected floating point type for target with class probabilities, got "
                                       f"{target._dtype._scalar_name}")

@@ -19,7 +19,8 @@ import numpy as np
 from . import dtypes, errors, limits
 from .graph import (CopySlices, InplaceViewResult, InvalidGradFn, MultiOutputNode, Node, OutputEdge, SavedTensor,
                     SavedTensors, _grad_enabled)
-from .ops.registry import _INPUTS, _RESULT, NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
+from .ops.registry import _COLUMN_MAJOR_OF, _DTYPE_OF, _INPUTS, _RESULT, _SHAPE_OF  # noqa: F401
+from .ops.registry import NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
 from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
 from .grad_mode import VMAP_LEVELS as _VMAP     # non-empty only once batching.py is loaded (by vmap)
@@ -362,7 +363,7 @@ def _record(op, ts, params, result, extras):
     plan = op._plans.get(needs)
     if plan is None:
         plan = op.save_plan(needs)
-    for name, how in plan:
+    for name, how, index in plan:
         if how >= 0:
             saved[name] = SavedTensor(ts[how])
             frees = True
@@ -377,6 +378,12 @@ def _record(op, ts, params, result, extras):
         elif extras is not None and name in extras:
             saved[name] = extras[name] if isinstance(extras[name], Tensor) else Tensor._make(extras[name])
             frees = True                # (a tensor the forward made, max's indices: freed by backward, as ATen's)
+        elif how == _SHAPE_OF:
+            saved[name] = ts[index]._data.shape
+        elif how == _DTYPE_OF:
+            saved[name] = ts[index]._dtype
+        elif how == _COLUMN_MAJOR_OF:
+            saved[name] = _column_major(ts[index]._data)
         elif name.endswith("_shape"):
             key = name[:-6]
             if op.variadic and key == op.inputs[0]:
@@ -385,9 +392,8 @@ def _record(op, ts, params, result, extras):
                 saved[name] = ts[op.inputs.index(key)]._data.shape
         elif name.endswith("_dtype"):
             saved[name] = ts[op.inputs.index(name[:-6])]._dtype
-        elif name.endswith("_column_major"):     # (ATen's mm backward reads the input's strides)
-            a = ts[op.inputs.index(name[:-13])]._data
-            saved[name] = a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
+        elif name.endswith("_column_major"):
+            saved[name] = _column_major(ts[op.inputs.index(name[:-13])]._data)
         elif op.optional(name):
             continue
         else:
@@ -400,6 +406,11 @@ def _record(op, ts, params, result, extras):
     result._grad_fn = node = (Node if op.outputs is None else MultiOutputNode)(op, next_nodes, saved, meta, frees)
     if params:
         node._params = params           # its scalars outlive the freed tensors (saved_attributes.py)
+
+
+def _column_major(a) -> bool:
+    """Whether a matrix is laid out column by column (ATen's mm backward reads the input's strides)."""
+    return a.ndim == 2 and a.strides[0] == a.itemsize and a.strides[1] == a.shape[0] * a.itemsize
 
 
 # ---------------------------------------------------------------- views

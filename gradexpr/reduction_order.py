@@ -343,6 +343,11 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
         if x.size < _GRAIN or _THREADS == 1:
             return np.asarray(_line_sum(line))
         return _two_pass(line)
+    if dims == (0,) and x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= _VEC[x.itemsize] \
+            and x.flags.c_contiguous and (x.size < _GRAIN or _THREADS == 1):
+        # the rows of a C-ordered matrix summed down (a bias's gradient, at every training step): the
+        # route _serial takes for it (the columns are the contiguous kept dim, so _loop2d's outer sums)
+        return _outer(x, _NROWS * _VEC[x.itemsize]) + x.dtype.type(0)
     it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
     view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:
@@ -472,13 +477,16 @@ def nll_cascade(picked: np.ndarray, valid: np.ndarray, weights=None):
     """``nll_loss``'s sum over the batch as its CPU kernel adds it, and the total weight: eight levels of
     partial sums, level j flushed into level j + 1 whenever the sample index is a multiple of
     ``2**((j + 1) * power)`` (ignored samples are skipped before the flush), the levels added in order.
-    ``picked``: each sample's input at its target; ``weights``: its class weight, or None."""
+    ``picked``: each sample's input at its target; ``valid``: whether it counts (None: every one does);
+    ``weights``: its class weight, or None."""
     c = picked.dtype.type
     batch = picked.shape[0]
     power = max(4, _ceil_log2(batch) // 8)
     step = (1 << power) - 1
-    if weights is None and batch and valid.all():
+    if weights is None and batch and (valid is None or valid.all()):
         return _nll_cascade_runs(picked, power, step), c(batch)
+    if valid is None:
+        valid = np.ones(batch, np.bool_)
     loss = [c(0)] * 8
     weight = [c(0)] * 8
     for b in range(batch):

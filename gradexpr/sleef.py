@@ -34,17 +34,44 @@ _BLOCK = 8192             # elements per pass: the float64 temporaries of a bloc
 _LOW29, _HALF29 = np.uint64(0x1FFFFFFF), np.uint64(0x10000000)
 
 
-def _fma(a, b, c):
+_DOUBLE = np.dtype(np.float64)
+
+
+def _double(a, b, c) -> bool:
+    """Whether an operand is float64 (SLEEF's double functions share the pair arithmetic): a Python
+    number does not make a float32 fma a double one, as in NumPy's promotion."""
+    return getattr(a, "dtype", None) is _DOUBLE or getattr(b, "dtype", None) is _DOUBLE \
+        or getattr(c, "dtype", None) is _DOUBLE
+
+
+def _fma(a, b, c, sums=None):
     """``a * b + c`` rounded once to float32 (vfmadd*ps): exact.fma32's float64 sum, with its tie repair
     only when a sum lands halfway between two float32 values (rare; the common case stays four passes);
-    float64 operands (SLEEF's double functions, the same pair arithmetic) through exact.fma64."""
-    if np.result_type(a, b, c) == np.float64:
+    float64 operands (SLEEF's double functions, the same pair arithmetic) through exact.fma64.
+    ``sums``, a list (see ``_tie_checked``): the float64 sum goes there and its tie check is left to
+    the caller, which checks the sums of a whole function at once."""
+    if _double(a, b, c):
         return fma(a, b, c)
     s = np.multiply(a, b, dtype=np.float64)
     s += c
-    if np.count_nonzero((s.view(np.uint64) & _LOW29) == _HALF29):
+    if sums is not None:
+        sums.append(s)
+    elif np.count_nonzero((s.view(np.uint64) & _LOW29) == _HALF29):
         return fma32(a, b, c)
     return s.astype(_F)
+
+
+def _tie_checked(kernel, *arrays):
+    """``kernel(*arrays, sums=[...])``, a float32 function whose fused multiply-adds leave their tie
+    checks to one pass here over all their float64 sums: a sum halfway between two float32 values is
+    rare, and where there is one the kernel runs again with each fma checking (and repairing) its own."""
+    sums = []
+    result = kernel(*arrays, sums=sums)
+    if sums:
+        bits = np.concatenate(sums, axis=None).view(np.uint64)
+        if np.count_nonzero((bits & _LOW29) == _HALF29):
+            return kernel(*arrays)
+    return result
 
 
 def _fma_exact(a, b, c):
@@ -53,7 +80,7 @@ def _fma_exact(a, b, c):
     float64 then holds the exact value and one rounding to float32 is the fused one, so ``_fma``'s tie
     check (four more passes, and a slow repair of exact values that merely look like ties) is not needed.
     float64 operands (the double functions' pair arithmetic) go through exact.fma64: no wider sum holds them."""
-    if np.result_type(a, b, c) == np.float64:
+    if _double(a, b, c):
         return fma(a, b, c)
     s = np.multiply(a, b, dtype=np.float64)
     s += c
@@ -67,26 +94,31 @@ def expf(d):
         flat = d.ravel()
         out = np.empty(flat.size, _F)
         for begin in range(0, flat.size, _BLOCK):
-            out[begin:begin + _BLOCK] = _expf(flat[begin:begin + _BLOCK])
+            out[begin:begin + _BLOCK] = _tie_checked(_expf, flat[begin:begin + _BLOCK])
         return out.reshape(d.shape)
-    return _expf(d)
+    return _tie_checked(_expf, d)
 
 
-def _expf(d):
+def _expf(d, sums=None):
     with np.errstate(all="ignore"):
         q = np.rint(d * _R_LN2)
-        s = _fma_exact(q, _L2U, d)          # (q has at most 8 bits for |d| <= 104: both steps are exact)
+        # Cody-Waite's two fmas have exact float64 sums (q has at most 8 bits for |d| <= 104, the lanes
+        # not replaced at the end); the first is float32's own: q·L2U is exact there too (8 + 15 bits)
+        s = q * _L2U + d
         s = _fma_exact(q, _L2L, s)
-        u = np.full(d.shape, _POLY[0], _F)
-        for c in _POLY[1:]:
-            u = _fma(u, s, c)
-        u = _F(1) + _fma(s * s, u, s)
-        qi = np.clip(q, -1000, 1000).astype(np.int32)            # (beyond ±1000 the result saturates)
-        half = qi >> 1
-        u = (u * np.ldexp(_F(1), half).astype(_F)) * np.ldexp(_F(1), qi - half).astype(_F)
-        u = np.where(d < -104, _F(0), u)
-        u = np.where(d > 100, _F(np.inf), u)
-        return np.where(np.isnan(d), d, u).astype(_F)
+        u = horner(s, _POLY, sums)
+        u = _F(1) + _fma(s * s, u, s, sums)
+        # (|d| <= 100 everywhere, nearly always: no nan, no clipping, no saturation)
+        special = not np.maximum.reduce(np.abs(d), axis=None, initial=0) <= 100
+        qi = (np.clip(q, -1000, 1000) if special else q).astype(np.int32)   # (beyond ±1000 it saturates)
+        # SLEEF scales by 2^(q>>1), exactly (its result is normal), then by 2^(q - (q>>1)), rounding
+        # once where the result is subnormal or overflows: what one ldexp by 2^q does
+        u = np.ldexp(u, qi)
+        if special:
+            u = np.where(d < -104, _F(0), u)
+            u = np.where(d > 100, _F(np.inf), u)
+            u = np.where(np.isnan(d), d, u)
+        return np.asarray(u, _F)
 
 
 def vectorized(a, vector, scalar, threads, grain=_GRAIN):
@@ -189,15 +221,20 @@ def libm_exp(x):
     return libm("exp", x)
 
 
+_VECTOR_FUNCTIONS: dict = {}     # (name, scalar type) -> emulation, filled on first use
+
+
 def vector_function(name, dtype):
     """The emulation of ``Vectorized<dtype>::name`` for float32 / float64, None where there is none."""
-    from . import vectorized_double, vectorized_float
-    table = {("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
-             ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf,
-             ("expm1", np.float64): vectorized_double.expm1d, ("log1p", np.float64): vectorized_double.log1pd,
-             ("tanh", np.float64): vectorized_double.tanhd, ("log", np.float32): logf,
-             ("log", np.float64): vectorized_double.logd}
-    return table.get((name, np.dtype(dtype).type))
+    if not _VECTOR_FUNCTIONS:
+        from . import vectorized_double, vectorized_float
+        _VECTOR_FUNCTIONS.update({
+            ("expm1", np.float32): expm1f, ("log1p", np.float32): log1pf, ("exp", np.float32): expf,
+            ("exp", np.float64): expd, ("tanh", np.float32): vectorized_float.tanhf,
+            ("expm1", np.float64): vectorized_double.expm1d, ("log1p", np.float64): vectorized_double.log1pd,
+            ("tanh", np.float64): vectorized_double.tanhd, ("log", np.float32): logf,
+            ("log", np.float64): vectorized_double.logd})
+    return _VECTOR_FUNCTIONS.get((name, np.dtype(dtype).type))
 
 
 def exp(d):
@@ -217,13 +254,11 @@ def _two_sum(x, y):
     return s, (x - (s - v)) + (y - v)
 
 
-def _log_tail(sx, sy, xx, xy):
+def _log_tail(sx, sy, xx, xy, sums=None):
     """The end of SLEEF's logf/log1pf: (sx, sy) = e·ln 2 and (xx, xy) = (m-1)/(m+1) as double-floats;
-    s + 2x + x^3·p(x^2), added as SLEEF adds it, rounded to one float."""
+    s + 2x + x^3·p(x^2), added as SLEEF adds it, rounded to one float (``sums``: see ``_fma``)."""
     x2 = xx * xx
-    p = np.full_like(xx, _LOG_POLY[0])
-    for c in _LOG_POLY[1:]:
-        p = _fma(p, x2, c)
+    p = horner(x2, _LOG_POLY, sums)
     ax, ay = xx * _F(2), xy * _F(2)                                # s = dfadd(s, dfscale(x, 2))
     s = sx + ax
     sy = (((sx - s) + ax) + sy) + ay
@@ -233,30 +268,46 @@ def _log_tail(sx, sy, xx, xy):
     return r + ry
 
 
+_FLT_TINY, _FLT_MAX = np.finfo(_F).tiny, np.finfo(_F).max
+
+
 def logf(d):
     """``Sleef_logf8_u10(d)`` of a float32 array: log 2 times the exponent plus 2·atanh((m-1)/(m+1)) of
     the mantissa m in [0.75, 1.5), in double-float arithmetic with fused multiply-adds."""
-    d = np.asarray(d, _F)
+    return _tie_checked(_logf, np.asarray(d, _F))
+
+
+def _logf(d, sums=None):
+    # Four of SLEEF's fused multiply-adds have float64 sums that are exact (so no tie check) for every
+    # positive finite d (the other lanes' results are replaced at the end): e·ln2_lo plus the error of
+    # e·ln2_hi (a multiple of 2^-52 below 2^-15); -dy·t plus the Newton residual 1 - dx·t (a multiple
+    # of 2^-49 below 2^-22, dy being a multiple of 2^-24 and t of 2^-25); and ny·t + u, where ny, the
+    # error of m - 1, is 0 (Sterbenz: m is within a factor 2 of 1), which leaves u itself.
     with np.errstate(all="ignore"):
-        tiny = d < np.finfo(_F).tiny
-        d2 = np.where(tiny, d * _F(2.0 ** 64), d).astype(_F)
-        e = ((((d2 * _F(1.0 / 0.75)).view(np.int32) >> 23) & 0xff) - 0x7f).astype(np.int32)
+        special = np.count_nonzero((d >= _FLT_TINY) & (d <= _FLT_MAX)) != d.size     # (nan included)
+        if special:
+            tiny = d < _FLT_TINY
+            d2 = np.where(tiny, d * _F(2.0 ** 64), d).astype(_F)
+        else:
+            d2 = d
+        e = (((d2 * _F(1.0 / 0.75)).view(np.int32) >> 23) & 0xff) - 0x7f
         m = (d2.view(np.int32) + ((-e) << 23)).view(_F)
-        e = np.where(tiny, e - 64, e).astype(_F)
+        e = (np.where(tiny, e - 64, e) if special else e).astype(_F)
         sx = e * _LN2_HI                                          # dfmul((ln2 hi, lo), e)
-        sy = _fma(_LN2_LO, e, _fma_exact(_LN2_HI, e, -sx))
-        nx, ny = _two_sum(np.full_like(m, _F(-1)), m)             # x = dfdiv(m - 1, m + 1)
-        dx, dy = _two_sum(np.full_like(m, _F(1)), m)
+        sy = _fma_exact(_LN2_LO, e, _fma_exact(_LN2_HI, e, -sx))
+        nx = m - _F(1)                                            # x = dfdiv(m - 1, m + 1): m - 1 is exact
+        dx, dy = _two_sum(_F(1), m)
         t = _F(1) / dx
         xx = nx * t
         u = _fma_exact(t, nx, -xx)
-        v = _fma(-dy, t, _fma_exact(-dx, t, _F(1)))
-        xy = _fma(xx, v, _fma(ny, t, u))
-        r = _log_tail(sx, sy, xx, xy)
-        r = np.where(np.isposinf(d), _F(np.inf), r)
-        r = np.where((d < 0) | np.isnan(d), _F(np.nan), r)
-        return np.where(d == 0, _F(-np.inf), r).astype(_F)
-
+        v = _fma_exact(-dy, t, _fma_exact(-dx, t, _F(1)))
+        xy = _fma(xx, v, u, sums)
+        r = _log_tail(sx, sy, xx, xy, sums)
+        if special:
+            r = np.where(np.isposinf(d), _F(np.inf), r)
+            r = np.where((d < 0) | np.isnan(d), _F(np.nan), r)
+            r = np.where(d == 0, _F(-np.inf), r)
+        return np.asarray(r, _F)
 
 
 def log1pf(d):
@@ -433,12 +484,27 @@ def _mulsign(x, y):
     return np.where(np.signbit(y), -x, x).astype(x.dtype)
 
 
-def horner(x, coefficients):
-    """Horner's scheme with fused multiply-adds in x's precision, the highest coefficient first."""
-    u = np.full_like(x, coefficients[0])
+def horner(x, coefficients, sums=None):
+    """Horner's scheme with fused multiply-adds in x's precision, the highest coefficient first
+    (``sums``: see ``_fma``). For float32 the float64 copy of x is made once, and each step's product
+    (exact in float64) and sum are two passes before the rounding."""
+    x = np.asarray(x)
+    if x.dtype != _F:
+        u = np.full_like(x, coefficients[0])
+        for c in coefficients[1:]:
+            u = _fma(u, x, c, sums)
+        return u
+    x64 = x.astype(np.float64)
+    u = np.asarray(coefficients[0], _F)
     for c in coefficients[1:]:
-        u = _fma(u, x, c)
-    return u
+        s = u * x64
+        s += c
+        if sums is not None:
+            sums.append(s)
+        elif np.count_nonzero((s.view(np.uint64) & _LOW29) == _HALF29):
+            s = fma32(u, x, c)
+        u = s.astype(_F)
+    return u if u.shape == x.shape else np.full_like(x, u)
 
 
 def hyperbolic(kind, x, exp_pair, limit, tanh_sum):

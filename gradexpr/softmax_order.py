@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import fma
+from .exact import fma, fma32
 from .sleef import exp as sleef_exp, vector_function
 from .reduction_order import _in_order as in_order, _to_front
 from .tie_order import VECTOR_BYTES
@@ -118,7 +118,7 @@ def softmax(a, dim):
     work = _work_dtype(a.dtype)
     x = a.astype(work, copy=False)
     with np.errstate(all="ignore"):
-        m = x.max(axis=dim, keepdims=True) if x.size else 0
+        m = np.maximum.reduce(x, axis=dim, keepdims=True) if x.size else 0    # (ndarray.max's own call)
         e = _exp(x - m)
         if dim % a.ndim == a.ndim - 1:
             out = e * (work.type(1) / dim_sum(e, dim, a.dtype == np.float16))
@@ -146,7 +146,7 @@ def log_softmax(a, dim):
         return log_softmax(a.reshape(1), 0).reshape(())
     x = a.astype(_work_dtype(a.dtype), copy=False)
     with np.errstate(all="ignore"):
-        m = x.max(axis=dim, keepdims=True) if x.size else 0
+        m = np.maximum.reduce(x, axis=dim, keepdims=True) if x.size else 0    # (ndarray.max's own call)
         shifted = x - m
         if a.dtype == np.float16 and dim % a.ndim == a.ndim - 1:
             # the row's sum and its log are held in float16 arrays between the passes
@@ -181,4 +181,6 @@ def log_softmax_backward(g, y, dim):
     if g.ndim == 0:
         return log_softmax_backward(g.reshape(1), y.reshape(1), 0).reshape(())
     with np.errstate(all="ignore"):
+        if g.dtype == np.float32 and y.dtype == np.float32:
+            return fma32(-_exp(y), dim_sum(g, dim), g)          # (what fma picks for them, without its checks)
         return fma(-_exp(y), dim_sum(g, dim), g)

@@ -208,11 +208,11 @@ def _scales(beta, alpha):
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    params = _scales(beta, alpha)
-    for name, m in (("mat1", mat1), ("mat2", mat2)):
-        if m._data.ndim != 2:
-            raise errors.RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
+    params = _scales(beta, alpha) if beta != 1 or alpha != 1 else {}
     a, b = mat1._data.shape, mat2._data.shape
+    if len(a) != 2 or len(b) != 2:
+        name, m = ("mat1", mat1) if len(a) != 2 else ("mat2", mat2)
+        raise errors.RuntimeError(f"{name} must be a matrix, got {m._data.ndim}-D tensor")
     if a[1] != b[0]:
         raise errors.RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({a[0]}x{a[1]} and {b[0]}x{b[1]})")
     if input._data.shape in ((b[1],), (a[0], b[1])):      # a bias row (Linear's) or a whole matrix

@@ -485,11 +485,22 @@ binary_cross_entropy_backward = op(
     broadcast=True, domain="probability", forward_ad="element_wise", batch="loop")
 
 
+_SUMS_ONES_EXACTLY = (np.dtype(np.float32), np.dtype(np.float64))     # (float16 cannot count past 2048)
+
+
 def _nll_loss_backward(g, x, target, weight=None, reduction="mean", ignore_index=-100):
     """-w[t] · grad_output (divided by the total weight for a mean) at each sample's target class."""
     logp2 = x[None, :] if x.ndim == 1 else x if x.ndim == 2 else np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
     tgt = target.reshape(-1)
     valid = tgt != ignore_index
+    n = len(tgt)
+    if weight is None and reduction != "none" and x.ndim <= 2 and x.dtype in _SUMS_ONES_EXACTLY \
+            and n < 1 << 24 and np.count_nonzero(valid) == n:
+        # every sample counts with weight 1: the total weight is n exactly, each row's entry -g/n (or -g)
+        go = g.reshape(()).astype(x.dtype)
+        out = np.zeros(logp2.shape, x.dtype)
+        out[np.arange(n), tgt] = -(go / x.dtype.type(n)) if reduction == "mean" else -go
+        return out[0] if x.ndim == 1 else out
     safe = np.where(valid, tgt, 0)
     if weight is None:
         wt = valid.astype(x.dtype)

@@ -127,7 +127,7 @@ def _kernel(kernel, base="first", refuse="b", on="first"):
     ``on``: the dtype the kernel is chosen by, the "first" input's or the "promoted" one of all."""
     def rule(ts, params):
         d = ts[0]._dtype if on == "first" else dtypes.result_type(ts)
-        if np.dtype(d.np).kind in refuse:
+        if d.np.kind in refuse:
             name = kernel(ts, params) if callable(kernel) else kernel
             raise errors.NotImplementedError(f'"{name}" not implemented for \'{d._scalar_name}\'')
         if base == "first":

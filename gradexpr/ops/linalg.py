@@ -103,7 +103,10 @@ def _addmm(c, a, b, beta=1, alpha=1):
     """``c * beta + (a @ b) * alpha``: inside MKL's gemm as ATen computes it (``c`` broadcast into the
     result first), or without MKL in NumPy, where a scalar of 1 multiplies nothing (x * 1 is x)."""
     if a.ndim == b.ndim == 2:
-        result = mkl.addmm(np.broadcast_to(c, (a.shape[0], b.shape[1])), a, b, beta, alpha)
+        shape = (a.shape[0], b.shape[1])
+        # (a bias row or a whole matrix is broadcast as gemm's result is filled with it)
+        result = mkl.addmm(c if c.shape == shape[1:] or c.shape == shape else np.broadcast_to(c, shape), a, b,
+                           beta, alpha)
         if result is not None:
             return result
     product = a @ b if alpha == 1 else (a @ b) * alpha

@@ -377,14 +377,20 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         logp2 = np.moveaxis(logp, 1, -1).reshape(-1, logp.shape[1])
         tgt = target.reshape(-1)
     n_classes = logp2.shape[1]
-    valid = tgt != ignore_index
-    out_of_range = (tgt < 0) | (tgt >= n_classes)
     # (np.count_nonzero: ndarray.any/all's Python layer costs more than the test on a batch)
-    if np.count_nonzero(out_of_range) and np.count_nonzero(valid & out_of_range):
-        bad = int(tgt[valid & out_of_range][0])
-        raise errors.IndexError(f"Target {bad} is out of bounds.")
-    safe = tgt if np.count_nonzero(valid) == valid.size else np.where(valid, tgt, 0)
+    if 0 <= ignore_index < n_classes or np.count_nonzero(tgt.astype(np.uint64) >= n_classes):   # (-1 wraps)
+        valid = tgt != ignore_index
+        out_of_range = (tgt < 0) | (tgt >= n_classes)
+        if np.count_nonzero(valid & out_of_range):
+            bad = int(tgt[valid & out_of_range][0])
+            raise errors.IndexError(f"Target {bad} is out of bounds.")
+        safe = tgt if np.count_nonzero(valid) == valid.size else np.where(valid, tgt, 0)
+    else:
+        valid = None            # every target is a class, and ignore_index is none
+        safe = tgt
     gathered = logp2[np.arange(len(safe)), safe]          # each sample's loss is -gathered
+    if valid is None and (weight is not None or reduction == "none"):
+        valid = np.ones(tgt.shape, np.bool_)
     if weight is None:
         wt = None if reduction != "none" else valid.astype(logp.dtype)
     else:
@@ -396,7 +402,7 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
             total, weight_total = reduction_order.nll_cascade(gathered, valid, wt)
         else:
             if wt is None:
-                wt = valid.astype(logp.dtype)
+                wt = valid.astype(logp.dtype) if valid is not None else np.ones(tgt.shape, logp.dtype)
             total, weight_total = np.sum(-gathered * wt), np.sum(wt)
         return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 

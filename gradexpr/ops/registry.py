@@ -301,21 +301,32 @@ class Op:
         return names
 
     def save_plan(self, needs):
-        """``save_names(needs)`` with how ``apply`` gets each: (name, _RESULT | _INPUTS | input index | _LATE)."""
+        """``save_names(needs)`` with how ``apply`` gets each: (name, _RESULT | _INPUTS | input index | _LATE |
+        _SHAPE_OF / _DTYPE_OF / _COLUMN_MAJOR_OF, the input's index for those three)."""
         plan = self._plans.get(needs)
         if plan is None:
             plan = []
             for name in self.save_names(needs):
                 if name == "result":
-                    plan.append((name, _RESULT))
+                    plan.append((name, _RESULT, None))
                 elif self.variadic and name == self.inputs[0]:
-                    plan.append((name, _INPUTS))
+                    plan.append((name, _INPUTS, None))
                 elif name in self.inputs:
-                    plan.append((name, self.inputs.index(name)))
+                    plan.append((name, self.inputs.index(name), None))
                 else:
-                    plan.append((name, _LATE))      # a parameter, an extra, a shape or dtype: see _record
+                    plan.append(self._late(name))   # a parameter, an extra, a shape or dtype: see _record
             plan = self._plans[needs] = tuple(plan)
         return plan
+
+    def _late(self, name):
+        """The plan entry of a name that is not an input or the result: what ``_record`` saves for it
+        when the call has no parameter or extra of that name, worked out once from its suffix."""
+        for suffix, how in (("_shape", _SHAPE_OF), ("_dtype", _DTYPE_OF), ("_column_major", _COLUMN_MAJOR_OF)):
+            key = name[:-len(suffix)]
+            if name.endswith(suffix) and key in self.inputs and not (how == _SHAPE_OF and self.variadic
+                                                                      and key == self.inputs[0]):
+                return name, how, self.inputs.index(key)
+        return name, _LATE, None
 
     def optional(self, name):
         return name in self._any_optional
@@ -355,7 +366,8 @@ class Op:
             IN_FORMULA.pop()
 
 
-_RESULT, _INPUTS, _LATE = -1, -2, -3
+# how a saved name is got (save_plan): an input's index (>= 0), or one of these
+_RESULT, _INPUTS, _LATE, _SHAPE_OF, _DTYPE_OF, _COLUMN_MAJOR_OF = -1, -2, -3, -4, -5, -6
 
 
 def _caller(f, optional):

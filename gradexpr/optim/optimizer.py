@@ -8,7 +8,9 @@ import copy
 import itertools
 import warnings
 
-from .. import errors
+import numpy as np
+
+from .. import dtypes, errors
 from ..graph import enable_grad, no_grad
 from ..op import bump_version
 from ..tensor import Tensor
@@ -212,18 +214,12 @@ def first_use_state(optimizer, p, *buffers):
     then a zeroed buffer of ``p``'s shape per name in ``buffers`` (in that order, as state_dict shows them)."""
     state = optimizer.state[p]
     if not state:
-        import numpy as np
-
-        from . import _kernels as K
         state["step"] = _scalar_step()
         for name in buffers:
-            state[name] = K.state_tensor(np.zeros_like(p._data), p)
+            state[name] = Tensor._make(np.zeros(p._data.shape, p._data.dtype), p._dtype)   # (C order)
     return state
 
 
 def _scalar_step():
     """The step count of Adam and friends: a float32 0-d tensor (prints as ``tensor(1.)``)."""
-    import numpy as np
-
-    from .. import dtypes
     return Tensor._make(np.zeros((), np.float32), dtypes.float32)
