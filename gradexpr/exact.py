@@ -20,6 +20,8 @@ engine:
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .special_math import c_function
@@ -149,8 +151,23 @@ def _c_fma(a, b, c):
     """The C library's ``fma`` (correctly rounded, subnormals included) of each element: ~1 µs an element
     against ~35 µs for the passes of Dekker's product on any size."""
     fn = c_function("fma", np.float64)
-    return np.array([fn(x, y, z) for x, y, z in zip(a.ravel().tolist(), b.ravel().tolist(), c.ravel().tolist())],
+    return np.array(list(map(fn, a.ravel().tolist(), b.ravel().tolist(), c.ravel().tolist())),
                     np.float64).reshape(a.shape)
+
+
+def _few_fma(a, b, c):
+    """``_c_fma`` of operands of at most ``_FEW`` elements each, broadcast only where their shapes differ
+    (a scalar is repeated, not materialized): None when their broadcast is larger than that."""
+    shapes = {np.shape(v) for v in (a, b, c)}
+    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(v) for v in (a, b, c)))
+    n = int(np.prod(shape))
+    if n > _FEW:
+        return None
+    fn = c_function("fma", np.float64)
+    columns = [itertools.repeat(float(v)) if np.ndim(v) == 0 else
+               (np.broadcast_to(v, shape) if np.shape(v) != shape else np.asarray(v)).ravel().tolist()
+               for v in (a, b, c)]
+    return np.fromiter(map(fn, *columns), np.float64, n).reshape(shape)
 
 
 def fma64(a, b, c) -> np.ndarray:
@@ -158,9 +175,11 @@ def fma64(a, b, c) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
+    if min(a.size, b.size, c.size) <= _FEW:
+        few = _few_fma(a, b, c)
+        if few is not None:
+            return few
     a, b, c = np.broadcast_arrays(a, b, c)
-    if a.size <= _FEW:
-        return _c_fma(a, b, c)
     with np.errstate(invalid="ignore", over="ignore"):
         a, b = _unsplittable_scaled(a, b)
         ph = a * b
