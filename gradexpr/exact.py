@@ -21,6 +21,7 @@ engine:
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -156,17 +157,15 @@ def _c_fma(a, b, c):
 
 
 def _few_fma(a, b, c):
-    """``_c_fma`` of operands of at most ``_FEW`` elements each, broadcast only where their shapes differ
+    """``_c_fma`` of float64 arrays of at most ``_FEW`` elements each, broadcast only where their shapes differ
     (a scalar is repeated, not materialized): None when their broadcast is larger than that."""
-    shapes = {np.shape(v) for v in (a, b, c)}
-    shape = shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*(np.shape(v) for v in (a, b, c)))
-    n = int(np.prod(shape))
+    shape = a.shape if a.shape == b.shape == c.shape else np.broadcast_shapes(a.shape, b.shape, c.shape)
+    n = math.prod(shape)
     if n > _FEW:
         return None
     fn = c_function("fma", np.float64)
-    columns = [itertools.repeat(float(v)) if np.ndim(v) == 0 else
-               (np.broadcast_to(v, shape) if np.shape(v) != shape else np.asarray(v)).ravel().tolist()
-               for v in (a, b, c)]
+    columns = [itertools.repeat(float(v)) if v.ndim == 0 else
+               (v if v.shape == shape else np.broadcast_to(v, shape)).ravel().tolist() for v in (a, b, c)]
     return np.fromiter(map(fn, *columns), np.float64, n).reshape(shape)
 
 
