@@ -256,6 +256,12 @@ def _make_torch_name(name):
     return _device.namespaces().get(name) or _legacy.TYPED_CLASSES.get(name)
 
 
+def is_torch_function(f, name) -> bool:
+    """Whether ``torch.name`` is ``f`` (a function another namespace binds under the same name is not)."""
+    torch = (_prelude or {}).get("torch")
+    return torch is not None and name in torch._names and torch._names[name] is f
+
+
 def _torch_name_made_late(name):
     return _lazy_torch_name(name) or _late_torch_name(name)
 

@@ -440,23 +440,23 @@ def _marked(sig, items, args, kwargs, method):
     return "(" + ", ".join(out) + ")"
 
 
-_BINDINGS: dict = {}        # method name -> Overloads of its recorded binding signatures (ops/_bindings.py)
+_BINDINGS: dict = {}        # (method?, name) -> Overloads of its recorded binding signatures (ops/_bindings.py)
 
 
-def method_call_error(name, args, kwargs):
+def binding_call_error(name, args, kwargs, method):
     """The TypeError PyTorch's parser raises for ``Tensor.name(*args[1:], **kwargs)`` (``args[0]`` the
-    tensor), from the method's recorded binding signatures; None if PyTorch takes the call or the method
-    has none recorded (one gradexpr writes by hand and PyTorch in Python)."""
-    overloads = _BINDINGS.get(name)
+    tensor; ``method``) or ``torch.name(*args, **kwargs)``, from the recorded binding signatures; None if
+    PyTorch takes the call or none are recorded (gradexpr writes it by hand, PyTorch in Python)."""
+    overloads = _BINDINGS.get((method, name))
     if overloads is None:
-        from .ops._bindings import METHODS
-        lines = METHODS.get(name)
+        from .ops import _bindings
+        lines = (_bindings.METHODS if method else _bindings.FUNCTIONS).get(name)
         if lines is None:
             return None
-        overloads = _BINDINGS[name] = Overloads(name, [(line, None) for line, _ in lines],
-                                                hidden=[line for line, hidden in lines if hidden])
+        overloads = _BINDINGS[method, name] = Overloads(name, [(line, None) for line, _ in lines],
+                                                        hidden=[line for line, hidden in lines if hidden])
     try:
-        overloads.parse(args, kwargs, method=True)
+        overloads.parse(args, kwargs, method=method)
     except errors.TypeError as e:
         return e
     return None

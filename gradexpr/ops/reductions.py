@@ -90,7 +90,8 @@ mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
               self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
               else grad.expand(self_shape) / _numel(self_shape),
               dtype=_mean_dtype, domain="real",
-              schema="mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method",
+              schema="mean(Tensor self, *, ScalarType? dtype=None, Tensor(a!)? out=None) -> Tensor",
+              variants="function method",
               forward_ad="linear")
 mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,

@@ -121,13 +121,12 @@ def _callee_error(exc, f, name, args, attribute_call=False, kwargs=None):
     owner = getattr(f, "__self__", None)
     if not attribute_call and type(owner).__name__ in _TENSOR_CLASSES:
         name = _bound_name(owner, f, name)
-    if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
-        # a method written by hand: PyTorch's parser's words from its recorded binding signatures
-        from gradexpr.signatures import method_call_error
-        parsed = method_call_error(name, (owner,) + tuple(args), kwargs or {})
+    if isinstance(exc, TypeError):
+        parsed = _binding_error(f, owner, name, args, kwargs)
         if parsed is not None:
             parsed.__cause__ = exc
             return parsed
+    if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
         worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
         if worded is not None:
             new = errors.TypeError(worded)
@@ -161,6 +160,18 @@ def _callee_error(exc, f, name, args, attribute_call=False, kwargs=None):
 _TENSOR_CLASSES = frozenset(("Tensor", "Parameter"))
 _TAKES = re.compile(r"[\w.<>]+\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but (\d+) (?:was|were) given$")
 _UNEXPECTED_KEYWORD = re.compile(r"[\w.<>]+\(\) got an unexpected keyword argument '\w+'$")
+
+
+def _binding_error(f, owner, name, args, kwargs):
+    """PyTorch's parser's error for a call of a Tensor method or torch function written by hand, from its
+    recorded binding signatures (None when none are recorded or PyTorch would take the call)."""
+    from gradexpr.signatures import binding_call_error
+    if type(owner).__name__ in _TENSOR_CLASSES:
+        return binding_call_error(name, (owner,) + tuple(args), kwargs or {}, True)
+    from gradexpr import api
+    if owner is None and api.is_torch_function(f, name):     # (not one of F's of the same name)
+        return binding_call_error(name, tuple(args), kwargs or {}, False)
+    return None
 
 
 def _bound_name(owner, method, fallback):
