@@ -13,6 +13,22 @@ METHODS = {
         ('add_(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', False),
         ('add_(Tensor self, Scalar alpha, Tensor other) -> Tensor', True),
     ),
+    'addcdiv': (
+        ('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', False),
+        ('addcdiv(Tensor self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor', True),
+    ),
+    'addcdiv_': (
+        ('addcdiv_(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', False),
+        ('addcdiv_(Tensor self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor', True),
+    ),
+    'addcmul': (
+        ('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', False),
+        ('addcmul(Tensor self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor', True),
+    ),
+    'addcmul_': (
+        ('addcmul_(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', False),
+        ('addcmul_(Tensor self, Scalar value, Tensor tensor1, Tensor tensor2) -> Tensor', True),
+    ),
     'addmm': (
         ('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', False),
         ('addmm(Tensor self, Scalar beta, Scalar alpha, Tensor mat1, Tensor mat2) -> Tensor', True),
@@ -40,6 +56,12 @@ METHODS = {
         ('any(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', False),
         ('any(Tensor self, int dim, bool keepdim=False) -> Tensor', False),
     ),
+    'arctan2': (
+        ('arctan2(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'arctan2_': (
+        ('arctan2_(Tensor self, Tensor other) -> Tensor', False),
+    ),
     'argmax': (
         ('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', False),
     ),
@@ -49,6 +71,12 @@ METHODS = {
     'argsort': (
         ('argsort(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor', False),
         ('argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', False),
+    ),
+    'atan2': (
+        ('atan2(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'atan2_': (
+        ('atan2_(Tensor self, Tensor other) -> Tensor', False),
     ),
     'baddbmm': (
         ('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', False),
@@ -140,6 +168,14 @@ METHODS = {
     'clone': (
         ('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', False),
     ),
+    'copysign': (
+        ('copysign(Tensor self, Tensor other) -> Tensor', False),
+        ('copysign(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'copysign_': (
+        ('copysign_(Tensor self, Tensor other) -> Tensor', False),
+        ('copysign_(Tensor self, Scalar other) -> Tensor', False),
+    ),
     'count_nonzero': (
         ('count_nonzero(Tensor self, int? dim=None) -> Tensor', False),
         ('count_nonzero(Tensor self, int[] dim) -> Tensor', False),
@@ -147,9 +183,18 @@ METHODS = {
     'cpu': (
         ('cpu(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', False),
     ),
+    'cross': (
+        ('cross(Tensor self, Tensor other, int? dim=None) -> Tensor', False),
+    ),
     'cuda': (
         ('cuda(Tensor self, Device? device=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) -> Tensor', False),
         ('cuda(Tensor self, Device? device=None, bool async=False, *, MemoryFormat? memory_format=None) -> Tensor', True),
+    ),
+    'cummax': (
+        ('cummax(Tensor self, int dim) -> Tensor', False),
+    ),
+    'cummin': (
+        ('cummin(Tensor self, int dim) -> Tensor', False),
     ),
     'cumprod': (
         ('cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', False),
@@ -165,6 +210,9 @@ METHODS = {
     ),
     'diagonal': (
         ('diagonal(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', False),
+    ),
+    'dist': (
+        ('dist(Tensor self, Tensor other, Scalar p=2) -> Tensor', False),
     ),
     'div': (
         ('div(Tensor self, Tensor other) -> Tensor', False),
@@ -187,6 +235,14 @@ METHODS = {
     ),
     'double': (
         ('double(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', False),
+    ),
+    'eq': (
+        ('eq(Tensor self, Tensor other) -> Tensor', False),
+        ('eq(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'eq_': (
+        ('eq_(Tensor self, Tensor other) -> Tensor', False),
+        ('eq_(Tensor self, Scalar other) -> Tensor', False),
     ),
     'equal': (
         ('equal(Tensor self, Tensor other) -> Tensor', False),
@@ -225,6 +281,12 @@ METHODS = {
         ('floor_divide_(Tensor self, Tensor other) -> Tensor', False),
         ('floor_divide_(Tensor self, Scalar other) -> Tensor', False),
     ),
+    'fmax': (
+        ('fmax(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'fmin': (
+        ('fmin(Tensor self, Tensor other) -> Tensor', False),
+    ),
     'fmod': (
         ('fmod(Tensor self, Tensor other) -> Tensor', False),
         ('fmod(Tensor self, Scalar other) -> Tensor', False),
@@ -236,14 +298,58 @@ METHODS = {
     'gather': (
         ('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', False),
     ),
+    'ge': (
+        ('ge(Tensor self, Tensor other) -> Tensor', False),
+        ('ge(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'ge_': (
+        ('ge_(Tensor self, Tensor other) -> Tensor', False),
+        ('ge_(Tensor self, Scalar other) -> Tensor', False),
+    ),
     'geometric_': (
         ('geometric_(Tensor self, float p, *, Generator? generator=None) -> Tensor', False),
     ),
     'ger': (
         ('ger(Tensor self, Tensor vec2) -> Tensor', False),
     ),
+    'greater': (
+        ('greater(Tensor self, Tensor other) -> Tensor', False),
+        ('greater(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'greater_': (
+        ('greater_(Tensor self, Tensor other) -> Tensor', False),
+        ('greater_(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'greater_equal': (
+        ('greater_equal(Tensor self, Tensor other) -> Tensor', False),
+        ('greater_equal(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'greater_equal_': (
+        ('greater_equal_(Tensor self, Tensor other) -> Tensor', False),
+        ('greater_equal_(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'gt': (
+        ('gt(Tensor self, Tensor other) -> Tensor', False),
+        ('gt(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'gt_': (
+        ('gt_(Tensor self, Tensor other) -> Tensor', False),
+        ('gt_(Tensor self, Scalar other) -> Tensor', False),
+    ),
     'half': (
         ('half(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', False),
+    ),
+    'heaviside': (
+        ('heaviside(Tensor self, Tensor values) -> Tensor', False),
+    ),
+    'heaviside_': (
+        ('heaviside_(Tensor self, Tensor values) -> Tensor', False),
+    ),
+    'hypot': (
+        ('hypot(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'hypot_': (
+        ('hypot_(Tensor self, Tensor other) -> Tensor', False),
     ),
     'index_add': (
         ('index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor', False),
@@ -272,6 +378,14 @@ METHODS = {
     'kthvalue': (
         ('kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> Tensor', False),
     ),
+    'le': (
+        ('le(Tensor self, Tensor other) -> Tensor', False),
+        ('le(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'le_': (
+        ('le_(Tensor self, Tensor other) -> Tensor', False),
+        ('le_(Tensor self, Scalar other) -> Tensor', False),
+    ),
     'lerp': (
         ('lerp(Tensor self, Tensor end, Tensor weight) -> Tensor', False),
         ('lerp(Tensor self, Tensor end, Scalar weight) -> Tensor', False),
@@ -280,17 +394,74 @@ METHODS = {
         ('lerp_(Tensor self, Tensor end, Tensor weight) -> Tensor', False),
         ('lerp_(Tensor self, Tensor end, Scalar weight) -> Tensor', False),
     ),
+    'less': (
+        ('less(Tensor self, Tensor other) -> Tensor', False),
+        ('less(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'less_': (
+        ('less_(Tensor self, Tensor other) -> Tensor', False),
+        ('less_(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'less_equal': (
+        ('less_equal(Tensor self, Tensor other) -> Tensor', False),
+        ('less_equal(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'less_equal_': (
+        ('less_equal_(Tensor self, Tensor other) -> Tensor', False),
+        ('less_equal_(Tensor self, Scalar other) -> Tensor', False),
+    ),
     'log_normal_': (
         ('log_normal_(Tensor self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor', False),
     ),
     'log_softmax': (
         ('log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', False),
     ),
+    'logaddexp': (
+        ('logaddexp(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logaddexp2': (
+        ('logaddexp2(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logcumsumexp': (
+        ('logcumsumexp(Tensor self, int dim) -> Tensor', False),
+    ),
+    'logical_and': (
+        ('logical_and(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logical_and_': (
+        ('logical_and_(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logical_or': (
+        ('logical_or(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logical_or_': (
+        ('logical_or_(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logical_xor': (
+        ('logical_xor(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logical_xor_': (
+        ('logical_xor_(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'logit': (
+        ('logit(Tensor self, float? eps=None) -> Tensor', False),
+    ),
+    'logit_': (
+        ('logit_(Tensor self, float? eps=None) -> Tensor', False),
+    ),
     'logsumexp': (
         ('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', False),
     ),
     'long': (
         ('long(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', False),
+    ),
+    'lt': (
+        ('lt(Tensor self, Tensor other) -> Tensor', False),
+        ('lt(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'lt_': (
+        ('lt_(Tensor self, Tensor other) -> Tensor', False),
+        ('lt_(Tensor self, Scalar other) -> Tensor', False),
     ),
     'masked_fill': (
         ('masked_fill(Tensor self, Tensor mask, Tensor value) -> Tensor', False),
@@ -299,6 +470,12 @@ METHODS = {
     'masked_fill_': (
         ('masked_fill_(Tensor self, Tensor mask, Tensor value) -> Tensor', False),
         ('masked_fill_(Tensor self, Tensor mask, Scalar value) -> Tensor', False),
+    ),
+    'masked_scatter': (
+        ('masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor', False),
+    ),
+    'masked_scatter_': (
+        ('masked_scatter_(Tensor self, Tensor mask, Tensor source) -> Tensor', False),
     ),
     'masked_select': (
         ('masked_select(Tensor self, Tensor mask) -> Tensor', False),
@@ -314,6 +491,13 @@ METHODS = {
         ('max(Tensor self, Tensor other) -> Tensor', False),
         ('max(Tensor self, int dim, bool keepdim=False) -> Tensor', False),
     ),
+    'maximum': (
+        ('maximum(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'mean': (
+        ('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', False),
+        ('mean(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', False),
+    ),
     'median': (
         ('median(Tensor self) -> Tensor', False),
         ('median(Tensor self, int dim, bool keepdim=False) -> Tensor', False),
@@ -322,6 +506,9 @@ METHODS = {
         ('min(Tensor self) -> Tensor', False),
         ('min(Tensor self, Tensor other) -> Tensor', False),
         ('min(Tensor self, int dim, bool keepdim=False) -> Tensor', False),
+    ),
+    'minimum': (
+        ('minimum(Tensor self, Tensor other) -> Tensor', False),
     ),
     'mm': (
         ('mm(Tensor self, Tensor mat2) -> Tensor', False),
@@ -350,12 +537,33 @@ METHODS = {
     'mv': (
         ('mv(Tensor self, Tensor vec) -> Tensor', False),
     ),
+    'nan_to_num': (
+        ('nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', False),
+    ),
+    'nan_to_num_': (
+        ('nan_to_num_(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', False),
+    ),
     'nanmean': (
         ('nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', False),
+    ),
+    'nanmedian': (
+        ('nanmedian(Tensor self) -> Tensor', False),
+        ('nanmedian(Tensor self, int dim, bool keepdim=False) -> Tensor', False),
+    ),
+    'nansum': (
+        ('nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', False),
     ),
     'narrow': (
         ('narrow(Tensor self, int dim, Tensor start, SymInt length) -> Tensor', False),
         ('narrow(Tensor self, int dim, SymInt start, SymInt length) -> Tensor', False),
+    ),
+    'ne': (
+        ('ne(Tensor self, Tensor other) -> Tensor', False),
+        ('ne(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'ne_': (
+        ('ne_(Tensor self, Tensor other) -> Tensor', False),
+        ('ne_(Tensor self, Scalar other) -> Tensor', False),
     ),
     'new_empty': (
         ('new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
@@ -372,12 +580,26 @@ METHODS = {
     'new_zeros': (
         ('new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
     ),
+    'nextafter': (
+        ('nextafter(Tensor self, Tensor other) -> Tensor', False),
+    ),
+    'nextafter_': (
+        ('nextafter_(Tensor self, Tensor other) -> Tensor', False),
+    ),
     'nonzero': (
         ('nonzero(Tensor self) -> Tensor', False),
         ('nonzero(Tensor self, *, bool as_tuple) -> Tensor', False),
     ),
     'normal_': (
         ('normal_(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor', False),
+    ),
+    'not_equal': (
+        ('not_equal(Tensor self, Tensor other) -> Tensor', False),
+        ('not_equal(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'not_equal_': (
+        ('not_equal_(Tensor self, Tensor other) -> Tensor', False),
+        ('not_equal_(Tensor self, Scalar other) -> Tensor', False),
     ),
     'numpy': (
         ('numpy(Tensor self, *, bool force=False) -> Tensor', False),
@@ -391,6 +613,12 @@ METHODS = {
     'pinverse': (
         ('pinverse(Tensor self, float rcond=1e-15) -> Tensor', False),
     ),
+    'polygamma': (
+        ('polygamma(Tensor self, int n) -> Tensor', False),
+    ),
+    'polygamma_': (
+        ('polygamma_(Tensor self, int n) -> Tensor', False),
+    ),
     'pow': (
         ('pow(Tensor self, Tensor exponent) -> Tensor', False),
         ('pow(Tensor self, Scalar exponent) -> Tensor', False),
@@ -398,6 +626,10 @@ METHODS = {
     'pow_': (
         ('pow_(Tensor self, Tensor exponent) -> Tensor', False),
         ('pow_(Tensor self, Scalar exponent) -> Tensor', False),
+    ),
+    'prod': (
+        ('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', False),
+        ('prod(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', False),
     ),
     'qr': (
         ('qr(Tensor self, bool some=True) -> Tensor', False),
@@ -508,6 +740,10 @@ METHODS = {
         ('subtract(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', False),
         ('subtract(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', False),
     ),
+    'sum': (
+        ('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', False),
+        ('sum(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', False),
+    ),
     'sum_to_size': (
         ('sum_to_size(Tensor self, SymInt[] size) -> Tensor', False),
     ),
@@ -581,6 +817,9 @@ METHODS = {
     'unbind': (
         ('unbind(Tensor self, int dim=0) -> Tensor', False),
     ),
+    'unfold': (
+        ('unfold(Tensor self, int dimension, int size, int step) -> Tensor', False),
+    ),
     'uniform_': (
         ('uniform_(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor', False),
     ),
@@ -605,11 +844,31 @@ METHODS = {
     'view_as': (
         ('view_as(Tensor self, Tensor other) -> Tensor', False),
     ),
+    'xlogy': (
+        ('xlogy(Tensor self, Tensor other) -> Tensor', False),
+        ('xlogy(Tensor self, Scalar other) -> Tensor', False),
+    ),
+    'xlogy_': (
+        ('xlogy_(Tensor self, Tensor other) -> Tensor', False),
+        ('xlogy_(Tensor self, Scalar other) -> Tensor', False),
+    ),
 }
 
 FUNCTIONS = {
+    'abs': (
+        ('abs(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'absolute': (
+        ('absolute(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'acos': (
+        ('acos(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'acos_': (
         ('acos_(Tensor input) -> Tensor', False),
+    ),
+    'acosh': (
+        ('acosh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'acosh_': (
         ('acosh_(Tensor input) -> Tensor', False),
@@ -617,6 +876,14 @@ FUNCTIONS = {
     'add': (
         ('add(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None) -> Tensor', False),
         ('add(Tensor input, Scalar alpha, Tensor other, *, Tensor out=None) -> Tensor', True),
+    ),
+    'addcdiv': (
+        ('addcdiv(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None) -> Tensor', False),
+        ('addcdiv(Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, Tensor out=None) -> Tensor', True),
+    ),
+    'addcmul': (
+        ('addcmul(Tensor input, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor out=None) -> Tensor', False),
+        ('addcmul(Tensor input, Scalar value, Tensor tensor1, Tensor tensor2, *, Tensor out=None) -> Tensor', True),
     ),
     'addmm': (
         ('addmm(Tensor input, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor out=None) -> Tensor', False),
@@ -641,6 +908,9 @@ FUNCTIONS = {
     'aminmax': (
         ('aminmax(Tensor input, *, int? dim=None, bool keepdim=False, Tensor[2] out=None) -> Tensor', False),
     ),
+    'angle': (
+        ('angle(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'any': (
         ('any(Tensor input, *, Tensor out=None) -> Tensor', False),
         ('any(Tensor input, int[]? dim=None, bool keepdim=False, *, Tensor out=None) -> Tensor', False),
@@ -651,20 +921,41 @@ FUNCTIONS = {
         ('arange(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
         ('arange(Scalar start, Scalar end, Scalar step=1, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
     ),
+    'arccos': (
+        ('arccos(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'arccos_': (
         ('arccos_(Tensor input) -> Tensor', False),
+    ),
+    'arccosh': (
+        ('arccosh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'arccosh_': (
         ('arccosh_(Tensor input) -> Tensor', False),
     ),
+    'arcsin': (
+        ('arcsin(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'arcsin_': (
         ('arcsin_(Tensor input) -> Tensor', False),
+    ),
+    'arcsinh': (
+        ('arcsinh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'arcsinh_': (
         ('arcsinh_(Tensor input) -> Tensor', False),
     ),
+    'arctan': (
+        ('arctan(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'arctan2': (
+        ('arctan2(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
     'arctan_': (
         ('arctan_(Tensor input) -> Tensor', False),
+    ),
+    'arctanh': (
+        ('arctanh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'arctanh_': (
         ('arctanh_(Tensor input) -> Tensor', False),
@@ -682,14 +973,29 @@ FUNCTIONS = {
     'as_tensor': (
         ('as_tensor(PyObject data, *, ScalarType dtype=None, Device? device=None) -> Tensor', False),
     ),
+    'asin': (
+        ('asin(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'asin_': (
         ('asin_(Tensor input) -> Tensor', False),
+    ),
+    'asinh': (
+        ('asinh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'asinh_': (
         ('asinh_(Tensor input) -> Tensor', False),
     ),
+    'atan': (
+        ('atan(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'atan2': (
+        ('atan2(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
     'atan_': (
         ('atan_(Tensor input) -> Tensor', False),
+    ),
+    'atanh': (
+        ('atanh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'atanh_': (
         ('atanh_(Tensor input) -> Tensor', False),
@@ -731,6 +1037,9 @@ FUNCTIONS = {
     ),
     'cat': (
         ('cat(Tensor[] tensors, int dim=0, *, Tensor out=None) -> Tensor', False),
+    ),
+    'ceil': (
+        ('ceil(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'ceil_': (
         ('ceil_(Tensor input) -> Tensor', False),
@@ -791,8 +1100,18 @@ FUNCTIONS = {
     'concatenate': (
         ('concatenate(Tensor[] tensors, int dim=0, *, Tensor out=None) -> Tensor', False),
     ),
+    'copysign': (
+        ('copysign(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('copysign(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'cos': (
+        ('cos(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'cos_': (
         ('cos_(Tensor input) -> Tensor', False),
+    ),
+    'cosh': (
+        ('cosh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'cosh_': (
         ('cosh_(Tensor input) -> Tensor', False),
@@ -804,11 +1123,23 @@ FUNCTIONS = {
         ('count_nonzero(Tensor input, int? dim=None) -> Tensor', False),
         ('count_nonzero(Tensor input, int[] dim) -> Tensor', False),
     ),
+    'cross': (
+        ('cross(Tensor input, Tensor other, int? dim=None, *, Tensor out=None) -> Tensor', False),
+    ),
+    'cummax': (
+        ('cummax(Tensor input, int dim, *, Tensor[2] out=None) -> Tensor', False),
+    ),
+    'cummin': (
+        ('cummin(Tensor input, int dim, *, Tensor[2] out=None) -> Tensor', False),
+    ),
     'cumprod': (
         ('cumprod(Tensor input, int dim, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
     ),
     'cumsum': (
         ('cumsum(Tensor input, int dim, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+    ),
+    'deg2rad': (
+        ('deg2rad(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'deg2rad_': (
         ('deg2rad_(Tensor input) -> Tensor', False),
@@ -827,6 +1158,12 @@ FUNCTIONS = {
     ),
     'diagonal': (
         ('diagonal(Tensor input, int offset=0, int dim1=0, int dim2=1) -> Tensor', False),
+    ),
+    'digamma': (
+        ('digamma(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'dist': (
+        ('dist(Tensor input, Tensor other, Scalar p=2) -> Tensor', False),
     ),
     'div': (
         ('div(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
@@ -854,20 +1191,42 @@ FUNCTIONS = {
     'empty_like': (
         ('empty_like(Tensor input, *, MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
     ),
+    'eq': (
+        ('eq(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('eq(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
     'equal': (
         ('equal(Tensor input, Tensor other) -> Tensor', False),
+    ),
+    'erf': (
+        ('erf(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'erf_': (
         ('erf_(Tensor input) -> Tensor', False),
     ),
+    'erfc': (
+        ('erfc(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'erfc_': (
         ('erfc_(Tensor input) -> Tensor', False),
+    ),
+    'erfinv': (
+        ('erfinv(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'exp': (
+        ('exp(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'exp2': (
+        ('exp2(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'exp2_': (
         ('exp2_(Tensor input) -> Tensor', False),
     ),
     'exp_': (
         ('exp_(Tensor input) -> Tensor', False),
+    ),
+    'expm1': (
+        ('expm1(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'expm1_': (
         ('expm1_(Tensor input) -> Tensor', False),
@@ -879,6 +1238,9 @@ FUNCTIONS = {
     'fill_': (
         ('fill_(Tensor input, Tensor value) -> Tensor', False),
         ('fill_(Tensor input, Scalar value) -> Tensor', False),
+    ),
+    'fix': (
+        ('fix(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'fix_': (
         ('fix_(Tensor input) -> Tensor', False),
@@ -900,6 +1262,9 @@ FUNCTIONS = {
         ('float_power(Scalar self, Tensor exponent, *, Tensor out=None) -> Tensor', False),
         ('float_power(Tensor input, Scalar exponent, *, Tensor out=None) -> Tensor', False),
     ),
+    'floor': (
+        ('floor(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'floor_': (
         ('floor_(Tensor input) -> Tensor', False),
     ),
@@ -907,9 +1272,18 @@ FUNCTIONS = {
         ('floor_divide(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
         ('floor_divide(Tensor input, Scalar other) -> Tensor', False),
     ),
+    'fmax': (
+        ('fmax(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'fmin': (
+        ('fmin(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
     'fmod': (
         ('fmod(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
         ('fmod(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'frac': (
+        ('frac(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'frac_': (
         ('frac_(Tensor input) -> Tensor', False),
@@ -923,11 +1297,36 @@ FUNCTIONS = {
     'gather': (
         ('gather(Tensor input, int dim, Tensor index, *, bool sparse_grad=False, Tensor out=None) -> Tensor', False),
     ),
+    'ge': (
+        ('ge(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('ge(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
     'ger': (
         ('ger(Tensor input, Tensor vec2, *, Tensor out=None) -> Tensor', False),
     ),
+    'greater': (
+        ('greater(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('greater(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'greater_equal': (
+        ('greater_equal(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('greater_equal(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'gt': (
+        ('gt(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('gt(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'heaviside': (
+        ('heaviside(Tensor input, Tensor values, *, Tensor out=None) -> Tensor', False),
+    ),
     'hstack': (
         ('hstack(Tensor[] tensors, *, Tensor out=None) -> Tensor', False),
+    ),
+    'hypot': (
+        ('hypot(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'i0': (
+        ('i0(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'i0_': (
         ('i0_(Tensor input) -> Tensor', False),
@@ -968,6 +1367,15 @@ FUNCTIONS = {
     'isclose': (
         ('isclose(Tensor input, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor', False),
     ),
+    'isfinite': (
+        ('isfinite(Tensor input) -> Tensor', False),
+    ),
+    'isinf': (
+        ('isinf(Tensor input) -> Tensor', False),
+    ),
+    'isnan': (
+        ('isnan(Tensor input) -> Tensor', False),
+    ),
     'isreal': (
         ('isreal(Tensor input) -> Tensor', False),
     ),
@@ -977,9 +1385,24 @@ FUNCTIONS = {
     'kthvalue': (
         ('kthvalue(Tensor input, SymInt k, int dim=-1, bool keepdim=False, *, Tensor[2] out=None) -> Tensor', False),
     ),
+    'le': (
+        ('le(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('le(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
     'lerp': (
         ('lerp(Tensor input, Tensor end, Tensor weight, *, Tensor out=None) -> Tensor', False),
         ('lerp(Tensor input, Tensor end, Scalar weight, *, Tensor out=None) -> Tensor', False),
+    ),
+    'less': (
+        ('less(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('less(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'less_equal': (
+        ('less_equal(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('less_equal(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'lgamma': (
+        ('lgamma(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'linspace': (
         ('linspace(Tensor start, Tensor end, int steps, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
@@ -987,11 +1410,23 @@ FUNCTIONS = {
         ('linspace(Tensor start, Scalar end, int steps, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
         ('linspace(Scalar start, Scalar end, int steps, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
     ),
+    'log': (
+        ('log(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'log10': (
+        ('log10(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'log10_': (
         ('log10_(Tensor input) -> Tensor', False),
     ),
+    'log1p': (
+        ('log1p(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'log1p_': (
         ('log1p_(Tensor input) -> Tensor', False),
+    ),
+    'log2': (
+        ('log2(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'log2_': (
         ('log2_(Tensor input) -> Tensor', False),
@@ -1002,8 +1437,32 @@ FUNCTIONS = {
     'log_softmax': (
         ('log_softmax(Tensor input, int dim, ScalarType? dtype=None, *, Tensor out=None) -> Tensor', False),
     ),
+    'logaddexp': (
+        ('logaddexp(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logaddexp2': (
+        ('logaddexp2(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logcumsumexp': (
+        ('logcumsumexp(Tensor input, int dim, *, Tensor out=None) -> Tensor', False),
+    ),
     'logdet': (
         ('logdet(Tensor input) -> Tensor', False),
+    ),
+    'logical_and': (
+        ('logical_and(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logical_not': (
+        ('logical_not(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logical_or': (
+        ('logical_or(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logical_xor': (
+        ('logical_xor(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'logit': (
+        ('logit(Tensor input, float? eps=None, *, Tensor out=None) -> Tensor', False),
     ),
     'logit_': (
         ('logit_(Tensor input, float? eps=None) -> Tensor', False),
@@ -1017,12 +1476,19 @@ FUNCTIONS = {
     'logsumexp': (
         ('logsumexp(Tensor input, int[1] dim, bool keepdim=False, *, Tensor out=None) -> Tensor', False),
     ),
+    'lt': (
+        ('lt(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('lt(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
+    ),
     'lu_unpack': (
         ('lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True, *, Tensor[3] out=None) -> Tensor', False),
     ),
     'masked_fill': (
         ('masked_fill(Tensor input, Tensor mask, Tensor value) -> Tensor', False),
         ('masked_fill(Tensor input, Tensor mask, Scalar value) -> Tensor', False),
+    ),
+    'masked_scatter': (
+        ('masked_scatter(Tensor input, Tensor mask, Tensor source) -> Tensor', False),
     ),
     'masked_select': (
         ('masked_select(Tensor input, Tensor mask, *, Tensor out=None) -> Tensor', False),
@@ -1041,6 +1507,13 @@ FUNCTIONS = {
         ('max(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
         ('max(Tensor input, int dim, bool keepdim=False, *, Tensor[2] out=None) -> Tensor', False),
     ),
+    'maximum': (
+        ('maximum(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
+    'mean': (
+        ('mean(Tensor input, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+        ('mean(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+    ),
     'median': (
         ('median(Tensor input) -> Tensor', False),
         ('median(Tensor input, int dim, bool keepdim=False, *, Tensor[2] out=None) -> Tensor', False),
@@ -1049,6 +1522,9 @@ FUNCTIONS = {
         ('min(Tensor input, *, Tensor out=None) -> Tensor', False),
         ('min(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
         ('min(Tensor input, int dim, bool keepdim=False, *, Tensor[2] out=None) -> Tensor', False),
+    ),
+    'minimum': (
+        ('minimum(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
     ),
     'mm': (
         ('mm(Tensor input, Tensor mat2, *, Tensor out=None) -> Tensor', False),
@@ -1078,15 +1554,29 @@ FUNCTIONS = {
     'mv': (
         ('mv(Tensor input, Tensor vec, *, Tensor out=None) -> Tensor', False),
     ),
+    'nan_to_num': (
+        ('nan_to_num(Tensor input, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor out=None) -> Tensor', False),
+    ),
     'nan_to_num_': (
         ('nan_to_num_(Tensor input, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', False),
     ),
     'nanmean': (
         ('nanmean(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
     ),
+    'nanmedian': (
+        ('nanmedian(Tensor input) -> Tensor', False),
+        ('nanmedian(Tensor input, int dim, bool keepdim=False, *, Tensor[2] out=None) -> Tensor', False),
+    ),
+    'nansum': (
+        ('nansum(Tensor input, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+    ),
     'narrow': (
         ('narrow(Tensor input, int dim, Tensor start, SymInt length) -> Tensor', False),
         ('narrow(Tensor input, int dim, SymInt start, SymInt length) -> Tensor', False),
+    ),
+    'ne': (
+        ('ne(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('ne(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
     ),
     'neg': (
         ('neg(Tensor input, *, Tensor out=None) -> Tensor', False),
@@ -1097,6 +1587,9 @@ FUNCTIONS = {
     'negative': (
         ('negative(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
+    'nextafter': (
+        ('nextafter(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+    ),
     'nonzero': (
         ('nonzero(Tensor input, *, bool as_tuple=False, Tensor out=None) -> Tensor', False),
     ),
@@ -1105,6 +1598,10 @@ FUNCTIONS = {
         ('normal(Tensor mean, float std=1, *, Generator? generator=None, Tensor out=None) -> Tensor', False),
         ('normal(float mean, Tensor std, *, Generator? generator=None, Tensor out=None) -> Tensor', False),
         ('normal(float mean, float std, SymInt[] size, *, Generator? generator=None, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
+    ),
+    'not_equal': (
+        ('not_equal(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('not_equal(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
     ),
     'numel': (
         ('numel(Tensor input) -> Tensor', False),
@@ -1124,13 +1621,23 @@ FUNCTIONS = {
     'pinverse': (
         ('pinverse(Tensor input, float rcond=1e-15) -> Tensor', False),
     ),
+    'polygamma': (
+        ('polygamma(int n, Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'pow': (
         ('pow(Tensor input, Tensor exponent, *, Tensor out=None) -> Tensor', False),
         ('pow(Scalar self, Tensor exponent, *, Tensor out=None) -> Tensor', False),
         ('pow(Tensor input, Scalar exponent, *, Tensor out=None) -> Tensor', False),
     ),
+    'prod': (
+        ('prod(Tensor input, *, ScalarType? dtype=None) -> Tensor', False),
+        ('prod(Tensor input, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+    ),
     'qr': (
         ('qr(Tensor input, bool some=True, *, Tensor[2] out=None) -> Tensor', False),
+    ),
+    'rad2deg': (
+        ('rad2deg(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'rad2deg_': (
         ('rad2deg_(Tensor input) -> Tensor', False),
@@ -1169,6 +1676,9 @@ FUNCTIONS = {
         ('randperm(SymInt n, *, Generator? generator, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
         ('randperm(SymInt n, *, Tensor out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, bool? requires_grad=False) -> Tensor', False),
     ),
+    'reciprocal': (
+        ('reciprocal(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'reciprocal_': (
         ('reciprocal_(Tensor input) -> Tensor', False),
     ),
@@ -1200,6 +1710,9 @@ FUNCTIONS = {
         ('round_(Tensor input) -> Tensor', False),
         ('round_(Tensor input, *, int decimals) -> Tensor', False),
     ),
+    'rsqrt': (
+        ('rsqrt(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'rsqrt_': (
         ('rsqrt_(Tensor input) -> Tensor', False),
     ),
@@ -1219,14 +1732,32 @@ FUNCTIONS = {
     'select': (
         ('select(Tensor input, int dim, SymInt index) -> Tensor', False),
     ),
+    'sgn': (
+        ('sgn(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'sigmoid': (
+        ('sigmoid(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'sigmoid_': (
         ('sigmoid_(Tensor input) -> Tensor', False),
+    ),
+    'sign': (
+        ('sign(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
+    'sin': (
+        ('sin(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'sin_': (
         ('sin_(Tensor input) -> Tensor', False),
     ),
+    'sinc': (
+        ('sinc(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'sinc_': (
         ('sinc_(Tensor input) -> Tensor', False),
+    ),
+    'sinh': (
+        ('sinh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'sinh_': (
         ('sinh_(Tensor input) -> Tensor', False),
@@ -1240,6 +1771,9 @@ FUNCTIONS = {
     'sort': (
         ('sort(Tensor input, *, bool? stable, int dim=-1, bool descending=False, Tensor[2] out=None) -> Tensor', False),
         ('sort(Tensor input, int dim=-1, bool descending=False, *, Tensor[2] out=None) -> Tensor', False),
+    ),
+    'sqrt': (
+        ('sqrt(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'sqrt_': (
         ('sqrt_(Tensor input) -> Tensor', False),
@@ -1276,6 +1810,10 @@ FUNCTIONS = {
         ('subtract(Tensor input, Tensor other, *, Scalar alpha=1, Tensor out=None) -> Tensor', False),
         ('subtract(Tensor input, Scalar other, Scalar alpha=1) -> Tensor', False),
     ),
+    'sum': (
+        ('sum(Tensor input, *, ScalarType? dtype=None) -> Tensor', False),
+        ('sum(Tensor input, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor out=None) -> Tensor', False),
+    ),
     'svd': (
         ('svd(Tensor input, bool some=True, bool compute_uv=True, *, Tensor[3] out=None) -> Tensor', False),
     ),
@@ -1291,8 +1829,14 @@ FUNCTIONS = {
     'take_along_dim': (
         ('take_along_dim(Tensor input, Tensor indices, int? dim=None, *, Tensor out=None) -> Tensor', False),
     ),
+    'tan': (
+        ('tan(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'tan_': (
         ('tan_(Tensor input) -> Tensor', False),
+    ),
+    'tanh': (
+        ('tanh(Tensor input, *, Tensor out=None) -> Tensor', False),
     ),
     'tanh_': (
         ('tanh_(Tensor input) -> Tensor', False),
@@ -1327,6 +1871,9 @@ FUNCTIONS = {
         ('true_divide(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
         ('true_divide(Tensor input, Scalar other) -> Tensor', False),
     ),
+    'trunc': (
+        ('trunc(Tensor input, *, Tensor out=None) -> Tensor', False),
+    ),
     'trunc_': (
         ('trunc_(Tensor input) -> Tensor', False),
     ),
@@ -1354,6 +1901,11 @@ FUNCTIONS = {
     ),
     'vstack': (
         ('vstack(Tensor[] tensors, *, Tensor out=None) -> Tensor', False),
+    ),
+    'xlogy': (
+        ('xlogy(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('xlogy(Scalar self, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('xlogy(Tensor input, Scalar other, *, Tensor out=None) -> Tensor', False),
     ),
     'xlogy_': (
         ('xlogy_(Tensor input, Tensor other) -> Tensor', False),
