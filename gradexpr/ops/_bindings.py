@@ -844,6 +844,10 @@ METHODS = {
     'view_as': (
         ('view_as(Tensor self, Tensor other) -> Tensor', False),
     ),
+    'where': (
+        ('where(Tensor self, Tensor condition, Tensor other) -> Tensor', False),
+        ('where(Tensor self, Tensor condition, Scalar other) -> Tensor', False),
+    ),
     'xlogy': (
         ('xlogy(Tensor self, Tensor other) -> Tensor', False),
         ('xlogy(Tensor self, Scalar other) -> Tensor', False),
@@ -1901,6 +1905,13 @@ FUNCTIONS = {
     ),
     'vstack': (
         ('vstack(Tensor[] tensors, *, Tensor out=None) -> Tensor', False),
+    ),
+    'where': (
+        ('where(Tensor condition) -> Tensor', False),
+        ('where(Tensor condition, Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
+        ('where(Tensor condition, Scalar self, Tensor other) -> Tensor', False),
+        ('where(Tensor condition, Tensor input, Scalar other) -> Tensor', False),
+        ('where(Tensor condition, Scalar self, Scalar other) -> Tensor', False),
     ),
     'xlogy': (
         ('xlogy(Tensor input, Tensor other, *, Tensor out=None) -> Tensor', False),
