@@ -412,7 +412,7 @@ round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtyp
 round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
                     dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f, vectorized_double.atan2d), ("self", "other"),
-           self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
+           self=corner_grads.atan2_grads, other=corner_grads.atan2_grads,
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _xlogy(x, y):

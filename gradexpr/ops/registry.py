@@ -196,7 +196,7 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint", "_params_read")
+                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -243,7 +243,7 @@ class Op:
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
         self.outputs = outputs
 
-    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read"))
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read", "_order"))
 
     def __getattr__(self, name):
         """The formulas' argument lists and callers, worked out the first time one is read.
@@ -277,6 +277,7 @@ class Op:
                 members = tuple(self.inputs.index(i) for i in sharing)
                 self._joint[k] = (whole, sharing.index(k), members)
                 self._calls[k] = lambda ctx, whole=whole, at=sharing.index(k): whole(ctx)[at]
+        self._order = _formula_order(self.inputs, formulas)
         return getattr(self, name)
 
     def __repr__(self):
@@ -326,11 +327,11 @@ class Op:
                 f = self.formulas[name]
                 grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
                 return [g if n else None for g, n in zip(grads, needed)]
-            out = []
+            out = [None] * len(self.inputs)
             fused = {}
-            for name, need in zip(self.inputs, needed):
+            for at in self._order:
+                name, need = self.inputs[at], needed[at]
                 if not need:
-                    out.append(None)
                     continue
                 call = self._calls.get(name)
                 if call is None:
@@ -340,16 +341,30 @@ class Op:
                                if not getattr(f, "why", "") else f.why)
                 joint = self._joint.get(name)
                 if joint is None:
-                    out.append(call(ctx))
+                    out[at] = call(ctx)
                     continue
-                whole, at, members = joint
+                whole, index, members = joint
                 if whole not in fused:
                     ctx["output_mask"] = tuple(bool(needed[i]) for i in members)
                     fused[whole] = whole(ctx)
-                out.append(fused[whole][at])
+                out[at] = fused[whole][index]
             return out
         finally:
             IN_FORMULA.pop()
+
+
+def _formula_order(inputs, formulas):
+    """The input positions in the order PyTorch's generated backward computes their gradients: its
+    code generator (tools/autograd/load_derivatives.py) emits a node's formulas sorted by their
+    derivatives.yaml keys (``other`` before ``self``; a joint formula under its key, its inputs
+    joined by ", "). The order decides which nodes the first derivative creates first, and so the
+    order in which a second backward pass reaches them and sums their gradients."""
+    keys = {}
+    for i, name in enumerate(inputs):
+        f = formulas.get(name)
+        sharing = [k for k in inputs if f is not None and formulas.get(k) is f] or [name]
+        keys[i] = ", ".join(sharing)
+    return tuple(sorted(range(len(inputs)), key=lambda i: (keys[i], i)))
 
 
 _RESULT, _INPUTS, _LATE = -1, -2, -3
