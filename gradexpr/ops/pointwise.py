@@ -485,6 +485,17 @@ def _addcdiv(a, t1, t2, value=1):
         return (a + (np.asarray(value, w) * t1.astype(w, copy=False)) / t2).astype(dt, copy=False)
 
 
+def _addcdiv_tensor1_grad(grad, tensor2, value=1):
+    """derivatives.yaml's ``grad * (value / tensor2)``: a Scalar over a tensor is a division whose
+    dividend is a wrapped number (DivBackward0 with no edge for it), not Python's reciprocal."""
+    return grad * _apply(div, (value, tensor2))
+
+
+def _addcdiv_tensor2_grad(grad, tensor1, tensor2, value=1):
+    """``-grad * (value * tensor1 / (tensor2 * tensor2))``, ``value * tensor1`` a Scalar product (MulBackward1)."""
+    return -grad * (_apply(TABLE["mul_scalar"], (tensor1,), {"other": value}) / (tensor2 * tensor2))
+
+
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
              tensor1=lambda grad, tensor2, value=1: grad * (tensor2 * value),
@@ -494,8 +505,7 @@ addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tenso
              variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
 addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * (value / tensor2),
-             tensor2=lambda grad, tensor1, tensor2, value=1: -grad * value * tensor1 / (tensor2 * tensor2),
+             tensor1=_addcdiv_tensor1_grad, tensor2=_addcdiv_tensor2_grad,
              schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
              variants="function method inplace", dtype="promote", domain="positive", forward_ad="element_wise")

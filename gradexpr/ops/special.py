@@ -105,7 +105,7 @@ def _sinc_grad(grad, self):
     """FunctionsManual's ``sinc_backward``: 0 where x is 0 (the limit), else the quotient rule."""
     self_pi = self * math.pi
     self_squared_pi = self * self * math.pi
-    out = grad * ((self_pi * self_pi.cos()) - self_pi.sin()) / self_squared_pi
+    out = grad * (((self_pi * self_pi.cos()) - self_pi.sin()) / self_squared_pi)      # (one quotient: MulBackward0)
     return _F().where(self_squared_pi == 0.0, _F().zeros((), dtype=grad.dtype), out)
 
 
