@@ -22,7 +22,7 @@ from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vector
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
-from .common import _F, _apply, _zero_where
+from .common import _F, _apply, _exp, _zero_where
 from .registry import NotDifferentiable, op
 
 
@@ -419,15 +419,60 @@ def _huber_double_backward(grad, self, target, reduction, delta):
     return _sdiv(g, self.numel()) if reduction == "mean" else g
 
 
+def _huber_double_backward_grad_output(grad, grad_output, self, target, reduction="mean", delta=1.0):
+    """FunctionsManual's huber_loss_double_backward_grad_output: a reduced loss's grad_output is one
+    number, so its gradient is the backward at grad_output = 1 weighted by grad and summed."""
+    if reduction == "none":
+        return huber_grad(grad, self, target, reduction, delta)
+    return (huber_grad(_F().ones_like(grad_output), self, target, reduction, delta) * grad).sum()
+
+
 huber_loss_backward = op(
     "huber_loss_backward", "HuberLossBackwardBackward0", _in_float32(_huber_loss_backward),
     ("grad_output", "self", "target"),
-    grad_output=huber_grad,
+    grad_output=_huber_double_backward_grad_output,
     self=lambda grad, grad_output, self, target, reduction, delta:
     _huber_double_backward(grad * grad_output, self, target, reduction, delta),
     target=lambda grad, grad_output, self, target, reduction, delta:
     -_huber_double_backward(grad * grad_output, self, target, reduction, delta),
-    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
+    broadcast=True, domain="real", forward_ad="transpose", batch="loop")     # (grad_output's formula sums)
+
+def _soft_margin_loss_backward(g, x, t, reduction="mean"):
+    """ATen's kernel: z = exp(-target · input) (VML's exp), target · z · (-norm), divided by z + 1,
+    times grad_output, each step rounded in the input's type."""
+    c = x.dtype.type
+    norm = c(-(1.0 / x.size if reduction == "mean" else 1.0))
+    z = _exp(np.asarray((-t) * x, x.dtype))
+    return np.asarray(t * z * norm / (z + c(1)) * g, x.dtype)
+
+
+def soft_margin_grad(grad, self, target, reduction="mean"):
+    return _apply(soft_margin_loss_backward, (grad, self, target), {"reduction": reduction})
+
+
+def _soft_margin_double_backward(grad, self, target, reduction):
+    """FunctionsManual's soft_margin_loss_double_backward: grad · target² · z / (z + 1)², z = exp(-target · self)."""
+    z = (self * -target).exp()
+    zplus1 = z + 1
+    g = grad * (target * target) * z / (zplus1 * zplus1)
+    return _sdiv(g, self.numel()) if reduction == "mean" else g
+
+
+def _soft_margin_double_backward_grad_output(grad, grad_output, self, target, reduction="mean"):
+    """soft_margin_loss_double_backward_grad_output: as huber's, the backward at grad_output = 1
+    weighted by grad and summed when the loss is reduced."""
+    if reduction == "none":
+        return soft_margin_grad(grad, self, target, reduction)
+    return (soft_margin_grad(_F().ones_like(grad_output), self, target, reduction) * grad).sum()
+
+
+soft_margin_loss_backward = op(
+    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0", _in_float32(_soft_margin_loss_backward),
+    ("grad_output", "self", "target"),
+    grad_output=_soft_margin_double_backward_grad_output,
+    self=lambda grad, grad_output, self, target, reduction:
+    _soft_margin_double_backward(grad * grad_output, self, target, reduction),
+    broadcast=True, domain="real", batch="loop")
 
 _BCE_EPS = 1e-12
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import NOT_IMPLEMENTED_NODE
+from . import backward_ops as _bw
 from .common import _NOT_FLOAT, _apply, _exp, _kernel, _log
 from .pointwise import _log1p
 from .nn import _reduce
@@ -25,15 +26,9 @@ def _soft_margin(x, y, reduction="mean"):
     return _reduce(loss, reduction, (x,))
 
 
-def _soft_margin_grad(grad, self, target, reduction="mean"):
-    # ATen: -norm · target · z / (1 + z) · grad, z = exp(-target · self)
-    z = (-target * self).exp()
-    scale = 1.0 / self.numel() if reduction == "mean" else 1.0
-    return target * z * (-scale) / (z + 1) * grad
-
-
 soft_margin_loss = op("soft_margin_loss", "SoftMarginLossBackward0", _soft_margin, ("self", "target"),
-                      self=_soft_margin_grad,
+                      self=lambda grad, self, target, reduction="mean": _bw.soft_margin_grad(grad, self, target,
+                                                                                              reduction),
                       dtype=_kernel("soft_margin_loss", "promote", _NOT_FLOAT), domain="real")
 
 
