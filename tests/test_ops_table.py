@@ -511,6 +511,8 @@ def _vjp_both(f):
 # the fused backward ops (ops/backward_ops.py): recorded by a gradient taken with create_graph=True
 CASES.update({
     "tanh_backward": [case(_vjp(lambda a: a.tanh()), (2, 3), (2, 3))],
+    "index_put_impl": [case(_vjp(lambda a: a[[1, 0, 1]]), (2, 3), (3, 3)),
+                       case(_vjp(lambda a: a[COND]), (2, 3), (int(COND.sum()),))],
     "slice_backward": [case(_vjp(lambda a: a.narrow(1, 1, 2)), (2, 3), (2, 2)),
                        case(_vjp(lambda a: a[:, ::2]), (2, 3), (2, 2))],
     "select_backward": [case(_vjp(lambda a: a.select(1, 2)), (2, 3), (2,)), case(_vjp(lambda a: a[-1]), (2, 3), (3,))],

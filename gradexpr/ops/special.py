@@ -264,15 +264,21 @@ xlog1py = op("xlog1py", "SpecialXlog1PyBackward0", _xlog1py, ("self", "other"),
              forward_ad="element_wise", samples=_TWO,
              schema="xlog1py(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="special")
 # the overloads with a number: their own nodes, as in derivatives.yaml
+def _xlog1py_self_scalar_other(grad, self, other):
+    """``grad * self / (other + 1)`` with ``self`` a C++ Scalar: a Scalar product (MulBackward1)."""
+    return _apply(TABLE["mul_scalar"], (grad,), {"other": self.item()}) / (other + 1)
+
+
 xlog1py_self_scalar = op("xlog1py_self_scalar", "SpecialXlog1PyBackward1", _xlog1py, ("self", "other"),
-                         other=lambda grad, self, other: grad * self / (other + 1),
+                         other=_xlog1py_self_scalar_other,
                          dtype=xlog1py.dtype, domain="positive", forward_ad="element_wise",
                          schema="xlog1py.self_scalar(Scalar self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                          variants="special")
 
 
 def _xlog1py_other_scalar_self(grad, self, other):
-    scaled = _apply(TABLE["xlog1py"], (grad, other))
+    """``special_xlog1py(grad, other)`` of the Scalar overload (SpecialXlog1PyBackward2 under create_graph)."""
+    scaled = _apply(TABLE["xlog1py_other_scalar"], (grad, other))
     return scaled if other.item() > -1.0 else scaled.masked_fill(self == 0.0, 0.0)
 
 
