@@ -247,6 +247,9 @@ def _nll_loss_nd(input, target, weight, r, ignore_index):
     if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
         raise errors.RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
                                   f"but got weight tensor of shape: {list(weight.shape)}")
+    if weight is not None and weight._dtype is not input._dtype:     # (the kernel reads weight as input's type)
+        raise errors.RuntimeError(f"expected scalar type {input._dtype._scalar_name} but found "
+                                  f"{weight._dtype._scalar_name}")
     params = {}
     if r != "mean":
         params["reduction"] = r

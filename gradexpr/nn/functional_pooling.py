@@ -253,6 +253,8 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, return_indice
         output_size = [int(input.size(d - nd) * ratio[d]) for d in range(nd)]
     kernel = _tuple(kernel_size, nd)
     output_size = _tuple(output_size, nd)
+    if _random_samples is not None and _random_samples.dtype != input.dtype:      # (ATen's first check)
+        raise errors.RuntimeError("Expect _random_samples to have the same dtype as input")
     if input.dim() not in (nd + 1, nd + 2):
         raise errors.RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
     if _random_samples is None:
