@@ -196,7 +196,7 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order")
+                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order", "inplace_entry")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -242,6 +242,9 @@ class Op:
         # formulas may read ("" for one they never read), or "*" for a number known per call; its
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
         self.outputs = outputs
+        # the entry the in-place variant (``t.op_()``) runs, where derivatives.yaml gives ``op_`` an
+        # entry of its own (acosh_: AcoshBackward1, not implemented); None: this entry itself
+        self.inplace_entry = None
 
     _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read", "_order"))
 

@@ -17,7 +17,7 @@ import numpy as np
 from .. import errors, special_math
 from ..graph import NOT_IMPLEMENTED_NODE
 from .common import _F, _apply, _kernel, _vml
-from .registry import TABLE, op
+from .registry import TABLE, NotDifferentiable, op
 
 _FLOAT = "float"
 _ONE = ((2, 3),)                                    # the op-table tests' samples: input shapes
@@ -52,6 +52,19 @@ acosh = _unary("acosh", "AcoshBackward0", special_math.libm("acosh"),
                lambda grad, self: grad * (self * self - 1).rsqrt(), domain="above_one")
 atanh = _unary("atanh", "AtanhBackward0", special_math.vectorized_libm("atanh"),
                lambda grad, self: grad * 1 / (1 - self.pow(2)), domain="unit")
+
+
+def _inplace_not_implemented(entry, node):
+    """derivatives.yaml's ``op_: not_implemented("inplace version of op")``: ``t.op_()`` records its
+    own node (``AcoshBackward1``), whose gradient raises NotImplementedError."""
+    entry.inplace_entry = op(entry.name + "_inplace", node, entry.forward, dtype=entry.dtype, domain=entry.domain,
+                             self=NotDifferentiable(f"the derivative for 'inplace version of {entry.name}' is not "
+                                                    "implemented.", not_implemented=True))
+
+
+_inplace_not_implemented(asinh, "AsinhBackward1")
+_inplace_not_implemented(acosh, "AcoshBackward1")
+_inplace_not_implemented(atanh, "AtanhBackward1")
 
 # ============================================================ error function relatives
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
