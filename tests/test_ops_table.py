@@ -674,6 +674,10 @@ NOT_IMPLEMENTED = {
     "unique2": lambda x: torch.unique(x),
     "unique_dim": lambda x: torch.unique(x, dim=0),
     "unique_consecutive": lambda x: torch.unique_consecutive(x, dim=1),
+    "multi_margin_loss_backward": lambda x: torch.autograd.grad(
+        F.multi_margin_loss(x, torch.tensor([1, 0])), x, create_graph=True)[0],
+    "multilabel_margin_loss_backward": lambda x: torch.autograd.grad(
+        F.multilabel_margin_loss(x, torch.tensor([[1, -1], [0, 1]])), x, create_graph=True)[0],
     # derivatives.yaml's not_implemented("inplace version of ..."): t.op_() records its own node
     "asinh_inplace": lambda x: (x * 1).asinh_(),
     "acosh_inplace": lambda x: (x * 1).arccosh_(),
