@@ -511,6 +511,11 @@ def _vjp_both(f):
 # the fused backward ops (ops/backward_ops.py): recorded by a gradient taken with create_graph=True
 CASES.update({
     "tanh_backward": [case(_vjp(lambda a: a.tanh()), (2, 3), (2, 3))],
+    "index_fill_tensor": [case(_vjp(lambda a: a.trace()), (2, 3), ()),
+                          case(lambda a, v: apply(D.index_fill_tensor, (a, v), {"dim": 1, "index": np.array([2, 0, 2])}),
+                               (2, 3), ())],
+    "index_fill_scalar": [case(lambda a: apply(D.index_fill_scalar, (a,), {"value": 1.5, "dim": 0,
+                                                                           "index": np.array([1])}), (2, 3))],
     "index_put_impl": [case(_vjp(lambda a: a[[1, 0, 1]]), (2, 3), (3, 3)),
                        case(_vjp(lambda a: a[COND]), (2, 3), (3,))],
     "slice_backward": [case(_vjp(lambda a: a.narrow(1, 1, 2)), (2, 3), (2, 2)),

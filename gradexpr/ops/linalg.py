@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import corner_grads, errors, exact, mkl, reduction_order
+from . import backward_ops as _bw
 from ..graph import NOT_IMPLEMENTED_NODE
 from ..tensor import _wrap_dim
 from .registry import NotDifferentiable, batch_rules, op
@@ -393,7 +394,7 @@ linalg_svd = op("linalg_svd", "LinalgSvdBackward0", None, ("A",), outputs=("U", 
 
 
 trace = op("trace", "TraceBackward0", lambda a: np.asarray(np.trace(a)),
-           self=lambda grad, self_shape: grad * _F().eye(self_shape[0], self_shape[1], dtype=grad.dtype),
+           self=lambda grad, self_shape: _bw.trace_backward(grad, self_shape),
            dtype=_sum_dtype, domain="matrix", forward_ad="linear")
 
 
