@@ -637,12 +637,19 @@ masked_fill = op("masked_fill", "MaskedFillBackward0",
                  ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
+def _masked_fill_value_grad(grad, mask):
+    """FunctionsManual's masked_fill_backward: the masked elements summed, selected with masked_select
+    (where(mask, grad, 0) under a torch.func transform, whose tensors take its subclass branch)."""
+    if corner_grads.in_transform():
+        return _F().where(mask, grad, 0.0).sum()
+    return grad.masked_select(mask).sum()
+
+
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
                         lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
                         ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
-                        value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
-                        dtype="first", domain="mask", forward_ad="transpose")
+                        value=_masked_fill_value_grad, dtype="first", domain="mask", forward_ad="transpose")
 
 # ------------------------------------------------------------ comparison and logic (not differentiable)
 def _comparison(name, node, ufunc):
