@@ -295,7 +295,9 @@ def _const(array, like):
 
 
 def _bce_target_grad(grad, self, weight=None, reduction="mean"):
-    g = -(self / (1 - self)).log() * grad                    # -logit(self)
+    """FunctionsManual's binary_cross_entropy_target_backward: -logit(self) · grad (· weight), over the
+    element count for the mean (logit's own node: its gradient is the where of logit's backward)."""
+    g = -self.logit() * grad
     if weight is not None:
         g = g * _const(weight, self)
     return _reduce_grad(g, reduction, self.numel())
