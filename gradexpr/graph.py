@@ -198,9 +198,10 @@ class Node:
             # PyTorch's fallback node has edges only to the inputs that require grad
             return tuple(_edge(n) for n in self._next if n is not None)
         edges = self._edge_mask()
+        absent = ((None, 0),) * getattr(op, "absent_edges", 0)
         if edges is None:
-            return tuple(_edge(n) for n in self._next)
-        return tuple(_edge(n) for n, e in zip(self._next, edges) if e)
+            return tuple(_edge(n) for n in self._next) + absent
+        return tuple(_edge(n) for n, e in zip(self._next, edges) if e) + absent
 
     def _edge_mask(self):
         """Which of ``_next`` PyTorch lists in next_functions (None: all)."""

@@ -74,7 +74,8 @@ def _conv(x, w, stride, padding, dilation, groups, limit=None):
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
 
 
-def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1, output_padding=None):
+    # (output_padding: at::convolution's, which a non-transposed forward ignores and its backward refuses)
     out = _conv(input, weight, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
@@ -134,11 +135,15 @@ def conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, group
                  {"weight_shape": tuple(weight_shape), **_conv_params(stride, padding, dilation, groups)})
 
 
-def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None):
+def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None, output_padding=None):
     """A convolution without bias; cut to ``out_shape`` where given (the gradient of a transposed
-    convolution whose output_padding reached past the last stride: those positions had no input)."""
+    convolution whose output_padding reached past the last stride: those positions had no input).
+    ``output_padding``: at::convolution's argument, kept by the node (whose backward refuses one)."""
     from ..op import apply
-    out = apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    params = _conv_params(stride, padding, dilation, groups)
+    if output_padding is not None:
+        params["output_padding"] = tuple(output_padding)
+    out = apply(convolution_nobias, (input, weight), params)
     if out_shape is not None and tuple(out.shape[2:]) != tuple(out_shape[2:]):
         out = out[(slice(None), slice(None)) + tuple(slice(0, m) for m in out_shape[2:])]
     return out
@@ -151,8 +156,11 @@ def _bias_grad(grad):
 def _conv_grads(transposed, with_bias):
     """The convolution entries' one formula for all their inputs: ATen's convolution_backward
     (layer_backward.py), told which gradients are wanted."""
-    def regular(grad, input, weight, stride, padding, dilation, groups, output_mask=None):
+    def regular(grad, input, weight, stride, padding, dilation, groups, output_mask=None, output_padding=None):
         from .layer_backward import convolution_backward
+        if output_padding is not None and any(output_padding):       # (ATen's convolution_backward's check)
+            raise errors.RuntimeError("output_padding is not supported for non-transposed convolutions; got: "
+                                      + " ".join(str(p) for p in output_padding))
         return convolution_backward(grad, input, weight, stride, padding, dilation, groups, False, output_mask,
                                     with_bias)
 
@@ -216,6 +224,7 @@ convolution_transposed = op(
 convolution_transposed_nobias = op(
     "convolution_transposed_nobias", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight"),
     dtype="promote", broadcast=False, domain="real", **_conv_grads(True, False), forward_ad="transpose")
+convolution_nobias.absent_edges = convolution_transposed_nobias.absent_edges = 1      # (the bias's edge)
 
 
 # ============================================================ embedding

@@ -196,7 +196,8 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order", "inplace_entry")
+                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
+                 "absent_edges")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -245,6 +246,9 @@ class Op:
         # the entry the in-place variant (``t.op_()``) runs, where derivatives.yaml gives ``op_`` an
         # entry of its own (acosh_: AcoshBackward1, not implemented); None: this entry itself
         self.inplace_entry = None
+        # edges PyTorch's node lists after the inputs' for optional tensors the entry never takes
+        # (convolution without a bias: ConvolutionBackward0's third edge is None)
+        self.absent_edges = 0
 
     _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read", "_order"))
 
