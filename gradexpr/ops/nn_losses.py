@@ -305,20 +305,21 @@ def _ctc_backward(grad_out, log_probs, targets, input_lengths, target_lengths, n
     return grad
 
 
+# (its tensor inputs that can require grad: grad, log_probs and the loss itself, neg_log_likelihood,
+# whose node the NotImplemented node's edges reach as PyTorch's do)
 ctc_loss_backward = op("ctc_loss_backward", NOT_IMPLEMENTED_NODE,
-                       lambda grad, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank,
+                       lambda grad, log_probs, nll, targets, input_lengths, target_lengths, log_alpha, blank,
                        zero_infinity: _ctc_backward(grad, log_probs, targets, input_lengths, target_lengths, nll,
                                                     log_alpha, blank, zero_infinity),
-                       ("grad", "log_probs"), domain="real", broadcast=False, dtype="promote",
-                       grad=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"),
-                       log_probs=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"))
+                       ("grad", "log_probs", "neg_log_likelihood"), domain="real", broadcast=False, dtype="promote",
+                       grad=_not_implemented("_ctc_loss_backward"), log_probs=_not_implemented("_ctc_loss_backward"),
+                       neg_log_likelihood=_not_implemented("_ctc_loss_backward"))
 
 
 def _ctc_grad(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result, log_alpha):
-    return _apply(ctc_loss_backward, (grad, log_probs),
+    return _apply(ctc_loss_backward, (grad, log_probs, result),
                   {"targets": targets, "input_lengths": input_lengths, "target_lengths": target_lengths,
-                   "nll": result._data, "log_alpha": log_alpha._data, "blank": blank,
-                   "zero_infinity": zero_infinity})
+                   "log_alpha": log_alpha._data, "blank": blank, "zero_infinity": zero_infinity})
 
 
 ctc_loss = op("ctc_loss", "CtcLossBackward0",
