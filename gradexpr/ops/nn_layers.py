@@ -346,8 +346,12 @@ def _layer_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
     s2, s3 = s1.pow(2), s1.pow(3)
     centred_s3 = centred * s3
 
+    # (the operands of a C++ product of two calls are made right to left, GCC's order: the nodes are
+    # then created, and a third derivative sums its gradients, in PyTorch's order)
     def first_grad_input(g, gamma_local):    # the first backward's grad_input of grad_out g
-        return (gamma_local * s1) / n * (n * g - total(g) - centred.mul(s2) * total(g * centred))
+        h0 = (gamma_local * s1) / n
+        projected = total(g * centred)
+        return h0 * (n * g - total(g) - centred.mul(s2) * projected)
 
     d_grad = d_input = d_weight = None
     if gg_i is not None:
@@ -356,8 +360,12 @@ def _layer_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
         gg_sum, gg_centred_sum = total(gg_i), total(gg_i * centred)
         all_sub = (gg_sum * gxhat_sum / n - total(gg_i * gxhat)
                    + s2 * gxhat_centred_sum * gg_centred_sum * (3. / n))
-        d_input = (centred_s3 * all_sub / n + gg_centred_sum * s3 / n * (gxhat_sum / n - gxhat)
-                   + gxhat_centred_sum * s3 / n * (gg_sum / n - gg_i))
+        term0 = centred_s3 * all_sub / n
+        spread = gxhat_sum / n - gxhat
+        term1 = gg_centred_sum * s3 / n * spread
+        spread = gg_sum / n - gg_i
+        term2 = gxhat_centred_sum * s3 / n * spread
+        d_input = term0 + term1 + term2
     if affine and gg_w is not None:
         term = (g_out * gg_w * s1 + s1 * total(g_out * gg_w) / -n
                 + centred_s3 * total(g_out * gg_w * centred) / -n)
