@@ -116,6 +116,15 @@ def zero_grad(grad):
     return _T().zeros_like(grad)
 
 
+def efficient_zero(grad):
+    """ATen's ``_efficientzerotensor`` (sgn's gradient for a real input): zeros the engine adds to
+    another gradient without changing it (graph.EFFICIENT_ZEROS)."""
+    from .graph import EFFICIENT_ZEROS
+    zeros = zero_grad(grad)
+    EFFICIENT_ZEROS[id(zeros)] = zeros
+    return zeros
+
+
 def evenly_distribute(grad, self, result):
     """The gradient of a full max/min: grad shared between the tied winners, +0 elsewhere (ATen's CPU
     evenly_distribute_backward: zeros with the share masked in, MaskedFillBackward1 under create_graph)."""

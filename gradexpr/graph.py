@@ -17,6 +17,7 @@ import itertools
 import sys
 import weakref
 
+import numpy as np
 from numpy import add as np_add
 
 from . import errors
@@ -641,9 +642,24 @@ def _held_by(buffers, g) -> int:
     return sum(1 for v in buffers.values() if v is g)
 
 
+# ATen's efficient zero tensors (_efficientzerotensor: sgn's gradient for real inputs) the engine holds:
+# added to a gradient they give its values back unchanged (a -0 stays -0), as ATen's zero-tensor add does
+EFFICIENT_ZEROS = weakref.WeakValueDictionary()      # id -> the tensor (a WeakSet would compare tensors)
+
+
+def _without_efficient_zero(t):
+    """``t``, or for an efficient zero the additive identity of every float, -0.0 (no history)."""
+    if EFFICIENT_ZEROS.get(id(t)) is not t:
+        return t
+    from .tensor import Tensor
+    return Tensor._make(np.full(t._data.shape, -0.0, t._data.dtype), t._dtype)
+
+
 def _add_into(old, g):
     """``old + g``, written into ``old``'s memory when the engine alone holds it (``old`` in the
     buffers dict and in the caller's local, as measured) and no graph is being recorded."""
+    if EFFICIENT_ZEROS:
+        old, g = _without_efficient_zero(old), _without_efficient_zero(g)
     if (g._dtype is old._dtype and old._data.size >= _STEAL_MIN and g._data.shape == old._data.shape
             and not _grad_enabled.get() and _refs(old) == _IN_BUFFER + 1 and _owns_memory(old)):
         data = old._data

@@ -244,7 +244,7 @@ sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="r
           schema="sign(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 # (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
 # (real inputs: ATen's _efficientzerotensor, +0 with no history)
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_grads.zero_grad(grad), domain="real",
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_grads.efficient_zero(grad), domain="real",
          forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
