@@ -55,10 +55,10 @@ def late_cases(torch, F, case):
                                       case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
         "native_group_norm_nobias_outputs": [case(lambda a: F.group_norm(a, 3), (2, 6, 2))],
         "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
-                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]])),
+                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]], dtype=x.dtype)),
                                        (1, 1, 5, 4))],
         "fractional_max_pool3d": [case(lambda x: F.fractional_max_pool3d(x, 2, output_size=2,
-                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]])),
+                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]], dtype=x.dtype)),
                                        (1, 1, 4, 3, 4))],
         # CTC: PyTorch's gradient is the one through log_softmax (its formula is for normalised log_probs)
         "ctc_loss": [case(lambda x: F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2],
