@@ -593,6 +593,12 @@ CASES.update({
     "adaptive_avg_pool2d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool2d(x, (3, 4))), (2, 3, 7, 6), (2, 3, 3, 4))],
     "adaptive_avg_pool3d_backward": [case(_vjp(lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
                                           (1, 2, 2, 3, 2))],
+    "fractional_max_pool2d_backward": [case(_vjp(lambda x: F.fractional_max_pool2d(
+        x, 2, output_size=(3, 2), _random_samples=torch.tensor([[[0.3, 0.7], [0.6, 0.1]]], dtype=x.dtype))),
+        (1, 2, 5, 4), (1, 2, 3, 2))],
+    "fractional_max_pool3d_backward": [case(_vjp(lambda x: F.fractional_max_pool3d(
+        x, 2, output_size=2, _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]], dtype=x.dtype))),
+        (1, 1, 4, 4, 5), (1, 1, 2, 2, 2))],
     "adaptive_max_pool2d_backward": [case(_vjp(lambda x: F.adaptive_max_pool2d(x, (3, 2))), (2, 2, 5, 4), (2, 2, 3, 2))],
     "adaptive_max_pool3d_backward": [case(_vjp(lambda x: F.adaptive_max_pool3d(x, (2, 3, 2))), (1, 2, 5, 4, 3),
                                           (1, 2, 2, 3, 2))],
