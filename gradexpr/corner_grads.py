@@ -191,7 +191,7 @@ def det_grad(grad, A, result):
     if not singular._data.any():        # (the data, not bool(): no control flow on a tensor under vmap)
         from .tensor import Tensor
         if not is_grad_enabled() and type(A) is Tensor and type(grad) is Tensor:   # (not a batched tensor)
-            from .ops.linalg import det_gradient
+            from .ops.linalg_lu_decomposition import det_gradient
             solved = det_gradient((grad * result)._data, A._data)
             if solved is not None:
                 return Tensor._make(solved, A._dtype)
@@ -205,7 +205,7 @@ def _det_grad_recorded(grad, A, result):
     """linalg_det_backward under create_graph: ``linalg.solve(A^H, diag_embed(grad * det)^T)``, whose node
     (LinalgSolveExBackward0) differentiates again as ATen's does; where every matrix is singular
     (|det| < 100 eps) ATen's SVD path; a batch of both kinds through the cofactors (not ATen's graph)."""
-    from .ops.linalg import solve
+    from .ops.linalg_lu_decomposition import solve
     import numpy as np
     singular = result.abs()._data < 100 * np.finfo(A.dtype.np).eps
     if singular.all():

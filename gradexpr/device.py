@@ -21,6 +21,8 @@ DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "idee
                 "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 NO_CUDA = "Torch not compiled with CUDA enabled"
 NO_MPS = "PyTorch is not linked with support for mps devices"
+# a bare index names the current accelerator (torch.device(0), .to(0), device=0, .cuda(0)): none here
+NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 # the dispatch keys a CPU build registers for its factories (the MPS error lists them)
 _CPU_BACKENDS = (
     "CPU, Meta, QuantizedCPU, QuantizedMeta, MkldnnCPU, SparseCPU, SparseMeta, SparseCsrCPU, SparseCsrMeta, "
@@ -56,8 +58,10 @@ class device:
             if index is not None:
                 raise errors.TypeError("device(): argument 'type' (position 1) must be str, not torch.device")
             kind, idx = type._type, type._index
-        elif isinstance(type, int) and not isinstance(type, bool):     # an index alone: a CUDA device
-            kind, idx = "cuda", type
+        elif isinstance(type, int) and not isinstance(type, bool):     # an index alone: the accelerator's
+            if type < 0:
+                raise errors.RuntimeError("Device index must not be negative")
+            raise errors.RuntimeError(NO_ACCELERATOR)
         elif isinstance(type, str):
             kind, idx = _parse(type)
             if index is not None:
@@ -128,7 +132,7 @@ def _as_device(where) -> device:
     if isinstance(where, str):
         return device(where)
     if isinstance(where, int) and not isinstance(where, bool):
-        raise AssertionError(NO_CUDA)
+        return device(where)            # (raises: an index alone is an accelerator's)
     raise errors.TypeError(f"expected a torch.device or a device string, got {type(where).__name__}")
 
 

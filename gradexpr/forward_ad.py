@@ -169,17 +169,25 @@ def make_dual(tensor, tangent, *, level=None):
         raise errors.ValueError(f"Expected primal to be floating point or complex, but got: {tensor._dtype}")
     if not tangent._dtype.is_floating_point:
         raise errors.ValueError(f"Expected tangent to be floating point or complex, but got: {tangent._dtype}")
-    return dual_at(tensor, tangent, _public_level(level, "Invalid level given to _make_dual"))
+    return dual_at(tensor, tangent, _public_level(level, "Invalid level given to _make_dual"), _view_node)
 
 
-def dual_at(tensor, tangent, level):
-    """A view of ``tensor`` carrying ``tangent`` at ``level`` (and ``tensor``'s tangents at outer levels)."""
+def _view_node(t):
+    """``_make_dual``'s view of the primal: ViewBackward0 in the graph, as PyTorch records it."""
+    from . import ops
+    from .op import apply
+    return apply(ops.view, (t,), {"shape": tuple(t._data.shape)})
+
+
+def dual_at(tensor, tangent, level, view=None):
+    """A view of ``tensor`` carrying ``tangent`` at ``level`` (and ``tensor``'s tangents at outer levels):
+    an alias (functorch's wrapping), or what ``view`` makes."""
     if tangent._data.shape != tensor._data.shape:
         raise errors.RuntimeError(
             "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
             f"not supported. Tensor is of size {_size(tensor)} while the given forward gradient is of size "
             f"{_size(tangent)}.")
-    dual = _alias(tensor, level)        # a view of the primal (PyTorch's make_dual is a view op)
+    dual = _alias(tensor, level, view)      # a view of the primal (PyTorch's make_dual is a view op)
     set_tangent(dual, tangent if tangent._dtype is tensor._dtype else tangent.to(tensor._dtype), level)
     return dual
 
@@ -215,7 +223,14 @@ def unpack_dual(tensor, *, level=None):
     level = _public_level(level, "Invalid level given to _fw_primal")
     if level < 0:
         return UnpackedDualTensor(tensor, None)
-    return unpacked_at(tensor, level)
+    # (always a new view, as aten::_fw_primal makes one even of a tensor without a tangent)
+    return UnpackedDualTensor(_alias(tensor, level, _primal_node), tangent_of(tensor, level))
+
+
+def _primal_node(t):
+    from . import ops
+    from .op import apply
+    return apply(ops.fw_primal, (t,))
 
 
 def unpacked_at(tensor, level):
@@ -225,15 +240,15 @@ def unpacked_at(tensor, level):
     return UnpackedDualTensor(_alias(tensor, level), tangent)
 
 
-def _alias(t, level):
-    """A view of ``t`` with its history (``aten::alias``), made with ``level`` and the ones inside it paused:
-    it has no tangent there, and the tangents of the outer levels."""
+def _alias(t, level, view=None):
+    """A view of ``t`` with its history (``aten::alias``, or what ``view`` makes), made with ``level`` and the
+    ones inside it paused: it has no tangent there, and the tangents of the outer levels."""
     from . import ops
     from .op import apply
     active = ACTIVE[:]
     del ACTIVE[level:]
     try:
-        return apply(ops.alias, (t,))
+        return apply(ops.alias, (t,)) if view is None else view(t)
     finally:
         ACTIVE[:] = active
 

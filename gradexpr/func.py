@@ -340,43 +340,72 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                 if has_aux:
                     out, aux = out
                 o_leaves, o_spec = _flatten(out)
-                per_out = []
-                for o in o_leaves:
-                    blocks, per_arg = _jacobian_rows(o, ins), []
+                per_out = [[] for _ in o_leaves]
+                sizes = [o._data.size for o in o_leaves]
+                recorded = _backward_is_differentiated(o_leaves)
+                for x, rows in zip(ins, _stacked_rows(o_leaves, ins, recorded)):
+                    # functorch's step 2: each input's rows split by output, each piece viewed as its block
+                    # (one output's rows need no split but in a graph the program sees)
+                    pieces = rows.split(sizes, 0) if len(sizes) > 1 or recorded else (rows,)
+                    for k, (o, piece) in enumerate(zip(o_leaves, pieces)):
+                        per_out[k].append(piece.view(o._data.shape + x._data.shape))
+                for k, blocks in enumerate(per_out):
+                    per_arg = []
                     for count, spec in arg_specs:      # each argument's blocks as its own tree
                         per_arg.append(_unflatten(blocks[:count], spec))
                         blocks = blocks[count:]
-                    per_out.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
+                    per_out[k] = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         jac = _finish_tree(_unflatten(per_out, o_spec))
         return (jac, _finish_tree(aux)) if has_aux else jac
     return wrapper
 
 
-def _jacobian_rows(o, ins):
-    """d o / d ins[k], shaped ``o.shape + ins[k].shape``: the engine's batched cotangents, or, inside a
-    dual level (forward-over-reverse), one backward pass per row so each row carries its tangent."""
-    from .functional import jacobian_blocks
+def _stacked_rows(outs, ins, recorded):
+    """The rows of d outs / d ins[k] for each k, the outputs flattened and concatenated (functorch's basis):
+    shaped ``(rows,) + ins[k].shape``. The engine's batched cotangents, or, inside a dual level
+    (forward-over-reverse), one backward pass per row so each row carries its tangent. ``recorded``: the
+    program sees the rows' graph (functorch's structure matters)."""
+    from .functional import stacked_vjps
     from .functions import stack
     from .batching import LEVELS
+    m = sum(o._data.size for o in outs)
     if not fw.ACTIVE and not LEVELS:
-        blocks = jacobian_blocks(o, ins, create_graph=True)
-    elif not fw.ACTIVE and o._data.size > 1:
+        # one row is a plain backward pass, but batched as functorch's where the program sees its graph
+        rows = stacked_vjps(outs, ins, create_graph=True, batch_one=recorded)
+    elif not fw.ACTIVE and m > 1:
         # inside vmap: the rows' backward passes as one, vmapped over the basis of cotangents (functorch's
         # jacrev is vmap(vjp_fn)(basis) everywhere)
-        n = o._data.size
-        basis = Tensor._make(np.eye(n, dtype=o._dtype.np).reshape((n,) + o._data.shape), o._dtype)
-        columns = vmap(lambda cot: tuple(_grads(o, ins, cot)))(basis)
-        blocks = [c.reshape(o._data.shape + x._data.shape) for c, x in zip(columns, ins)]
+        basis = Tensor._make(np.eye(m, dtype=outs[0]._dtype.np), outs[0]._dtype)
+        rows = vmap(lambda row: tuple(_grads(outs, ins, _cotangents(row, outs))))(basis)
     else:
-        rows = []
-        for j in range(o._data.size):
-            cot = Tensor._make(np.zeros(o._data.shape, o._dtype.np), o._dtype)
-            cot._data.reshape(-1)[j] = 1
-            rows.append(_grads(o, ins, cot))
-        blocks = [stack([r[k] for r in rows]).reshape(o._data.shape + x._data.shape) if rows else None
-                  for k, x in enumerate(ins)]
-    return [b if b is not None else Tensor._make(np.zeros(o._data.shape + x._data.shape, x._dtype.np), x._dtype)
-            for b, x in zip(blocks, ins)]
+        each = [_grads(outs, ins, _basis_cotangents(m, j, outs)) for j in range(m)]
+        rows = [stack([r[k] for r in each]) if each else None for k in range(len(ins))]
+    return [r if r is not None else Tensor._make(np.zeros((m,) + x._data.shape, x._dtype.np), x._dtype)
+            for r, x in zip(rows, ins)]
+
+
+def _basis_cotangents(m, j, outs):
+    """Row ``j`` of the joint basis as each output's cotangent (a one in one output, zeros in the others)."""
+    row = np.zeros(m, outs[0]._dtype.np)
+    row[j] = 1
+    parts, first = [], 0
+    for o in outs:
+        n = o._data.size
+        parts.append(Tensor._make(row[first:first + n].reshape(o._data.shape), o._dtype))
+        first += n
+    return parts
+
+
+def _cotangents(row, outs):
+    """Each output's part of one (batched) row of the joint basis, shaped as the output."""
+    if len(outs) == 1:
+        return [row.reshape(outs[0]._data.shape)]
+    parts, first = [], 0
+    for o in outs:
+        n = o._data.size
+        parts.append(row[first:first + n].reshape(o._data.shape))
+        first += n
+    return parts
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):

@@ -126,33 +126,58 @@ def jacobian_blocks(output, inputs, *, create_graph=False, progress=None):
     accumulated into ``.grad`` and the graph is retained. ``progress(rows done, rows)`` is
     called after each batch of rows (a command's progress bar).
     """
+    shape = output._data.shape
+    if output._data.size == 1:      # the plain pass's gradients, viewed as the blocks directly
+        return stacked_vjps([output], inputs, create_graph=create_graph, block_shape=shape)
+    rows = stacked_vjps([output], inputs, create_graph=create_graph, progress=progress)
+    return [None if J is None else J.view(shape + x._data.shape) for J, x in zip(rows, inputs)]
+
+
+def stacked_vjps(outputs, inputs, *, create_graph=False, progress=None, batch_one=False, block_shape=None):
+    """The vector-Jacobian products of the basis of ``outputs`` flattened and concatenated (functorch's
+    basis for jacrev) with each input: one tensor per input of shape ``(rows,) + input.shape``, or None where
+    no output depends on it. Each batched pass gives every output its part of the rows (zero cotangents for
+    the rows of the others), so the gradients of several outputs meet as in ``vmap(vjp_fn)(basis)``.
+    One row is a plain backward pass (no batch dimension in a create_graph graph) unless ``batch_one``;
+    ``block_shape`` then shapes it in place of ``(1,)``."""
     from .functions import cat
     from .graph import run_backward
-    m = output._data.size
-    if not output._requires_grad or m == 0:
+    sizes = [o._data.size for o in outputs]
+    m = sum(sizes)
+    live = [o for o in outputs if o._requires_grad]
+    if not live or m == 0:
         return [None] * len(inputs)
-    out_shape = output._data.shape
     for x in inputs:    # the blocks' size, before any row of them is computed
-        check_elements(out_shape + x._data.shape)
-    if m == 1:   # one row: a plain backward pass (no batch dimension in a create_graph graph)
+        check_elements((m,) + x._data.shape)
+    if m == 1 and not batch_one:
         token = _grad_enabled.set(True)
         try:
-            seed = Tensor._make(np.ones(out_shape, output._dtype.np), output._dtype)
-            grads = run_backward((output,), (seed,), retain_graph=True, create_graph=create_graph,
+            seed = Tensor._make(np.ones(live[0]._data.shape, live[0]._dtype.np), live[0]._dtype)
+            grads = run_backward((live[0],), (seed,), retain_graph=True, create_graph=create_graph,
                                  inputs=tuple(inputs), accumulate=False, allow_unused=True)
         finally:
             _grad_enabled.reset(token)
-        return [None if g is None else g.view(out_shape + x._data.shape) for g, x in zip(grads, inputs)]
-    chunk = max(1, _ROW_BUDGET // max(1, _largest_tensor(output)))
+        first = (1,) if block_shape is None else tuple(block_shape)
+        return [None if g is None else g.view(first + x._data.shape) for g, x in zip(grads, inputs)]
+    chunk = max(1, _ROW_BUDGET // max(1, max(_largest_tensor(o) for o in live)))
+    offsets = np.cumsum([0] + sizes[:-1])
     parts = [[] for _ in inputs]
     token = _grad_enabled.set(True)
     try:
         for start in range(0, m, chunk):
             rows = min(m, start + chunk) - start
-            seed = np.zeros((rows, m), output._dtype.np)
-            seed[np.arange(rows), np.arange(start, start + rows)] = 1
-            seed = Tensor._make(seed.reshape((rows,) + out_shape), output._dtype)
-            grads = run_backward((output,), (seed,), retain_graph=True, create_graph=create_graph,
+            roots, seeds = [], []
+            for o, first, n in zip(outputs, offsets, sizes):
+                if not o._requires_grad:
+                    continue
+                seed = np.zeros((rows, n), o._dtype.np)
+                row = np.arange(rows)
+                col = start + row - first
+                mine = (col >= 0) & (col < n)
+                seed[row[mine], col[mine]] = 1
+                roots.append(o)
+                seeds.append(Tensor._make(seed.reshape((rows,) + o._data.shape), o._dtype))
+            grads = run_backward(tuple(roots), tuple(seeds), retain_graph=True, create_graph=create_graph,
                                  inputs=tuple(inputs), accumulate=False, allow_unused=True,
                                  node_apply=apply_batched)
             for k, g in enumerate(grads):
@@ -161,16 +186,15 @@ def jacobian_blocks(output, inputs, *, create_graph=False, progress=None):
                 progress(start + rows, m)
     finally:
         _grad_enabled.reset(token)
-    blocks = []
+    stacked = []
     for k, x in enumerate(inputs):
         if all(g is None for _, g in parts[k]):
-            blocks.append(None)
+            stacked.append(None)
             continue
         pieces = [g if g is not None else Tensor._make(np.zeros((rows,) + x._data.shape, x._dtype.np), x._dtype)
                   for rows, g in parts[k]]
-        J = pieces[0] if len(pieces) == 1 else cat(pieces, 0)
-        blocks.append(J.view(out_shape + x._data.shape))
-    return blocks
+        stacked.append(pieces[0] if len(pieces) == 1 else cat(pieces, 0))
+    return stacked
 
 
 def _largest_tensor(output) -> int:
@@ -200,10 +224,9 @@ def apply_batched(node, grad):
     m = grad._data.shape[0]
     if node._retains:       # as the row-by-row passes would: the rows' sum
         _retain(node, grad.sum(0))
-    if m > 1:
-        result = _apply_whole_batch(node, grad, m)
-        if result is not None:
-            return result
+    result = _apply_whole_batch(node, grad, m)     # (one row too: jacrev of a scalar, as functorch's vmap)
+    if result is not None:
+        return result
     return _apply_row_by_row(node, grad, m)
 
 

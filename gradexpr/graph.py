@@ -155,6 +155,8 @@ _sequence = itertools.count()
 
 # ---------------------------------------------------------------- nodes
 NOT_IMPLEMENTED_NODE = "torch::autograd::NotImplemented"
+# C++ nodes that PyTorch binds to no Python class: their type is CppFunction (a tensor prints the name's tail)
+UNBOUND_NODES = frozenset(("torch::autograd::Identity",))
 
 
 # Where the program's forward is: (filename, statement) of the statement running, published by the
@@ -189,6 +191,8 @@ class Node:
         """The name of the node's Python class in PyTorch, which ``repr`` and tensor printing show:
         ``name()`` without its C++ namespace (``torch::autograd::CopySlices`` prints as ``CopySlices``)."""
         name = self._op.node
+        if name in UNBOUND_NODES:
+            return "CppFunction"
         i = name.rfind("::")
         return name if i < 0 else name[i + 2:]
 

@@ -23,6 +23,8 @@ _FIELDS = {
     "max_recursion": (1000, "int"),            # depth of calls of the program's own functions and methods
 }
 _FIELD_TYPES = {name: kind for name, (_, kind) in _FIELDS.items()}
+# decimal digits per bit: the digits of an integer estimated from its bit length (max_int_digits)
+LOG10_2 = 0.30102999566398120
 
 
 class Limits:

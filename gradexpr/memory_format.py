@@ -1,5 +1,5 @@
 """``torch.memory_format`` (``contiguous_format``, ``channels_last``, ``channels_last_3d``,
-``preserve_format``), the layout checks of ``is_contiguous(memory_format=)`` and ``Tensor.dim_order``,
+``preserve_format``), ``torch.layout`` (``strided``: the only one, tensors here are dense), the layout checks of ``is_contiguous(memory_format=)`` and ``Tensor.dim_order``,
 as c10's TensorImpl and torch/_prims_common compute them from sizes and strides."""
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import numpy as np
 from . import errors
 from .reduction_order import reorder
 
-__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
+__all__ = ["memory_format", "layout", "strided", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format",
            "is_contiguous_for", "channels_last_data", "dim_order", "NAMES"]
 
 
-class memory_format:
+class _TorchConstant:
+    """A named constant of ``torch`` (``torch.channels_last``, ``torch.strided``), printed as its name."""
     _gx_exposed = True
     __module__ = "torch"
     __slots__ = ("name",)
@@ -26,11 +27,26 @@ class memory_format:
     __str__ = __repr__
 
 
+class memory_format(_TorchConstant):
+    __module__ = "torch"
+    __slots__ = ()
+
+
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
-NAMES = {"memory_format": memory_format, "contiguous_format": contiguous_format, "channels_last": channels_last,
+
+
+class layout(_TorchConstant):
+    """``torch.layout``: how a tensor's elements are stored; ``torch.strided`` (dense) is every tensor's."""
+    __module__ = "torch"
+    __slots__ = ()
+
+
+strided = layout("strided")
+NAMES = {"layout": layout, "strided": strided, "memory_format": memory_format,
+         "contiguous_format": contiguous_format, "channels_last": channels_last,
          "channels_last_3d": channels_last_3d, "preserve_format": preserve_format}
 
 

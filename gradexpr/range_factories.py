@@ -48,18 +48,33 @@ def _thread_layout(n: int, vec: int):
 
 
 def linspace_values(start: float, end: float, steps: int, dt: np.dtype) -> np.ndarray:
-    """torch.linspace(start, end, steps) in float32/float64: each element on its own, fused."""
+    """torch.linspace(start, end, steps) in float32/float64: each element on its own, fused (float16: as
+    half's operators compute it)."""
     dt = np.dtype(dt)
     t = dt.type
     s, e = t(start), t(end)
     if steps == 1:
         return np.array([s], dt)
+    if dt == np.float16:
+        return _linspace_half(s, e, steps)
     with np.errstate(all="ignore"):
         step = t((e - s) / t(steps - 1))
         i = np.arange(steps)
         from_start = i < steps // 2
         k = np.where(from_start, i, steps - i - 1).astype(dt)
         return fma(np.where(from_start, step, -step), k, np.where(from_start, s, e)).astype(dt)
+
+
+def _linspace_half(s, e, steps):
+    """linspace in half precision: c10::Half's arithmetic, each operation computed in float32 and rounded to
+    half (no fused multiply-add), from the start for the first half and from the end for the rest."""
+    f32, half = np.float32, np.float16
+    with np.errstate(all="ignore"):
+        step = half(half(e - s) / half(steps - 1))
+        i = np.arange(steps)
+        from_start = i < steps // 2
+        moved = (f32(step) * np.where(from_start, i, steps - 1 - i).astype(f32)).astype(half).astype(f32)
+        return np.where(from_start, f32(s) + moved, f32(e) - moved).astype(half)
 
 
 def arange_values(start: float, step: float, n: int, dt: np.dtype) -> np.ndarray:

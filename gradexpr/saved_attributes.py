@@ -236,7 +236,7 @@ def _batch_stat(node, saved, name):
 def _singular_values(node, saved):
     """svdvals' output S (the node keeps it; gradexpr's formula reads only U and Vh): A's singular values."""
     from .tensor import Tensor
-    from .ops.linalg import _svdvals
+    from .ops.linalg_orthogonal import _svdvals
     A = saved["A"].unpack(node)
     return _as_output(node, Tensor._make(_svdvals(A._data, compute_uv=True)[0], A._dtype))
 
@@ -282,7 +282,7 @@ def _layer_norm_stat(node, saved, which):
 def _lu(node, saved, which, transposed=None):
     """The LU factorisation linalg.det and slogdet keep (of Aᵀ for a C-contiguous A), or linalg.solve's (of A
     itself: ``transposed=False``): packed LU, or the int32 pivots, as LAPACK gave it PyTorch."""
-    from .ops.linalg import lu_packed
+    from .ops.linalg_lu_decomposition import lu_packed
     from .tensor import Tensor
     A = saved["A"].unpack(node)
     part = lu_packed(A._data, transposed)[which]
@@ -291,13 +291,13 @@ def _lu(node, saved, which, transposed=None):
 
 def _lu_permutation(node, saved):
     """linalg.lu's P (gradexpr's node finds it again from A)."""
-    from .ops.linalg import _pivoting_of
+    from .ops.linalg_lu_decomposition import _pivoting_of
     return _pivoting_of(saved["A"].unpack(node))
 
 
 def _slogdet_sign(node, saved):
     """slogdet's first output, the sign of det A (its formula reads only A), shown as the node's output."""
-    from .ops.linalg import _slogdet
+    from .ops.linalg_lu_decomposition import _slogdet
     from .tensor import Tensor
     A = saved["A"].unpack(node)
     return _as_output(node, Tensor._make(_slogdet(A._data)[0], A._dtype))

@@ -40,6 +40,10 @@ def _check_device(device):
     return None if device is None else checked
 
 
+def _is_device(x):
+    return type(x).__name__ == "device" and type(x).__module__ == "torch"
+
+
 def _is_tensor(x):
     return isinstance(x, Tensor)
 
@@ -114,6 +118,8 @@ def _to_scalar(p, value):
 def _to_dtype(p, value):
     if isinstance(value, dtypes.DType):
         return value
+    if not isinstance(value, type):
+        return _NO
     return {float: dtypes.float64, int: dtypes.int64, bool: dtypes.bool_}.get(value, _NO)
 
 
@@ -129,7 +135,8 @@ _CONVERT = {
     "Scalar": _to_scalar,
     "str": lambda p, v: v if isinstance(v, str) else _NO,
     "ScalarType": _to_dtype,
-    "Device": lambda p, v: v if isinstance(v, str) or hasattr(v, "type") else _NO,
+    "Device": lambda p, v: v if isinstance(v, (str, int)) and not isinstance(v, bool) or _is_device(v) else _NO,
+    "MemoryFormat": lambda p, v: v if _short_typename(v) == "torch.memory_format" else _NO,
     "Tensor[]": lambda p, v: tuple(v) if isinstance(v, (tuple, list)) and all(map(_is_tensor, v)) else _NO,
 }
 
@@ -157,11 +164,16 @@ def _typename(value):
         if isinstance(value, tuple):
             return f"tuple of ({inner}{',' if len(value) == 1 else ''})"
         return f"list of [{inner}]"
-    return "Tensor" if _is_tensor(value) else type(value).__name__
+    return _short_typename(value)
 
 
 def _short_typename(value):
-    return "Tensor" if _is_tensor(value) else type(value).__name__
+    """The value's type as PyTorch's messages name it: its C type's ``tp_name`` (``torch.dtype``,
+    ``torch.device``), a Python class's name (``Tensor``, ``Parameter``, ``int``)."""
+    t = type(value)
+    if t.__module__ == "torch" and not _is_tensor(value):
+        return f"torch.{t.__qualname__}"
+    return t.__name__
 
 
 class Signature:
@@ -250,6 +262,7 @@ class Signature:
                 if not raise_:
                     return None
                 raise errors.TypeError(f"{label}() got multiple values for argument '{key}'")
+        missing = []
         for p in params:
             if p.name in values:
                 continue
@@ -267,7 +280,12 @@ class Signature:
             else:
                 if not raise_:
                     return None
-                raise errors.TypeError(f'{label}() missing 1 required positional arguments: "{key}"')
+                missing.append(key)
+        if missing:     # all of them, in PyTorch's words (its plural is on one, not on more)
+            names = ", ".join(f'"{key}"' for key in missing)
+            n = len(missing)
+            raise errors.TypeError(f"{label}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+                                   f"{names}")
         for key in kwargs:
             if key not in by_name:
                 if not raise_:
@@ -371,12 +389,18 @@ class Overloads:
 
 
 def _marked(sig, items, args, kwargs, method):
-    """The arguments with the ones the signature refuses between '!' (as PyTorch prints off a terminal)."""
-    params = [p for p in sig.params if not (method and (p.name == "self" or p.is_out))]
+    """The arguments with the ones the signature refuses between '!' (as PyTorch prints off a terminal).
+    PyTorch matches them against the displayed items in order, its '*' among them (which takes
+    nothing), and a ``torch.device`` item by the value's type alone."""
+    params = iter(p for p in sig.params if not (method and (p.name == "self" or p.is_out)))
+    shown = [None if item == "*" else next(params, None) for item in items]
     out = []
     for i, a in enumerate(args):
-        p = params[i] if i < len(params) else None
-        ok = p is not None and p.accepts(a) is not _NO
+        p = shown[i] if i < len(shown) else None
+        if p is not None and p.base == "Device":
+            ok = _is_device(a)
+        else:
+            ok = p is not None and p.accepts(a) is not _NO
         out.append(_typename(a) if ok else f"!{_typename(a)}!")
     for k, v in kwargs.items():
         out.append(f"{k}={_typename(v)}")

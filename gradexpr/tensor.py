@@ -317,6 +317,11 @@ class Tensor(metaclass=_TensorMeta):
         return CPU
 
     @property
+    def layout(self):
+        from .memory_format import strided
+        return strided              # (every tensor here is dense)
+
+    @property
     def is_cuda(self):
         return False
 
@@ -420,7 +425,7 @@ class Tensor(metaclass=_TensorMeta):
         from .printing import format_tensor
         fn = self._grad_fn
         tangent = _tangent_of(self) if _DUAL_LEVEL else None
-        return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else fn.type_name(),
+        return format_tensor(self._data, self._dtype.name, grad_fn=None if fn is None else _printed_node_name(fn),
                              requires_grad=self.requires_grad and fn is None,
                              tangent=None if tangent is None else repr(tangent))
 
@@ -519,3 +524,10 @@ for _cls, _name in ((Tensor, "Tensor"), (Size, "Size")):
     _cls.__module__ = "torch"
     _cls.__qualname__ = _name
     _cls.__name__ = _name
+
+
+def _printed_node_name(fn):
+    """A node's name in a tensor's ``grad_fn=<…>``: its Python type's, the C++ name's tail for the nodes
+    no Python class wraps (torch/_tensor_str.py's CppFunction case)."""
+    name = fn.type_name()
+    return fn.name().rsplit("::", 1)[-1] if name == "CppFunction" else name

@@ -5,7 +5,7 @@ checks on targets, parameters and arguments.
 from __future__ import annotations
 
 from . import ast
-from .literals import _decode_escapes, _number, _position_in, _split_string_token
+from .literals import _decode_escapes, _number, _split_string_token
 from .tokens import Tok, _at, _too_deep
 
 
@@ -757,7 +757,7 @@ class _Builder:
 
     def string(self, c):
         f, l = c[0], c[-1]
-        pieces = []         # str, or ("field", ...) parts
+        pieces = []         # str, or FormattedValue nodes
         is_f = False
         for tok in c:
             prefix, body, ql, boff = _split_string_token(tok)
@@ -766,50 +766,11 @@ class _Builder:
             raw = "r" in prefix
             if "f" in prefix:
                 is_f = True
-                from .fstrings import _scan_literal     # (loaded by the first f-string)
-                parts, _ = _scan_literal(body, 0, tok, boff, raw=raw)
-                for p in parts:
-                    if p[0] == "lit":
-                        pieces.append(p[1] if raw else _decode_escapes(p[1], tok))
-                    else:
-                        pieces.append(self._field(p, tok, boff, raw))
+                from .fstrings import f_string_pieces     # (loaded by the first f-string)
+                pieces += f_string_pieces(body, tok, boff, raw)
             else:
                 pieces.append(body if raw else _decode_escapes(body, tok))
         if not is_f:
             return ast.Constant("".join(pieces), f.line, f.col, l.end_line, l.end_col)
-        values = []
-        for p in pieces:
-            if type(p) is str:
-                if not p:
-                    continue
-                if values and type(values[-1]) is ast.Constant:
-                    values[-1].value += p
-                    continue
-                values.append(ast.Constant(p, f.line, f.col, l.end_line, l.end_col))
-            else:
-                values.append(p)
-        d = _deepest(values) + 1
-        n = ast.JoinedStr(values, f.line, f.col, l.end_line, l.end_col, d)
-        _depth(d, n)
-        return n
-
-    def _field(self, p, tok, boff, raw):
-        _kind, value, conversion, spec, fstart, fend = p
-        spec_node = None
-        if spec is not None:
-            svals = []
-            for s in spec:
-                if s[0] == "lit":
-                    text = s[1] if raw else _decode_escapes(s[1], tok)
-                    if text:
-                        line, col = _position_in(tok, boff + (s[2] or fstart))
-                        svals.append(ast.Constant(text, line, col, line, col + len(text)))
-                else:
-                    svals.append(self._field(s, tok, boff, raw))
-        line, col = _position_in(tok, boff + fstart)
-        eline, ecol = _position_in(tok, boff + fend)
-        if spec is not None:
-            sd = _deepest(svals) + 1
-            spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
-        d = max(value.depth, spec_node.depth if spec_node else 0) + 1
-        return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)
+        from .fstrings import joined_str
+        return joined_str(pieces, f, l)

@@ -12,8 +12,8 @@ interpreter looks every called builtin up in ``CALL_GUARDS`` and calls the guard
 - ``sum``/``min``/``max``/``any``/``all`` over a ``range`` or lazy iterator count its items
   as loop iterations (``max_loop_iterations``, and the wall-time check);
 - ``pow`` refuses integer results of more than ``max_int_digits`` digits (estimated first);
-- ``str``/``repr`` (and ``print``, f-strings) refuse containers too large or too deeply
-  nested to render;
+- ``str``/``repr`` (and ``print``, f-strings, ``format``, ``%``) refuse containers too large
+  or too deeply nested to render (``text_guards.py``, loaded by the first of them);
 - ``type`` only has its one-argument form.
 
 The size guards for operators (``'ab' * n``, ``l + l``, ``2 ** n``, ``1 << n``) live here too.
@@ -27,6 +27,7 @@ import sys
 import types
 
 from gradexpr import errors, limits
+from gradexpr.limits import LOG10_2 as _LOG10_2
 
 __all__ = ["BUILTINS", "CALL_GUARDS", "NAMES", "current_runtime"]
 
@@ -77,7 +78,6 @@ def check_int_digits(digits: float) -> None:
         raise limits.exceeded(f"an integer of about {int(digits):,} digits", lim, "max_int_digits")
 
 
-_LOG10_2 = 0.30102999566398120
 
 
 def _is_int(x):
@@ -205,12 +205,10 @@ def guarded_ilshift(a, b):
     return a
 
 
-_FMT_NUM = None
-
-
 def guarded_mod(a, b):
     """``a % b``; for ``'%…' % args`` refuse field widths/precisions above ``max_str_len``."""
     if type(a) is str:
+        from .text_guards import _check_percent_format, _percent_args
         _check_percent_format(a, b)
         b = _percent_args(b)
     return a % b
@@ -218,245 +216,13 @@ def guarded_mod(a, b):
 
 def guarded_imod(a, b):
     if type(a) is str:
+        from .text_guards import _check_percent_format, _percent_args
         _check_percent_format(a, b)
         b = _percent_args(b)
     a %= b
     return a
 
 
-class _Shown:
-    """A value of ``'%s' % args`` that prints as ``text`` (one of PyTorch's functions)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text):
-        self.text = text
-
-    def __str__(self):
-        return self.text
-
-    __repr__ = __str__
-
-
-def _percent_args(args):
-    """``args`` of ``'…' % args`` with PyTorch's functions (and plain containers holding them) as
-    PyTorch prints them."""
-    def shown(v):
-        t = type(v)
-        if t in CALLABLE_TYPES:
-            text = _torch_callable_text(v)
-            return v if text is None else _Shown(text)
-        if t in _PLAIN_CONTAINERS and check_render(v):
-            return _Shown(_text_with_functions(v))
-        return v
-    t = type(args)
-    if t is tuple:
-        return tuple([shown(v) for v in args])
-    if t is dict:
-        return {k: shown(v) for k, v in args.items()}
-    return shown(args)
-
-
-def _check_percent_format(fmt, args):
-    global _FMT_NUM
-    if "%" not in fmt:
-        return
-    if _FMT_NUM is None:
-        import re
-        _FMT_NUM = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?")
-    lim = limits.current().max_str_len
-    if not lim:
-        return
-    star = False
-    for m in _FMT_NUM.finditer(fmt):
-        for g in m.groups():
-            if g == "*":
-                star = True
-            elif g and len(g) > 9 or (g and int(g) > lim):
-                raise limits.exceeded(f"a format width of {g}", lim, "max_str_len")
-    vals = args if isinstance(args, tuple) else tuple(args.values()) if isinstance(args, dict) else (args,)
-    for v in vals:
-        if star and type(v) is int and v > lim:
-            raise limits.exceeded(f"a format width of {v:,}", lim, "max_str_len")
-        if isinstance(v, _CONTAINERS):
-            check_render(v)
-
-
-def check_format_spec(spec: str) -> None:
-    """Refuse a format spec whose width or precision exceeds ``max_str_len``."""
-    lim = limits.current().max_str_len
-    if not lim or not spec:
-        return
-    num = ""
-    for ch in spec + " ":
-        if ch.isdigit():
-            num += ch
-        elif num:
-            if len(num) > 9 or int(num) > lim:
-                raise limits.exceeded(f"a format width of {int(num):,}", lim, "max_str_len")
-            num = ""
-
-
-# ============================================================================ rendering guards
-
-_CONTAINERS = (list, tuple, dict, set, frozenset)
-# what PyTorch's functions and Tensor methods are here (gradexpr/callable_display.py)
-CALLABLE_TYPES = frozenset((types.FunctionType, types.MethodType, types.BuiltinFunctionType))
-_BIG = 10 ** 18
-
-
-def check_render(x) -> None:
-    """Before ``str``/``repr``/``format`` of a container: refuse one whose text would exceed
-    ``max_str_len`` characters (estimated, counting shared parts every time they print) or
-    that is nested deeper than ``max_depth`` (Python would recurse once per level). True when
-    it holds a function (which may be one of PyTorch's, printed as PyTorch prints it)."""
-    if not isinstance(x, _CONTAINERS):
-        return False
-    functions = []
-    lim = limits.current()
-    budget = lim.max_str_len or 0
-    depth_limit = lim.max_depth or 0
-    memo = {}
-    path = set()
-
-    def too_long():
-        return limits.exceeded(f"the text of a {type(x).__name__} of more than {budget:,} characters",
-                               budget, "max_str_len")
-
-    def size(v, d):
-        t = type(v)
-        if t is str:
-            return len(v) + 2
-        if t is float:
-            return len(repr(v))
-        if t is int:
-            return len(repr(v)) if -_BIG < v < _BIG else 2 + int(v.bit_length() * _LOG10_2)
-        i = id(v)
-        known = memo.get(i)
-        if known is not None:
-            return known
-        if not isinstance(v, _CONTAINERS):
-            if t in CALLABLE_TYPES:
-                functions.append(v)
-            try:
-                n = len(repr(v))        # an engine value: its own text, once per object
-            except Exception:
-                n = 8
-            memo[i] = n
-            return n
-        if i in path:
-            return 5                # printed as [...]
-        if depth_limit and d > depth_limit:
-            raise limits.exceeded("the depth of a nested value to print", depth_limit, "max_depth")
-        path.add(i)
-        total = 2
-        if isinstance(v, dict):
-            for k, w in v.items():
-                total += size(k, d + 1) + size(w, d + 1) + 4
-                if budget and total > budget:
-                    raise too_long()
-        else:
-            for w in v:
-                tw = type(w)
-                if tw is float or (tw is int and -_BIG < w < _BIG):
-                    total += len(repr(w)) + 2
-                else:
-                    total += size(w, d + 1) + 2
-                if budget and total > budget:
-                    raise too_long()
-        path.discard(i)
-        memo[i] = total
-        return total
-
-    size(x, 1)
-    return bool(functions)
-
-
-def _torch_callable_text(x):
-    """PyTorch's text for one of its functions or Tensor methods (``<built-in method dot of type
-    object at 0x…>``), or None for any other callable."""
-    from gradexpr.callable_display import display
-    return display(x)
-
-
-_PLAIN_CONTAINERS = frozenset((list, tuple, dict, set, frozenset))
-
-
-def _text_with_functions(x):
-    """Python's repr of a list, tuple, dict or set, with PyTorch's text for the functions in it
-    (the container types' own repr would call Python's repr of each). Other containers (a
-    ``torch.Size``, a namedtuple) keep their own repr."""
-    active = set()
-
-    def text(v):
-        t = type(v)
-        if t in CALLABLE_TYPES:
-            shown = _torch_callable_text(v)
-            return shown if shown is not None else repr(v)
-        if t not in _PLAIN_CONTAINERS:
-            return repr(v)
-        i = id(v)
-        if i in active:             # Python's marks of a container inside itself
-            return "[...]" if t is list else "{...}" if t is dict else "(...)" if t is tuple else "..."
-        active.add(i)
-        try:
-            if t is dict:
-                return "{" + ", ".join(f"{text(k)}: {text(w)}" for k, w in v.items()) + "}"
-            items = ", ".join(text(w) for w in v)
-            if t is list:
-                return f"[{items}]"
-            if t is tuple:
-                return f"({items},)" if len(v) == 1 else f"({items})"
-            if not v:
-                return f"{t.__name__}()"
-            return "{" + items + "}" if t is set else "frozenset({" + items + "})"
-        finally:
-            active.discard(i)
-    return text(x)
-
-
-def _pytorch_text(x):
-    """PyTorch's text for one of its functions, or for a plain container holding some; else None."""
-    if isinstance(x, _CONTAINERS):
-        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
-            return _text_with_functions(x)
-    elif type(x) in CALLABLE_TYPES:
-        return _torch_callable_text(x)
-    return None
-
-
-def safe_str(x):
-    text = _pytorch_text(x)
-    return str(x) if text is None else text
-
-
-def safe_repr(x):
-    text = _pytorch_text(x)
-    return repr(x) if text is None else text
-
-
-def safe_format(x, spec=""):
-    if spec:
-        check_format_spec(spec)
-    if isinstance(x, _CONTAINERS):
-        if check_render(x) and type(x) in _PLAIN_CONTAINERS:
-            return format(_text_with_functions(x), spec)
-    elif type(x) in CALLABLE_TYPES:
-        text = _torch_callable_text(x)
-        if text is not None:
-            if spec:        # object.__format__ refuses a spec, naming PyTorch's type of the callable
-                raise errors.TypeError(f"unsupported format string passed to {_callable_type_name(text)}.__format__")
-            return text
-    return format(x, spec)
-
-
-def _callable_type_name(text):
-    for prefix, name in (("<built-in", "builtin_function_or_method"), ("<function", "function"),
-                         ("<bound method", "method"), ("<method-wrapper", "method-wrapper"),
-                         ("<method", "method_descriptor"), ("<slot wrapper", "wrapper_descriptor")):
-        if text.startswith(prefix):
-            return name
-    return "object"
 
 
 # ============================================================================ iteration guards
@@ -531,22 +297,16 @@ def g_all(iterable, /):
     return _py.all(_bounded_input(iterable, True))
 
 
-def g_list(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return list(*args, **kwargs)
+def _materialising(container):
+    """``container(iterable, ...)`` (list, tuple, dict, set, frozenset) with the iterable bounded first."""
+    def guard(*args, **kwargs):
+        if args:
+            args = (_bounded_input(args[0], False),) + args[1:]
+        return container(*args, **kwargs)
+    return guard
 
 
-def g_tuple(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return tuple(*args, **kwargs)
-
-
-def g_dict(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return dict(*args, **kwargs)
+g_list, g_tuple, g_dict, g_set, g_frozenset = (_materialising(c) for c in (list, tuple, dict, set, frozenset))
 
 
 def g_sorted(iterable, /, *, key=None, reverse=False):
@@ -571,11 +331,13 @@ def g_pow(base, exp, mod=None):
 
 def g_str(*args, **kwargs):
     if len(args) == 1 and not kwargs:
+        from .text_guards import safe_str
         return safe_str(args[0])
     return str(*args, **kwargs)
 
 
 def g_repr(obj, /):
+    from .text_guards import safe_repr
     return safe_repr(obj)
 
 
@@ -584,6 +346,7 @@ def g_type(*args, **kwargs):
         raise errors.TypeError("type() takes 1 argument in gradexpr (the 3-argument form is not supported)")
     obj = args[0]
     t = type(obj)
+    from .text_guards import CALLABLE_TYPES
     if t in CALLABLE_TYPES or t is _Print:
         return _callable_type(obj, t)
     if t.__module__ == "gradexpr.graph" and hasattr(t, "next_functions"):
@@ -606,6 +369,7 @@ def _callable_type(obj, t):
     keep their own type (function, method)."""
     if t is _Print or t is types.BuiltinFunctionType:
         return _display_class("builtins", "builtin_function_or_method")
+    from .text_guards import _callable_type_name, _torch_callable_text
     text = _torch_callable_text(obj)
     if text is None:
         return t
@@ -647,21 +411,10 @@ def bounded_star_args(value):
     return tuple(_bounded_input(value, False))
 
 
-def g_set(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return set(*args, **kwargs)
-
-
-def g_frozenset(*args, **kwargs):
-    if args:
-        args = (_bounded_input(args[0], False),) + args[1:]
-    return frozenset(*args, **kwargs)
-
-
 def g_format(value, spec="", /):
     if not isinstance(spec, str):
         raise errors.TypeError(f"format() argument 2 must be str, not {type(spec).__name__}")
+    from .text_guards import safe_format
     return safe_format(value, spec)
 
 
@@ -735,6 +488,7 @@ class _Print:
             end = "\n"
         elif not isinstance(end, str):
             raise errors.TypeError(f"end must be None or a string, not {type(end).__name__}")
+        from .text_guards import safe_str
         text = sep.join([safe_str(a) for a in args]) + end
         check_length(len(text), "a string")
         rt = current_runtime.get()
@@ -866,6 +620,7 @@ def _format_guard(method):
     if _FORMATTER is None:
         import string
         from .interpreter.policy import attribute_getter
+        from .text_guards import safe_format, safe_repr, safe_str
 
         class Formatter(string.Formatter):
             def get_field(self, field_name, args, kwargs):

@@ -1,5 +1,6 @@
 """f-strings: scanning the literal text, fields, conversions and format specs of an
-f-string token, and parsing each field's expression.
+f-string token, parsing each field's expression, and the nodes the builder's ``string`` rule
+makes of them (loaded by the first f-string).
 """
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import re
 from gradexpr import errors
 
 from . import ast
-from .literals import _position_in
+from .builder import _deepest, _depth
+from .literals import _decode_escapes, _position_in
 from .tokens import Tok, _Fail, _syntax
 
 
@@ -283,3 +285,58 @@ def _shift(node, dline, dcol):
 def _engine():
     from .parser import _get_engine     # (the engine parses fields; it imports this module)
     return _get_engine()
+
+
+# ---------------------------------------------------------------- the nodes
+def f_string_pieces(body, tok, boff, raw):
+    """The texts and fields (FormattedValue nodes) of the body of f-string token ``tok``."""
+    pieces = []
+    parts, _ = _scan_literal(body, 0, tok, boff, raw=raw)
+    for p in parts:
+        if p[0] == "lit":
+            pieces.append(p[1] if raw else _decode_escapes(p[1], tok))
+        else:
+            pieces.append(_field(p, tok, boff, raw))
+    return pieces
+
+
+def joined_str(pieces, f, l):
+    """The JoinedStr of a string's ``pieces`` (texts and fields) from token ``f`` to ``l``: adjacent
+    texts in one Constant."""
+    values = []
+    for p in pieces:
+        if type(p) is str:
+            if not p:
+                continue
+            if values and type(values[-1]) is ast.Constant:
+                values[-1].value += p
+                continue
+            values.append(ast.Constant(p, f.line, f.col, l.end_line, l.end_col))
+        else:
+            values.append(p)
+    d = _deepest(values) + 1
+    n = ast.JoinedStr(values, f.line, f.col, l.end_line, l.end_col, d)
+    _depth(d, n)
+    return n
+
+
+def _field(p, tok, boff, raw):
+    _kind, value, conversion, spec, fstart, fend = p
+    spec_node = None
+    if spec is not None:
+        svals = []
+        for s in spec:
+            if s[0] == "lit":
+                text = s[1] if raw else _decode_escapes(s[1], tok)
+                if text:
+                    line, col = _position_in(tok, boff + (s[2] or fstart))
+                    svals.append(ast.Constant(text, line, col, line, col + len(text)))
+            else:
+                svals.append(_field(s, tok, boff, raw))
+    line, col = _position_in(tok, boff + fstart)
+    eline, ecol = _position_in(tok, boff + fend)
+    if spec is not None:
+        sd = _deepest(svals) + 1
+        spec_node = ast.JoinedStr(svals, line, col, eline, ecol, sd)
+    d = max(value.depth, spec_node.depth if spec_node else 0) + 1
+    return ast.FormattedValue(value, conversion, spec_node, line, col, eline, ecol, d)

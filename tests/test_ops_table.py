@@ -26,7 +26,8 @@ tensor = torch.tensor
 
 NODE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]*Backward[0-9]+(_copy)?$")
 # PyTorch's nodes without a derivatives.yaml entry: name() carries the C++ namespace
-SPECIAL_NODES = {"torch::autograd::CopySlices", "torch::autograd::CopyBackwards", "torch::autograd::NotImplemented"}
+SPECIAL_NODES = {"torch::autograd::CopySlices", "torch::autograd::CopyBackwards", "torch::autograd::NotImplemented",
+                 "torch::autograd::Identity"}
 
 
 @dataclass
@@ -342,6 +343,8 @@ CASES: dict[str, list[Case]] = {
     "to": [case(lambda a: a.to(torch.float32), (2, 3), eps=1e-3, atol=1e-3),
            case(lambda a: a.float().double(), (3,), eps=1e-3, atol=1e-3)],
     "alias": [case(lambda a: a[...], (2, 3))],
+    # (forward_ad.unpack_dual's primal inside a dual level, where gradcheck can't open its own)
+    "fw_primal": [case(lambda a: apply(D.fw_primal, (a,)), (2, 3))],
     "getitem_basic": [case(lambda a: a[:, 1:], (2, 3))],
     "index": [case(lambda a: a[[1, 0, 1]], (2, 3)), case(lambda a: a[COND], (2, 3))],
     "index_put": [case(lambda a, v: T._index_put_(a, (np.array([0, 1, 0]),), v, True), (2, 3), (3, 3)),
@@ -771,39 +774,6 @@ def test_the_cases_record_every_node_name_of_the_table():
     assert wanted <= produced, f"never recorded: {sorted(wanted - produced)}"
 
 
-def test_gradcheck_reports_a_wrong_derivative():
-    from gradexpr.op import Op, apply
-    wrong = Op("wrong_exp", "WrongExpBackward0", np.exp, ("self",), {"self": lambda grad, result: grad * result * 1.01})
-    x = testing.sample("real", (3,))
-    assert not testing.gradcheck(lambda a: apply(wrong, (a,)), x, raise_exception=False)
-    with pytest.raises(testing.GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
-        testing.gradcheck(lambda a: apply(wrong, (a,)), x)
-
-
-def test_gradgradcheck_reports_a_wrong_second_derivative():
-    from gradexpr.op import Op, apply
-    # first derivative right, but written with a constant where the input should be: its derivative is 0
-    frozen = Op("frozen_square", "FrozenSquareBackward0", np.square, ("self",),
-                {"self": lambda grad, self: grad * 2 * self.detach()})
-    x = testing.sample("real", (3,))
-    assert testing.gradcheck(lambda a: apply(frozen, (a,)), x)
-    assert not testing.gradgradcheck(lambda a: apply(frozen, (a,)), x, raise_exception=False)
-
-
-def test_numerical_jacobian_layout_and_values():
-    x = testing.sample("real", (2,))
-    y = testing.sample("real", (3,))
-    (jx, jy), = testing.numerical_jacobian(lambda a, b: torch.outer(a, b).reshape(-1), (x, y))
-    assert jx.shape == (6, 2) and jy.shape == (6, 3)
-    expected = np.kron(np.eye(2), y._data.reshape(3, 1))
-    np.testing.assert_allclose(jx, expected, atol=1e-8)
-
-
-def test_sample_rejects_an_unknown_domain():
-    with pytest.raises(GxError, match="unknown sampling domain"):
-        testing.sample("imaginary", (2,))
-
-
 @pytest.mark.parametrize("alias", sorted(D.ALIASES))
 def test_an_alias_is_its_target_wherever_the_target_is_bound(alias):
     from gradexpr.tensor import Tensor
@@ -831,44 +801,3 @@ def _same_function(a, b):
     return (type(a) is type(b) and a.__code__ is b.__code__ and a.__defaults__ == b.__defaults__
             and a.__kwdefaults__ == b.__kwdefaults__ and a.__dict__ == b.__dict__
             and all(x is y for x, y in zip(cells(a), cells(b))) and len(cells(a)) == len(cells(b)))
-
-
-# ------------------------------------------------------------------ forward mode (tangents)
-WITH_TANGENT = [name for name in DIFFERENTIABLE if D.TABLE[name].tangent not in (None, "not_implemented")]
-
-
-def _jvp_forward(fn, xs, vs):
-    """The tangents of ``fn``'s float outputs when the inputs carry tangents ``vs`` (forward mode)."""
-    fw = torch.autograd.forward_ad
-    with fw.dual_level():
-        outs = _outputs(fn(*[fw.make_dual(x, v) for x, v in zip(xs, vs)]))
-        return [fw.unpack_dual(o).tangent for o in outs if o.dtype.is_floating_point]
-
-
-@pytest.mark.parametrize("name", WITH_TANGENT)
-def test_entry_tangent_matches_differences_and_reverse_mode(name):
-    """Each entry's forward formula: J·v against central differences of float64 values, and against
-    reverse mode through the identity uᵀ(J·v) = (Jᵀu)ᵀ·v on random probes u, v."""
-    entry = D.TABLE[name]
-    for k, c in enumerate(CASES[name]):
-        xs = _inputs(entry, c, seed=k)
-        rng = np.random.default_rng(100 + k)
-        vs = [tensor(rng.standard_normal(x.shape), dtype=torch.float64) for x in xs]
-        tangents = _jvp_forward(c.fn, xs, vs)
-        eps = c.tol.get("eps", 1e-6)
-        with torch.no_grad():
-            plus = _outputs(c.fn(*[x + eps * v for x, v in zip(xs, vs)]))
-            minus = _outputs(c.fn(*[x - eps * v for x, v in zip(xs, vs)]))
-        outs = [o for o in _outputs(c.fn(*xs)) if o.dtype.is_floating_point]
-        plus = [o for o in plus if o.dtype.is_floating_point]
-        minus = [o for o in minus if o.dtype.is_floating_point]
-        for t, p, m, o in zip(tangents, plus, minus, outs):
-            # a float32 output (a cast) is compared at float32's precision
-            atol, rtol = (c.tol.get("atol", 1e-5), c.tol.get("rtol", 1e-3)) if o.dtype == torch.float64 else (1e-2, 1e-2)
-            assert t is not None, f"case {k} of {name}: no tangent"
-            numerical = (p._data - m._data) / (2 * eps)
-            assert np.allclose(t._data, numerical, atol=atol, rtol=rtol), (name, k, t, numerical)
-            u = tensor(rng.standard_normal(o.shape), dtype=torch.float64)
-            grads = torch.autograd.grad(o, xs, u, retain_graph=True, allow_unused=True)
-            vjp_v = sum(float((g * v).sum()) for g, v in zip(grads, vs) if g is not None)
-            assert np.isclose(float((t * u).sum()), vjp_v, atol=1e-7, rtol=1e-6), (name, k)

@@ -8,26 +8,51 @@ from .. import device as _device
 from .. import dtypes, errors
 from ..dtypes import DType
 from ..op import _grad_enabled, apply
-from .arguments import _is_tensor, _shape_args
+from ..signatures import Overloads
+from .arguments import _is_tensor, _missing, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
 
 
+_TO = Overloads("to", [(line, None) for line in (
+    "to(Tensor self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, "
+    "MemoryFormat? memory_format=None) -> Tensor",
+    "to(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
+    "-> Tensor",
+    "to(Tensor self, Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
+    "-> Tensor")])
+
+
+def _to_arguments(self, args, kwargs):
+    """``to``'s arguments by its signatures; as PyTorch's parser allows for ``to``, a Python number where
+    no signature takes it stands for a tensor of its type (``t.to(1.5)`` is ``t.to(torch.float64)``)."""
+    try:
+        return _TO.parse((self,) + args, kwargs, method=True)[1]
+    except errors.TypeError:
+        if not (args and isinstance(args[0], (float, bool))):
+            raise
+        try:
+            number = tensor(args[0], dtype=dtypes.bool_ if isinstance(args[0], bool) else dtypes.float64)
+            return _TO.parse((self, number) + args[1:], kwargs, method=True)[1]
+        except errors.TypeError:
+            pass
+        raise
+
+
 def to(self, *args, **kwargs):
-    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``; same dtype returns ``t``."""
-    dtype = kwargs.get("dtype")
-    for a in args:
-        if isinstance(a, DType) or a in (float, int, bool):
-            dtype = dtypes.resolve(a)
-        elif _is_tensor(a):
-            dtype = a._dtype
-        elif isinstance(a, (str, _device.device)) or (isinstance(a, int) and not isinstance(a, bool)):
-            _device.check_to(a)     # moving a tensor: PyTorch's errors of .to, not of a factory
-    if kwargs.get("device") is not None:
-        _device.check_to(kwargs["device"])
-    copy = kwargs.get("copy", False)
+    """``t.to(dtype)``, ``t.to(other)``, ``t.to('cpu')``, ``t.to('cpu', dtype)``: the three signatures of
+    PyTorch's ``Tensor.to`` (its errors for anything else); the same dtype without ``copy`` returns ``t``."""
+    if not kwargs and len(args) == 1 and isinstance(args[0], DType):      # (the common call)
+        values = {"dtype": args[0]}
+    else:
+        values = _to_arguments(self, args, kwargs)
+    where = values.get("device")
+    if where is not None:
+        _device.check_to(where)     # moving a tensor: PyTorch's errors of .to, not of a factory's
+    other = values.get("tensor")
+    dtype = other._dtype if other is not None else values.get("dtype")
     if dtype is None or dtype is self._dtype:
-        return clone(self) if copy else self
+        return clone(self) if values.get("copy") else self
     return apply(D.to_copy, (self,), {"dtype": dtype})
 
 
@@ -45,39 +70,79 @@ def _converter(d, name):
     _converter(dtypes.bool_, "bool"), _converter(dtypes.uint8, "byte"), _converter(dtypes.int8, "char"))
 
 
-def type_(self, dtype=None, **_):
+_KEYWORDS = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, " \
+    "bool requires_grad=False) -> Tensor"
+# the binding signatures of the methods below (hand-written in PyTorch too: ``type`` and ``new_tensor``)
+_SIGNATURES = {name: Overloads(name, [(line, None)]) for name, line in (
+    ("type", "type(Tensor self, PyObject dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) "
+             "-> Tensor"),
+    ("new_zeros", "new_zeros(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_ones", "new_ones(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_empty", "new_empty(Tensor self, SymInt[] size, " + _KEYWORDS),
+    ("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, " + _KEYWORDS),
+    ("new_tensor", "new_tensor(Tensor self, PyObject data, *, ScalarType? dtype=None, Device? device=None, "
+                   "bool requires_grad=False, bool pin_memory=False) -> Tensor"))}
+
+
+def _arguments(name, self, args, kwargs):
+    return _SIGNATURES[name].parse((self,) + args, kwargs, method=True)[1]
+
+
+def type_(self, *args, **kwargs):
+    """``t.type()`` (its legacy type name), ``t.type(torch.float64)``, ``t.type('torch.DoubleTensor')``,
+    ``t.type(torch.DoubleTensor)``, with PyTorch's errors."""
+    dtype = _arguments("type", self, args, kwargs)["dtype"] if args or kwargs else None
     if dtype is None:
         from ..graph import _TYPE_STRING
         return _TYPE_STRING[self._dtype.name]
     if isinstance(dtype, str):
-        names = {v: k for k, v in __import__("gradexpr.graph", fromlist=["_TYPE_STRING"])._TYPE_STRING.items()}
+        from ..graph import _TYPE_STRING
+        names = {v: k for k, v in _TYPE_STRING.items()}
+        if dtype not in names:
+            raise errors.ValueError(f"invalid type: '{dtype}'")
         return to(self, dtypes.by_name(names[dtype]))
     from ..legacy import typed_class_dtype
-    return to(self, typed_class_dtype(dtype) or dtype)
+    typed = typed_class_dtype(dtype)
+    if typed is None and not isinstance(dtype, DType):
+        raise errors.TypeError("dtype must be a type, str, or dtype object")
+    return to(self, typed or dtype)
 
 
 def type_as(self, other):
     return to(self, other._dtype)
 
 
-def new_zeros(self, *size, dtype=None, requires_grad=False, **_):
-    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def _new_filled(name, factory):
+    """``Tensor.new_zeros``/``new_ones``/``new_empty``: ``factory`` with the tensor's dtype by default; the
+    size as one list or as separate ints (PyTorch's parser's varargs for a lone int-list parameter)."""
+    def method(self, *args, **kwargs):
+        if args and all(_is_int(a) for a in args):
+            args = (args,)
+        v = _arguments(name, self, args, kwargs)
+        return factory(v["size"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
+                       requires_grad=v["requires_grad"])
+    method.__name__ = method.__qualname__ = name
+    return method
 
 
-def new_ones(self, *size, dtype=None, requires_grad=False, **_):
-    return ones(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def _is_int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
-def new_full(self, size, fill_value, *, dtype=None, requires_grad=False, **_):
-    return full(size, fill_value, dtype=dtype or self._dtype, requires_grad=requires_grad)
+new_zeros = _new_filled("new_zeros", zeros)
+new_ones = _new_filled("new_ones", ones)
+new_empty = _new_filled("new_empty", zeros)        # (uninitialised in PyTorch: zeros are one of its values)
 
 
-def new_tensor(self, data, *, dtype=None, requires_grad=False, **_):
-    return tensor(data, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def new_full(self, *args, **kwargs):
+    v = _arguments("new_full", self, args, kwargs)
+    return full(v["size"], v["fill_value"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
+                requires_grad=v["requires_grad"])
 
 
-def new_empty(self, *size, dtype=None, requires_grad=False, **_):
-    return zeros(*size, dtype=dtype or self._dtype, requires_grad=requires_grad)
+def new_tensor(self, *args, **kwargs):
+    v = _arguments("new_tensor", self, args, kwargs)
+    return tensor(v["data"], dtype=v["dtype"] or self._dtype, device=v["device"], requires_grad=v["requires_grad"])
 
 
 def is_tensor(obj) -> bool:
@@ -118,6 +183,8 @@ def numel(input) -> int:
 
 def sum_to_size(self, *size):
     """Sum ``self`` down to ``size`` (the reverse of broadcasting): the engine's gradient reduction."""
+    if not size:
+        raise _missing("sum_to_size", "size")
     shape = _shape_args(size)
     if not shape:
         return apply(D.sum_all, (self,))     # at::sum_to's rule for a 0-d target: a full sum (SumBackward0)

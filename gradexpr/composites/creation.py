@@ -270,7 +270,7 @@ def linspace(start, end, steps=None, *, dtype=None, device=None, requires_grad=F
         raise errors.RuntimeError("number of steps must be non-negative")
     _check_new_shape((steps,))
     d = _dtype_arg(dtype, dtypes.default_float)
-    if d.name in ("float32", "float64"):
+    if d.name in ("float32", "float64", "float16"):
         from .. import range_factories
         arr = range_factories.linspace_values(start, end, steps, d.np)
     elif steps == 1:

@@ -1,6 +1,6 @@
 """Matrix factorizations, solvers and functions of a matrix (``torch.linalg.cholesky``, ``solve``, ``qr``,
 ``eigh``, ``slogdet``, ``matrix_exp``, ``pinv`` … and their older ``torch.X`` forms), and ``torch.unique``:
-PyTorch's argument checks, errors and named results around the op table's entries (``ops/linalg.py``).
+PyTorch's argument checks, errors and named results around the op table's entries (``ops/linalg_*.py``).
 """
 from __future__ import annotations
 

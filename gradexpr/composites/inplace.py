@@ -117,7 +117,9 @@ def resize_(self, *size, memory_format=None):
     """``Tensor.resize_``: the tensor takes the new shape over its own memory, read in memory order from its
     first element; elements beyond it are new (PyTorch leaves them uninitialized: zeros here). The same shape
     changes nothing (strides kept). A tensor that requires grad cannot be resized."""
-    from .arguments import _shape_args
+    from .arguments import _missing, _shape_args
+    if not size:
+        raise _missing("resize_", "size")
     shape = _shape_args(size, "resize_", "size")
     if self._requires_grad:
         raise errors.RuntimeError("cannot resize variables that require grad")

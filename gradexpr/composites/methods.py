@@ -131,7 +131,7 @@ def _cpu(self, *, memory_format=None):
 
 def _cuda(self, device=None, *args, **kwargs):
     from .. import device as _device
-    return _device.check_to("cuda")
+    return _device.check_to("cuda" if device is None else device)
 
 
 _METHODS = {

@@ -10,10 +10,53 @@ from .. import dtypes, errors
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..op import bump_version
-from ..signatures import _check_device
+from ..signatures import Overloads, _check_device
 from ..tensor import Size, Tensor
 from .arguments import _UNSET, _check_new_shape, _dtype_arg, _finish, _is_tensor, _no_overload, _scalar, _shape_args
 from .creation import _size_keyword
+
+
+# PyTorch's binding signatures of the random factories written here by hand: a keyword outside them, or a
+# value of the wrong type, is the parser's TypeError (its list of overloads), as in PyTorch
+_LIKE = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+         "bool pin_memory=False, bool requires_grad=False) -> Tensor")
+_FACTORY = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool pin_memory=False, " \
+           "bool requires_grad=False) -> Tensor"
+
+
+def _overloads(name, heads, tail):
+    """The overloads ``name(head, *, [Generator generator, ]tail)`` of each head, with and without a generator,
+    as PyTorch lists them."""
+    lines = []
+    for head in heads:
+        lines.append(f"{name}({head}, *, Generator generator, {tail}")
+        lines.append(f"{name}({head}, *, {tail}")
+    return Overloads(name, [(line, None) for line in lines])
+
+
+_SIGNATURES = {
+    "rand_like": _overloads("rand_like", ["Tensor self"], _LIKE),
+    "randn_like": _overloads("randn_like", ["Tensor self"], _LIKE),
+    "randint_like": _overloads("randint_like", ["Tensor self, int low, int high", "Tensor self, Tensor high",
+                                                "Tensor self, int high"], _LIKE),
+    "randperm": _overloads("randperm", ["int n"], "Tensor(a!)? out=None, " + _FACTORY),
+    "randint": _overloads("randint", ["int high, int[] size", "int low, int high, int[] size"],
+                          "Tensor(a!)? out=None, " + _FACTORY),
+    "normal": Overloads("normal", [(line, None) for line in (
+        "normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
+        "normal(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
+        "normal(float mean, Tensor std, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
+        "normal(float mean, float std, int[] size, *, Generator? generator=None, Tensor(a!)? out=None, " + _FACTORY)]),
+}
+
+
+def _checked(name, args, kwargs, known, **given):
+    """PyTorch's TypeError for a keyword ``name``'s signatures do not take (or a value they refuse), and its
+    error for a device other than the CPU. ``given``: the keywords the function names, where not None."""
+    kwargs = dict(kwargs, **{k: v for k, v in given.items() if v is not None})
+    if kwargs.keys() - known:
+        _SIGNATURES[name].parse(args, kwargs)
+    _check_device(kwargs.get("device"))
 
 
 def _rng():
@@ -92,14 +135,19 @@ def _laid_out_row_major(input) -> bool:
     return _VMAP or input._data.ndim < 2 or input._data.flags.c_contiguous
 
 
-def rand_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+_LIKE_KEYWORDS = frozenset(("dtype", "requires_grad", "generator", "memory_format", "layout", "device", "pin_memory"))
+
+
+def rand_like(input, *, dtype=None, requires_grad=False, generator=None, **kwargs):
+    _checked("rand_like", (input,), kwargs, _LIKE_KEYWORDS, dtype=dtype)
     if _laid_out_row_major(input):
         return rand(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
     d = _dtype_arg(dtype, input._dtype)
     return _finish(_permuted_like(input, d, lambda n: _rng().rand((n,), d.name, generator=generator)), requires_grad)
 
 
-def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
+def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **kwargs):
+    _checked("randn_like", (input,), kwargs, _LIKE_KEYWORDS, dtype=dtype)
     if _laid_out_row_major(input):
         return randn(input._data.shape, dtype=dtype or input._dtype, requires_grad=requires_grad, generator=generator)
     d = _dtype_arg(dtype, input._dtype)
@@ -109,8 +157,9 @@ def randn_like(input, *, dtype=None, requires_grad=False, generator=None, **_):
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-            **_):
-    _check_device(device)
+            **kwargs):
+    _checked("randint", args, kwargs, frozenset(("out", "layout", "pin_memory", "device")), device=device,
+             low=low, high=high, size=size)
     # low=, high= and size= by keyword fill the places of randint(low, high, size) after the positional ones
     args = list(args)
     if low is not None or high is not None:
@@ -136,14 +185,15 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
                                                  d), shape), requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **_):
+def randint_like(input, low=0, high=None, *, dtype=None, generator=None, **kwargs):
+    _checked("randint_like", (input, low) + (() if high is None else (high,)), kwargs, _LIKE_KEYWORDS, dtype=dtype)
     if high is None:
         low, high = 0, low
     return randint(low, high, input._data.shape, dtype=dtype or input._dtype, generator=generator)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **_):
-    _check_device(device)
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
+    _checked("randperm", (n,), kwargs, frozenset(("out", "layout", "pin_memory", "device")), device=device)
     _check_new_shape((n,))
     d = _dtype_arg(dtype, dtypes.int64)
 
@@ -153,7 +203,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _finish(_drawn(draw, (int(n),)), requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **_):
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad=False, **kwargs):
+    _checked("normal", (mean, std) + (() if size is None else (size,)), kwargs,
+             frozenset(("out", "layout", "pin_memory", "device")))
     if _is_tensor(mean) or _is_tensor(std):
         m = mean._data if _is_tensor(mean) else mean
         s = std._data if _is_tensor(std) else std

@@ -455,7 +455,7 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        _check_device("cuda")
+        _check_device("cuda" if device is None else device)
         return self
 
     def share_memory(self):

@@ -284,10 +284,11 @@ def vector_erf(dtype):
 
 
 def _gelu_backward_any_float(g, x, approximate="none"):
-    """float16 as ATen computes it, in float32 through its own kernel (oneDNN takes float32 tensors only)."""
+    """float16 as PyTorch computes it: in float32 (through oneDNN for a contiguous tensor, as for float32),
+    rounded back to half."""
     if x.dtype == np.float16:
         f32 = np.float32
-        return _gelu_backward(g.astype(f32), x.astype(f32), approximate, onednn=False).astype(np.float16)
+        return _gelu_backward(g.astype(f32), x.astype(f32), approximate).astype(np.float16)
     return _gelu_backward(g, x, approximate)
 
 

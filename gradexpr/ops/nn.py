@@ -161,6 +161,8 @@ def _gelu(a, approximate="none"):
     the vector loop's runs and the C library's on the tails; the erf form of a contiguous float32 input
     with oneDNN's kernel (onednn_gelu.py), else ATen's with its vectorized erf (backward_ops.vector_erf)
     on the vector runs and the C library's on the tails."""
+    if a.dtype == np.float16:
+        return _gelu_half(a, approximate)
     if approximate == "tanh":
         vector = sleef.vector_function("tanh", a.dtype)
         if vector is None:
@@ -173,6 +175,22 @@ def _gelu(a, approximate="none"):
         return _gelu_loop(a, lambda x: _bw.gelu_erf(x, _bw.vector_erf(a.dtype)),
                           lambda x: _bw.gelu_erf(x, lambda v: sleef.libm("erf", v)))
     return _bw.gelu_erf(a, _erf).astype(a.dtype)
+
+
+def _gelu_half(a, approximate):
+    """GELU of halves in float32, rounded back: the erf form of a contiguous tensor through oneDNN's float32
+    kernel (as PyTorch hands it over), else GeluKernelImpl's reduced-precision branch: each run of two
+    vectors of halves (and each tail element) converted to float32, through float32's formula (SLEEF's tanhf,
+    ATen's erf polynomial; the C library's on the tails)."""
+    f32, half = np.dtype(np.float32), np.float16
+    if approximate != "tanh" and _bw.gelu_by_onednn(a.astype(f32)):
+        return onednn_gelu.gelu(a.astype(f32)).astype(half)
+    if approximate == "tanh":
+        vector_tanh = sleef.vector_function("tanh", f32)
+        return _gelu_loop(a, lambda x: _bw.gelu_tanh(x.astype(f32), vector_tanh).astype(half),
+                          lambda x: _bw.gelu_tanh(x.astype(f32), lambda v: sleef.libm("tanh", v)).astype(half))
+    return _gelu_loop(a, lambda x: _bw.gelu_erf(x.astype(f32), _bw.vector_erf(f32)).astype(half),
+                      lambda x: _bw.gelu_erf(x.astype(f32), lambda v: sleef.libm("erf", v)).astype(half))
 
 
 def _gelu_loop(a, vector, scalar):

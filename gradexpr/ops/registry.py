@@ -3,7 +3,7 @@
 gradexpr's counterpart of PyTorch's ``native_functions.yaml`` and
 ``tools/autograd/derivatives.yaml`` together: one entry per op (per overload that
 records its own node), added by one ``op(...)`` call in the family file it belongs
-to (``pointwise``, ``reductions``, ``linalg``, ``shape``, ``indexing``, ``nn``), or
+to (``pointwise``, ``reductions``, ``linalg*``, ``shape``, ``indexing``, ``nn*``), or
 one ``alias(...)`` line in ``aliases.py``. ``surface.py`` binds the public names
 from the entries; nothing else registers an op. (A new, renamed or moved entry also needs
 ``python tools/gen_op_catalogue.py``, which records which family holds which name so that a
@@ -78,10 +78,13 @@ VARIANTS = frozenset(("function", "method", "inplace", "F", "linalg", "special")
 # The families imported when a program first uses one of their entries (``_catalogue.py`` says which
 # family holds which name), in the table's order; ``ops/__init__`` imports the others at once, and the
 # late families come with torch.nn (below).
-LAZY_FAMILIES = ("backward_ops", "special", "reductions", "linalg", "shape", "indexing", "nn", "nn_layers")
+LAZY_FAMILIES = ("backward_ops", "special", "reductions", "sorting", "linalg", "linalg_triangular",
+                 "linalg_lu_decomposition", "linalg_orthogonal", "linalg_vectors", "shape", "indexing", "nn",
+                 "nn_layers")
 # the table's order: its entries family by family, in this order
-FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "linalg", "shape", "indexing", "nn",
-                "nn_layers", "aliases")
+FAMILY_ORDER = ("common", "backward_ops", "pointwise", "special", "reductions", "sorting", "linalg",
+                "linalg_triangular", "linalg_lu_decomposition", "linalg_orthogonal", "linalg_vectors", "shape",
+                "indexing", "nn", "nn_layers", "aliases")
 
 
 class _Table(MadeOnUse):

@@ -399,6 +399,10 @@ to_copy = op("to", "ToCopyBackward0", lambda a, dtype: a.astype(dtype.np),
              self=lambda grad, self_dtype: grad.to(self_dtype), dtype=_to_dtype, domain="real", forward_ad="linear")
 alias = op("alias", "AliasBackward0", lambda a: a.view(), self=lambda grad: grad, dtype="first", view=True,
            domain="real", forward_ad="linear")
+# unpack_dual's primal (aten::_fw_primal): a view whose node is PyTorch's C++ Identity, which no Python class
+# wraps (its repr says CppFunction, a tensor's grad_fn=<Identity>)
+fw_primal = op("fw_primal", "torch::autograd::Identity", lambda a: a.view(), self=lambda grad: grad, dtype="first",
+               view=True, domain="real", forward_ad="linear")
 
 
 # ============================================================ unfold: the windows of one dim as a new last dim
@@ -482,7 +486,7 @@ batch_rules("shape", "view", "reshape_alias", "unsafe_view", "expand")
 batch_rules("t", "t", "t_inplace")
 batch_rules("permute", "permute")
 batch_rules("dims", "transpose", "transpose_inplace", "squeeze_dim", "squeeze_dims", "squeeze_inplace_dim",
-            "squeeze_inplace_dims", "narrow", "split", "select", "unbind",
+            "squeeze_inplace_dims", "narrow", "split", "split_with_sizes", "select", "unbind",
             "diagonal", "flip", "cat", "unfold")
 batch_rules("new_dim", "unsqueeze", "unsqueeze_inplace", "stack")
 batch_rules("squeeze", "squeeze", "squeeze_inplace")

@@ -92,10 +92,7 @@ class ExpressionCompiler:
                               self.expr(v.format_spec, scope) if v.format_spec is not None else None, v))
         parts = tuple(parts)
         loc = self.loc
-        safe_format = _b.safe_format
-        safe_repr, safe_str = _b.safe_repr, _b.safe_str
-        check_render = _b.check_render
-        containers = _b._CONTAINERS
+        from ..text_guards import _CONTAINERS as containers, check_render, safe_format, safe_repr, safe_str
 
         def fstring(fr):
             out = []

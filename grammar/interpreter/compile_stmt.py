@@ -371,8 +371,9 @@ class StatementCompiler:
                 if mf is None:
                     raise loc(errors.AssertionError(""), s)
                 m = mf(fr)
+                from ..text_guards import safe_str
                 try:
-                    text = _b.safe_str(m)
+                    text = safe_str(m)
                 except Exception as e:
                     raise loc(e, s.msg)
                 raise loc(errors.AssertionError(text), s)

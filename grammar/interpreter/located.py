@@ -119,6 +119,8 @@ def _callee_error(exc, f, name, args, attribute_call=False):
     if getattr(f, "__name__", None) == "linalg_" + name:
         name = f.__name__               # torch.linalg.X's parser says linalg_X(), its native name
     owner = getattr(f, "__self__", None)
+    if not attribute_call and type(owner).__name__ in _TENSOR_CLASSES:
+        name = _bound_name(owner, f, name)
     if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
         worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
         if worded is not None:
@@ -135,8 +137,8 @@ def _callee_error(exc, f, name, args, attribute_call=False):
             return exc
         new = errors.TypeError(f"{name}(): argument '{_parameter_name(f, position)}' (position {position + 1}) "
                                f"must be Tensor, not {not_tensor[1]}")
-    elif kind is TypeError and (missing := _MISSING.match(message)) and module.startswith("gradexpr.composites.") \
-            and name not in _PYTHON_LEVEL:
+    elif kind is TypeError and (missing := _MISSING.match(message)) and \
+            module.startswith(("gradexpr.composites.", "gradexpr.tensor")) and name not in _PYTHON_LEVEL:
         # PyTorch's argument parser, not Python, reports it: 'roll() missing 1 required positional
         # arguments: "shifts"' (its plural is on 1, not on more: that is how it reads)
         n = int(missing[1])
@@ -153,6 +155,14 @@ def _callee_error(exc, f, name, args, attribute_call=False):
 _TENSOR_CLASSES = frozenset(("Tensor", "Parameter"))
 _TAKES = re.compile(r"[\w.<>]+\(\) takes (?:from (\d+) to )?(\d+) positional arguments? but (\d+) (?:was|were) given$")
 _UNEXPECTED_KEYWORD = re.compile(r"[\w.<>]+\(\) got an unexpected keyword argument '\w+'$")
+
+
+def _bound_name(owner, method, fallback):
+    """The name a tensor's method is bound under (``m = x.add; m()`` is add's call, as PyTorch's parser
+    names it, not ``m``'s)."""
+    func = getattr(method, "__func__", None)
+    names = [key for cls in type(owner).__mro__ for key, value in vars(cls).items() if value is func]
+    return next((key for key in names if not key.startswith("__")), names[0] if names else fallback)
 
 
 def _tensor_method_error(kind, message, f, owner, name, attribute_call):
