@@ -284,7 +284,7 @@ CASES: dict[str, list[Case]] = {
     "linalg_lstsq_solution": [case(lambda a, b: torch.linalg.lstsq(a, b).solution, (4, 3), (4, 2)),
                               case(lambda a, b: torch.linalg.lstsq(a, b).solution, (2, 4), (2,))],
     "linalg_lstsq_residuals": [case(lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").residuals, (4, 2), (4, 3))],
-    "linalg_lstsq": [case(lambda a, b: tuple(torch.linalg.lstsq(a, b, driver="gelss")[:2]), (4, 2), (2, 4, 1))],
+    "linalg_lstsq": [case(lambda a, b: tuple(torch.linalg.lstsq(a, b, driver="gelss")[:2]), (2, 4, 2), (2, 4, 1))],
     "linalg_pinv": [case(lambda a: torch.linalg.pinv(a), (3, 2)), case(lambda a: torch.pinverse(a), (2, 3)),
                     case(lambda a: torch.linalg.pinv(a @ a.mT, hermitian=True), (3, 3))],
     # shape

@@ -415,6 +415,9 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     if A._dtype is not B._dtype:
         raise errors.RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
                                   f"input's dtype {A._dtype._scalar_name} and other's dtype {B._dtype._scalar_name}")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise errors.RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                                  "(input.dim() - other.dim()) <= 1")
     _floating(A, "torch.linalg.lstsq")
     if A._dtype.name not in _LAPACK_DTYPES:
         raise errors.RuntimeError("This function doesn't handle types other than float and double")

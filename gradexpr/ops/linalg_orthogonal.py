@@ -377,7 +377,7 @@ def _lstsq_grad(gX, gL, A, B, X, output_mask):
             term = (g * residual).matmul(X_matrix.mT) * 2
             gA = term if gA is None else gA + term
         if output_mask[1]:
-            term = g * residual * -2
+            term = g * -2 * residual        # (linalg_lstsq_backward's order: the Scalar product first)
             term = term.squeeze(-1) if vector else term
             gB = term if gB is None else gB + term
     return gA, gB
