@@ -164,7 +164,7 @@ def _qr_grad(gQ, gR, Q, R, mode):
     if m >= n:
         upper = gA.triu()
         sym = upper + upper.mT
-        sym = sym - sym.diagonal(0, -2, -1).diag_embed() * 0.5
+        sym.diagonal(0, -2, -1).mul_(0.5)      # (in place on the diagonal, as ATen's syminvadj: CopySlices)
         gA = Q.matmul(sym)
         if gQ is not None:
             gA = gA + gQ
