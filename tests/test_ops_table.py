@@ -678,7 +678,6 @@ for _name, _entry in D.TABLE.items():
 NOT_IMPLEMENTED = {
     "floor_divide": lambda x: x // 2.0,
     "remainder_scalar_self": lambda x: 2.0 % x,
-    "svd_backward": lambda x: torch.autograd.grad(torch.linalg.svdvals(x).sum(), x, create_graph=True)[0],
     "heaviside": lambda x: torch.heaviside(x, torch.tensor(0.5, dtype=x.dtype)),
     "hardsigmoid_backward": lambda x: torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)[0],
     "cdist_backward": lambda x: torch.autograd.grad(torch.cdist(x, x.flip(0)).sum(), x, create_graph=True)[0],
