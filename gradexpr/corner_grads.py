@@ -102,23 +102,27 @@ def _cumprod_grad_by_slices(grad, self, dim, stacked):
     return out
 
 
-def _atan2_recip(self, other):
-    # atan2_backward: denom.reciprocal(), masked_fill_ with 0 where denom is 0
+def atan2_grads(grad, self, other, output_mask=(True, True)):
+    """FunctionsManual's atan2_backward, one call for both inputs (derivatives.yaml's ``self, other``):
+    the reciprocal of self² + other² (masked to 0 where that is 0) made once and shared."""
     denom = self * self + other * other
-    return denom.reciprocal().masked_fill(denom == 0, 0.0)
-
-
-def atan2_self_grad(grad, self, other):
-    return grad * other * _atan2_recip(self, other)
-
-
-def atan2_other_grad(grad, self, other):
-    return grad * -self * _atan2_recip(self, other)
+    recip = denom.reciprocal().masked_fill(denom == 0, 0.0)
+    return (grad * other * recip if output_mask[0] else None,
+            grad * -self * recip if output_mask[1] else None)
 
 
 def zero_grad(grad):
     """``zeros_like(grad)``: the gradient of a piecewise-constant op."""
     return _T().zeros_like(grad)
+
+
+def efficient_zero(grad):
+    """ATen's ``_efficientzerotensor`` (sgn's gradient for a real input): zeros the engine adds to
+    another gradient without changing it (graph.EFFICIENT_ZEROS)."""
+    from .graph import EFFICIENT_ZEROS
+    zeros = zero_grad(grad)
+    EFFICIENT_ZEROS[id(zeros)] = zeros
+    return zeros
 
 
 def evenly_distribute(grad, self, result):

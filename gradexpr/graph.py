@@ -17,6 +17,7 @@ import itertools
 import sys
 import weakref
 
+import numpy as np
 from numpy import add as np_add
 
 from . import errors
@@ -202,9 +203,10 @@ class Node:
             # PyTorch's fallback node has edges only to the inputs that require grad
             return tuple(_edge(n) for n in self._next if n is not None)
         edges = self._edge_mask()
+        absent = ((None, 0),) * getattr(op, "absent_edges", 0)
         if edges is None:
-            return tuple(_edge(n) for n in self._next)
-        return tuple(_edge(n) for n, e in zip(self._next, edges) if e)
+            return tuple(_edge(n) for n in self._next) + absent
+        return tuple(_edge(n) for n, e in zip(self._next, edges) if e) + absent
 
     def _edge_mask(self):
         """Which of ``_next`` PyTorch lists in next_functions (None: all)."""
@@ -644,9 +646,24 @@ def _held_by(buffers, g) -> int:
     return sum(1 for v in buffers.values() if v is g)
 
 
+# ATen's efficient zero tensors (_efficientzerotensor: sgn's gradient for real inputs) the engine holds:
+# added to a gradient they give its values back unchanged (a -0 stays -0), as ATen's zero-tensor add does
+EFFICIENT_ZEROS = weakref.WeakValueDictionary()      # id -> the tensor (a WeakSet would compare tensors)
+
+
+def _without_efficient_zero(t):
+    """``t``, or for an efficient zero the additive identity of every float, -0.0 (no history)."""
+    if EFFICIENT_ZEROS.get(id(t)) is not t:
+        return t
+    from .tensor import Tensor
+    return Tensor._make(np.full(t._data.shape, -0.0, t._data.dtype), t._dtype)
+
+
 def _add_into(old, g):
     """``old + g``, written into ``old``'s memory when the engine alone holds it (``old`` in the
     buffers dict and in the caller's local, as measured) and no graph is being recorded."""
+    if EFFICIENT_ZEROS:
+        old, g = _without_efficient_zero(old), _without_efficient_zero(g)
     if (g._dtype is old._dtype and old._data.size >= _STEAL_MIN and g._data.shape == old._data.shape
             and not _grad_enabled.get() and _refs(old) == _IN_BUFFER + 1 and _owns_memory(old)):
         data = old._data

@@ -248,6 +248,9 @@ def _nll_loss_nd(input, target, weight, r, ignore_index):
     if weight is not None and (weight.dim() != 1 or weight.numel() != classes):
         raise errors.RuntimeError(f"weight tensor should be defined either for all {classes} classes or no classes "
                                   f"but got weight tensor of shape: {list(weight.shape)}")
+    if weight is not None and weight._dtype is not input._dtype:     # (the kernel reads weight as input's type)
+        raise errors.RuntimeError(f"expected scalar type {input._dtype._scalar_name} but found "
+                                  f"{weight._dtype._scalar_name}")
     params = {}
     if r != "mean":
         params["reduction"] = r
@@ -302,8 +305,9 @@ def _cross_entropy_probabilities(input, target, weight, r, label_smoothing, clas
     if label_smoothing > 0:
         if label_smoothing > 1:
             raise errors.RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-        target = apply(D.add, (apply(D.mul_scalar, (target,), {"other": 1 - label_smoothing}),
-                               label_smoothing / classes))
+        # ATen's target * (1 - label_smoothing) + label_smoothing / n_classes: mul.Scalar, then add.Scalar
+        target = apply(D.add_scalar, (apply(D.mul_scalar, (target,), {"other": 1 - label_smoothing}),),
+                       {"other": label_smoothing / classes})
     terms = logp * target
     if weight is not None:
         terms = terms * (_weight_view(weight, input.dim(), 1) if input.dim() > 1 else weight)

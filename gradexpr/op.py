@@ -826,13 +826,28 @@ def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     # node on the logical tensors, write_inplace writes the physical values back)
     check_inplace(t, args)
     # the formula reads the old value of t: give it its own copy
-    old = copy_with_history(t) if recording and "self" in op.save_names((True,) * (len(args) + 1)) else t
+    reads_old = recording and "self" in op.save_names((True,) * (len(args) + 1))
+    old = copy_with_history(t) if reads_old else t
     result = apply(op, (old, *args), params)
     node = result._grad_fn
+    if reads_old:
+        save_original_self(node, old)
     write_inplace(t, result)
     if node is not None:
         save_inplace_result(t, node)
     return t
+
+
+def save_original_self(node, old):
+    """After ``t.op_()`` recorded ``node`` from ``old``, the copy of ``t``'s old value its formulas read:
+    ATen's in-place kernels save that value as ``self.clone()``, made right after the op's node, a node
+    of its own (CloneBackward0, the later sequence number) that a gradient taken through it reaches."""
+    if node is None or not old._requires_grad or type(node._saved) is not dict:
+        return
+    saved = node._saved.get("self")
+    if type(saved) is SavedTensor and saved.tensor is old:
+        from .ops import TABLE
+        node._saved["self"] = SavedTensor(apply(TABLE["clone"], (old,)))
 
 
 def copy_with_history(t: Tensor) -> Tensor:

@@ -173,9 +173,10 @@ _PRESENTED = {
                                  "result2": lambda n, s: _batch_stat(n, s, "save_invstd")},
     "NativeGroupNormBackward0": {"result1": lambda n, s: _group_norm_stat(n, s, "mean"),
                                  "result2": lambda n, s: _group_norm_stat(n, s, "rstd")},
-    "LinalgSvdBackward0": {"S": lambda n, s: _singular_values(n, s), "U": lambda n, s: _as_output(n, s["U"]),
-                           "Vh": lambda n, s: _as_output(n, s["Vh"]), "full_matrices": lambda n, s: False,
-                           "S_sym_argsize_minus_1": lambda n, s: int(s["U"].shape[-1])},
+    "LinalgSvdBackward0": {"S": lambda n, s: _as_output(n, s["S"]) if "S" in s else _singular_values(n, s),
+                           "U": lambda n, s: _as_output(n, s["U"]), "Vh": lambda n, s: _as_output(n, s["Vh"]),
+                           "full_matrices": lambda n, s: bool(s.get("full_matrices", False)),
+                           "S_sym_argsize_minus_1": lambda n, s: int(_as_output(n, s["U"]).shape[-1])},
     "GatherBackward0": {"sparse_grad": lambda n, s: False},
     "EmbeddingBackward0": {"scale_grad_by_freq": lambda n, s: s.get("scale_grad_by_freq", False),
                            "sparse": lambda n, s: False,
@@ -234,7 +235,8 @@ def _batch_stat(node, saved, name):
 
 
 def _singular_values(node, saved):
-    """svdvals' output S (the node keeps it; gradexpr's formula reads only U and Vh): A's singular values."""
+    """svdvals' output S (a node that keeps only U and Vh, as gradexpr's svdvals entry): A's singular values;
+    linalg.svd's node keeps S itself."""
     from .tensor import Tensor
     from .ops.linalg_orthogonal import _svdvals
     A = saved["A"].unpack(node)

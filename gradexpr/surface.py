@@ -183,7 +183,7 @@ def _inplace(overloads):
             entry, params = lone[0]
             return apply_inplace(entry, self, (), params)
         sig, values = overloads.parse((self,) + args, kwargs, method=True, label=name)
-        entry = sig.entry
+        entry = sig.entry.inplace_entry or sig.entry
         if not lone and not args and not kwargs:
             lone.extend(filter(None, [_lone_tensor_call(entry, values)]))
         if entry.prepare is None:

@@ -17,6 +17,16 @@ def late_cases(torch, F, case):
         return F.rrelu(a * 1, 0.1, 0.3, training=True, inplace=True)
 
     sign = torch.tensor([[1.0, -1.0, -1.0], [1.0, 1.0, -1.0]], dtype=torch.float64)
+
+    def soft_margin_backward(reduction):
+        """soft_margin_loss's gradient as a function of (input, grad_output), taken with create_graph:
+        it records the fused soft_margin_loss_backward, differentiated again by the checks."""
+        def call(x, g):
+            with torch.enable_grad():
+                x = x if x.requires_grad else x.detach().requires_grad_()
+                loss = F.soft_margin_loss(x, sign, reduction=reduction)
+                return torch.autograd.grad(loss, x, g, create_graph=True)[0]
+        return call
     classes = torch.tensor([1, 0])
     label_sets = torch.tensor([[1, -1, 0], [2, 0, -1]])
     pairs = torch.tensor([1, -1])
@@ -25,6 +35,8 @@ def late_cases(torch, F, case):
         # losses (ops/nn_losses.py)
         "soft_margin_loss": [case(lambda a: F.soft_margin_loss(a, sign), (2, 3)),
                              case(lambda a: F.soft_margin_loss(a, sign, reduction="none"), (2, 3))],
+        "soft_margin_loss_backward": [case(soft_margin_backward("mean"), (2, 3), ()),
+                                      case(soft_margin_backward("none"), (2, 3), (2, 3))],
         "multi_margin_loss": [case(lambda a: F.multi_margin_loss(a, classes), (2, 3), twice=False),
                               case(lambda a: F.multi_margin_loss(a, classes, p=2, margin=3.0, reduction="none"),
                                    (2, 3), twice=False)],
@@ -43,11 +55,11 @@ def late_cases(torch, F, case):
                                       case(lambda a, w, b: F.group_norm(a, 1, w, b, eps=0.1), (2, 3), (3,), (3,))],
         "native_group_norm_nobias_outputs": [case(lambda a: F.group_norm(a, 3), (2, 6, 2))],
         "fractional_max_pool2d": [case(lambda x: F.fractional_max_pool2d(x, 2, output_size=(3, 2),
-                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]])),
+                                                                          _random_samples=torch.tensor([[[0.3, 0.7]]], dtype=x.dtype)),
                                        (1, 1, 5, 4))],
         "fractional_max_pool3d": [case(lambda x: F.fractional_max_pool3d(x, 2, output_size=2,
-                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]])),
-                                       (1, 1, 4, 3, 4))],
+                                                                          _random_samples=torch.tensor([[[0.2, 0.5, 0.9]]], dtype=x.dtype)),
+                                       (1, 1, 4, 4, 5))],
         # CTC: PyTorch's gradient is the one through log_softmax (its formula is for normalised log_probs)
         "ctc_loss": [case(lambda x: F.ctc_loss(x.log_softmax(2), torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2],
                                                reduction="none"), (5, 2, 4)),

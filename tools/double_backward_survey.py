@@ -74,7 +74,8 @@ def survey(label, fn, xs):
             if not level:
                 break
     except Exception as e:
-        print(label, "error", type(e).__name__)
+        # (the class's name from its repr: gradexpr's language has no dunder attributes)
+        print(label, "error", str(type(e)).split("'")[1].split(".")[-1])
 '''
 
 

@@ -315,16 +315,25 @@ def _check_eigh(A, UPLO, name):
 
 def linalg_eigh(A, UPLO="L", *, out=None):
     """(eigenvalues, eigenvectors) as ``torch.return_types.linalg_eigh``, one LinalgEighBackward0 node."""
-    params = {"UPLO": _check_eigh(A, UPLO, "linalg.eigh")}
+    return named_result("linalg_eigh", "eigenvalues", "eigenvectors")(*_eigh_outputs(A, _check_eigh(A, UPLO,
+                                                                                                    "linalg.eigh")))
+
+
+def _eigh_outputs(A, UPLO):
+    """ATen's _linalg_eigh with the eigenvectors: both outputs of one LinalgEighBackward0 node."""
+    params = {"UPLO": UPLO}
     parts = [apply(D.linalg_eigh_eigenvalues, (A,), params), apply(D.linalg_eigh_eigenvectors, (A,), params)]
     share_node(D.linalg_eigh, (A,), params, parts)
-    return named_result("linalg_eigh", "eigenvalues", "eigenvectors")(*parts)
+    return parts
 
 
 def linalg_eigvalsh(A, UPLO="L", *, out=None):
-    """The eigenvalues alone: the eigenvectors computed only when A may need a gradient, as ATen's."""
-    params = {"UPLO": _check_eigh(A, UPLO, "linalg.eigvalsh"), "compute_v": _may_require_grad(A)}
-    return apply(D.linalg_eigh_eigenvalues, (A,), params)
+    """The eigenvalues alone: the eigenvectors computed only when A may need a gradient, as ATen's, and
+    then as the other output of the same node (the gradient reads them: a second derivative reaches it)."""
+    UPLO = _check_eigh(A, UPLO, "linalg.eigvalsh")
+    if _may_require_grad(A):
+        return _eigh_outputs(A, UPLO)[0]
+    return apply(D.linalg_eigh_eigenvalues, (A,), {"UPLO": UPLO, "compute_v": False})
 
 
 # ------------------------------------------------------------------ determinants
@@ -415,6 +424,9 @@ def linalg_lstsq(A, B, rcond=None, *, driver=None):
     if A._dtype is not B._dtype:
         raise errors.RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same dtype, but got "
                                   f"input's dtype {A._dtype._scalar_name} and other's dtype {B._dtype._scalar_name}")
+    if not 0 <= A._data.ndim - B._data.ndim <= 1:
+        raise errors.RuntimeError("torch.linalg.lstsq: input.dim() must be greater or equal to other.dim() and "
+                                  "(input.dim() - other.dim()) <= 1")
     _floating(A, "torch.linalg.lstsq")
     if A._dtype.name not in _LAPACK_DTYPES:
         raise errors.RuntimeError("This function doesn't handle types other than float and double")

@@ -11,7 +11,7 @@ from .. import errors
 from ..graph import Node, _grad_enabled
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, copy_with_history,
-                  records_inplace, save_inplace_result, wrap, write_inplace)
+                  records_inplace, save_inplace_result, save_original_self, wrap, write_inplace)
 from ..ops.common import _reduce_dim
 from .arguments import _given_dim, _is_tensor
 
@@ -20,8 +20,11 @@ def _inplace_of(fn_name, fn):
     """``Tensor.<fn_name>_`` of a hand-written ``fn``: computed out of place, then written back into the tensor."""
     def inplace(self, *args, **kwargs):
         check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
-        result = fn(_old_self(self, fn_name, args, kwargs), *args, **kwargs)
+        old = _old_self(self, fn_name, args, kwargs)
+        result = fn(old, *args, **kwargs)
         node = result._grad_fn
+        if old is not self:
+            save_original_self(node, old)
         write_inplace(self, result)
         if node is not None:
             save_inplace_result(self, node)

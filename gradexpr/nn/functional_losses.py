@@ -60,10 +60,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                  "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
                  "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
         r = "sum" if reduction == "batchmean" else _reduction(None, None, reduction)
+    # ATen's `a op b` with both operands calls: GCC evaluates them right to left, so the right one's
+    # node is made first (and runs last in the backward pass)
     if log_target:
-        output = target.exp() * (target - input)
+        difference = target - input
+        output = target.exp() * difference
     else:
-        output = apply(D.xlogy, (target, target)) - target * input
+        product = target * input
+        output = apply(D.xlogy, (target, target)) - product
     reduced = _apply_reduction(output, r)
     if reduction == "batchmean" and input.dim() != 0:
         reduced = reduced / input.size()[0]

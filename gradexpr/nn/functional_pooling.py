@@ -253,15 +253,19 @@ def _fractional(nd, input, kernel_size, output_size, output_ratio, return_indice
         output_size = [int(input.size(d - nd) * ratio[d]) for d in range(nd)]
     kernel = _tuple(kernel_size, nd)
     output_size = _tuple(output_size, nd)
+    if _random_samples is not None and _random_samples.dtype != input.dtype:      # (ATen's first check)
+        raise errors.RuntimeError("Expect _random_samples to have the same dtype as input")
     if input.dim() not in (nd + 1, nd + 2):
         raise errors.RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}")
     if _random_samples is None:
         n_batch = 1 if input.dim() == nd + 1 else input.size(0)
         _random_samples = T.rand(n_batch, input.size(-nd - 1), nd, dtype=input.dtype)
     names = ("time", "height", "width")[3 - nd:]
+    # (ATen's 3-d kernel wants the last window to end before the input's end, and names itself _out)
+    last, label = (1, f"{name}_out") if nd == 3 else (0, name)
     for d in range(nd):
-        if output_size[d] + kernel[d] - 1 > input.size(d - nd):
-            raise errors.RuntimeError(f"{name}(): pool {names[d]} {kernel[d]} too large relative to input "
+        if output_size[d] + kernel[d] - 1 + last > input.size(d - nd):
+            raise errors.RuntimeError(f"{label}(): pool {names[d]} {kernel[d]} too large relative to input "
                                       f"{names[d]} {input.size(d - nd)}")
     entry = P.fractional_max_pool2d if nd == 2 else P.fractional_max_pool3d
     out, extras = apply_ex(entry, (input,), {"kernel_size": kernel, "output_size": tuple(output_size),

@@ -22,7 +22,7 @@ from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vector
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
-from .common import _F, _apply, _zero_where
+from .common import _F, _apply, _exp, _zero_where
 from .registry import NotDifferentiable, op
 
 
@@ -346,6 +346,44 @@ gelu_backward = op(
     self=_gelu_double_backward, domain="real", forward_ad="element_wise")
 
 
+# ============================================================ trace
+def _index_fill(a, value, dim, index):
+    """``a.index_fill(dim, index, value)``: the slices ``index`` along ``dim`` set to ``value``."""
+    out = a.copy()
+    out[(slice(None),) * dim + (index,)] = value
+    return out
+
+
+def _index_filled_with_zero(grad, dim, index):
+    """index_fill's gradient for self: ``grad.index_fill(dim, index, 0)`` (IndexFillBackward0)."""
+    return _apply(index_fill_scalar, (grad,), {"value": 0, "dim": dim, "index": index})
+
+
+def _index_fill_value_grad(grad, dim, index):
+    """index_fill's gradient for a tensor value: ``grad.index_select(dim, unique(index)).sum()``."""
+    return grad.index_select(dim, Tensor._make(np.unique(index))).sum()
+
+
+# ATen's index_fill.int_Scalar / index_fill.int_Tensor as trace's gradient calls them (no public names here)
+index_fill_scalar = op(
+    "index_fill_scalar", "IndexFillBackward0", lambda a, value, dim, index: _index_fill(a, value, dim, index),
+    self=_index_filled_with_zero, dtype="first", domain="real",
+    forward_ad=lambda self_t, dim, index: _index_filled_with_zero(self_t, dim, index))
+index_fill_tensor = op(
+    "index_fill_tensor", "IndexFillBackward1", _index_fill, ("self", "value"),
+    self=_index_filled_with_zero, value=_index_fill_value_grad, dtype="first", broadcast=False, domain="real",
+    forward_ad="linear")
+
+
+def trace_backward(grad, sizes):
+    """FunctionsManual's trace_backward_symint: zeros of rows·cols elements, every (cols + 1)-th filled
+    with grad (index_fill_, IndexFillBackward1), viewed as the matrix."""
+    rows, cols = sizes
+    flat = _F().zeros(rows * cols, dtype=grad.dtype)
+    filled = _apply(index_fill_tensor, (flat, grad), {"dim": 0, "index": np.arange(0, rows * cols, cols + 1)})
+    return filled.view(rows, cols)
+
+
 # ============================================================ losses
 def _mse_loss_backward(g, x, t, reduction="mean"):
     c = x.dtype.type
@@ -420,15 +458,60 @@ def _huber_double_backward(grad, self, target, reduction, delta):
     return _sdiv(g, self.numel()) if reduction == "mean" else g
 
 
+def _huber_double_backward_grad_output(grad, grad_output, self, target, reduction="mean", delta=1.0):
+    """FunctionsManual's huber_loss_double_backward_grad_output: a reduced loss's grad_output is one
+    number, so its gradient is the backward at grad_output = 1 weighted by grad and summed."""
+    if reduction == "none":
+        return huber_grad(grad, self, target, reduction, delta)
+    return (huber_grad(_F().ones_like(grad_output), self, target, reduction, delta) * grad).sum()
+
+
 huber_loss_backward = op(
     "huber_loss_backward", "HuberLossBackwardBackward0", _in_float32(_huber_loss_backward),
     ("grad_output", "self", "target"),
-    grad_output=huber_grad,
+    grad_output=_huber_double_backward_grad_output,
     self=lambda grad, grad_output, self, target, reduction, delta:
     _huber_double_backward(grad * grad_output, self, target, reduction, delta),
     target=lambda grad, grad_output, self, target, reduction, delta:
     -_huber_double_backward(grad * grad_output, self, target, reduction, delta),
-    broadcast=True, domain="real", forward_ad="element_wise", batch="loop")
+    broadcast=True, domain="real", forward_ad="transpose", batch="loop")     # (grad_output's formula sums)
+
+def _soft_margin_loss_backward(g, x, t, reduction="mean"):
+    """ATen's kernel: z = exp(-target · input) (VML's exp), target · z · (-norm), divided by z + 1,
+    times grad_output, each step rounded in the input's type."""
+    c = x.dtype.type
+    norm = c(-(1.0 / x.size if reduction == "mean" else 1.0))
+    z = _exp(np.asarray((-t) * x, x.dtype))
+    return np.asarray(t * z * norm / (z + c(1)) * g, x.dtype)
+
+
+def soft_margin_grad(grad, self, target, reduction="mean"):
+    return _apply(soft_margin_loss_backward, (grad, self, target), {"reduction": reduction})
+
+
+def _soft_margin_double_backward(grad, self, target, reduction):
+    """FunctionsManual's soft_margin_loss_double_backward: grad · target² · z / (z + 1)², z = exp(-target · self)."""
+    z = (self * -target).exp()
+    zplus1 = z + 1
+    g = grad * (target * target) * z / (zplus1 * zplus1)
+    return _sdiv(g, self.numel()) if reduction == "mean" else g
+
+
+def _soft_margin_double_backward_grad_output(grad, grad_output, self, target, reduction="mean"):
+    """soft_margin_loss_double_backward_grad_output: as huber's, the backward at grad_output = 1
+    weighted by grad and summed when the loss is reduced."""
+    if reduction == "none":
+        return soft_margin_grad(grad, self, target, reduction)
+    return (soft_margin_grad(_F().ones_like(grad_output), self, target, reduction) * grad).sum()
+
+
+soft_margin_loss_backward = op(
+    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0", _in_float32(_soft_margin_loss_backward),
+    ("grad_output", "self", "target"),
+    grad_output=_soft_margin_double_backward_grad_output,
+    self=lambda grad, grad_output, self, target, reduction:
+    _soft_margin_double_backward(grad * grad_output, self, target, reduction),
+    broadcast=True, domain="real", batch="loop")
 
 _BCE_EPS = 1e-12
 

@@ -211,7 +211,10 @@ def _index_memory_order(a, index, shape):
 
 
 def _index_backward(grad, self_shape, index):
-    return grad.new_zeros(self_shape)._index_put(index, grad, accumulate=True)
+    """FunctionsManual's index_backward: ``_index_put_impl_(zeros, indices, grad, accumulate=true)``
+    (IndexPutImplBackward0 under create_graph)."""
+    from ..op import apply
+    return apply(index_put_impl, (grad.new_zeros(self_shape), grad), {"index": index, "accumulate": True})
 
 
 def _view_backward(grad, self_shape, index):
@@ -251,7 +254,9 @@ def _named(base, node, view, forward=None, grads=None):
 
 
 GETITEM = {name: _named(getitem_basic, name, True)
-           for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0", "AliasBackward0")}
+           for name in ("SliceBackward0", "SelectBackward0", "UnsqueezeBackward0")}
+# t[...] is alias(t): its gradient is grad itself (derivatives.yaml's alias entry)
+GETITEM["AliasBackward0"] = _named(getitem_basic, "AliasBackward0", True, grads={"self": lambda grad: grad})
 GETITEM["IndexBackward0"] = _named(getitem_basic, "IndexBackward0", False, _index_forward, {"self": _index_backward})
 TABLE["index"] = GETITEM["IndexBackward0"]
 
@@ -269,6 +274,10 @@ index_put = op("index_put", "IndexPutBackward0", _index_put, ("self", "values"),
                self=lambda grad, index, accumulate=False: grad if accumulate else grad._index_put(index, 0.0),
                values=lambda grad, index: grad[index],
                dtype="first", domain="index", forward_ad="linear")
+# ATen's _index_put_impl_, the in-place put index's backward calls: index_put's formulas, its own node
+index_put_impl = op("index_put_impl", "IndexPutImplBackward0", _index_put, ("self", "values"),
+                    self=index_put.formulas["self"], values=index_put.formulas["values"],
+                    dtype="first", domain="index", forward_ad="linear")
 
 
 def _masked_select(a, mask):

@@ -10,6 +10,7 @@ from ..grad_mode import VMAP_LEVELS
 from ..graph import is_grad_enabled, no_grad
 from ..tensor import Tensor
 from . import nn_layers as L
+from .common import _F
 
 
 def convolution_backward(grad, input, weight, stride, padding, dilation, groups, transposed, output_mask,
@@ -96,6 +97,28 @@ def _double_backward(ctx, gg_input, gg_weight, gg_bias):
     if needs[1] and gg_weight is not None:
         d_input = backward(grad, gg_weight, input)
     if needs[2] and gg_input is not None:
-        d_weight = (L.conv_weight_grad(grad, gg_input, weight.shape, stride, padding, dilation, groups) if transposed
-                    else L.conv_weight_grad(gg_input, grad, weight.shape, stride, padding, dilation, groups))
+        d_weight = _weight_term(grad, gg_input, input, weight, stride, padding, dilation, groups, transposed)
     return (d_grad, d_input, d_weight) + (None,) * 6
+
+
+def _weight_term(grad, gg_input, input, weight, stride, padding, dilation, groups, transposed):
+    """_convolution_double_backward's gW: the batch-transposed gg_input and grad convolved (stride and
+    dilation swapped, one group at a time, narrowed slices of both), concatenated, transposed back and
+    narrowed to the weight's size. For a transposed convolution the output_padding goes along to a
+    convolution that is not transposed: its own backward refuses it, as ATen's does."""
+    output_padding = None
+    if transposed:
+        output_padding = tuple(o - t for o, t in zip(grad.shape[2:], L.transposed_size(
+            input.shape[2:], weight.shape[2:], stride, padding, (0,) * len(stride), dilation)))
+    grad_t, gg_t = grad.transpose(0, 1), gg_input.transpose(0, 1)
+    parts = []
+    for g in range(groups):
+        grad_g = grad_t if groups == 1 else grad_t.narrow(0, g * grad_t.shape[0] // groups, grad_t.shape[0] // groups)
+        gg_g = gg_t if groups == 1 else gg_t.narrow(0, g * gg_t.shape[0] // groups, gg_t.shape[0] // groups)
+        a, k = (grad_g, gg_g) if transposed else (gg_g, grad_g)
+        parts.append(L.conv_apply(a, k, dilation, padding, stride, 1, output_padding=output_padding))
+    d_weight = (parts[0] if groups == 1 else _F().cat(parts, 1)).transpose(0, 1)
+    for d in range(2, d_weight.dim()):
+        if d_weight.shape[d] > weight.shape[d]:
+            d_weight = d_weight.narrow(d, 0, weight.shape[d])
+    return d_weight

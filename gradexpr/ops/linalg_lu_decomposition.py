@@ -264,7 +264,7 @@ def _slogdet_grad(g_logabsdet, A):
         solved = det_gradient(g_logabsdet._data, A._data)
         if solved is not None:
             return Tensor._make(solved, A._dtype)
-    eye_scaled = g_logabsdet.unsqueeze(-1).expand(A.shape[:-1]).diag_embed()
+    eye_scaled = g_logabsdet.unsqueeze(-1).expand(A.shape[:-1]).diag_embed().mT     # (ATen's F-transposed d)
     return _apply(linalg_solve_ex, (A.mT, eye_scaled), {"left": True})
 
 

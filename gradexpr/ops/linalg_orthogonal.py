@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import errors, mkl
-from ..graph import NOT_IMPLEMENTED_NODE
-from .registry import NotDifferentiable, op
+from .registry import op
 from .common import _F, _apply, _floating_only
 from .pointwise import _F_
 from .linalg import _column_major, _is_vector_rhs, _matmul
@@ -28,24 +27,20 @@ def _svdvals(a, compute_uv=True):
     return s.astype(a.dtype), {"U": u.astype(a.dtype), "Vh": vh.astype(a.dtype)}
 
 
-# The backward U diag(grad) Vh treats the singular vectors as constants, which is exact for the
-# first derivative only; it runs through an op that refuses to be differentiated again.
-# A is an input of that op (though only U and Vh are used) so that its node is recorded whenever A
-# requires grad: a second derivative then fails loudly instead of coming out as zero.
-def _svdvals_backward(g, a, U, Vh):
+def _svdvals_grad(grad, U, Vh):
     """FunctionsManual's svd_backward for the values alone: ``U @ (gS.unsqueeze(-1) * Vh)`` when A has at
-    least as many rows as columns, ``(U * gS.unsqueeze(-2)) @ Vh`` otherwise, products as matmul's."""
+    least as many rows as columns, ``(U * gS.unsqueeze(-2)) @ Vh`` otherwise. Only a call that cannot
+    need a gradient reaches this entry (svdvals of a tensor that may: linalg.svd's node, whose U and Vh
+    are outputs, so that a second derivative goes through them as ATen's)."""
+    from ..tensor import Tensor
+    U, Vh = Tensor._make(U), Tensor._make(Vh)
     if U.shape[-2] >= Vh.shape[-1]:
-        return _matmul(U, g[..., :, None] * Vh)
-    return _matmul(U * g[..., None, :], Vh)
+        return U.matmul(grad.unsqueeze(-1) * Vh)
+    return (U * grad.unsqueeze(-2)).matmul(Vh)
 
 
-svd_backward = op("svd_backward", NOT_IMPLEMENTED_NODE, _svdvals_backward,
-                  ("g", "A"), domain="real",
-                  g=NotDifferentiable("derivative for linalg_svd_backward is not implemented"),
-                  A=NotDifferentiable("derivative for linalg_svd_backward is not implemented"))
 svdvals = op("svdvals", "LinalgSvdBackward0", _svdvals, ("A",),
-             A=lambda grad, A, U, Vh: _apply(svd_backward, (grad, A), {"U": U._data, "Vh": Vh._data}),
+             A=lambda grad, U, Vh: _svdvals_grad(grad, U._data, Vh._data),
              dtype=_F_, domain="matrix", twice=False,
              # PyTorch's svd jvp for the values: S_t = diag(Uᴴ A_t V)
              forward_ad=lambda A_t, U, Vh: U.transpose(-2, -1).matmul(A_t).matmul(Vh.transpose(-2, -1)).diagonal(
@@ -164,7 +159,7 @@ def _qr_grad(gQ, gR, Q, R, mode):
     if m >= n:
         upper = gA.triu()
         sym = upper + upper.mT
-        sym = sym - sym.diagonal(0, -2, -1).diag_embed() * 0.5
+        sym.diagonal(0, -2, -1).mul_(0.5)      # (in place on the diagonal, as ATen's syminvadj: CopySlices)
         gA = Q.matmul(sym)
         if gQ is not None:
             gA = gA + gQ
@@ -377,7 +372,7 @@ def _lstsq_grad(gX, gL, A, B, X, output_mask):
             term = (g * residual).matmul(X_matrix.mT) * 2
             gA = term if gA is None else gA + term
         if output_mask[1]:
-            term = g * residual * -2
+            term = g * -2 * residual        # (linalg_lstsq_backward's order: the Scalar product first)
             term = term.squeeze(-1) if vector else term
             gB = term if gB is None else gB + term
     return gA, gB

@@ -313,10 +313,19 @@ def _const(array, like):
 
 
 def _bce_target_grad(grad, self, weight=None, reduction="mean"):
-    g = -(self / (1 - self)).log() * grad                    # -logit(self)
+    """FunctionsManual's binary_cross_entropy_target_backward: -logit(self) · grad (· weight), over the
+    element count for the mean (logit's own node: its gradient is the where of logit's backward), in
+    place as ATen's (mul_'s node saves the old value's clone), out of place under torch.func transforms."""
+    g = self.logit().neg_()
+    if corner_grads.in_transform():
+        g = g * grad
+        if weight is not None:
+            g = g * _const(weight, self)
+        return _reduce_grad(g, reduction, self.numel())
+    g = g.mul_(grad)
     if weight is not None:
-        g = g * _const(weight, self)
-    return _reduce_grad(g, reduction, self.numel())
+        g = g.mul_(_const(weight, self))
+    return g.div_(self.numel()) if reduction == "mean" else g
 
 
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),

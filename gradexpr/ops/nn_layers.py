@@ -74,7 +74,8 @@ def _conv(x, w, stride, padding, dilation, groups, limit=None):
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
 
 
-def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1, output_padding=None):
+    # (output_padding: at::convolution's, which a non-transposed forward ignores and its backward refuses)
     out = _conv(input, weight, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
@@ -134,11 +135,15 @@ def conv_weight_grad(input, grad, weight_shape, stride, padding, dilation, group
                  {"weight_shape": tuple(weight_shape), **_conv_params(stride, padding, dilation, groups)})
 
 
-def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None):
+def conv_apply(input, weight, stride, padding, dilation, groups, out_shape=None, output_padding=None):
     """A convolution without bias; cut to ``out_shape`` where given (the gradient of a transposed
-    convolution whose output_padding reached past the last stride: those positions had no input)."""
+    convolution whose output_padding reached past the last stride: those positions had no input).
+    ``output_padding``: at::convolution's argument, kept by the node (whose backward refuses one)."""
     from ..op import apply
-    out = apply(convolution_nobias, (input, weight), _conv_params(stride, padding, dilation, groups))
+    params = _conv_params(stride, padding, dilation, groups)
+    if output_padding is not None:
+        params["output_padding"] = tuple(output_padding)
+    out = apply(convolution_nobias, (input, weight), params)
     if out_shape is not None and tuple(out.shape[2:]) != tuple(out_shape[2:]):
         out = out[(slice(None), slice(None)) + tuple(slice(0, m) for m in out_shape[2:])]
     return out
@@ -151,8 +156,11 @@ def _bias_grad(grad):
 def _conv_grads(transposed, with_bias):
     """The convolution entries' one formula for all their inputs: ATen's convolution_backward
     (layer_backward.py), told which gradients are wanted."""
-    def regular(grad, input, weight, stride, padding, dilation, groups, output_mask=None):
+    def regular(grad, input, weight, stride, padding, dilation, groups, output_mask=None, output_padding=None):
         from .layer_backward import convolution_backward
+        if output_padding is not None and any(output_padding):       # (ATen's convolution_backward's check)
+            raise errors.RuntimeError("output_padding is not supported for non-transposed convolutions; got: "
+                                      + " ".join(str(p) for p in output_padding))
         return convolution_backward(grad, input, weight, stride, padding, dilation, groups, False, output_mask,
                                     with_bias)
 
@@ -216,6 +224,7 @@ convolution_transposed = op(
 convolution_transposed_nobias = op(
     "convolution_transposed_nobias", "ConvolutionBackward0", _conv_transpose_forward, ("input", "weight"),
     dtype="promote", broadcast=False, domain="real", **_conv_grads(True, False), forward_ad="transpose")
+convolution_nobias.absent_edges = convolution_transposed_nobias.absent_edges = 1      # (the bias's edge)
 
 
 # ============================================================ embedding
@@ -309,61 +318,73 @@ def _layer_norm_backward_kernel(grad, input, mean, rstd, weight, bias, normalize
 
 def _layer_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
     """The gradients of (grad_out, input, weight) from those of the three gradients: ATen's
-    layer_norm_double_backward, term for term, in Tensor ops with the mean and rstd the forward saved
-    held constant (so a third derivative is PyTorch's). Per normalized row of N elements, with
-    mu the mean, s the rstd, xhat = (input - mu) s and P v = v - mean(v) - xhat mean(xhat v):
-    d/dgrad_out = w s P(gg_input) + gg_weight xhat + gg_bias, d/dweight = sum over rows of
-    grad_out s P(gg_input), and d/dinput is the derivative of w s P(grad_out w) through mu and s."""
+    layer_norm_double_backward, term for term, in Tensor ops on the (M, N) rows it reshapes everything
+    to, with the mean and rstd the forward saved held constant (so a third derivative is PyTorch's);
+    the results reshaped back (ViewBackward0 nodes, as ATen's)."""
     from ..saved_attributes import is_absent
     grad, input, mean, rstd, weight = ctx.saved_tensors[:5]
     normalized_shape = ctx.params[6]
     needs = ctx.needs_input_grad
-    k = len(normalized_shape)
-    dims = list(range(input.dim() - k, input.dim()))
-    leading = _leading(input, k)
     n = 1
     for d in normalized_shape:
         n *= int(d)
-    total = lambda t: t.sum(dims, keepdim=True)
+    m = input.numel() // n if n else 0
     affine = not is_absent(weight)
-    w = weight if affine else None
-    centred = input - mean
-    s2 = rstd.pow(2)
-    s3 = rstd.pow(3)
-    centred_s3 = centred * s3
-
-    def first_grad_input(g, gamma):     # the first backward's grad_input of grad_out g, weight gamma
-        h = n * g - total(g) - centred * s2 * total(g * centred)
-        scale = rstd / n if gamma is None else gamma * rstd / n
-        return scale * h
-
-    d_grad = d_input = d_weight = None
     if not affine and gg_bias is not None and gg_input is not None:
         # ATen adds the bias term it only makes with a weight: a bias without weight fails so
         raise errors.RuntimeError("Expected a proper Tensor but got None (or an undefined Tensor in C++) for "
                                   "argument #1 'other'")
-    if gg_input is not None:
-        gxhat = grad * w if affine else grad
+    rows = lambda t: t.reshape(m, n)
+    x, g_out = rows(input), rows(grad)
+    mu, s1 = mean.reshape(m, 1), rstd.reshape(m, 1)
+    gamma = weight.reshape(1, n) if affine else _F().ones(1, dtype=input.dtype)
+    gg_w = gg_weight.reshape(1, n) if affine and gg_weight is not None else None
+    gg_b = gg_bias.reshape(1, n) if affine and gg_bias is not None else None
+    gg_i = rows(gg_input) if gg_input is not None else None
+    total = lambda t: t.sum(1, True)
+    centred = x - mu
+    s2, s3 = s1.pow(2), s1.pow(3)
+    centred_s3 = centred * s3
+
+    # (the operands of a C++ product of two calls are made right to left, GCC's order: the nodes are
+    # then created, and a third derivative sums its gradients, in PyTorch's order)
+    def first_grad_input(g, gamma_local):    # the first backward's grad_input of grad_out g
+        h0 = (gamma_local * s1) / n
+        projected = total(g * centred)
+        return h0 * (n * g - total(g) - centred.mul(s2) * projected)
+
+    d_grad = d_input = d_weight = None
+    if gg_i is not None:
+        gxhat = g_out * gamma
         gxhat_centred_sum, gxhat_sum = total(gxhat * centred), total(gxhat)
-        gg_sum, gg_centred_sum = total(gg_input), total(gg_input * centred)
-        all_sub = gg_sum * gxhat_sum / n - total(gg_input * gxhat) + s2 * gxhat_centred_sum * gg_centred_sum * (3. / n)
-        d_input = (centred_s3 * all_sub / n + gg_centred_sum * s3 / n * (gxhat_sum / n - gxhat)
-                   + gxhat_centred_sum * s3 / n * (gg_sum / n - gg_input))
-    if affine and gg_weight is not None:
-        u = grad * gg_weight
-        term = u * rstd + rstd * total(u) / -n + centred_s3 * total(u * centred) / -n
+        gg_sum, gg_centred_sum = total(gg_i), total(gg_i * centred)
+        all_sub = (gg_sum * gxhat_sum / n - total(gg_i * gxhat)
+                   + s2 * gxhat_centred_sum * gg_centred_sum * (3. / n))
+        term0 = centred_s3 * all_sub / n
+        spread = gxhat_sum / n - gxhat
+        term1 = gg_centred_sum * s3 / n * spread
+        spread = gg_sum / n - gg_i
+        term2 = gxhat_centred_sum * s3 / n * spread
+        d_input = term0 + term1 + term2
+    if affine and gg_w is not None:
+        term = (g_out * gg_w * s1 + s1 * total(g_out * gg_w) / -n
+                + centred_s3 * total(g_out * gg_w * centred) / -n)
         d_input = term if d_input is None else d_input + term
-    if affine and gg_input is not None and needs[4]:
-        d_weight = (grad * first_grad_input(gg_input, None)).sum(leading)
+    if d_input is not None:
+        d_input = d_input.reshape(input.shape)
+    if affine and gg_i is not None and needs[4]:
+        d_weight = (g_out * first_grad_input(gg_i, _F().ones((), dtype=input.dtype))).sum(0).reshape(weight.shape)
     if needs[0]:
-        if gg_input is not None:
-            d_grad = first_grad_input(gg_input, w)
-        if affine and gg_weight is not None:
-            term = gg_weight * centred * rstd
+        if gg_i is not None:
+            d_grad = first_grad_input(gg_i, gamma)
+        if gg_w is not None:
+            term = gg_w * centred * s1
             d_grad = term if d_grad is None else d_grad + term
-        if gg_bias is not None:
-            d_grad = gg_bias.expand(input.shape) if d_grad is None else d_grad + gg_bias
-        if d_grad is None:
+        if gg_b is not None:
+            d_grad = gg_b if d_grad is None else d_grad + gg_b
+        if d_grad is not None:
+            d_grad = d_grad.expand(m, n).reshape(input.shape)
+        else:
             d_grad = grad * 0
     if needs[1] and d_input is None:
         d_input = input * 0
@@ -494,8 +515,17 @@ def _batch_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
         else:
             d_input = gg_weight.view(shape) * invstd * grad if gg_weight is not None else zeros(input)
     if needs[2]:
-        d_weight = (ggi * invstd * project(grad)).sum(dims)
+        d_weight = _sum_exclude_dim1(ggi * invstd * project(grad))
     return d_grad, d_input, d_weight, None, None, None, None, None, None
+
+
+def _sum_exclude_dim1(t):
+    """FunctionsManual's sum_exclude_dim1 (keepdim false): the batch dim summed, then each trailing
+    dim from the last, one sum each (SumBackward1 nodes, PyTorch's order of additions)."""
+    r = t.sum(0)
+    for d in range(r.dim() - 1, 0, -1):
+        r = r.sum(d)
+    return r
 
 
 native_batch_norm = op("native_batch_norm", "NativeBatchNormBackward0", _batch_norm, ("input", "weight", "bias"),

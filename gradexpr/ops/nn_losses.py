@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..graph import NOT_IMPLEMENTED_NODE
+from . import backward_ops as _bw
 from .common import _NOT_FLOAT, _apply, _exp, _kernel, _log
 from .pointwise import _log1p
 from .nn import _reduce
@@ -25,15 +26,9 @@ def _soft_margin(x, y, reduction="mean"):
     return _reduce(loss, reduction, (x,))
 
 
-def _soft_margin_grad(grad, self, target, reduction="mean"):
-    # ATen: -norm · target · z / (1 + z) · grad, z = exp(-target · self)
-    z = (-target * self).exp()
-    scale = 1.0 / self.numel() if reduction == "mean" else 1.0
-    return target * z * (-scale) / (z + 1) * grad
-
-
 soft_margin_loss = op("soft_margin_loss", "SoftMarginLossBackward0", _soft_margin, ("self", "target"),
-                      self=_soft_margin_grad,
+                      self=lambda grad, self, target, reduction="mean": _bw.soft_margin_grad(grad, self, target,
+                                                                                              reduction),
                       dtype=_kernel("soft_margin_loss", "promote", _NOT_FLOAT), domain="real")
 
 
@@ -79,22 +74,21 @@ def _rows_reduced(x2, terms, reduction, squeeze):
     return np.asarray(total, x2.dtype)
 
 
-def _margin_grad(d, x, x2, reduction, grad):
-    """The margin losses' gradient from ``d``, each sample's derivative of its summed margins (``x2``:
-    the input as rows): averaged over the classes, and the batch for "mean", times ``grad``."""
-    from ..tensor import Tensor
+def _margin_scaled(d, x, x2, reduction, g):
+    """The margin losses' backward kernels' last step from ``d``, each sample's derivative of its summed
+    margins (``x2``: the input as rows): averaged over the classes, and the batch for "mean", times
+    grad_output ``g``."""
     d = d / x2.shape[1]
     if reduction == "mean":
         d = d / x2.shape[0]
-    local = Tensor._make(d.reshape(x.shape).astype(x.dtype))
-    g = grad if reduction != "none" or x.ndim < 2 else grad.unsqueeze(1)
+    local = d.reshape(x.shape).astype(x.dtype)
+    g = g if reduction != "none" or x.ndim < 2 else g[:, None]
     return local * g
 
 
-def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reduction="mean"):
-    x = self._data
+def _multi_margin_backward(g, x, target, p=1, margin=1.0, weight=None, reduction="mean"):
     x2 = x.reshape(1, -1) if x.ndim < 2 else x
-    t = np.asarray(target._data).reshape(-1).astype(np.int64)
+    t = np.asarray(target).reshape(-1).astype(np.int64)
     _, z = _multi_margin_terms(x2, t, p, margin, None)
     rows = np.arange(x2.shape[0])
     d = np.where(z > 0, 1 if p == 1 else 2 * z, 0).astype(x.dtype)
@@ -102,7 +96,23 @@ def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reducti
         d = d * weight.astype(x.dtype)[t][:, None]
     d[rows, t] = 0
     d[rows, t] = -d.sum(1)
-    return _margin_grad(d, x, x2, reduction, grad)
+    return _margin_scaled(d, x, x2, reduction, g)
+
+
+def _not_implemented(name):
+    return NotDifferentiable(f"derivative for aten::{name} is not implemented")
+
+
+# ATen's multi_margin_loss_backward, which has no derivative (a second derivative fails, as PyTorch's)
+multi_margin_loss_backward = op(
+    "multi_margin_loss_backward", NOT_IMPLEMENTED_NODE, _multi_margin_backward, ("grad_output", "self"),
+    grad_output=_not_implemented("multi_margin_loss_backward"), self=_not_implemented("multi_margin_loss_backward"),
+    dtype="first", broadcast=False, domain="distinct", batch="loop")
+
+
+def _multi_margin_grad(grad, self, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    return _apply(multi_margin_loss_backward, (grad, self), {"target": target._data, "p": p, "margin": margin,
+                                                             "weight": weight, "reduction": reduction})
 
 
 multi_margin_loss = op("multi_margin_loss", "MultiMarginLossBackward0", _multi_margin, ("self", "target"),
@@ -143,10 +153,9 @@ def _multilabel_margin(x, target, reduction="mean"):
     return _rows_reduced(x2, terms, reduction, squeeze)
 
 
-def _multilabel_margin_grad(grad, self, target, reduction="mean"):
-    x = self._data
+def _multilabel_margin_backward(g, x, target, reduction="mean"):
     x2 = x.reshape(1, -1) if x.ndim < 2 else x
-    labels, masks = _label_sets(np.asarray(target._data).reshape(x2.shape))
+    labels, masks = _label_sets(np.asarray(target).reshape(x2.shape))
     d = np.zeros(x2.shape, x.dtype)
     for i, chosen in enumerate(labels):
         for j in chosen:
@@ -154,7 +163,18 @@ def _multilabel_margin_grad(grad, self, target, reduction="mean"):
             hit = (z > 0) & ~masks[i]
             d[i, j] -= hit.sum()
             d[i] += hit
-    return _margin_grad(d, x, x2, reduction, grad)
+    return _margin_scaled(d, x, x2, reduction, g)
+
+
+multilabel_margin_loss_backward = op(
+    "multilabel_margin_loss_backward", NOT_IMPLEMENTED_NODE, _multilabel_margin_backward, ("grad_output", "self"),
+    grad_output=_not_implemented("multilabel_margin_loss_backward"),
+    self=_not_implemented("multilabel_margin_loss_backward"), dtype="first", broadcast=False, domain="distinct",
+    batch="loop")
+
+
+def _multilabel_margin_grad(grad, self, target, reduction="mean"):
+    return _apply(multilabel_margin_loss_backward, (grad, self), {"target": target._data, "reduction": reduction})
 
 
 multilabel_margin_loss = op("multilabel_margin_loss", "MultilabelMarginLossBackward0", _multilabel_margin,
@@ -285,20 +305,21 @@ def _ctc_backward(grad_out, log_probs, targets, input_lengths, target_lengths, n
     return grad
 
 
+# (its tensor inputs that can require grad: grad, log_probs and the loss itself, neg_log_likelihood,
+# whose node the NotImplemented node's edges reach as PyTorch's do)
 ctc_loss_backward = op("ctc_loss_backward", NOT_IMPLEMENTED_NODE,
-                       lambda grad, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank,
+                       lambda grad, log_probs, nll, targets, input_lengths, target_lengths, log_alpha, blank,
                        zero_infinity: _ctc_backward(grad, log_probs, targets, input_lengths, target_lengths, nll,
                                                     log_alpha, blank, zero_infinity),
-                       ("grad", "log_probs"), domain="real", broadcast=False, dtype="promote",
-                       grad=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"),
-                       log_probs=NotDifferentiable("derivative for aten::_ctc_loss_backward is not implemented"))
+                       ("grad", "log_probs", "neg_log_likelihood"), domain="real", broadcast=False, dtype="promote",
+                       grad=_not_implemented("_ctc_loss_backward"), log_probs=_not_implemented("_ctc_loss_backward"),
+                       neg_log_likelihood=_not_implemented("_ctc_loss_backward"))
 
 
 def _ctc_grad(grad, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity, result, log_alpha):
-    return _apply(ctc_loss_backward, (grad, log_probs),
+    return _apply(ctc_loss_backward, (grad, log_probs, result),
                   {"targets": targets, "input_lengths": input_lengths, "target_lengths": target_lengths,
-                   "nll": result._data, "log_alpha": log_alpha._data, "blank": blank,
-                   "zero_infinity": zero_infinity})
+                   "log_alpha": log_alpha._data, "blank": blank, "zero_infinity": zero_infinity})
 
 
 ctc_loss = op("ctc_loss", "CtcLossBackward0",

@@ -397,10 +397,15 @@ def _fractional_max_pool(x, kernel_size, output_size, random_samples):
 
 
 def _fractional_entry(nd):
-    return op(f"fractional_max_pool{nd}d", f"FractionalMaxPool{nd}DBackward0", _fractional_max_pool,
-              self=lambda grad, self, indices, kernel_size, output_size: max_pool_grad(grad, self.shape, indices, nd),
-              dtype="first", domain="distinct", forward_ad="transpose")
+    # its gradient is ATen's fractional_max_pool{nd}d_backward, an op of its own (as the max pools')
+    backward = _max_pool_backward_entry(f"fractional_max_pool{nd}d_backward",
+                                        f"FractionalMaxPool{nd}DBackwardBackward0", nd)
+    forward = op(f"fractional_max_pool{nd}d", f"FractionalMaxPool{nd}DBackward0", _fractional_max_pool,
+                 self=lambda grad, self, indices, kernel_size, output_size: _apply(
+                     backward, (grad, self, indices), {"kernel_size": kernel_size, "output_size": output_size}),
+                 dtype="first", domain="distinct", forward_ad="transpose")
+    return forward, backward
 
 
-fractional_max_pool2d = _fractional_entry(2)
-fractional_max_pool3d = _fractional_entry(3)
+fractional_max_pool2d, fractional_max_pool2d_backward = _fractional_entry(2)
+fractional_max_pool3d, fractional_max_pool3d_backward = _fractional_entry(3)

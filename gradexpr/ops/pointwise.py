@@ -244,7 +244,7 @@ sign = op("sign", "SignBackward0", _sign, self=corner_grads.zero_grad, domain="r
           schema="sign(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 # (sgn's derivative, for complex inputs, reads the input and the result: PyTorch's node saves both)
 # (real inputs: ATen's _efficientzerotensor, +0 with no history)
-sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_grads.zero_grad(grad), domain="real",
+sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_grads.efficient_zero(grad), domain="real",
          forward_ad="element_wise",
          schema="sgn(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
@@ -412,7 +412,7 @@ round_ = op("round", "RoundBackward0", _round, self=corner_grads.zero_grad, dtyp
 round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grads.zero_grad,
                     dtype=_kernel("round_vml_cpu"), domain="real", forward_ad="element_wise")
 atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f, vectorized_double.atan2d), ("self", "other"),
-           self=corner_grads.atan2_self_grad, other=corner_grads.atan2_other_grad,
+           self=corner_grads.atan2_grads, other=corner_grads.atan2_grads,
            dtype=_F_, domain="real", forward_ad="element_wise",
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _xlogy(x, y):
@@ -485,6 +485,17 @@ def _addcdiv(a, t1, t2, value=1):
         return (a + (np.asarray(value, w) * t1.astype(w, copy=False)) / t2).astype(dt, copy=False)
 
 
+def _addcdiv_tensor1_grad(grad, tensor2, value=1):
+    """derivatives.yaml's ``grad * (value / tensor2)``: a Scalar over a tensor is a division whose
+    dividend is a wrapped number (DivBackward0 with no edge for it), not Python's reciprocal."""
+    return grad * _apply(div, (value, tensor2))
+
+
+def _addcdiv_tensor2_grad(grad, tensor1, tensor2, value=1):
+    """``-grad * (value * tensor1 / (tensor2 * tensor2))``, ``value * tensor1`` a Scalar product (MulBackward1)."""
+    return -grad * (_apply(TABLE["mul_scalar"], (tensor1,), {"other": value}) / (tensor2 * tensor2))
+
+
 addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
              tensor1=lambda grad, tensor2, value=1: grad * (tensor2 * value),
@@ -494,8 +505,7 @@ addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tenso
              variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
 addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
-             tensor1=lambda grad, tensor2, value=1: grad * (value / tensor2),
-             tensor2=lambda grad, tensor1, tensor2, value=1: -grad * value * tensor1 / (tensor2 * tensor2),
+             tensor1=_addcdiv_tensor1_grad, tensor2=_addcdiv_tensor2_grad,
              schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
              variants="function method inplace", dtype="promote", domain="positive", forward_ad="element_wise")
@@ -627,12 +637,19 @@ masked_fill = op("masked_fill", "MaskedFillBackward0",
                  ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
+def _masked_fill_value_grad(grad, mask):
+    """FunctionsManual's masked_fill_backward: the masked elements summed, selected with masked_select
+    (where(mask, grad, 0) under a torch.func transform, whose tensors take its subclass branch)."""
+    if corner_grads.in_transform():
+        return _F().where(mask, grad, 0.0).sum()
+    return grad.masked_select(mask).sum()
+
+
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
                         lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
                         ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
-                        value=lambda grad, mask: _F().where(mask, grad, 0.0).sum(),
-                        dtype="first", domain="mask", forward_ad="transpose")
+                        value=_masked_fill_value_grad, dtype="first", domain="mask", forward_ad="transpose")
 
 # ------------------------------------------------------------ comparison and logic (not differentiable)
 def _comparison(name, node, ufunc):

@@ -199,7 +199,8 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint", "_params_read")
+                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
+                 "absent_edges")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
@@ -245,8 +246,14 @@ class Op:
         # formulas may read ("" for one they never read), or "*" for a number known per call; its
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
         self.outputs = outputs
+        # the entry the in-place variant (``t.op_()``) runs, where derivatives.yaml gives ``op_`` an
+        # entry of its own (acosh_: AcoshBackward1, not implemented); None: this entry itself
+        self.inplace_entry = None
+        # edges PyTorch's node lists after the inputs' for optional tensors the entry never takes
+        # (convolution without a bias: ConvolutionBackward0's third edge is None)
+        self.absent_edges = 0
 
-    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read"))
+    _PREPARED = frozenset(("_args", "_optional", "_any_optional", "_calls", "_joint", "_params_read", "_order"))
 
     def __getattr__(self, name):
         """The formulas' argument lists and callers, worked out the first time one is read.
@@ -280,6 +287,7 @@ class Op:
                 members = tuple(self.inputs.index(i) for i in sharing)
                 self._joint[k] = (whole, sharing.index(k), members)
                 self._calls[k] = lambda ctx, whole=whole, at=sharing.index(k): whole(ctx)[at]
+        self._order = _formula_order(self.inputs, formulas)
         return getattr(self, name)
 
     def __repr__(self):
@@ -340,11 +348,11 @@ class Op:
                 f = self.formulas[name]
                 grads = f(**{a: ctx[a] for a in self._args[name] if a in ctx})
                 return [g if n else None for g, n in zip(grads, needed)]
-            out = []
+            out = [None] * len(self.inputs)
             fused = {}
-            for name, need in zip(self.inputs, needed):
+            for at in self._order:
+                name, need = self.inputs[at], needed[at]
                 if not need:
-                    out.append(None)
                     continue
                 call = self._calls.get(name)
                 if call is None:
@@ -354,16 +362,30 @@ class Op:
                                if not getattr(f, "why", "") else f.why)
                 joint = self._joint.get(name)
                 if joint is None:
-                    out.append(call(ctx))
+                    out[at] = call(ctx)
                     continue
-                whole, at, members = joint
+                whole, index, members = joint
                 if whole not in fused:
                     ctx["output_mask"] = tuple(bool(needed[i]) for i in members)
                     fused[whole] = whole(ctx)
-                out.append(fused[whole][at])
+                out[at] = fused[whole][index]
             return out
         finally:
             IN_FORMULA.pop()
+
+
+def _formula_order(inputs, formulas):
+    """The input positions in the order PyTorch's generated backward computes their gradients: its
+    code generator (tools/autograd/load_derivatives.py) emits a node's formulas sorted by their
+    derivatives.yaml keys (``other`` before ``self``; a joint formula under its key, its inputs
+    joined by ", "). The order decides which nodes the first derivative creates first, and so the
+    order in which a second backward pass reaches them and sums their gradients."""
+    keys = {}
+    for i, name in enumerate(inputs):
+        f = formulas.get(name)
+        sharing = [k for k in inputs if f is not None and formulas.get(k) is f] or [name]
+        keys[i] = ", ".join(sharing)
+    return tuple(sorted(range(len(inputs)), key=lambda i: (keys[i], i)))
 
 
 # how a saved name is got (save_plan): an input's index (>= 0), or one of these

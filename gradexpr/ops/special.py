@@ -17,7 +17,7 @@ import numpy as np
 from .. import errors, special_math
 from ..graph import NOT_IMPLEMENTED_NODE
 from .common import _F, _apply, _kernel, _vml
-from .registry import TABLE, op
+from .registry import TABLE, NotDifferentiable, op
 
 _FLOAT = "float"
 _ONE = ((2, 3),)                                    # the op-table tests' samples: input shapes
@@ -52,6 +52,19 @@ acosh = _unary("acosh", "AcoshBackward0", special_math.libm("acosh"),
                lambda grad, self: grad * (self * self - 1).rsqrt(), domain="above_one")
 atanh = _unary("atanh", "AtanhBackward0", special_math.vectorized_libm("atanh"),
                lambda grad, self: grad * 1 / (1 - self.pow(2)), domain="unit")
+
+
+def _inplace_not_implemented(entry, node):
+    """derivatives.yaml's ``op_: not_implemented("inplace version of op")``: ``t.op_()`` records its
+    own node (``AcoshBackward1``), whose gradient raises NotImplementedError."""
+    entry.inplace_entry = op(entry.name + "_inplace", node, entry.forward, dtype=entry.dtype, domain=entry.domain,
+                             self=NotDifferentiable(f"the derivative for 'inplace version of {entry.name}' is not "
+                                                    "implemented.", not_implemented=True))
+
+
+_inplace_not_implemented(asinh, "AsinhBackward1")
+_inplace_not_implemented(acosh, "AcoshBackward1")
+_inplace_not_implemented(atanh, "AtanhBackward1")
 
 # ============================================================ error function relatives
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -105,7 +118,7 @@ def _sinc_grad(grad, self):
     """FunctionsManual's ``sinc_backward``: 0 where x is 0 (the limit), else the quotient rule."""
     self_pi = self * math.pi
     self_squared_pi = self * self * math.pi
-    out = grad * ((self_pi * self_pi.cos()) - self_pi.sin()) / self_squared_pi
+    out = grad * (((self_pi * self_pi.cos()) - self_pi.sin()) / self_squared_pi)      # (one quotient: MulBackward0)
     return _F().where(self_squared_pi == 0.0, _F().zeros((), dtype=grad.dtype), out)
 
 
@@ -264,15 +277,21 @@ xlog1py = op("xlog1py", "SpecialXlog1PyBackward0", _xlog1py, ("self", "other"),
              forward_ad="element_wise", samples=_TWO,
              schema="xlog1py(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="special")
 # the overloads with a number: their own nodes, as in derivatives.yaml
+def _xlog1py_self_scalar_other(grad, self, other):
+    """``grad * self / (other + 1)`` with ``self`` a C++ Scalar: a Scalar product (MulBackward1)."""
+    return _apply(TABLE["mul_scalar"], (grad,), {"other": self.item()}) / (other + 1)
+
+
 xlog1py_self_scalar = op("xlog1py_self_scalar", "SpecialXlog1PyBackward1", _xlog1py, ("self", "other"),
-                         other=lambda grad, self, other: grad * self / (other + 1),
+                         other=_xlog1py_self_scalar_other,
                          dtype=xlog1py.dtype, domain="positive", forward_ad="element_wise",
                          schema="xlog1py.self_scalar(Scalar self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                          variants="special")
 
 
 def _xlog1py_other_scalar_self(grad, self, other):
-    scaled = _apply(TABLE["xlog1py"], (grad, other))
+    """``special_xlog1py(grad, other)`` of the Scalar overload (SpecialXlog1PyBackward2 under create_graph)."""
+    scaled = _apply(TABLE["xlog1py_other_scalar"], (grad, other))
     return scaled if other.item() > -1.0 else scaled.masked_fill(self == 0.0, 0.0)
 
 
