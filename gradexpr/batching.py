@@ -23,7 +23,8 @@ import numpy as np
 from . import errors, ops
 from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
 from .graph import SavedTensor, _grad_enabled
-from .op import _record, apply, apply_inplace, wrap
+from .inplace_engine import apply_inplace
+from .op import _record, apply, wrap
 from .tensor import Tensor, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
@@ -613,7 +614,7 @@ def dispatch_inplace(op, t, args, params):
 def write_inplace(t, result):
     """Store a batched ``result`` into ``t`` (op.write_inplace under vmap): physically, so an unbatched
     ``t`` fails with the physical shapes, as PyTorch's does; ``t`` takes the result's logical history."""
-    from .op import write_inplace as write
+    from .inplace_engine import write_inplace as write
     level = level_of((t, result))
     pr, br = _unwrap(result, level)
     pt, bt = _unwrap(t, level)

@@ -6,7 +6,8 @@ import warnings
 from . import ops as D
 from . import dtypes, errors
 from . import functions as T
-from .op import apply, apply_inplace
+from .inplace_engine import apply_inplace
+from .op import apply
 from .tensor import Tensor
 
 

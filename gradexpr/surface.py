@@ -13,7 +13,8 @@ import types
 import numpy as np
 
 from . import dtypes, errors, ops
-from .op import _can_cast, apply, apply_ex, apply_inplace, bump_version
+from .inplace_engine import _can_cast, apply_inplace
+from .op import apply, apply_ex, bump_version
 from .ops._catalogue import PUBLIC, TABLE_ALIASES as _TABLE_ALIASES
 from .signatures import Overloads
 from .tensor import Tensor

@@ -9,7 +9,8 @@ from gradexpr import ops as D
 from gradexpr import errors, testing
 from gradexpr.api import build
 from gradexpr.graph import CopySlices, InvalidGradFn
-from gradexpr.op import ViewGeometry, write_inplace
+from gradexpr.op import ViewGeometry
+from gradexpr.inplace_engine import write_inplace
 
 T = build()
 torch, tensor, zeros, ones, grad = T["torch"], T["tensor"], T["zeros"], T["ones"], T["grad"]

@@ -12,7 +12,8 @@ import numpy as np
 from .. import ops as D
 from .. import dtypes, errors
 from ..grad_mode import IN_FORMULA as _IN_FORMULA
-from ..op import _check_broadcast, apply, apply_inplace, wrap
+from ..inplace_engine import apply_inplace
+from ..op import _check_broadcast, apply, wrap
 from ..tensor import Tensor
 from .arguments import _UNSET, _is_tensor, _need_tensor, _need_tensors, _no_overload, _scalar
 from .creation import full_like, ones_like

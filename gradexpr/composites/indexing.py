@@ -11,7 +11,8 @@ import numpy as np
 from .. import ops as D
 from .. import dtypes, errors, limits
 from ..graph import _grad_enabled
-from ..op import apply, bump_version, check_inplace, check_writeable, write_inplace
+from ..inplace_engine import check_inplace, check_writeable, write_inplace
+from ..op import apply, bump_version
 from ..tensor import Tensor
 from .arguments import _is_tensor, _scalar
 from .conversion import to

@@ -10,8 +10,9 @@ from .. import ops as D
 from .. import errors
 from ..graph import Node, _grad_enabled
 from ..grad_mode import VMAP_LEVELS as _VMAP
-from ..op import (apply, apply_inplace_view, bump_version, check_inplace, check_writeable, copy_with_history,
-                  records_inplace, save_inplace_result, save_original_self, wrap, write_inplace)
+from ..inplace_engine import (apply_inplace_view, check_inplace, check_writeable, copy_with_history, records_inplace,
+                              save_inplace_result, save_original_self, write_inplace)
+from ..op import apply, bump_version, wrap
 from ..ops.common import _reduce_dim
 from .arguments import _given_dim, _is_tensor
 

@@ -7,7 +7,8 @@ import numpy as np
 
 from .. import errors
 from .. import nn_functional as NF
-from ..op import apply, apply_inplace
+from ..inplace_engine import apply_inplace
+from ..op import apply
 from ..ops import nn_activations as A
 
 
