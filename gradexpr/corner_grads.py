@@ -118,8 +118,8 @@ def zero_grad(grad):
 
 def efficient_zero(grad):
     """ATen's ``_efficientzerotensor`` (sgn's gradient for a real input): zeros the engine adds to
-    another gradient without changing it (graph.EFFICIENT_ZEROS)."""
-    from .graph import EFFICIENT_ZEROS
+    another gradient without changing it (grad_ownership.EFFICIENT_ZEROS)."""
+    from .grad_ownership import EFFICIENT_ZEROS
     zeros = zero_grad(grad)
     EFFICIENT_ZEROS[id(zeros)] = zeros
     return zeros

@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-import sys
 import weakref
-
-import numpy as np
-from numpy import add as np_add
 
 from . import errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
@@ -29,6 +25,8 @@ from .grad_mode import (INFERENCE, InferenceVersion, _expand_lazily, _grad_enabl
                         inference_mode, is_grad_enabled, is_inference_mode_enabled, mark_inference,
                         may_expand_lazily, no_grad, set_grad_enabled)
 from .grad_mode import _SAVED_INFERENCE
+from .grad_ownership import SOLE_LOCAL, STEAL_MIN, add_into, held_by, owns_memory, refs
+from .ready_queue import LEAF_SEQ, ready_pop, ready_push
 
 
 # ---------------------------------------------------------------- anomaly mode
@@ -447,51 +445,6 @@ class InvalidGradFn:
         return ()
 
 
-_LEAF_SEQ = 2 ** 64 - 1     # an AccumulateGrad's sequence number in PyTorch
-
-
-def _ready_push(heap, node):
-    """``std::priority_queue::push`` of PyTorch's ready queue (libstdc++'s ``push_heap``), ordered by
-    sequence number: its ties (the leaves' nodes, all UINT64_MAX) resolve as they do in PyTorch."""
-    heap.append(node)
-    _sift_up(heap, len(heap) - 1, node)
-
-
-def _sift_up(heap, hole, node):
-    """libstdc++'s ``__push_heap``: move ``node`` up from ``hole`` past parents of smaller sequence number."""
-    seq = node._seq
-    while hole:
-        parent = (hole - 1) >> 1
-        above = heap[parent]
-        if not above._seq < seq:
-            break
-        heap[hole] = above
-        hole = parent
-    heap[hole] = node
-
-
-def _ready_pop(heap):
-    """``std::priority_queue::pop`` after ``top``: libstdc++'s ``pop_heap`` (``__adjust_heap`` sifts
-    the hole down to a leaf, then the last element back up)."""
-    top = heap[0]
-    last = heap.pop()
-    n = len(heap)
-    if n:
-        hole = child = 0
-        while child < (n - 1) >> 1:
-            child = 2 * (child + 1)
-            if heap[child]._seq < heap[child - 1]._seq:
-                child -= 1
-            heap[hole] = heap[child]
-            hole = child
-        if not n & 1 and child == (n - 2) >> 1:
-            child = 2 * (child + 1)
-            heap[hole] = heap[child - 1]
-            hole = child - 1
-        _sift_up(heap, hole, last)
-    return top
-
-
 class AccumulateGrad:
     """The node of a leaf that requires grad: adds incoming gradients to ``leaf.grad``. It holds the
     leaf; the leaf holds it weakly (``Tensor._accumulator``), so it lives as long as a graph does."""
@@ -502,7 +455,7 @@ class AccumulateGrad:
 
     def __init__(self, variable):
         self.variable = variable
-        self._seq = _LEAF_SEQ        # first among ready nodes, as PyTorch's (its sequence_nr is UINT64_MAX)
+        self._seq = LEAF_SEQ        # first among ready nodes, as PyTorch's (its sequence_nr is UINT64_MAX)
         self._retains = None         # NodeHooks once a hook is registered (a leaf retains its grad anyway;
                                      # its own hooks are the tensor's, hooks.LeafHooks)
 
@@ -595,83 +548,6 @@ def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
             t._grad = g.detach() + grad.detach()
 
 
-# ---------------------------------------------------------------- ownership of gradients
-# A gradient made by a formula during this pass, referenced only by the engine, whose array
-# owns its memory and is referenced only by that tensor, cannot be observed by anyone else:
-# the engine may keep it as a leaf's .grad (no copy) or add into it in place. Reference
-# counts tell; the counts of an unshared object seen through the engine's own code pattern
-# are measured once here (they differ between Python versions).
-_STEAL_MIN = 4096          # elements; below this a copy costs less than the checks
-
-
-def _refs(x):
-    return sys.getrefcount(x)
-
-
-class _Probe:
-    __slots__ = ("_data",)
-
-
-def _measure_refcounts():
-    holder = {0: _Probe()}
-    popped = holder.pop(0, None)
-    sole_local = _refs(popped)                 # held by a local only
-    holder[0] = popped
-    del popped
-    got = holder.get(0)
-    in_buffer = _refs(got)                     # held by a dict and a local
-    probe = _Probe()
-    probe._data = object()
-    sole_data = _refs(probe._data)             # held by one slot only
-    return sole_local, in_buffer, sole_data
-
-
-# CPython up to 3.13 counts every reference the engine's code holds; later versions may borrow
-# some (a count then reads low), so there the engine does not rely on counts and always copies.
-if sys.implementation.name == "cpython" and sys.version_info < (3, 14):
-    _SOLE_LOCAL, _IN_BUFFER, _SOLE_DATA = _measure_refcounts()
-else:
-    _SOLE_LOCAL = _IN_BUFFER = _SOLE_DATA = -1
-
-
-def _owns_memory(t) -> bool:
-    """Whether ``t``'s array owns its memory and nothing but ``t`` refers to it."""
-    if _refs(t._data) != _SOLE_DATA:
-        return False
-    data = t._data
-    return data.base is None and data.flags.writeable
-
-
-def _held_by(buffers, g) -> int:
-    return sum(1 for v in buffers.values() if v is g)
-
-
-# ATen's efficient zero tensors (_efficientzerotensor: sgn's gradient for real inputs) the engine holds:
-# added to a gradient they give its values back unchanged (a -0 stays -0), as ATen's zero-tensor add does
-EFFICIENT_ZEROS = weakref.WeakValueDictionary()      # id -> the tensor (a WeakSet would compare tensors)
-
-
-def _without_efficient_zero(t):
-    """``t``, or for an efficient zero the additive identity of every float, -0.0 (no history)."""
-    if EFFICIENT_ZEROS.get(id(t)) is not t:
-        return t
-    from .tensor import Tensor
-    return Tensor._make(np.full(t._data.shape, -0.0, t._data.dtype), t._dtype)
-
-
-def _add_into(old, g):
-    """``old + g``, written into ``old``'s memory when the engine alone holds it (``old`` in the
-    buffers dict and in the caller's local, as measured) and no graph is being recorded."""
-    if EFFICIENT_ZEROS:
-        old, g = _without_efficient_zero(old), _without_efficient_zero(g)
-    if (g._dtype is old._dtype and old._data.size >= _STEAL_MIN and g._data.shape == old._data.shape
-            and not _grad_enabled.get() and _refs(old) == _IN_BUFFER + 1 and _owns_memory(old)):
-        data = old._data
-        np_add(data, g._data, out=data)
-        return old
-    return old + g
-
-
 # ---------------------------------------------------------------- the engine
 def _edge_of(t):
     """The node that receives ``t``'s gradient: its grad_fn, or a leaf's AccumulateGrad."""
@@ -755,7 +631,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     anomaly, check_nan = _anomaly.get()
     check_nan = anomaly and check_nan
     plain = targets is None and node_apply is None and not anomaly
-    push, pop = _ready_push, _ready_pop
+    push, pop = ready_push, ready_pop
     grad_mode = _grad_enabled.set(bool(create_graph))
     lazily = _expand_lazily.set(plain and not create_graph)
     try:
@@ -783,8 +659,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                 # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
                 # still to run, which only read it) and whose memory is its own: see accumulate_into
                 owned = (type(node) is AccumulateGrad and not create_graph
-                         and (grad._data.size >= _STEAL_MIN or LAYOUT_RELAXED[0])
-                         and _refs(grad) == _SOLE_LOCAL + _held_by(buffers, grad) and _owns_memory(grad))
+                         and (grad._data.size >= STEAL_MIN or LAYOUT_RELAXED[0])
+                         and refs(grad) == SOLE_LOCAL + held_by(buffers, grad) and owns_memory(grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)
                 if check_nan:
@@ -798,7 +674,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                     if old is None:
                         buffers[nxt] = g
                     else:
-                        buffers[nxt] = _add_into(old, g)
+                        buffers[nxt] = add_into(old, g)
                         old = None
                 left = deps[nxt] - 1
                 deps[nxt] = left
@@ -811,7 +687,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                             following = None
                         push(ready, nxt)
             node = following
-            node_grads = g = None       # the engine's references end here (see _add_into)
+            node_grads = g = None       # the engine's references end here (see add_into)
     finally:
         _expand_lazily.reset(lazily)
         _grad_enabled.reset(grad_mode)

@@ -8,11 +8,11 @@ what PyTorch shows of the results.
 import numpy as np
 import pytest
 
-from gradexpr import api, graph
+from gradexpr import api, grad_ownership
 from gradexpr.functional import hessian, jacobian
 
 torch = api.build()["torch"]
-BIG = 5000          # above the size where the engine stops copying (graph._STEAL_MIN)
+BIG = 5000          # above the size where the engine stops copying (grad_ownership.STEAL_MIN)
 
 
 def test_wrapped_numbers_are_exact_and_cached_ones_cannot_be_changed():
@@ -54,8 +54,8 @@ def test_a_gradient_passed_by_the_user_is_never_kept_or_changed():
 
 def test_gradients_of_a_tensor_used_twice_are_summed(monkeypatch):
     calls = []
-    real_add = graph.np_add
-    monkeypatch.setattr(graph, "np_add", lambda *a, **k: (calls.append(1), real_add(*a, **k))[1])
+    real_add = grad_ownership.np_add
+    monkeypatch.setattr(grad_ownership, "np_add", lambda *a, **k: (calls.append(1), real_add(*a, **k))[1])
     x = torch.ones(BIG, requires_grad=True)
     y = x * 2
     (y * 3 + y * 4).sum().backward()
