@@ -346,44 +346,6 @@ gelu_backward = op(
     self=_gelu_double_backward, domain="real", forward_ad="element_wise")
 
 
-# ============================================================ trace
-def _index_fill(a, value, dim, index):
-    """``a.index_fill(dim, index, value)``: the slices ``index`` along ``dim`` set to ``value``."""
-    out = a.copy()
-    out[(slice(None),) * dim + (index,)] = value
-    return out
-
-
-def _index_filled_with_zero(grad, dim, index):
-    """index_fill's gradient for self: ``grad.index_fill(dim, index, 0)`` (IndexFillBackward0)."""
-    return _apply(index_fill_scalar, (grad,), {"value": 0, "dim": dim, "index": index})
-
-
-def _index_fill_value_grad(grad, dim, index):
-    """index_fill's gradient for a tensor value: ``grad.index_select(dim, unique(index)).sum()``."""
-    return grad.index_select(dim, Tensor._make(np.unique(index))).sum()
-
-
-# ATen's index_fill.int_Scalar / index_fill.int_Tensor as trace's gradient calls them (no public names here)
-index_fill_scalar = op(
-    "index_fill_scalar", "IndexFillBackward0", lambda a, value, dim, index: _index_fill(a, value, dim, index),
-    self=_index_filled_with_zero, dtype="first", domain="real",
-    forward_ad=lambda self_t, dim, index: _index_filled_with_zero(self_t, dim, index))
-index_fill_tensor = op(
-    "index_fill_tensor", "IndexFillBackward1", _index_fill, ("self", "value"),
-    self=_index_filled_with_zero, value=_index_fill_value_grad, dtype="first", broadcast=False, domain="real",
-    forward_ad="linear")
-
-
-def trace_backward(grad, sizes):
-    """FunctionsManual's trace_backward_symint: zeros of rows·cols elements, every (cols + 1)-th filled
-    with grad (index_fill_, IndexFillBackward1), viewed as the matrix."""
-    rows, cols = sizes
-    flat = _F().zeros(rows * cols, dtype=grad.dtype)
-    filled = _apply(index_fill_tensor, (flat, grad), {"dim": 0, "index": np.arange(0, rows * cols, cols + 1)})
-    return filled.view(rows, cols)
-
-
 # ============================================================ losses
 def _mse_loss_backward(g, x, t, reduction="mean"):
     c = x.dtype.type
