@@ -443,18 +443,28 @@ def _marked(sig, items, args, kwargs, method):
 _BINDINGS: dict = {}        # (method?, name) -> Overloads of its recorded binding signatures (ops/_bindings.py)
 
 
-def binding_call_error(name, args, kwargs, method):
-    """The TypeError PyTorch's parser raises for ``Tensor.name(*args[1:], **kwargs)`` (``args[0]`` the
-    tensor; ``method``) or ``torch.name(*args, **kwargs)``, from the recorded binding signatures; None if
-    PyTorch takes the call or none are recorded (gradexpr writes it by hand, PyTorch in Python)."""
-    overloads = _BINDINGS.get((method, name))
+def binding_overloads(name, method):
+    """The Overloads of PyTorch's recorded binding signatures of ``Tensor.name`` (``method``) or
+    ``torch.name`` (hidden and deprecated ones tried, never listed); None if none are recorded."""
+    key = (method, name)
+    overloads = _BINDINGS.get(key)
     if overloads is None:
         from .ops import _bindings
         lines = (_bindings.METHODS if method else _bindings.FUNCTIONS).get(name)
         if lines is None:
             return None
-        overloads = _BINDINGS[method, name] = Overloads(name, [(line, None) for line, _ in lines],
-                                                        hidden=[line for line, hidden in lines if hidden])
+        overloads = _BINDINGS[key] = Overloads(name, [(line, None) for line, _ in lines],
+                                               hidden=[line for line, hidden in lines if hidden])
+    return overloads
+
+
+def binding_call_error(name, args, kwargs, method):
+    """The TypeError PyTorch's parser raises for ``Tensor.name(*args[1:], **kwargs)`` (``args[0]`` the
+    tensor; ``method``) or ``torch.name(*args, **kwargs)``, from the recorded binding signatures; None if
+    PyTorch takes the call or none are recorded (gradexpr writes it by hand, PyTorch in Python)."""
+    overloads = binding_overloads(name, method)
+    if overloads is None:
+        return None
     try:
         overloads.parse(args, kwargs, method=method)
     except errors.TypeError as e:

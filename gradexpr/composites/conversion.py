@@ -8,32 +8,24 @@ from .. import device as _device
 from .. import dtypes, errors
 from ..dtypes import DType
 from ..op import _grad_enabled, apply
-from ..signatures import Overloads
+from ..signatures import binding_overloads
 from .arguments import _is_tensor, _missing, _shape_args
 from .creation import full, ones, tensor, zeros
 from .shape import clone, view
 
 
-_TO = Overloads("to", [(line, None) for line in (
-    "to(Tensor self, Device? device=None, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, *, "
-    "MemoryFormat? memory_format=None) -> Tensor",
-    "to(Tensor self, ScalarType dtype, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
-    "-> Tensor",
-    "to(Tensor self, Tensor tensor, bool non_blocking=False, bool copy=False, *, MemoryFormat? memory_format=None) "
-    "-> Tensor")])
-
-
 def _to_arguments(self, args, kwargs):
     """``to``'s arguments by its signatures; as PyTorch's parser allows for ``to``, a Python number where
     no signature takes it stands for a tensor of its type (``t.to(1.5)`` is ``t.to(torch.float64)``)."""
+    signatures = binding_overloads("to", True)
     try:
-        return _TO.parse((self,) + args, kwargs, method=True)[1]
+        return signatures.parse((self,) + args, kwargs, method=True)[1]
     except errors.TypeError:
         if not (args and isinstance(args[0], (float, bool))):
             raise
         try:
             number = tensor(args[0], dtype=dtypes.bool_ if isinstance(args[0], bool) else dtypes.float64)
-            return _TO.parse((self, number) + args[1:], kwargs, method=True)[1]
+            return signatures.parse((self, number) + args[1:], kwargs, method=True)[1]
         except errors.TypeError:
             pass
         raise
@@ -70,22 +62,9 @@ def _converter(d, name):
     _converter(dtypes.bool_, "bool"), _converter(dtypes.uint8, "byte"), _converter(dtypes.int8, "char"))
 
 
-_KEYWORDS = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=False, " \
-    "bool requires_grad=False) -> Tensor"
-# the binding signatures of the methods below (hand-written in PyTorch too: ``type`` and ``new_tensor``)
-_SIGNATURES = {name: Overloads(name, [(line, None)]) for name, line in (
-    ("type", "type(Tensor self, PyObject dtype=None, bool non_blocking=False, *, MemoryFormat? memory_format=None) "
-             "-> Tensor"),
-    ("new_zeros", "new_zeros(Tensor self, SymInt[] size, " + _KEYWORDS),
-    ("new_ones", "new_ones(Tensor self, SymInt[] size, " + _KEYWORDS),
-    ("new_empty", "new_empty(Tensor self, SymInt[] size, " + _KEYWORDS),
-    ("new_full", "new_full(Tensor self, SymInt[] size, Scalar fill_value, " + _KEYWORDS),
-    ("new_tensor", "new_tensor(Tensor self, PyObject data, *, ScalarType? dtype=None, Device? device=None, "
-                   "bool requires_grad=False, bool pin_memory=False) -> Tensor"))}
-
-
 def _arguments(name, self, args, kwargs):
-    return _SIGNATURES[name].parse((self,) + args, kwargs, method=True)[1]
+    """The method's arguments by PyTorch's binding signatures (recorded in ops/_bindings.py)."""
+    return binding_overloads(name, True).parse((self,) + args, kwargs, method=True)[1]
 
 
 def type_(self, *args, **kwargs):

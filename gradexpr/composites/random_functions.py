@@ -10,52 +10,18 @@ from .. import dtypes, errors
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..op import bump_version
-from ..signatures import Overloads, _check_device
+from ..signatures import _check_device, binding_overloads
 from ..tensor import Size, Tensor
 from .arguments import _UNSET, _check_new_shape, _dtype_arg, _finish, _is_tensor, _no_overload, _scalar, _shape_args
 from .creation import _size_keyword
-
-
-# PyTorch's binding signatures of the random factories written here by hand: a keyword outside them, or a
-# value of the wrong type, is the parser's TypeError (its list of overloads), as in PyTorch
-_LIKE = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-         "bool pin_memory=False, bool requires_grad=False) -> Tensor")
-_FACTORY = "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool pin_memory=False, " \
-           "bool requires_grad=False) -> Tensor"
-
-
-def _overloads(name, heads, tail):
-    """The overloads ``name(head, *, [Generator generator, ]tail)`` of each head, with and without a generator,
-    as PyTorch lists them."""
-    lines = []
-    for head in heads:
-        lines.append(f"{name}({head}, *, Generator generator, {tail}")
-        lines.append(f"{name}({head}, *, {tail}")
-    return Overloads(name, [(line, None) for line in lines])
-
-
-_SIGNATURES = {
-    "rand_like": _overloads("rand_like", ["Tensor self"], _LIKE),
-    "randn_like": _overloads("randn_like", ["Tensor self"], _LIKE),
-    "randint_like": _overloads("randint_like", ["Tensor self, int low, int high", "Tensor self, Tensor high",
-                                                "Tensor self, int high"], _LIKE),
-    "randperm": _overloads("randperm", ["int n"], "Tensor(a!)? out=None, " + _FACTORY),
-    "randint": _overloads("randint", ["int high, int[] size", "int low, int high, int[] size"],
-                          "Tensor(a!)? out=None, " + _FACTORY),
-    "normal": Overloads("normal", [(line, None) for line in (
-        "normal(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
-        "normal(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
-        "normal(float mean, Tensor std, *, Generator? generator=None, Tensor(a!)? out=None) -> Tensor",
-        "normal(float mean, float std, int[] size, *, Generator? generator=None, Tensor(a!)? out=None, " + _FACTORY)]),
-}
 
 
 def _checked(name, args, kwargs, known, **given):
     """PyTorch's TypeError for a keyword ``name``'s signatures do not take (or a value they refuse), and its
     error for a device other than the CPU. ``given``: the keywords the function names, where not None."""
     kwargs = dict(kwargs, **{k: v for k, v in given.items() if v is not None})
-    if kwargs.keys() - known:
-        _SIGNATURES[name].parse(args, kwargs)
+    if kwargs.keys() - known:       # PyTorch's binding signatures say why (recorded in ops/_bindings.py)
+        binding_overloads(name, False).parse(args, kwargs)
     _check_device(kwargs.get("device"))
 
 
