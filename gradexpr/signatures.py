@@ -183,11 +183,29 @@ def _int_list_varargs(args, positional, method):
     rest = args[first:]
     if len(positional) - first != 1 or not rest or positional[first].base not in ("int[]", "SymInt[]"):
         return args
-    if len(rest) == 1 and not _int_like(rest[0]):
-        return args
-    if not all(_int_like(a) for a in rest):
-        return args
+    if not _int_like(rest[0]):      # (the parser packs them when the first is an int; the elements are
+        return args                 # checked then: _element_refusal)
     return tuple(args[:first]) + (tuple(rest),)
+
+
+def _element_refusal(label, p, value, position, method):
+    """PyTorch's words for a list refused for one of its elements: a tensor list (``expected Tensor as
+    element 1 in argument 0, but got int``), an int list (``argument 'size' failed to unpack the object at
+    pos 2 ...``); None for any other refusal. ``position``: the argument's, from 0 (None: by keyword)."""
+    if not isinstance(value, (tuple, list)) or not value:
+        return None
+    if p.base == "Tensor[]":
+        bad = next((j for j, v in enumerate(value) if not _is_tensor(v)), None)
+        if bad is not None and position is not None:
+            return errors.TypeError(f"expected Tensor as element {bad} in argument {position}, but got "
+                                    f"{type(value[bad]).__name__}")
+    elif p.base in ("int[]", "SymInt[]"):
+        bad = next((j for j, v in enumerate(value) if not _int_like(v)), None)
+        if bad is not None:
+            return errors.TypeError(f"{label}(): argument '{_pname(p, method)}' failed to unpack the object at pos "
+                                    f"{bad + 1} with error \"type must be tuple of ints,but got "
+                                    f"{_typename_short(value[bad])}\"")
+    return None
 
 
 class Signature:
@@ -268,8 +286,9 @@ class Signature:
                 if not raise_:
                     return None
                 where = i + (0 if method else 1)
-                raise errors.TypeError(f"{label}(): argument '{_pname(p, method)}' (position {where}) must be "
-                                       f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(value)}")
+                raise _element_refusal(label, p, value, where - 1, method) or errors.TypeError(
+                    f"{label}(): argument '{_pname(p, method)}' (position {where}) must be "
+                    f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(value)}")
             values[p.name] = got
         for key in kwargs:
             p = by_name.get(key)
@@ -287,8 +306,9 @@ class Signature:
                 if got is _NO:
                     if not raise_:
                         return None
-                    raise errors.TypeError(f"{label}(): argument '{key}' must be "
-                                           f"{_TYPE_NAMES.get(p.base, p.base)}, not {_typename_short(kwargs[key])}")
+                    raise _element_refusal(label, p, kwargs[key], None, method) or errors.TypeError(
+                        f"{label}(): argument '{key}' must be {_TYPE_NAMES.get(p.base, p.base)}, not "
+                        f"{_typename_short(kwargs[key])}")
                 values[p.name] = got
             elif p.has_default:
                 values[p.name] = p.default

@@ -110,7 +110,7 @@ def _callee_error(exc, f, name, args, attribute_call=False, kwargs=None):
     argument 'input' (position 1) must be Tensor, not float``, not ``'float' object has no
     attribute '_data'``). ``attribute_call``: the program called it as ``obj.name(...)``."""
     kind = type(exc)
-    if kind is not AttributeError and not isinstance(exc, TypeError):
+    if kind is not AttributeError and not isinstance(exc, (TypeError, ValueError)):
         return exc
     module = getattr(f, "__module__", None) or ""
     if not module.startswith("gradexpr.") or module.startswith("gradexpr.grammar"):
@@ -121,11 +121,14 @@ def _callee_error(exc, f, name, args, attribute_call=False, kwargs=None):
     owner = getattr(f, "__self__", None)
     if not attribute_call and type(owner).__name__ in _TENSOR_CLASSES:
         name = _bound_name(owner, f, name)
-    if isinstance(exc, TypeError):
+    if isinstance(exc, (TypeError, ValueError)):
+        # a call PyTorch's parser refuses fails there, before any kernel: a TypeError in its words
         parsed = _binding_error(f, owner, name, args, kwargs)
         if parsed is not None:
             parsed.__cause__ = exc
             return parsed
+        if not isinstance(exc, TypeError):
+            return exc
     if isinstance(exc, TypeError) and type(owner).__name__ in _TENSOR_CLASSES:
         worded = _tensor_method_error(kind, str(exc), f, owner, name, attribute_call)
         if worded is not None:
@@ -163,8 +166,8 @@ _UNEXPECTED_KEYWORD = re.compile(r"[\w.<>]+\(\) got an unexpected keyword argume
 
 
 def _binding_error(f, owner, name, args, kwargs):
-    """PyTorch's parser's error for a call of a Tensor method or torch function written by hand, from its
-    recorded binding signatures (None when none are recorded or PyTorch would take the call)."""
+    """PyTorch's parser's error for a call of a Tensor method or torch function, from its recorded binding
+    signatures (None when none are recorded or PyTorch would take the call)."""
     from gradexpr.signatures import binding_call_error
     if type(owner).__name__ in _TENSOR_CLASSES:
         return binding_call_error(name, (owner,) + tuple(args), kwargs or {}, True)
