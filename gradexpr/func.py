@@ -388,16 +388,12 @@ def _basis_cotangents(m, j, outs):
     """Row ``j`` of the joint basis as each output's cotangent (a one in one output, zeros in the others)."""
     row = np.zeros(m, outs[0]._dtype.np)
     row[j] = 1
-    parts, first = [], 0
-    for o in outs:
-        n = o._data.size
-        parts.append(Tensor._make(row[first:first + n].reshape(o._data.shape), o._dtype))
-        first += n
-    return parts
+    return [Tensor._make(part, o._dtype) for part, o in zip(_cotangents(row, outs), outs)]
 
 
 def _cotangents(row, outs):
-    """Each output's part of one (batched) row of the joint basis, shaped as the output."""
+    """Each output's part of one row of the joint basis (an array, or a batched tensor under vmap), shaped as
+    the output."""
     if len(outs) == 1:
         return [row.reshape(outs[0]._data.shape)]
     parts, first = [], 0
