@@ -54,3 +54,15 @@ def timed(fn, *args):
     t0 = time.perf_counter()
     result = fn(*args)
     return time.perf_counter() - t0, result
+
+
+def steady_step_seconds(step, warm_up=5, steps=20):
+    """Seconds per call of ``step`` once it runs as a loop does: the first calls (an optimiser's state
+    made, caches filled, PyTorch's dispatch warmed) are not timed, then the mean of ``steps`` calls.
+    A training loop runs thousands of steps: timing the first one alone measured set-up, not steps."""
+    for _ in range(warm_up):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    return (time.perf_counter() - t0) / steps
