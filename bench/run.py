@@ -383,6 +383,30 @@ class Bench:
         self.rows.append(_row("train", f"training step: MLP 64-128-10, batch {self.sizes['train']['batch']}, "
                               "CrossEntropyLoss, Adam (vs torch)", get("gradexpr", "step"), get("torch", "step"),
                               max_ratio=1.0))
+        self.tutorial_loop()
+
+    def tutorial_loop(self):
+        """pytorch/tutorials' examples_nn/polynomial_nn.py (2,000 steps of nn.Linear, MSELoss and SGD by
+        hand), whole process: ``gradexpr run`` of the recorded program against the same file run by
+        PyTorch's Python (it is plain Python; the oracle's prelude adds nothing it uses)."""
+        program = REPO / "tests" / "programs" / "real" / "examples_nn" / "polynomial_nn.gx"
+        if not self.torch_python:
+            return
+        env = pinned_env(self.threads)
+        gx_env = env if self.args.quick else {**env, "PYTHONPATH": self.package_tree("pyc", True)}
+        commands = {"gradexpr run": (self.gradexpr_script() + ["run", str(program)], gx_env),
+                    "torch": ([self.torch_python, str(program)], env)}
+        wall = {name: Samples(name) for name in commands}
+        for rep in range(-1, self.reps(3)):                     # -1: a warm-up round
+            for name, (cmd, cmd_env) in commands.items():
+                w, _cpu, _mib, code, err = _process(cmd, cmd_env)
+                if code != 0:
+                    self.notes.append(f"tutorial loop: {name} exited {code}: {err.strip()[-200:]}")
+                    return
+                if rep >= 0:
+                    wall[name].add(w)
+        self.rows.append(_row("train", "examples_nn/polynomial_nn.py, 2,000 steps, whole process (vs torch)",
+                              wall["gradexpr run"], wall["torch"], max_ratio=1.0))
 
     def derivative_matrix(self, workload, title, metric, func_name):
         get = self.measure(workload, [("gradexpr", "gradexpr")],
