@@ -119,11 +119,14 @@ def _address(array):
     return array.ctypes.data
 
 
-def _readable(a):
-    """``a`` as a writable C-contiguous array (a copy only where it is not one: a view, a broadcast)."""
-    if a.flags.c_contiguous and a.flags.writeable:
+def _laid_out_as(a, out):
+    """``a`` in ``out``'s memory order (a dense array of positive strides, as ``empty_like`` makes it):
+    ``a`` itself where it already is, else a copy; VML then reads both element by element alike."""
+    if a.strides == out.strides and a.flags.writeable and (a.flags.c_contiguous or a.flags.f_contiguous):
         return a
-    return np.array(a, order="C")
+    copy = np.empty_like(out)
+    np.copyto(copy, a)
+    return copy
 
 
 def elementwise(name, a):
@@ -134,9 +137,10 @@ def elementwise(name, a):
     ctypes = _state["ctypes"]
     fn = _function(prefix[0] + VML_FUNCTIONS[name],
                    [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64])
-    out = np.empty(a.shape, a.dtype)
-    if a.size:
-        fn(a.size, _address(_readable(a)), _address(out), _VML_MODE)
+    out = np.empty_like(a)              # laid out as ``a`` (TensorIterator's output follows its input's
+    if a.size:                          # strides), so a reduction after it adds in PyTorch's memory order
+        source = _laid_out_as(a, out)   # (held here: a bare address does not keep a copy alive)
+        fn(a.size, _address(source), _address(out), _VML_MODE)
     return out
 
 

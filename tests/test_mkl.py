@@ -54,3 +54,21 @@ def test_a_library_that_is_not_there_is_no_error():
     result = _check(*WELL_CONDITIONED, "--rtol", "1e-4", "--atol", "1e-5",
                     env_extra={"GRADEXPR_MKL": "/nonexistent/libmkl_rt.so.2"})
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_result_is_laid_out_as_its_input_and_computed_from_it():
+    # TensorIterator gives exp's output its input's strides, and a reduction after it (logsumexp's sum)
+    # adds in that memory order; a permuted input is copied into that order first (a copy the call
+    # must keep alive: a bare address of a freed copy gave nan)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((2, 3, 4, 5)).transpose(1, 0, 3, 2), rng.standard_normal((3, 4)).T,
+              rng.standard_normal((3, 8))[:, ::2], rng.standard_normal((4, 5)).astype(np.float32).T]
+    for a in inputs:
+        got = mkl.elementwise("tanh", a)
+        if not mkl.available():
+            assert got is None
+            continue
+        assert got.shape == a.shape and got.dtype == a.dtype
+        assert got.strides == np.empty_like(a).strides
+        assert np.allclose(got, np.tanh(a), rtol=1e-6, atol=0)
+        assert np.array_equal(got, mkl.elementwise("tanh", np.ascontiguousarray(a)))

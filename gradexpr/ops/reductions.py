@@ -363,7 +363,7 @@ std_mean = op("std_mean", "StdMeanBackward0", None, outputs=("result", ""), doma
 
 def _norm2_rows(a, axis):
     """``a`` as the rows ATen's vectorized L2 kernel reduces (the reduction runs along memory:
-    every dim of a dense array, or the last dim of a row-major one), with the result's shape;
+    every dim of a dense array, or one dim of stride 1), with the result's shape;
     else None (the general reduction, not emulated)."""
     if a.dtype not in (np.float32, np.float64) or a.ndim == 0 or a.size == 0:
         return None
@@ -371,6 +371,11 @@ def _norm2_rows(a, axis):
         return a.ravel(order="K").reshape(1, -1), ()        # (TensorIterator coalesces it to one dim)
     if tuple(axis) == (a.ndim - 1,) and a.flags.c_contiguous:
         return a.reshape(-1, a.shape[-1]), a.shape[:-1]
+    if len(axis) == 1 and a.strides[axis[0]] == a.itemsize:
+        # one dim reduced along memory, whatever the others' layout (a transposed matrix's dim 0):
+        # TensorIterator makes it the inner loop, contiguous, as a row-major matrix's last dim
+        rest = np.moveaxis(a, axis[0], -1)
+        return rest.reshape(-1, rest.shape[-1]), rest.shape[:-1]
     return None
 
 
