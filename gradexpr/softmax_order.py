@@ -15,15 +15,18 @@ floating types; their last-dim sum adds full 8-lane vectors, folds the lanes, th
 remaining elements one by one.
 
 The exponentials of float32 are SLEEF's, as the kernels' vector map computes every element of a row
-(sleef.py: bit for bit), and so are the logarithms of log_softmax's row sums.
+(sleef.py: bit for bit), and so are the logarithms of log_softmax's row sums. Down another dim the
+kernels run whole vectors of columns through SLEEF's exp and the columns left over through the scalar
+``std::exp`` (the C library's): ``_exp_down`` says which columns are which. Every kernel reads its
+operands as contiguous tensors (``input.contiguous()``): a transposed input is laid out afresh first.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .exact import fma, fma32
-from .sleef import exp as sleef_exp, vector_function
-from .reduction_order import _in_order as in_order, _to_front
+from .sleef import _vector_positions, exp as sleef_exp, libm, vector_function
+from .reduction_order import _in_order as in_order, _to_front, threads
 from .tie_order import VECTOR_BYTES
 
 
@@ -32,6 +35,34 @@ def _exp(d):
     if d.dtype == np.float32 or d.dtype == np.float64:
         return sleef_exp(d)
     return np.exp(d)
+
+
+def _exp_down(shifted, dim, kernel):
+    """exp of a contiguous float32/float64 ``shifted`` as a kernel down ``dim`` (not the last) computes it:
+    the columns (positions past ``dim``) that its vector loop takes through SLEEF's exp, the others
+    through ``std::exp``. ``kernel`` names the loop: ``"softmax"`` walks the (outer, inner) positions
+    split between the threads, a vector of columns wherever one fits before the end of a row or of a
+    thread's chunk; ``"log_softmax"`` (and its backward) cuts each row into chunks of whole vectors,
+    so only the row's last ``inner % lanes`` columns are scalar."""
+    if shifted.dtype != np.float32 and shifted.dtype != np.float64:
+        return _exp(shifted)
+    axis = dim % shifted.ndim
+    size = shifted.shape[axis]
+    inner = int(np.prod(shifted.shape[axis + 1:], dtype=np.int64))
+    outer = shifted.size // max(size * inner, 1)
+    lanes = VECTOR_BYTES // shifted.itemsize
+    if kernel == "softmax":
+        # (measured: the positions are split between the threads however few they are)
+        vector = _vector_positions(outer * inner, inner, lanes, threads(), 1)
+        vector = vector.reshape(outer, 1, inner)
+    else:
+        vector = (np.arange(inner) < inner - inner % lanes).reshape(1, 1, inner)
+    e = sleef_exp(shifted)
+    if vector.all():
+        return e
+    tail = np.broadcast_to(~vector, (outer, size, inner)).reshape(shifted.shape)
+    e[tail] = libm("exp", shifted[tail])
+    return e
 
 
 def _log(d):
@@ -116,11 +147,12 @@ def softmax(a, dim):
     if a.ndim == 0:
         return softmax(a.reshape(1), 0).reshape(())
     work = _work_dtype(a.dtype)
-    x = a.astype(work, copy=False)
+    x = np.ascontiguousarray(a.astype(work, copy=False))
+    last = dim % a.ndim == a.ndim - 1
     with np.errstate(all="ignore"):
         m = np.maximum.reduce(x, axis=dim, keepdims=True) if x.size else 0    # (ndarray.max's own call)
-        e = _exp(x - m)
-        if dim % a.ndim == a.ndim - 1:
+        e = _exp(x - m) if last or a.dtype == np.float16 else _exp_down(x - m, dim, "softmax")
+        if last:
             out = e * (work.type(1) / dim_sum(e, dim, a.dtype == np.float16))
         else:
             out = e / dim_sum(e, dim)
@@ -144,11 +176,14 @@ def _half_scalar_columns(out, e, total, dim):
 def log_softmax(a, dim):
     if a.ndim == 0:
         return log_softmax(a.reshape(1), 0).reshape(())
-    x = a.astype(_work_dtype(a.dtype), copy=False)
+    x = np.ascontiguousarray(a.astype(_work_dtype(a.dtype), copy=False))
+    last = dim % a.ndim == a.ndim - 1
     with np.errstate(all="ignore"):
         m = np.maximum.reduce(x, axis=dim, keepdims=True) if x.size else 0    # (ndarray.max's own call)
         shifted = x - m
-        if a.dtype == np.float16 and dim % a.ndim == a.ndim - 1:
+        if not last and a.dtype != np.float16:
+            log_sum = _log(dim_sum(_exp_down(shifted, dim, "log_softmax"), dim))
+        elif a.dtype == np.float16 and last:
             # the row's sum and its log are held in float16 arrays between the passes
             s = half_row_sum(_exp(shifted)).astype(np.float16).astype(np.float32)
             log_sum = _log(s).astype(np.float16).astype(np.float32)[..., None]
@@ -181,6 +216,11 @@ def log_softmax_backward(g, y, dim):
     if g.ndim == 0:
         return log_softmax_backward(g.reshape(1), y.reshape(1), 0).reshape(())
     with np.errstate(all="ignore"):
+        if dim % g.ndim == g.ndim - 1:
+            e = _exp(y)
+        else:                           # the vertical kernel: its scalar columns fused alike, std::exp's
+            g, y = np.ascontiguousarray(g), np.ascontiguousarray(y)
+            e = _exp_down(y, dim, "log_softmax") if g.dtype == y.dtype else _exp(y)
         if g.dtype == np.float32 and y.dtype == np.float32:
-            return fma32(-_exp(y), dim_sum(g, dim), g)          # (what fma picks for them, without its checks)
-        return fma(-_exp(y), dim_sum(g, dim), g)
+            return fma32(-e, dim_sum(g, dim), g)          # (what fma picks for them, without its checks)
+        return fma(-e, dim_sum(g, dim), g)

@@ -19,3 +19,8 @@ os.environ.setdefault("MKL_ENABLE_INSTRUCTIONS", "SSE4_2")
 # AVX2 one in most results. Recordings of it are made with ONEDNN_MAX_CPU_ISA=AVX2 set for torch-oracle
 # too, and the suite asks gradexpr for the same path (gradexpr/onednn_gelu.py reads the variable).
 os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2")
+# PyTorch splits some kernels' work between its threads, and where it splits decides which elements a
+# vector loop and which a scalar loop computes (softmax down a dim that is not the last; sums past
+# 32,768 elements): the recordings were made with PyTorch on two threads (two cores), so the suite
+# computes as PyTorch does on two, whatever the machine running it has.
+os.environ.setdefault("OMP_NUM_THREADS", "2")
