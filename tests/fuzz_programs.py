@@ -16,15 +16,22 @@ import subprocess
 
 DTYPES = ("float32", "float64")
 UNARY = ("exp", "tanh", "sigmoid", "relu", "abs", "neg", "sin", "cos", "square", "floor", "round", "sign",
-         "reciprocal", "sqrt", "log", "atan", "expm1", "log1p", "ceil", "trunc", "frac")
-SAFE_ARG = {"sqrt": "abs", "log": "abs", "log1p": "abs", "reciprocal": None}
-BINARY = ("+", "-", "*", "/", "maximum", "minimum", "atan2", "pow2")
-REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "std", "var", "norm", "nansum")
+         "reciprocal", "sqrt", "log", "atan", "expm1", "log1p", "ceil", "trunc", "frac",
+         "sinh", "cosh", "erf", "erfc", "tan", "exp2", "log2", "log10", "rsqrt", "asinh", "F.softplus", "F.silu",
+         "F.gelu", "F.elu", "F.mish", "F.hardswish", "F.logsigmoid", "F.softsign", "F.selu", "F.celu",
+         "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6")
+SAFE_ARG = {"sqrt": "abs", "log": "abs", "log1p": "abs", "reciprocal": None, "log2": "abs", "log10": "abs",
+            "rsqrt": "abs"}
+BINARY = ("+", "-", "*", "/", "maximum", "minimum", "atan2", "pow2", "copysign", "where", "fmod", "remainder",
+          "hypot")
+REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "std", "var", "norm", "nansum",
+              "softmax", "log_softmax")
 # ops whose results are correctly rounded (or exact), so gradexpr must match PyTorch bit for bit; the
 # transcendental ones differ in the last bit between libm and PyTorch's SLEEF/MKL kernels (so does
 # float32 sqrt: PyTorch's is not correctly rounded, sqrt(2.9625184535980225) is 1.7211968898773193)
-EXACT_UNARY = ("relu", "abs", "neg", "square", "floor", "round", "sign", "reciprocal", "ceil", "trunc", "frac")
-EXACT_BINARY = ("+", "-", "*", "/", "maximum", "minimum", "pow2")
+EXACT_UNARY = ("relu", "abs", "neg", "square", "floor", "round", "sign", "reciprocal", "ceil", "trunc", "frac",
+               "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6")
+EXACT_BINARY = ("+", "-", "*", "/", "maximum", "minimum", "pow2", "copysign", "where")
 EXACT_REDUCTIONS = ("sum", "mean", "max", "min", "amax", "amin", "nansum")
 CUMULATIVE = ("cumsum", "cumprod")
 SPECIALS = ("1e-30", "-1e-30", "3e38", "-3e38", "1e-45", "0.", "-0.", "float('inf')", "float('-inf')",
@@ -32,7 +39,8 @@ SPECIALS = ("1e-30", "-1e-30", "3e38", "-3e38", "1e-45", "0.", "-0.", "float('in
 
 
 def _shape(rng):
-    return rng.choice([(5,), (3, 4), (2, 3, 4), (1, 4), (4, 1), (7,), (2, 1, 3), (16,), (33,), (9, 17)])
+    return rng.choice([(5,), (3, 4), (2, 3, 4), (1, 4), (4, 1), (7,), (2, 1, 3), (16,), (33,), (9, 17),
+                       (17, 9), (40, 5), (3, 70), (5, 8, 3)])
 
 
 def _tensor(rng, name, shape, dtype, lines):
@@ -52,7 +60,11 @@ def _tensor(rng, name, shape, dtype, lines):
 def _unary(rng, x, ops):
     op = rng.choice(UNARY if ops == "all" else EXACT_UNARY)
     arg = f"{x}.abs()" if SAFE_ARG.get(op) == "abs" else x
-    return f"torch.{op}({arg})" if op not in ("square",) else f"{arg}.square()"
+    if op == "square":
+        return f"{arg}.square()"
+    if op == "clamp":
+        return f"{arg}.clamp({rng.choice(['-0.5, 0.5', 'min=0.25', 'max=-0.1'])})"
+    return f"{op}({arg})" if op.startswith("F.") else f"torch.{op}({arg})"
 
 
 def _binary(rng, a, b, ops):
@@ -62,6 +74,8 @@ def _binary(rng, a, b, ops):
     if op == "pow2":
         # (x ** -2's gradient takes x.pow(-3), a powf: not among the exact ops)
         return f"({a} ** {rng.choice([2, 3, -1] if ops == 'exact' else [2, 3, 0.5, -1, -2])})"
+    if op == "where":
+        return f"torch.where({a} > 0, {a}, {b})"
     return f"torch.{op}({a}, {b})"
 
 
@@ -69,6 +83,8 @@ def _reduce(rng, x, ndim, ops):
     op = rng.choice(REDUCTIONS if ops == "all" else EXACT_REDUCTIONS)
     if op == "logsumexp":
         return f"torch.logsumexp({x}, {rng.randrange(ndim)})"
+    if op in ("softmax", "log_softmax"):
+        return f"{x}.{op}({rng.randrange(-ndim, ndim)})"
     if op in ("max", "min") and rng.random() < 0.5:
         return f"{x}.{op}()"
     if rng.random() < 0.4:
@@ -84,7 +100,8 @@ def _reduce(rng, x, ndim, ops):
 
 def _view(rng, x, ndim):
     choices = [f"{x}.t()" if ndim == 2 else f"{x}.unsqueeze(0)", f"{x}.flatten()", f"{x}[..., ::2]",
-               f"{x}.transpose(0, -1)", f"{x}.flip(0)"]
+               f"{x}.transpose(0, -1)", f"{x}.flip(0)", f"{x}.permute(*reversed(range({x}.ndim)))",
+               f"{x}.contiguous()", f"{x}.narrow(-1, 0, 1)", f"{x}.movedim(0, -1)"]
     return rng.choice(choices)
 
 
