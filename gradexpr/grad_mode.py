@@ -18,16 +18,6 @@ def is_grad_enabled() -> bool:
     return _grad_enabled.get()
 
 
-# True while a plain backward pass runs (no create_graph, no inputs=, no node_apply): then a
-# gradient reaches users only through AccumulateGrad or retain_grad, which copy it, so a formula
-# may return a broadcast view where PyTorch materializes (same values, one pass over memory less).
-_expand_lazily: contextvars.ContextVar[bool] = contextvars.ContextVar("expand_lazily", default=False)
-
-
-def may_expand_lazily() -> bool:
-    return _expand_lazily.get()
-
-
 def _set_grad_enabled(mode: bool):
     return _grad_enabled.set(bool(mode))
 

@@ -20,10 +20,10 @@ from . import errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, copy_tangent
 
 # grad mode and inference mode live in grad_mode.py; the engine and the rest of gradexpr read them here too
-from .grad_mode import (INFERENCE, InferenceVersion, _expand_lazily, _grad_enabled, _GradMode,  # noqa: F401
+from .grad_mode import (INFERENCE, InferenceVersion, _grad_enabled, _GradMode,  # noqa: F401
                         _inference_mode, _set_grad_enabled, check_not_inference, enable_grad,
                         inference_mode, is_grad_enabled, is_inference_mode_enabled, mark_inference,
-                        may_expand_lazily, no_grad, set_grad_enabled)
+                        no_grad, set_grad_enabled)
 from .grad_mode import _SAVED_INFERENCE
 from .grad_ownership import SOLE_LOCAL, STEAL_MIN, add_into, held_by, owns_memory, refs
 from .ready_queue import LEAF_SEQ, ready_pop, ready_push
@@ -633,7 +633,6 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     plain = targets is None and node_apply is None and not anomaly
     push, pop = ready_push, ready_pop
     grad_mode = _grad_enabled.set(bool(create_graph))
-    lazily = _expand_lazily.set(plain and not create_graph)
     try:
         # PyTorch's ready queue (a max-heap on sequence numbers): the roots, as its GraphRoot's edges
         # make them ready (in order; one given twice at its last place)
@@ -689,7 +688,6 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             node = following
             node_grads = g = None       # the engine's references end here (see add_into)
     finally:
-        _expand_lazily.reset(lazily)
         _grad_enabled.reset(grad_mode)
     if _final_callbacks:
         _run_final_callbacks()

@@ -632,8 +632,9 @@ lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise")
 masked_fill = op("masked_fill", "MaskedFillBackward0",
-                 # out of place, ATen fills a contiguous clone (whatever the input's layout)
-                 lambda a, mask, value: np.ascontiguousarray(np.where(mask, np.asarray(value, a.dtype), a)),
+                 # out of place, ATen fills a contiguous clone (whatever the input's layout; a 0-d one stays 0-d,
+                 # which np.ascontiguousarray would make 1-d)
+                 lambda a, mask, value: np.asarray(np.where(mask, np.asarray(value, a.dtype), a), order="C"),
                  ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
@@ -646,7 +647,7 @@ def _masked_fill_value_grad(grad, mask):
 
 
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
-                        lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
+                        lambda a, mask, v: np.asarray(np.where(mask, v.astype(a.dtype), a), order="C"),
                         ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                         value=_masked_fill_value_grad, dtype="first", domain="mask", forward_ad="transpose")

@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors, reduction_order
 from ..grad_layout import _dense
-from ..graph import may_expand_lazily
 from ..tensor import _wrap_dim
 from .registry import batch_rules, op
 from .common import EveryDim, _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
@@ -84,11 +83,12 @@ def _numel(shape, dim=None):
     return n
 
 
-# (In a plain backward pass the mean's gradient is divided before it is expanded, a view instead
-# of a full copy: the same values; see graph.may_expand_lazily.)
+# The mean's gradient is the expanded gradient divided: a new tensor laid out contiguously, as PyTorch's.
+# (Dividing before expanding saves a pass but hands the next node a broadcast view: a hook then sees
+# strides (1, 0) for PyTorch's (5, 1), and a kernel that vectorises by layout, elu's backward, took its
+# scalar path and the C library's exp where PyTorch takes SLEEF's.)
 mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
-              self=lambda grad, self_shape: (grad / _numel(self_shape)).expand(self_shape) if may_expand_lazily()
-              else grad.expand(self_shape) / _numel(self_shape),
+              self=lambda grad, self_shape: grad.expand(self_shape) / _numel(self_shape),
               dtype=_mean_dtype, domain="real",
               schema="mean(Tensor self, *, ScalarType? dtype=None, Tensor(a!)? out=None) -> Tensor",
               variants="function method",
@@ -97,8 +97,6 @@ mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
               self=lambda grad, self_shape, dim, keepdim:
-              _restore(grad / _numel(self_shape, dim), self_shape, dim, keepdim).expand(self_shape)
-              if may_expand_lazily() else
               _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
               schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
@@ -314,7 +312,7 @@ def _std(a, dim=None, correction=1, keepdim=False):
 
 
 def _std_grad(grad, self, result, dim, correction, keepdim):
-    g = (grad / (result * 2)).masked_fill(result == 0, 0.0)
+    g = (grad / (result * 2)).masked_fill_(result == 0, 0.0)        # (in place, as std_backward)
     return _var_grad(g, self, dim, correction, keepdim)
 
 
@@ -416,7 +414,9 @@ def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
 
 def _norm_grad(grad, self, result, ord, dim, keepdim):
     """PyTorch's norm_backward, case by case (a subgradient 0 where the norm, or for p < 1 the
-    element, is 0). A norm over every dim stays 0-d: it broadcasts, as ATen's does."""
+    element, is 0). A norm over every dim stays 0-d: it broadcasts, as ATen's does. The zeros are
+    filled in place, as there: an out-of-place masked_fill lays its result out contiguously, and the
+    gradient of a transposed input then reached the next sum in another order."""
     g = grad if dim is None else _restore(grad, self.shape, dim, keepdim)
     r = result if dim is None else _restore(result, self.shape, dim, keepdim)
     if ord == 0:
@@ -424,7 +424,7 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     if ord == 1:
         return self.sgn() * g
     if ord == 2:
-        return g * (self / r).masked_fill(r == 0, 0.0)
+        return g * (self / r).masked_fill_(r == 0, 0.0)
     if ord in (math.inf, -math.inf):
         # the derivative of amax(abs(self)), nans counting as maxima
         self_abs = self.abs()
@@ -432,13 +432,13 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
         count = mask.sum(dim if dim is not None else tuple(range(self.dim())), keepdim=True)
         return self.sgn() * ((g / count) * mask)
     if ord < 1:
-        self_scaled = self.sgn() * self.abs().pow(ord - 1).masked_fill(self == 0, 0.0)
+        self_scaled = self.sgn() * self.abs().pow(ord - 1).masked_fill_(self == 0, 0.0)
         return self_scaled * g * r.pow(1 - ord)
     if ord < 2:
         self_scaled = self.sgn() * self.abs().pow(ord - 1)
     else:
         self_scaled = self * self.abs().pow(ord - 2)
-    return self_scaled * (g / r.pow(ord - 1)).masked_fill(r == 0, 0.0)
+    return self_scaled * (g / r.pow(ord - 1)).masked_fill_(r == 0, 0.0)
 
 
 def _norm_dtype(ts, params, _check=_floating_only(
