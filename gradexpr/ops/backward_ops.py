@@ -201,14 +201,17 @@ def _elu_backward(g, x, alpha, scale, input_scale, is_result):
         if is_result:
             return np.where(x <= 0, g * negiptcoef * (x + negcoef), g * poscoef)
 
-    def kernel(exp):
+    def kernel(exp, positive):
         def run(gv, xv):
             with np.errstate(all="ignore"):
-                return np.where(xv > 0, gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
+                return np.where(positive(xv), gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
         return run
+    # the vector loop blends on x > 0, the scalar one tests x <= 0: a nan takes the negative side in the
+    # first and the positive one in the second (its gradient nan there, grad · scale here)
+    vector, scalar = kernel(sleef.exp, lambda xv: xv > 0), kernel(sleef.libm_exp, lambda xv: ~(xv <= 0))
     if g.dtype not in (np.float32, np.float64) or x.dtype != g.dtype:
-        return kernel(np.exp)(g, x)
-    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
+        return kernel(np.exp, lambda xv: ~(xv <= 0))(g, x)
+    return sleef.vectorized_map((g, x), vector, scalar, reduction_order.threads())
 
 
 def elu_grad(grad, self_or_result, alpha=1.0, is_result=False, scale=1, input_scale=1):    # (elu's: Scalars 1)
