@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from . import errors
+from .grad_mode import IN_FORMULA, _grad_enabled
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
@@ -224,13 +225,7 @@ def unpack_dual(tensor, *, level=None):
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     # (always a new view, as aten::_fw_primal makes one even of a tensor without a tangent)
-    return UnpackedDualTensor(_alias(tensor, level, _primal_node), tangent_of(tensor, level))
-
-
-def _primal_node(t):
-    from . import ops
-    from .op import apply
-    return apply(ops.fw_primal, (t,))
+    return UnpackedDualTensor(_alias(tensor, level, _primal_view), tangent_of(tensor, level))
 
 
 def unpacked_at(tensor, level):
@@ -283,13 +278,49 @@ def propagate(op, ts, params, result, extras):
                 "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
                 "its implementation or submit a PR adding the implementation to derivatives.yaml")
         del ACTIVE[level:]
+        IN_FORMULA.append(True)         # the formulas are PyTorch's C++: ``t * 2`` is mul.Scalar (MulBackward1)
         try:
-            tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
-                else _explicit(how, op, ts, tangents, params, result, extras)
+            if _grad_enabled.get() and _records(ts, tangents):
+                tangent = _as_written(op, ts, tangents, params, result, extras)
+            else:
+                tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
+                    else _explicit(how, op, ts, tangents, params, result, extras)
         finally:
+            IN_FORMULA.pop()
             ACTIVE[:] = active
         if tangent is not None:
             _give(result, tangent, level)
+
+
+def _records(ts, tangents) -> bool:
+    """Whether the tangent's own graph is recorded (forward-over-reverse): a primal or a tangent requires grad."""
+    for t in ts:
+        if t._requires_grad:
+            return True
+    for tan in tangents:
+        if tan is not None and tan._requires_grad:
+            return True
+    return False
+
+
+def _as_written(op, ts, tangents, params, result, extras):
+    """The tangent as PyTorch's generated code computes it when its graph is recorded: the formula reads
+    each primal through ``_fw_primal`` (a view whose node is Identity) and an undefined tangent as zeros,
+    and an entry's ``tangent_formula`` (derivatives.yaml's ``result:`` line as written) replaces the
+    cheaper rule that skips undefined tangents."""
+    primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
+    formula = op.tangent_formula
+    if formula is not None:
+        return _explicit(formula, op, primals, tangents, params, result, extras)
+    how = op.tangent
+    return _TANGENT_RULES[how](op, primals, tangents, params, result, extras) if type(how) is str \
+        else _explicit(how, op, primals, tangents, params, result, extras)
+
+
+def _primal_view(t):
+    from . import ops
+    from .op import apply
+    return apply(ops.fw_primal, (t,))
 
 
 def _give(result, tangent, level):
@@ -364,6 +395,8 @@ def _context(op, ts, params, result, extras, names):
                 ctx[name] = [t._data.shape for t in ts]
             elif key in op.inputs:
                 ctx[name] = ts[op.inputs.index(key)]._data.shape
+        elif name.endswith("_p") and name[:-2] in op.inputs:     # a primal (``_fw_primal`` when recorded)
+            ctx[name] = list(ts) if op.variadic else ts[op.inputs.index(name[:-2])]
         elif name.endswith("_dtype") and name[:-6] in op.inputs:
             ctx[name] = ts[op.inputs.index(name[:-6])]._dtype
     return ctx
