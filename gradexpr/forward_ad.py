@@ -285,6 +285,8 @@ def propagate(op, ts, params, result, extras):
             else:
                 tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
                     else _explicit(how, op, ts, tangents, params, result, extras)
+            if not op.view and any(tangent is tan for tan in tangents):
+                tangent = tangent.clone()   # a result's tangent is its own (in-place ops write into it), as ATen's
         finally:
             IN_FORMULA.pop()
             ACTIVE[:] = active
@@ -311,7 +313,7 @@ def _as_written(op, ts, tangents, params, result, extras):
     primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
     formula = op.tangent_formula
     if formula is not None:
-        return _explicit(formula, op, primals, tangents, params, result, extras)
+        return _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
     how = op.tangent
     return _TANGENT_RULES[how](op, primals, tangents, params, result, extras) if type(how) is str \
         else _explicit(how, op, primals, tangents, params, result, extras)
@@ -335,15 +337,55 @@ def _give(result, tangent, level):
 
 
 def move_tangent(src, dst):
-    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangents are src's."""
+    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangents are src's,
+    written into dst's tangent where it has one (PyTorch's in-place ``_set_fw_grad`` copies into it, so
+    the tangent given to make_dual changes, and its graph gains a CopyBackwards node)."""
     for level in ACTIVE:
         tan = tangent_of(src, level)
         if tan is not None:
+            old = tangent_of(dst, level)
+            if old is not None and old is not tan and old._data.shape == tan._data.shape:
+                tan = _copy_into(old, tan, level)
             set_tangent(dst, tan, level)
             if dst._base is not None:
                 _write_into_base(dst, tan, level)
         elif tangent_of(dst, level) is not None:
             del _TABLES[level][id(dst)]
+
+
+def inplace_formula(t, run):
+    """``run()``, the out-of-place formula of ``t.op_()``, with ``t`` reading clones of its tangents under
+    grad mode (PyTorch's ``self_t = GradMode::is_enabled() ? self_t.clone() : self_t``): the result's
+    tangent is then written into them (move_tangent), which must not change what the formula saved."""
+    if not ACTIVE or not _grad_enabled.get():
+        return run()
+    kept = []
+    active = ACTIVE[:]
+    for level in active:
+        tan = tangent_of(t, level)
+        if tan is not None:
+            kept.append((level, tan))
+            del ACTIVE[level:]
+            try:
+                copy = tan.clone()
+            finally:
+                ACTIVE[:] = active
+            set_tangent(t, copy, level)
+    try:
+        return run()
+    finally:
+        for level, tan in kept:
+            set_tangent(t, tan, level)
+
+
+def _copy_into(old, tan, level):
+    """``old.copy_(tan)`` with ``level`` and the ones inside it paused (outer levels' tangents follow)."""
+    active = ACTIVE[:]
+    del ACTIVE[level:]
+    try:
+        return old.copy_(tan)
+    finally:
+        ACTIVE[:] = active
 
 
 def _write_into_base(view, tan, level):
@@ -370,8 +412,71 @@ def _aten_name(op):
 
 
 def _zeros_for(t):
+    """An undefined tangent read as zeros (a wrapped number's stays one: PyTorch's update_wrapped_number)."""
     from .tensor import Tensor
-    return Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
+    z = Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
+    z._wrapped = t._wrapped
+    return z
+
+
+# ---------------------------------------------------------------- efficient zeros
+# A recorded formula reads an undefined tangent as ATen's ``_efficientzerotensor``: autograd records the
+# ops on it as on any tensor, but mul/div/add/sub (the ops with ZeroTensor kernels) treat it as an exact
+# zero: ``Z * x`` is Z (never -0 nor nan), ``a + Z`` is a copy of a. ``apply`` asks (``zero_tensor_result``)
+# only while such a tensor lives.
+ZEROS: dict = {}            # id -> weak reference, of the live efficient zero tensors
+
+
+def _efficient_zeros(t):
+    z = _zeros_for(t)
+    _mark_zero(z)
+    return z
+
+
+def _is_zero(t) -> bool:
+    ref = ZEROS.get(id(t))
+    return ref is not None and ref() is t
+
+
+def zero_tensor_result(op, ts, params, result):
+    """Give ``result`` of ``op`` (an entry with ``zero_tensor=``) the value ATen's ZeroTensor kernel gives
+    when an input is an efficient zero (written into its memory: a saved alias sees it too)."""
+    zeros = [_is_zero(t) for t in ts]
+    if not any(zeros):
+        return
+    out = result._data
+    rule = op.zero_tensor
+    alpha = params.get("alpha", 1)
+    if rule == "mul":
+        value = 0
+    elif rule == "div":
+        if len(ts) == 1 or zeros[0]:        # 0/x (a Scalar divisor too) is zero, 0/0 nan
+            value = np.nan if len(ts) > 1 and zeros[1] else 0
+        else:
+            value = np.inf                  # x/0: ATen's kernel fills inf, whatever x
+        if value != 0:
+            out[...] = value
+            return
+    elif len(ts) > 1 and zeros[0] and zeros[1]:
+        value = 0
+    elif zeros[0]:                          # Z + b, Z - b: b times ±alpha
+        out[...] = ts[1]._data * (alpha if rule == "add" else -alpha)
+        return
+    else:                                   # a ± Z: a copy of a
+        out[...] = ts[0]._data
+        return
+    out[...] = value
+    _mark_zero(result)
+
+
+def _mark_zero(t):
+    key = id(t)
+
+    def _gone(ref, key=key):
+        if ZEROS.get(key) is ref:
+            del ZEROS[key]
+
+    ZEROS[key] = weakref.ref(t, _gone)
 
 
 def _context(op, ts, params, result, extras, names):
@@ -452,12 +557,12 @@ def _transpose(op, ts, tangents, params, result, extras):
     return jv if recording else jv.detach()
 
 
-def _explicit(formula, op, ts, tangents, params, result, extras):
+def _explicit(formula, op, ts, tangents, params, result, extras, zeros=_zeros_for):
     code = formula.__code__
     names = code.co_varnames[:code.co_argcount]
     ctx = _context(op, ts, params, result, extras, names)
     for name, t, tan in zip(op.inputs, ts, tangents):
-        ctx[name + "_t"] = tan if tan is not None else _zeros_for(t)
+        ctx[name + "_t"] = tan if tan is not None else zeros(t)
     return formula(**{n: ctx[n] for n in names if n in ctx})
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from .. import ops as D
 from .. import errors
 from ..graph import Node, _grad_enabled
+from ..forward_ad import ACTIVE as _DUAL_LEVEL, inplace_formula as _inplace_formula
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..inplace_engine import (apply_inplace_view, check_inplace, check_writeable, copy_with_history, records_inplace,
                               save_inplace_result, save_original_self, write_inplace)
@@ -22,7 +23,7 @@ def _inplace_of(fn_name, fn):
     def inplace(self, *args, **kwargs):
         check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
         old = _old_self(self, fn_name, args, kwargs)
-        result = fn(old, *args, **kwargs)
+        result = _inplace_formula(old, lambda: fn(old, *args, **kwargs)) if _DUAL_LEVEL else fn(old, *args, **kwargs)
         node = result._grad_fn
         if old is not self:
             save_original_self(node, old)
