@@ -11,6 +11,7 @@ from . import backward_ops as _bw
 from .registry import batch_rules, op
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
 from .pointwise import _clamp, _erf, _sigmoid
+from .reductions import logsumexp_jvp
 
 
 # ============================================================ neural-network functions
@@ -20,12 +21,6 @@ def _softmax_kernel(name):
         last = n and params["dim"] % n == n - 1
         return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
     return kernel
-
-
-def _logsumexp_jvp(self, self_t, dim):
-    """FunctionsManual's logsumexp_jvp: the tangent of logsumexp(self, dim, keepdim=True)."""
-    e = (self - self.amax(dim, keepdim=True)).exp() if self.numel() else self.exp()
-    return (e * self_t).sum(dim, keepdim=True) / e.sum(dim, keepdim=True)
 
 
 def _softmax(a, dim):
@@ -41,11 +36,11 @@ def _log_softmax(a, dim):
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
              self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real",
-             forward_ad=lambda self, self_t, result, dim: result * (self_t - _logsumexp_jvp(self, self_t, dim)))
+             forward_ad=lambda self, self_t, result, dim: result * (self_t - logsumexp_jvp(self, self_t, dim, True)))
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
-                 forward_ad=lambda self, self_t, dim: self_t - _logsumexp_jvp(self, self_t, dim))
+                 forward_ad=lambda self, self_t, dim: self_t - logsumexp_jvp(self, self_t, dim, True))
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
                 self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),

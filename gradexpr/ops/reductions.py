@@ -9,7 +9,7 @@ import numpy as np
 from .. import corner_grads, dtypes, errors, reduction_order
 from ..grad_layout import _dense
 from ..graph import may_expand_lazily
-from ..tensor import _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from .registry import batch_rules, op
 from .common import EveryDim, _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
@@ -113,14 +113,22 @@ def _prod(a, dim=None, keepdim=False):
     return np.prod(a, axis=dim, keepdims=keepdim)
 
 
+def _ones_like_result(result):
+    """``at::ones({}, result.options()).expand_as(result)``: prod's tangent formulas' unit cotangent."""
+    return Tensor._make(np.ones((), result._dtype.np), result._dtype).expand_as(result)
+
+
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: _prod(a),
               self=corner_grads.prod_grad, dtype=_sum_dtype, domain="real",
-              forward_ad="transpose",
+              forward_ad=lambda self, self_t, result: (
+                  corner_grads.prod_grad(_ones_like_result(result), self.to(result.dtype), result) * self_t).sum(),
               schema="prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: _prod(a, dim, keepdim),
               self=corner_grads.prod_dim_grad,
-              dtype=_sum_dtype, domain="real", forward_ad="transpose",
+              dtype=_sum_dtype, domain="real",
+              forward_ad=lambda self, self_t, result, dim, keepdim=False: (corner_grads.prod_dim_grad(
+                  _ones_like_result(result), self.to(result.dtype), result, dim, keepdim) * self_t).sum(dim, keepdim),
               schema="prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
               variants="function method", prepare=_one_dim_call)
@@ -302,7 +310,9 @@ def _var_grad(grad, self, dim, correction, keepdim):
 
 var = op("var", "VarBackward0", _var, self=_var_grad,
          dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real",
-         forward_ad="transpose")
+         # derivatives.yaml: var_backward(self_t, self_p, dim, correction, true).sum(dim.value_or({}), keepdim)
+         forward_ad=lambda self, self_t, dim, correction, keepdim: _var_grad(self_t, self, dim, correction, True).sum(
+             EveryDim() if dim is None else dim, keepdim))
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
@@ -483,10 +493,22 @@ def _logsumexp(a, dim, keepdim=False):
     return np.asarray(r, a.dtype)
 
 
+def logsumexp_jvp(self_p, self_t, dim, keepdim):
+    """FunctionsManual's logsumexp_jvp (also softmax's and log_softmax's tangent): outside a torch.func
+    transform it multiplies and divides in place, as ATen's, so a graph through it is PyTorch's (and
+    backward through it fails as PyTorch's does: the exp it multiplies in place is saved by ExpBackward0)."""
+    e = (self_p - self_p.amax(dim, keepdim=True)).exp() if self_p.numel() else self_p.exp()
+    sumexp_p = e.sum(dim, keepdim)
+    if corner_grads.in_transform():
+        return (e * self_t).sum(dim, keepdim) / sumexp_p
+    e.mul_(self_t)
+    return e.sum(dim, keepdim).div_(sumexp_p)
+
+
 logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                self=lambda grad, self, result, dim, keepdim:
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
-               dtype=_F_, domain="real", forward_ad="transpose")
+               dtype=_F_, domain="real", forward_ad=lambda self, self_t, dim, keepdim: logsumexp_jvp(self, self_t, dim, keepdim))
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=corner_grads.cumsum_grad,
             dtype=_sum_dtype, domain="real", forward_ad="linear")
