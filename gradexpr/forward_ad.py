@@ -313,7 +313,9 @@ def _as_written(op, ts, tangents, params, result, extras):
     primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
     formula = op.tangent_formula
     if formula is not None:
-        return _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
+        tangent = _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
+        if tangent is not NotImplemented:       # (a formula written for some of the op's cases only)
+            return tangent
     how = op.tangent
     return _TANGENT_RULES[how](op, primals, tangents, params, result, extras) if type(how) is str \
         else _explicit(how, op, primals, tangents, params, result, extras)

@@ -127,7 +127,8 @@ addmm = op("addmm", "AddmmBackward0", _addmm,
            mat2=lambda grad, mat1, mat2_column_major, alpha=1: maybe_multiply(_mm_mat2_backward(grad, mat1, mat2_column_major),
                                                                       alpha),
            domain="addmm", broadcast=False,
-           forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
+           forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: (
+               maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2), alpha) + maybe_multiply(mat1.mm(mat2_t), alpha)))
 
 
 def _baddbmm(c, a, b, beta=1, alpha=1):
@@ -144,8 +145,9 @@ baddbmm = op("baddbmm", "BaddbmmBackward0", _baddbmm,
              batch2=lambda grad, batch1, alpha=1: batch1.transpose(1, 2).bmm(grad) if alpha == 1
              else batch1.transpose(1, 2).bmm(grad) * alpha,
              domain="real", broadcast=False,
-             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1:
-             self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha)
+             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1: (
+                 maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2), alpha)
+                 + maybe_multiply(batch1.bmm(batch2_t), alpha)))
 
 
 def _matmul(a, b):

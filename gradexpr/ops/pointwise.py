@@ -216,11 +216,15 @@ def _pow_exponent(grad, self, exponent, result):
     return grad * F.where((self == 0) & (exponent >= 0), 0.0, result * self.log())
 
 
+def _pow_self(grad, self, exponent):
+    """pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)."""
+    return _F().where(exponent == 0.0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+
+
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
-                # pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)
-                self=lambda grad, self, exponent: _F().where(exponent == 0.0, 0.0,
-                                                             grad * (exponent * self.pow(exponent - 1))),
-                exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
+                self=_pow_self, exponent=_pow_exponent, domain="positive", forward_ad="element_wise",
+                tangent_formula=lambda self_t, exponent_t, self_p, exponent_p, result: (
+                    _pow_self(self_t, self_p, exponent_p) + _pow_exponent(exponent_t, self_p, exponent_p, result)))
 
 
 def _rpow_exponent(grad, self, exponent, result):
@@ -423,6 +427,8 @@ round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grad
 atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f, vectorized_double.atan2d), ("self", "other"),
            self=corner_grads.atan2_grads, other=corner_grads.atan2_grads,
            dtype=_F_, domain="real", forward_ad="element_wise",
+           tangent_formula=lambda self_t, other_t, self_p, other_p: (
+               (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))),
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _xlogy(x, y):
     """ATen's scalar kernel: nan if y is nan, 0 where x == 0, else x·log(y) (log correctly rounded)."""
@@ -437,7 +443,9 @@ xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
-           domain="positive", forward_ad="element_wise")
+           domain="positive", forward_ad="element_wise",
+           tangent_formula=lambda self_t, other_t, self_p, other_p: (
+               self_t.xlogy(other_p).masked_fill((self_p == 0.0) & (other_p <= 0.0), 0.0) + other_t * self_p / other_p))
 
 
 def _logit(a, eps=None):
@@ -528,7 +536,9 @@ logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
                schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
-               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise")
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise",
+               tangent_formula=lambda self_t, other_t, self_p, other_p: (
+                   self_t / (1 + (other_p - self_p).exp()) + other_t / (1 + (self_p - other_p).exp())))
 
 
 def _pick_grad(grad, mine, theirs, greater):
@@ -661,7 +671,7 @@ lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"
                      _F().lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)))
 masked_fill = op("masked_fill", "MaskedFillBackward0",
                  # out of place, ATen fills a contiguous clone (whatever the input's layout)
-                 lambda a, mask, value: np.ascontiguousarray(np.where(mask, np.asarray(value, a.dtype), a)),
+                 lambda a, mask, value: np.asarray(np.where(mask, np.asarray(value, a.dtype), a), order="C"),
                  ("self", "mask"),
                  self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                  dtype="first", domain="mask", forward_ad="element_wise")
@@ -674,7 +684,7 @@ def _masked_fill_value_grad(grad, mask):
 
 
 masked_fill_tensor = op("masked_fill_tensor", "MaskedFillBackward1",
-                        lambda a, mask, v: np.ascontiguousarray(np.where(mask, v.astype(a.dtype), a)),
+                        lambda a, mask, v: np.asarray(np.where(mask, v.astype(a.dtype), a), order="C"),
                         ("self", "mask", "value"),
                         self=lambda grad, mask: grad.masked_fill(mask, 0.0),
                         value=_masked_fill_value_grad, dtype="first", domain="mask", forward_ad="transpose")

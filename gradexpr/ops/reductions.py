@@ -328,7 +328,14 @@ def _std_grad(grad, self, result, dim, correction, keepdim):
     return _var_grad(g, self, dim, correction, keepdim)
 
 
-std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad="transpose")
+def _std_tangent(self, self_t, result, dim, correction, keepdim):
+    """derivatives.yaml: (var's tangent / (2. * result)).masked_fill_(result == 0, 0)."""
+    t = var.tangent(self, self_t, dim, correction, keepdim) / (2.0 * result)
+    zero = result == 0
+    return t.masked_fill(zero, 0.0) if corner_grads.in_transform() else t.masked_fill_(zero, 0.0)
+
+
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad=_std_tangent)
 
 
 def _mean_part(a, dim=None, correction=1, keepdim=False):
@@ -462,9 +469,26 @@ def _norm_dtype(ts, params, _check=_floating_only(
     return d, d
 
 
+def _norm_tangent(self_p, self_t, result, ord, dim, keepdim):
+    """FunctionsManual's norm_jvp for the 1- and 2-norms (in place outside a transform, as ATen's); the
+    other orders take the transpose of the backward (NotImplemented)."""
+    dims = EveryDim() if dim is None else dim
+    inplace = not corner_grads.in_transform()
+    if ord == 1:
+        s = self_p.sgn()
+        return (s.mul_(self_t) if inplace else s * self_t).sum(dims, keepdim)
+    if ord == 2:
+        t = self_p.mul(self_t).sum(dims, keepdim)
+        zero = result == 0
+        return t.div_(result).masked_fill_(zero, 0.0) if inplace else (t / result).masked_fill(zero, 0.0)
+    return NotImplemented
+
+
 norm = op("norm", "LinalgVectorNormBackward0", _norm,
           self=lambda grad, self, result, ord, dim, keepdim, dtype=None: _norm_grad(grad, self, result, ord, dim, keepdim),
-          domain="nonzero", dtype=_norm_dtype, forward_ad="transpose")
+          domain="nonzero", dtype=_norm_dtype, forward_ad="transpose",
+          tangent_formula=lambda self_p, self_t, result, ord, dim, keepdim: _norm_tangent(
+              self_p, self_t, result, ord, dim, keepdim))
 
 
 def _dist_grad(grad, self, other, result, p):
@@ -623,11 +647,15 @@ def _logcumsumexp_grad(grad, self, result, dim):
 
 
 def _logcumsumexp_tangent(self_t, self, dim):
-    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / cumsum(exp(x - max)) along ``dim``."""
+    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / (cumsum(exp(x - max)) + 1e-13) along ``dim``."""
     if self.dim() == 0:
         return self_t
     self_p_exp = (self - self.max(dim, keepdim=True).values).exp()
-    return (self_p_exp * self_t).cumsum(dim) / self_p_exp.cumsum(dim)
+    cumsumexp_p = self_p_exp.cumsum(dim)
+    if corner_grads.in_transform():
+        return (self_p_exp * self_t).cumsum(dim) / (cumsumexp_p + 1e-13)
+    self_p_exp.mul_(self_t)                 # FunctionsManual: in place, and eps added to the denominator
+    return self_p_exp.cumsum(dim).div_(cumsumexp_p.add_(1e-13))
 
 
 logcumsumexp = op("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp, self=_logcumsumexp_grad,
