@@ -287,11 +287,20 @@ def propagate(op, ts, params, result, extras):
                     else _explicit(how, op, ts, tangents, params, result, extras)
             if not op.view and any(tangent is tan for tan in tangents):
                 tangent = tangent.clone()   # a result's tangent is its own (in-place ops write into it), as ATen's
+            elif op.tangent_copied is not None and tangent is not None and tangent._requires_grad and \
+                    _grad_enabled.get() and op.tangent_copied(**params):
+                tangent = _copied(tangent, result)
         finally:
             IN_FORMULA.pop()
             ACTIVE[:] = active
         if tangent is not None:
             _give(result, tangent, level)
+
+
+def _copied(tangent, result):
+    """``_set_fw_grad``'s copy of a tangent whose metadata differ from the output's (CopyBackwards)."""
+    from .tensor import Tensor
+    return Tensor._make(np.empty(result._data.shape, tangent._dtype.np), tangent._dtype).copy_(tangent)
 
 
 def _records(ts, tangents) -> bool:

@@ -271,7 +271,15 @@ mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _re
               ("self", "target"),
               self=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, self, target, reduction),
               target=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, target, self, reduction),
-              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
+              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real",
+              forward_ad=lambda self_t, target_t, self, target, reduction="mean": _apply_loss_reduction(
+                  _bw.mse_grad(self_t, self, target, "none") + _bw.mse_grad(target_t, target, self, "none"), reduction),
+              tangent_copied=lambda reduction="mean": reduction != "none")
+
+
+def _apply_loss_reduction(loss, reduction):
+    """FunctionsManual's apply_loss_reduction: the elementwise loss reduced as the call asks."""
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 def _smooth_l1(a, b, reduction="mean", beta=1.0):
@@ -285,7 +293,11 @@ smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("sel
                     self=_bw.smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
                     _bw.smooth_l1_grad(grad, target, self, reduction, beta),
-                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real",
+                    forward_ad=lambda self_t, target_t, self, target, reduction="mean", beta=1.0: _apply_loss_reduction(
+                        _bw.smooth_l1_grad(self_t, self, target, "none", beta)
+                        + _bw.smooth_l1_grad(target_t, target, self, "none", beta), reduction),
+                    tangent_copied=lambda reduction="mean", beta=1.0: reduction != "none")
 
 
 def _bce(p, y, weight=None, reduction="mean"):
@@ -327,7 +339,10 @@ def _bce_target_grad(grad, self, weight=None, reduction="mean"):
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
                           self=_bw.bce_grad, target=_bce_target_grad,
                           dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability",
-                          forward_ad="transpose")
+                          forward_ad=lambda self_t, target_t, self, target, weight=None, reduction="mean": (
+                              _apply_loss_reduction(_bw.bce_grad(self_t, self, target, weight, "none")
+                                                    + _bce_target_grad(target_t, self, weight, "none"), reduction)),
+                          tangent_copied=lambda weight=None, reduction="mean": reduction != "none")
 
 
 def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):

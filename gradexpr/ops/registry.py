@@ -202,13 +202,13 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "tangent_formula", "zero_tensor", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
+                 "prepare", "tangent", "tangent_formula", "zero_tensor", "tangent_copied", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
                  "absent_edges")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
                  schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None,
-                 forward_ad=None, tangent_formula=None, zero_tensor=None, outputs=None):
+                 forward_ad=None, tangent_formula=None, zero_tensor=None, tangent_copied=None, outputs=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -252,6 +252,9 @@ class Op:
         # the op's ATen ZeroTensor kernel ("mul", "div", "add", "sub"), for the efficient zeros a recorded
         # tangent formula reads for undefined tangents (forward_ad.zero_tensor_result)
         self.zero_tensor = zero_tensor
+        # params -> whether ATen's output has other metadata than its tangent (a reduced loss left in the
+        # storage of the elementwise loss), so that ``_set_fw_grad`` copies the tangent (CopyBackwards)
+        self.tangent_copied = tangent_copied
         # an op with several outputs sharing one node (op.share_node): the outputs' names, which its
         # formulas may read ("" for one they never read), or "*" for a number known per call; its
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)
