@@ -427,10 +427,11 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 
+# (derivatives.yaml: the tangent is nll_loss_forward of self_t, linear in self)
 nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_bw.nll_grad, dtype="first",
-              domain="logprob", forward_ad="transpose")
+              domain="logprob", forward_ad="linear")
 nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_bw.nll2d_grad, dtype="first",
-                domain="logprob", forward_ad="transpose")
+                domain="logprob", forward_ad="linear")
 
 
 def _mul_mask(a, mask):
