@@ -327,7 +327,7 @@ def _as_written(op, ts, tangents, params, result, extras):
             return tangent
     how = op.tangent
     return _TANGENT_RULES[how](op, primals, tangents, params, result, extras) if type(how) is str \
-        else _explicit(how, op, primals, tangents, params, result, extras)
+        else _explicit(how, op, primals, tangents, params, result, extras, _efficient_zeros)
 
 
 def _primal_view(t):
@@ -355,10 +355,12 @@ def move_tangent(src, dst):
         tan = tangent_of(src, level)
         if tan is not None:
             old = tangent_of(dst, level)
+            written = False
             if old is not None and old is not tan and old._data.shape == tan._data.shape:
                 tan = _copy_into(old, tan, level)
+                written = dst._base is not None and _views_tangent_of(old, dst._base, level)
             set_tangent(dst, tan, level)
-            if dst._base is not None:
+            if dst._base is not None and not written:
                 _write_into_base(dst, tan, level)
         elif tangent_of(dst, level) is not None:
             del _TABLES[level][id(dst)]
@@ -387,6 +389,14 @@ def inplace_formula(t, run):
     finally:
         for level, tan in kept:
             set_tangent(t, tan, level)
+
+
+def _views_tangent_of(tangent, base, level) -> bool:
+    """Whether ``tangent`` (a view's) is a view of ``base``'s tangent, as a view op's tangent is: writing
+    into it wrote into the base's (whose history gains CopySlices, as in PyTorch)."""
+    base_tangent = tangent_of(base, level)
+    root = tangent._base
+    return base_tangent is not None and root is not None and (root is base_tangent or root is base_tangent._base)
 
 
 def _copy_into(old, tan, level):

@@ -65,11 +65,12 @@ def fill_(self, value, *, entry=None):
         if value._data.ndim != 0:
             raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                       f"{value._data.ndim} dimensions.")
-        if (_grad_enabled.get() and value._requires_grad) or _VMAP:
+        if (_grad_enabled.get() and value._requires_grad) or _VMAP or _DUAL_LEVEL:
             write_inplace(self, apply(D.fill_tensor_inplace, (self, value)))
             return self
         value = value.item()
-    if (_grad_enabled.get() and self._requires_grad) or _VMAP:     # (under vmap: the batch rule writes)
+    if (_grad_enabled.get() and self._requires_grad) or _VMAP or _DUAL_LEVEL:   # (vmap: the batch rule writes;
+        # a dual level: the tangent is filled too)
         write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
         return self
     check_writeable(self)
@@ -81,7 +82,7 @@ def fill_(self, value, *, entry=None):
 def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
-    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP:
+    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP or _DUAL_LEVEL:
         result = apply(D.copy_inplace, (self, src))
         write_inplace(self, result)
         return self
