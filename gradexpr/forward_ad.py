@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from . import errors
+from .grad_mode import IN_FORMULA, _grad_enabled
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
@@ -224,13 +225,7 @@ def unpack_dual(tensor, *, level=None):
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     # (always a new view, as aten::_fw_primal makes one even of a tensor without a tangent)
-    return UnpackedDualTensor(_alias(tensor, level, _primal_node), tangent_of(tensor, level))
-
-
-def _primal_node(t):
-    from . import ops
-    from .op import apply
-    return apply(ops.fw_primal, (t,))
+    return UnpackedDualTensor(_alias(tensor, level, _primal_view), tangent_of(tensor, level))
 
 
 def unpacked_at(tensor, level):
@@ -283,13 +278,62 @@ def propagate(op, ts, params, result, extras):
                 "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can prioritize "
                 "its implementation or submit a PR adding the implementation to derivatives.yaml")
         del ACTIVE[level:]
+        IN_FORMULA.append(True)         # the formulas are PyTorch's C++: ``t * 2`` is mul.Scalar (MulBackward1)
         try:
-            tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
-                else _explicit(how, op, ts, tangents, params, result, extras)
+            if _grad_enabled.get() and _records(ts, tangents):
+                tangent = _as_written(op, ts, tangents, params, result, extras)
+            else:
+                tangent = _TANGENT_RULES[how](op, ts, tangents, params, result, extras) if type(how) is str \
+                    else _explicit(how, op, ts, tangents, params, result, extras)
+            if not op.view and any(tangent is tan for tan in tangents):
+                tangent = tangent.clone()   # a result's tangent is its own (in-place ops write into it), as ATen's
+            elif op.tangent_copied is not None and tangent is not None and tangent._requires_grad and \
+                    _grad_enabled.get() and op.tangent_copied(**params):
+                tangent = _copied(tangent, result)
         finally:
+            IN_FORMULA.pop()
             ACTIVE[:] = active
         if tangent is not None:
             _give(result, tangent, level)
+
+
+def _copied(tangent, result):
+    """``_set_fw_grad``'s copy of a tangent whose metadata differ from the output's (CopyBackwards)."""
+    from .tensor import Tensor
+    return Tensor._make(np.empty(result._data.shape, tangent._dtype.np), tangent._dtype).copy_(tangent)
+
+
+def _records(ts, tangents) -> bool:
+    """Whether the tangent's own graph is recorded (forward-over-reverse): a primal or a tangent requires grad."""
+    for t in ts:
+        if t._requires_grad:
+            return True
+    for tan in tangents:
+        if tan is not None and tan._requires_grad:
+            return True
+    return False
+
+
+def _as_written(op, ts, tangents, params, result, extras):
+    """The tangent as PyTorch's generated code computes it when its graph is recorded: the formula reads
+    each primal through ``_fw_primal`` (a view whose node is Identity) and an undefined tangent as zeros,
+    and an entry's ``tangent_formula`` (derivatives.yaml's ``result:`` line as written) replaces the
+    cheaper rule that skips undefined tangents."""
+    primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
+    formula = op.tangent_formula
+    if formula is not None:
+        tangent = _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
+        if tangent is not NotImplemented:       # (a formula written for some of the op's cases only)
+            return tangent
+    how = op.tangent
+    return _TANGENT_RULES[how](op, primals, tangents, params, result, extras) if type(how) is str \
+        else _explicit(how, op, primals, tangents, params, result, extras, _efficient_zeros)
+
+
+def _primal_view(t):
+    from . import ops
+    from .op import apply
+    return apply(ops.fw_primal, (t,))
 
 
 def _give(result, tangent, level):
@@ -304,15 +348,65 @@ def _give(result, tangent, level):
 
 
 def move_tangent(src, dst):
-    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangents are src's."""
+    """After an in-place op wrote ``src`` (its out-of-place result) into ``dst``: dst's tangents are src's,
+    written into dst's tangent where it has one (PyTorch's in-place ``_set_fw_grad`` copies into it, so
+    the tangent given to make_dual changes, and its graph gains a CopyBackwards node)."""
     for level in ACTIVE:
         tan = tangent_of(src, level)
         if tan is not None:
+            old = tangent_of(dst, level)
+            written = False
+            if old is not None and old is not tan and old._data.shape == tan._data.shape:
+                tan = _copy_into(old, tan, level)
+                written = dst._base is not None and _views_tangent_of(old, dst._base, level)
             set_tangent(dst, tan, level)
-            if dst._base is not None:
+            if dst._base is not None and not written:
                 _write_into_base(dst, tan, level)
         elif tangent_of(dst, level) is not None:
             del _TABLES[level][id(dst)]
+
+
+def inplace_formula(t, run):
+    """``run()``, the out-of-place formula of ``t.op_()``, with ``t`` reading clones of its tangents under
+    grad mode (PyTorch's ``self_t = GradMode::is_enabled() ? self_t.clone() : self_t``): the result's
+    tangent is then written into them (move_tangent), which must not change what the formula saved."""
+    if not ACTIVE or not _grad_enabled.get():
+        return run()
+    kept = []
+    active = ACTIVE[:]
+    for level in active:
+        tan = tangent_of(t, level)
+        if tan is not None:
+            kept.append((level, tan))
+            del ACTIVE[level:]
+            try:
+                copy = tan.clone()
+            finally:
+                ACTIVE[:] = active
+            set_tangent(t, copy, level)
+    try:
+        return run()
+    finally:
+        for level, tan in kept:
+            set_tangent(t, tan, level)
+
+
+def _views_tangent_of(tangent, base, level) -> bool:
+    """Whether ``tangent`` (a view's) is a view of ``base``'s tangent, as a view op's tangent is: writing
+    into it wrote into the base's (whose history gains CopySlices, as in PyTorch)."""
+    base_tangent = tangent_of(base, level)
+    root = tangent._base
+    return base_tangent is not None and root is not None and (root is base_tangent or root is base_tangent._base)
+
+
+def _copy_into(old, tan, level):
+    """``old.copy_(tan)`` with ``level`` and the ones inside it paused (outer levels' tangents follow)."""
+    active = ACTIVE[:]
+    del ACTIVE[level:]
+    try:
+        return old.copy_(tan)
+    finally:
+        ACTIVE[:] = active
 
 
 def _write_into_base(view, tan, level):
@@ -339,8 +433,71 @@ def _aten_name(op):
 
 
 def _zeros_for(t):
+    """An undefined tangent read as zeros (a wrapped number's stays one: PyTorch's update_wrapped_number)."""
     from .tensor import Tensor
-    return Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
+    z = Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
+    z._wrapped = t._wrapped
+    return z
+
+
+# ---------------------------------------------------------------- efficient zeros
+# A recorded formula reads an undefined tangent as ATen's ``_efficientzerotensor``: autograd records the
+# ops on it as on any tensor, but mul/div/add/sub (the ops with ZeroTensor kernels) treat it as an exact
+# zero: ``Z * x`` is Z (never -0 nor nan), ``a + Z`` is a copy of a. ``apply`` asks (``zero_tensor_result``)
+# only while such a tensor lives.
+ZEROS: dict = {}            # id -> weak reference, of the live efficient zero tensors
+
+
+def _efficient_zeros(t):
+    z = _zeros_for(t)
+    _mark_zero(z)
+    return z
+
+
+def _is_zero(t) -> bool:
+    ref = ZEROS.get(id(t))
+    return ref is not None and ref() is t
+
+
+def zero_tensor_result(op, ts, params, result):
+    """Give ``result`` of ``op`` (an entry with ``zero_tensor=``) the value ATen's ZeroTensor kernel gives
+    when an input is an efficient zero (written into its memory: a saved alias sees it too)."""
+    zeros = [_is_zero(t) for t in ts]
+    if not any(zeros):
+        return
+    out = result._data
+    rule = op.zero_tensor
+    alpha = params.get("alpha", 1)
+    if rule == "mul":
+        value = 0
+    elif rule == "div":
+        if len(ts) == 1 or zeros[0]:        # 0/x (a Scalar divisor too) is zero, 0/0 nan
+            value = np.nan if len(ts) > 1 and zeros[1] else 0
+        else:
+            value = np.inf                  # x/0: ATen's kernel fills inf, whatever x
+        if value != 0:
+            out[...] = value
+            return
+    elif len(ts) > 1 and zeros[0] and zeros[1]:
+        value = 0
+    elif zeros[0]:                          # Z + b, Z - b: b times ±alpha
+        out[...] = ts[1]._data * (alpha if rule == "add" else -alpha)
+        return
+    else:                                   # a ± Z: a copy of a
+        out[...] = ts[0]._data
+        return
+    out[...] = value
+    _mark_zero(result)
+
+
+def _mark_zero(t):
+    key = id(t)
+
+    def _gone(ref, key=key):
+        if ZEROS.get(key) is ref:
+            del ZEROS[key]
+
+    ZEROS[key] = weakref.ref(t, _gone)
 
 
 def _context(op, ts, params, result, extras, names):
@@ -364,6 +521,8 @@ def _context(op, ts, params, result, extras, names):
                 ctx[name] = [t._data.shape for t in ts]
             elif key in op.inputs:
                 ctx[name] = ts[op.inputs.index(key)]._data.shape
+        elif name.endswith("_p") and name[:-2] in op.inputs:     # a primal (``_fw_primal`` when recorded)
+            ctx[name] = list(ts) if op.variadic else ts[op.inputs.index(name[:-2])]
         elif name.endswith("_dtype") and name[:-6] in op.inputs:
             ctx[name] = ts[op.inputs.index(name[:-6])]._dtype
     return ctx
@@ -419,12 +578,12 @@ def _transpose(op, ts, tangents, params, result, extras):
     return jv if recording else jv.detach()
 
 
-def _explicit(formula, op, ts, tangents, params, result, extras):
+def _explicit(formula, op, ts, tangents, params, result, extras, zeros=_zeros_for):
     code = formula.__code__
     names = code.co_varnames[:code.co_argcount]
     ctx = _context(op, ts, params, result, extras, names)
     for name, t, tan in zip(op.inputs, ts, tangents):
-        ctx[name + "_t"] = tan if tan is not None else _zeros_for(t)
+        ctx[name + "_t"] = tan if tan is not None else zeros(t)
     return formula(**{n: ctx[n] for n in names if n in ctx})
 
 

@@ -700,6 +700,8 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                     "Set allow_unused=True if this is the desired behavior.")
             if g is not None and not create_graph:
                 captured[k] = g.detach()
+                if _DUAL_LEVEL:
+                    copy_tangent(g, captured[k])    # computed from dual saved tensors: PyTorch's grad is dual
         return tuple(captured)
     return None
 

@@ -136,7 +136,8 @@ def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     # the formula reads the old value of t: give it its own copy
     reads_old = recording and "self" in op.save_names((True,) * (len(args) + 1))
     old = copy_with_history(t) if reads_old else t
-    result = apply(op, (old, *args), params)
+    result = _forward_ad().inplace_formula(old, lambda: apply(op, (old, *args), params)) if _DUAL_LEVEL else \
+        apply(op, (old, *args), params)
     node = result._grad_fn
     if reads_old:
         save_original_self(node, old)

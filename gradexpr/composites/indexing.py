@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import ops as D
 from .. import dtypes, errors, limits
+from ..forward_ad import ACTIVE as _DUAL_LEVEL
 from ..graph import _grad_enabled
 from ..inplace_engine import check_inplace, check_writeable, write_inplace
 from ..op import apply, bump_version
@@ -158,7 +159,7 @@ def setitem(self, index, value):
         return                                   # PyTorch: t[False] = v assigns nothing
     idx, _ = _normalise_index(self, index)
     tracked = _grad_enabled.get() and self.requires_grad
-    if not tracked and type(value) in (float, int, bool):
+    if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL:     # (a dual's tangent changes too)
         # a number where nothing is recorded: one NumPy assignment (it selects the same elements,
         # and casts as PyTorch casts the number to the tensor's dtype)
         check_writeable(self)
@@ -167,7 +168,7 @@ def setitem(self, index, value):
         return
     v = _setitem_value(self, value)
     basic, advanced = _split_index(self, idx)
-    if not (tracked or (_grad_enabled.get() and v._requires_grad)):
+    if not (tracked or (_grad_enabled.get() and v._requires_grad) or _DUAL_LEVEL):
         try:
             if _setitem_untracked(self, basic, advanced, v):
                 return
@@ -279,7 +280,7 @@ def _copy_to(dst, src):
 def _fill_with_tensor(dst, value):
     """``dst.fill_(value)`` for a 0-d tensor value (``FillBackward3`` whenever it is recorded)."""
     check_inplace(dst, (value,))
-    if _grad_enabled.get() and (dst._requires_grad or value._requires_grad):
+    if (_grad_enabled.get() and (dst._requires_grad or value._requires_grad)) or _DUAL_LEVEL:
         write_inplace(dst, apply(D.fill_tensor_inplace, (dst, value)))
         return
     check_writeable(dst)
@@ -308,7 +309,7 @@ def _index_put_inplace(dst, index, values):
         raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be "
                                   f"broadcast to indexing result of shape {list(target)}")
     check_inplace(dst, (values,))
-    if _grad_enabled.get() and (dst._requires_grad or values._requires_grad):
+    if (_grad_enabled.get() and (dst._requires_grad or values._requires_grad)) or _DUAL_LEVEL:
         write_inplace(dst, apply(D.index_put, (dst, values), {"index": index, "accumulate": False}))
         return
     check_writeable(dst)

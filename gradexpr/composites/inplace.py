@@ -9,6 +9,7 @@ import numpy as np
 from .. import ops as D
 from .. import errors
 from ..graph import Node, _grad_enabled
+from ..forward_ad import ACTIVE as _DUAL_LEVEL, inplace_formula as _inplace_formula
 from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..inplace_engine import (apply_inplace_view, check_inplace, check_writeable, copy_with_history, records_inplace,
                               save_inplace_result, save_original_self, write_inplace)
@@ -22,7 +23,7 @@ def _inplace_of(fn_name, fn):
     def inplace(self, *args, **kwargs):
         check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
         old = _old_self(self, fn_name, args, kwargs)
-        result = fn(old, *args, **kwargs)
+        result = _inplace_formula(old, lambda: fn(old, *args, **kwargs)) if _DUAL_LEVEL else fn(old, *args, **kwargs)
         node = result._grad_fn
         if old is not self:
             save_original_self(node, old)
@@ -64,11 +65,12 @@ def fill_(self, value, *, entry=None):
         if value._data.ndim != 0:
             raise errors.RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                       f"{value._data.ndim} dimensions.")
-        if (_grad_enabled.get() and value._requires_grad) or _VMAP:
+        if (_grad_enabled.get() and value._requires_grad) or _VMAP or _DUAL_LEVEL:
             write_inplace(self, apply(D.fill_tensor_inplace, (self, value)))
             return self
         value = value.item()
-    if (_grad_enabled.get() and self._requires_grad) or _VMAP:     # (under vmap: the batch rule writes)
+    if (_grad_enabled.get() and self._requires_grad) or _VMAP or _DUAL_LEVEL:   # (vmap: the batch rule writes;
+        # a dual level: the tangent is filled too)
         write_inplace(self, apply(entry or D.fill_inplace, (self,), {"value": value}))
         return self
     check_writeable(self)
@@ -80,7 +82,7 @@ def fill_(self, value, *, entry=None):
 def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
     src = src if _is_tensor(src) else wrap(src)
-    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP:
+    if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP or _DUAL_LEVEL:
         result = apply(D.copy_inplace, (self, src))
         write_inplace(self, result)
         return self

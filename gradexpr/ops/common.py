@@ -13,6 +13,11 @@ def _F():
     return functions
 
 
+def maybe_multiply(t, s):
+    """derivatives.yaml's maybe_multiply: ``t * s`` (a Scalar product in a formula) unless s is 1."""
+    return t if s == 1 else t * s
+
+
 def _NN():
     from .. import nn_functional
     return nn_functional

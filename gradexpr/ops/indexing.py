@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes, errors
-from .common import _F
+from .common import _F, maybe_multiply
 from .common import _apply
 from ..graph import NOT_IMPLEMENTED_NODE
 from ..tensor import Tensor
@@ -21,13 +21,9 @@ index_add = op("index_add", "IndexAddBackward0", lambda a, index, src, dim, alph
                self=lambda grad: grad,
                # (expanded to the source: a 0-d source of a 0-d self; the node keeps the source, as PyTorch's;
                # alpha multiplies only when it is not 1: ATen's maybe_multiply)
-               source=lambda grad, index, source, dim, alpha=1: _maybe_multiply(
+               source=lambda grad, index, source, dim, alpha=1: maybe_multiply(
                    grad.index_select(dim, index).expand_as(source), alpha),
                dtype="first", domain="index", forward_ad="linear")
-
-
-def _maybe_multiply(t, s):
-    return t if s == 1 else t * s
 
 
 def _index_add(a, index, src, dim, alpha):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import errors, mkl
 from .registry import batch_rules, op
-from .common import _F, _apply, _floating_only, _kernel
+from .common import _F, _apply, _floating_only, _kernel, maybe_multiply
 from .reductions import _sum_dtype
 
 
@@ -118,21 +118,17 @@ def _addmm(c, a, b, beta=1, alpha=1):
     return (c if beta == 1 else c * beta) + product
 
 
-def _times(t, alpha):
-    """derivatives.yaml's maybe_multiply: ``t * alpha`` unless alpha is 1."""
-    return t if alpha == 1 else t * alpha
-
-
 addmm = op("addmm", "AddmmBackward0", _addmm,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
            # (F.linear's mat2 is weight.t(), column-major: its gradient is computed transposed, as ATen's)
-           mat1=lambda grad, mat2, mat1_column_major, alpha=1: _times(_mm_mat1_backward(grad, mat2, mat1_column_major),
+           mat1=lambda grad, mat2, mat1_column_major, alpha=1: maybe_multiply(_mm_mat1_backward(grad, mat2, mat1_column_major),
                                                                       alpha),
-           mat2=lambda grad, mat1, mat2_column_major, alpha=1: _times(_mm_mat2_backward(grad, mat1, mat2_column_major),
+           mat2=lambda grad, mat1, mat2_column_major, alpha=1: maybe_multiply(_mm_mat2_backward(grad, mat1, mat2_column_major),
                                                                       alpha),
            domain="addmm", broadcast=False,
-           forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: self_t * beta + (mat1_t.mm(mat2) + mat1.mm(mat2_t)) * alpha)
+           forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: (
+               maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2), alpha) + maybe_multiply(mat1.mm(mat2_t), alpha)))
 
 
 def _baddbmm(c, a, b, beta=1, alpha=1):
@@ -149,8 +145,9 @@ baddbmm = op("baddbmm", "BaddbmmBackward0", _baddbmm,
              batch2=lambda grad, batch1, alpha=1: batch1.transpose(1, 2).bmm(grad) if alpha == 1
              else batch1.transpose(1, 2).bmm(grad) * alpha,
              domain="real", broadcast=False,
-             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1:
-             self_t * beta + (batch1_t.bmm(batch2) + batch1.bmm(batch2_t)) * alpha)
+             forward_ad=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta=1, alpha=1: (
+                 maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2), alpha)
+                 + maybe_multiply(batch1.bmm(batch2_t), alpha)))
 
 
 def _matmul(a, b):

@@ -11,6 +11,7 @@ from . import backward_ops as _bw
 from .registry import batch_rules, op
 from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
 from .pointwise import _clamp, _erf, _sigmoid
+from .reductions import logsumexp_jvp
 
 
 # ============================================================ neural-network functions
@@ -20,12 +21,6 @@ def _softmax_kernel(name):
         last = n and params["dim"] % n == n - 1
         return f"{name}_lastdim_kernel_impl" if last else f"{name}_kernel_impl"
     return kernel
-
-
-def _logsumexp_jvp(self, self_t, dim):
-    """FunctionsManual's logsumexp_jvp: the tangent of logsumexp(self, dim, keepdim=True)."""
-    e = (self - self.amax(dim, keepdim=True)).exp() if self.numel() else self.exp()
-    return (e * self_t).sum(dim, keepdim=True) / e.sum(dim, keepdim=True)
 
 
 def _softmax(a, dim):
@@ -41,11 +36,11 @@ def _log_softmax(a, dim):
 softmax = op("softmax", "SoftmaxBackward0", _softmax,
              self=_bw.softmax_grad,
              dtype=_kernel(_softmax_kernel("softmax"), refuse=_NOT_FLOAT), domain="real",
-             forward_ad=lambda self, self_t, result, dim: result * (self_t - _logsumexp_jvp(self, self_t, dim)))
+             forward_ad=lambda self, self_t, result, dim: result * (self_t - logsumexp_jvp(self, self_t, dim, True)))
 log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  self=_bw.log_softmax_grad,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
-                 forward_ad=lambda self, self_t, dim: self_t - _logsumexp_jvp(self, self_t, dim))
+                 forward_ad=lambda self, self_t, dim: self_t - logsumexp_jvp(self, self_t, dim, True))
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
                 lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
                 self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),
@@ -276,7 +271,15 @@ mse_loss = op("mse_loss", "MseLossBackward0", lambda a, b, reduction="mean": _re
               ("self", "target"),
               self=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, self, target, reduction),
               target=lambda grad, self, target, reduction="mean": _bw.mse_grad(grad, target, self, reduction),
-              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
+              dtype=_kernel("mse_cpu", "promote", _NOT_FLOAT), domain="real",
+              forward_ad=lambda self_t, target_t, self, target, reduction="mean": _apply_loss_reduction(
+                  _bw.mse_grad(self_t, self, target, "none") + _bw.mse_grad(target_t, target, self, "none"), reduction),
+              tangent_copied=lambda reduction="mean": reduction != "none")
+
+
+def _apply_loss_reduction(loss, reduction):
+    """FunctionsManual's apply_loss_reduction: the elementwise loss reduced as the call asks."""
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 def _smooth_l1(a, b, reduction="mean", beta=1.0):
@@ -290,7 +293,11 @@ smooth_l1_loss = op("smooth_l1_loss", "SmoothL1LossBackward0", _smooth_l1, ("sel
                     self=_bw.smooth_l1_grad,
                     target=lambda grad, self, target, reduction="mean", beta=1.0:
                     _bw.smooth_l1_grad(grad, target, self, reduction, beta),
-                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real", forward_ad="transpose")
+                    dtype=_kernel("smooth_l1_cpu", "promote", _NOT_FLOAT), domain="real",
+                    forward_ad=lambda self_t, target_t, self, target, reduction="mean", beta=1.0: _apply_loss_reduction(
+                        _bw.smooth_l1_grad(self_t, self, target, "none", beta)
+                        + _bw.smooth_l1_grad(target_t, target, self, "none", beta), reduction),
+                    tangent_copied=lambda reduction="mean", beta=1.0: reduction != "none")
 
 
 def _bce(p, y, weight=None, reduction="mean"):
@@ -332,7 +339,10 @@ def _bce_target_grad(grad, self, weight=None, reduction="mean"):
 binary_cross_entropy = op("binary_cross_entropy", "BinaryCrossEntropyBackward0", _bce, ("self", "target"),
                           self=_bw.bce_grad, target=_bce_target_grad,
                           dtype=_kernel("binary_cross_entropy", "promote", _NOT_FLOAT), domain="probability",
-                          forward_ad="transpose")
+                          forward_ad=lambda self_t, target_t, self, target, weight=None, reduction="mean": (
+                              _apply_loss_reduction(_bw.bce_grad(self_t, self, target, weight, "none")
+                                                    + _bce_target_grad(target_t, self, weight, "none"), reduction)),
+                          tangent_copied=lambda weight=None, reduction="mean": reduction != "none")
 
 
 def _bce_logits(x, y, weight=None, pos_weight=None, reduction="mean"):
@@ -417,10 +427,11 @@ def _nll(logp, target, weight=None, reduction="mean", ignore_index=-100):
         return np.asarray(total if reduction == "sum" else total / weight_total, logp.dtype)
 
 
+# (derivatives.yaml: the tangent is nll_loss_forward of self_t, linear in self)
 nll_loss = op("nll_loss", "NllLossBackward0", _nll, ("self", "target"), self=_bw.nll_grad, dtype="first",
-              domain="logprob", forward_ad="transpose")
+              domain="logprob", forward_ad="linear")
 nll_loss2d = op("nll_loss2d", "NllLoss2DBackward0", _nll, ("self", "target"), self=_bw.nll2d_grad, dtype="first",
-                domain="logprob", forward_ad="transpose")
+                domain="logprob", forward_ad="linear")
 
 
 def _mul_mask(a, mask):

@@ -9,7 +9,7 @@ from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, _apply, _ew, _kernel, _lerp, _scalar_like, _sleef, _vml, _zero_where, fma
+from .common import _F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _scalar_like, _sleef, _vml, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -18,12 +18,14 @@ add = op("add", "AddBackward0",
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: grad if alpha == 1 else grad * alpha,
-         domain="real", forward_ad="element_wise")
+         domain="real", forward_ad="element_wise",
+         tangent_formula=lambda self_t, other_t, alpha=1: self_t + maybe_multiply(other_t, alpha), zero_tensor="add")
 sub = op("sub", "SubBackward0", _ew(lambda a, b, alpha=1: a - b if alpha == 1 else fma(b, _scalar_like(-alpha, a), a)),
          ("self", "other"),
          self=lambda grad: grad,
          other=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
-         domain="real", forward_ad="element_wise")
+         domain="real", forward_ad="element_wise",
+         tangent_formula=lambda self_t, other_t, alpha=1: self_t - maybe_multiply(other_t, alpha), zero_tensor="sub")
 rsub = op("rsub", "RsubBackward1", _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
           ("self", "other"),
           self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
@@ -32,15 +34,20 @@ rsub_tensor = op("rsub_tensor", "RsubBackward0",
                  _ew(lambda a, b, alpha=1: b - a if alpha == 1 else fma(a, _scalar_like(-alpha, a), b)),
                  ("self", "other"),
                  self=lambda grad, alpha=1: -grad if alpha == 1 else -grad * alpha,
-                 other=lambda grad: grad, domain="real", forward_ad="element_wise")
+                 other=lambda grad: grad, domain="real", forward_ad="element_wise",
+                 tangent_formula=lambda self_t, other_t, alpha=1: -maybe_multiply(self_t, alpha) + other_t)
 mul = op("mul", "MulBackward0", _ew(np.multiply), ("self", "other"),
          self=lambda grad, other: grad * other,
          other=lambda grad, self: grad * self,
-         domain="real", forward_ad="element_wise")
+         domain="real", forward_ad="element_wise",
+         tangent_formula=lambda self_t, other_t, self_p, other_p: other_t * self_p + self_t * other_p,
+         zero_tensor="mul")
 div = op("div", "DivBackward0", _ew(np.true_divide), ("self", "other"),
          self=lambda grad, other: grad / other,
          other=lambda grad, self, other: -grad * ((self / other) / other),
-         dtype="float", domain="nonzero_other", forward_ad="element_wise")
+         dtype="float", domain="nonzero_other", forward_ad="element_wise",
+         tangent_formula=lambda self_t, other_t, other_p, result: (self_t - other_t * result) / other_p,
+         zero_tensor="div")
 # Scalar overloads, as ATen's own composites call them (``loss * 0.5`` in C++ is mul.Scalar):
 def _with_scalar(fn):
     """A ``.Scalar`` overload's kernel: the number in the tensor's dtype, but float16 computed in float32
@@ -53,9 +60,11 @@ def _with_scalar(fn):
 
 
 mul_scalar = op("mul_scalar", "MulBackward1", _with_scalar(np.multiply),
-                self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise")
+                self=lambda grad, other: grad * other, dtype="first", domain="real", forward_ad="element_wise",
+                zero_tensor="mul")
 div_scalar = op("div_scalar", "DivBackward1", _with_scalar(np.true_divide),
-                self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise")
+                self=lambda grad, other: grad / other, dtype="first", domain="real", forward_ad="element_wise",
+                zero_tensor="div")
 add_scalar = op("add_scalar", "AddBackward1", lambda a, other: a + np.asarray(other, a.dtype),
                 self=lambda grad: grad, dtype="first", domain="real", forward_ad="element_wise")
 sub_scalar = op("sub_scalar", "SubBackward1", lambda a, other: a - np.asarray(other, a.dtype),
@@ -207,11 +216,15 @@ def _pow_exponent(grad, self, exponent, result):
     return grad * F.where((self == 0) & (exponent >= 0), 0.0, result * self.log())
 
 
+def _pow_self(grad, self, exponent):
+    """pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)."""
+    return _F().where(exponent == 0.0, 0.0, grad * (exponent * self.pow(exponent - 1)))
+
+
 pow_tensor = op("pow_tensor", "PowBackward1", _pow_forward, ("self", "exponent"),
-                # pow_backward_self: 0 where the exponent is 0, whatever grad is (an inf grad too)
-                self=lambda grad, self, exponent: _F().where(exponent == 0.0, 0.0,
-                                                             grad * (exponent * self.pow(exponent - 1))),
-                exponent=_pow_exponent, domain="positive", forward_ad="element_wise")
+                self=_pow_self, exponent=_pow_exponent, domain="positive", forward_ad="element_wise",
+                tangent_formula=lambda self_t, exponent_t, self_p, exponent_p, result: (
+                    _pow_self(self_t, self_p, exponent_p) + _pow_exponent(exponent_t, self_p, exponent_p, result)))
 
 
 def _rpow_exponent(grad, self, exponent, result):
@@ -414,6 +427,8 @@ round_decimals = op("round_decimals", "RoundBackward1", _round, self=corner_grad
 atan2 = op("atan2", "Atan2Backward0", _sleef("atan2", np.arctan2, vectorized_float.atan2f, vectorized_double.atan2d), ("self", "other"),
            self=corner_grads.atan2_grads, other=corner_grads.atan2_grads,
            dtype=_F_, domain="real", forward_ad="element_wise",
+           tangent_formula=lambda self_t, other_t, self_p, other_p: (
+               (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))),
            schema="atan2(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _xlogy(x, y):
     """ATen's scalar kernel: nan if y is nan, 0 where x == 0, else x·log(y) (log correctly rounded)."""
@@ -428,7 +443,9 @@ xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
-           domain="positive", forward_ad="element_wise")
+           domain="positive", forward_ad="element_wise",
+           tangent_formula=lambda self_t, other_t, self_p, other_p: (
+               self_t.xlogy(other_p).masked_fill((self_p == 0.0) & (other_p <= 0.0), 0.0) + other_t * self_p / other_p))
 
 
 def _logit(a, eps=None):
@@ -502,25 +519,40 @@ addcmul = op("addcmul", "AddcmulBackward0", _addcmul, ("self", "tensor1", "tenso
              tensor2=lambda grad, tensor1, value=1: grad * (tensor1 * value),
              schema="addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
-             variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise")
+             variants="function method inplace", dtype="promote", domain="real", forward_ad="element_wise",
+             tangent_formula=lambda self_t, tensor1_t, tensor2_t, tensor1_p, tensor2_p, value=1: (
+                 self_t + maybe_multiply(tensor1_t * tensor2_p, value) + maybe_multiply(tensor2_t * tensor1_p, value)))
 addcdiv = op("addcdiv", "AddcdivBackward0", _addcdiv, ("self", "tensor1", "tensor2"),
              self=lambda grad, value=1: grad,
              tensor1=_addcdiv_tensor1_grad, tensor2=_addcdiv_tensor2_grad,
              schema="addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!)? out=None) "
                     "-> Tensor",
-             variants="function method inplace", dtype="promote", domain="positive", forward_ad="element_wise")
+             variants="function method inplace", dtype="promote", domain="positive", forward_ad="element_wise",
+             tangent_formula=lambda self_t, tensor1_t, tensor2_t, tensor1_p, tensor2_p, value=1: (
+                 self_t + maybe_multiply(tensor1_t / tensor2_p, value)
+                 - maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)))
 logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"),
                self=lambda grad, self, other: grad / (1 + (other - self).exp()),
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
                schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
-               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise")
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise",
+               tangent_formula=lambda self_t, other_t, self_p, other_p: (
+                   self_t / (1 + (other_p - self_p).exp()) + other_t / (1 + (self_p - other_p).exp())))
 
 
 def _pick_grad(grad, mine, theirs, greater):
     # PyTorch's where(self == other, grad / 2, grad).masked_fill_(self loses, 0): a nan keeps grad
     lose = (mine < theirs) if greater else (mine > theirs)
     return _F().where(mine == theirs, grad / 2, grad).masked_fill_(lose, 0)
+
+
+def _pick_tangent(self_t, other_t, self_p, other_p, result, greater):
+    """maximum's/minimum's tangent: other's, moved to self's where self wins, halfway where they tie."""
+    F = _F()
+    wins = (self_p > other_p) if greater else (self_p < other_p)
+    half = Tensor._make(np.array(0.5, result._dtype.np), result._dtype)     # at::scalar_tensor(0.5, ...)
+    return other_t + F.where(self_p == other_p, half, wins.to(result._dtype)) * (self_t - other_t)
 
 
 def _maximum(a, b):
@@ -536,12 +568,14 @@ def _minimum(a, b):
 maximum = op("maximum", "MaximumBackward0", _maximum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, True),
              other=lambda grad, self, other: _pick_grad(grad, other, self, True),
-             domain="real", forward_ad="element_wise",
+             domain="real", forward_ad="element_wise", tangent_formula=lambda self_t, other_t, self_p, other_p, result: (
+                 _pick_tangent(self_t, other_t, self_p, other_p, result, True)),
              schema="maximum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
 minimum = op("minimum", "MinimumBackward0", _minimum, ("self", "other"),
              self=lambda grad, self, other: _pick_grad(grad, self, other, False),
              other=lambda grad, self, other: _pick_grad(grad, other, self, False),
-             domain="real", forward_ad="element_wise",
+             domain="real", forward_ad="element_wise", tangent_formula=lambda self_t, other_t, self_p, other_p, result: (
+                 _pick_tangent(self_t, other_t, self_p, other_p, result, False)),
              schema="minimum(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
 
 
@@ -623,14 +657,18 @@ def _where_dtypes(ts, params):
 where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condition", "self", "other"),
            self=lambda grad, condition: _F().where(condition, grad, 0.0),
            other=lambda grad, condition: _F().where(condition, 0.0, grad),
-           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True, forward_ad="element_wise")
+           dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True, forward_ad="element_wise",
+           tangent_formula=lambda condition, self_t, other_t: _F().where(condition, self_t, other_t))
 lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
           self=lambda grad, weight: grad * (1 - weight),
-          end=lambda grad, weight: grad * weight, domain="real", forward_ad="element_wise")
+          end=lambda grad, weight: grad * weight, domain="real", forward_ad="element_wise",
+          tangent_formula=lambda self_t, end_t, weight: _F().lerp(self_t, end_t, weight))
 lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
                  self=lambda grad, weight: grad * (1 - weight),
                  end=lambda grad, weight: grad * weight,
-                 weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise")
+                 weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise",
+                 tangent_formula=lambda self_t, end_t, weight_t, self_p, end_p, weight_p: (
+                     _F().lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)))
 masked_fill = op("masked_fill", "MaskedFillBackward0",
                  # out of place, ATen fills a contiguous clone (whatever the input's layout; a 0-d one stays 0-d,
                  # which np.ascontiguousarray would make 1-d)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import corner_grads, dtypes, errors, reduction_order
 from ..grad_layout import _dense
-from ..tensor import _wrap_dim
+from ..tensor import Tensor, _wrap_dim
 from .registry import batch_rules, op
 from .common import EveryDim, _F, _dims, _exp, _floating_only, _log, _np_mean, _reduce_dim, _restore
 from .pointwise import _F_
@@ -111,14 +111,22 @@ def _prod(a, dim=None, keepdim=False):
     return np.prod(a, axis=dim, keepdims=keepdim)
 
 
+def _ones_like_result(result):
+    """``at::ones({}, result.options()).expand_as(result)``: prod's tangent formulas' unit cotangent."""
+    return Tensor._make(np.ones((), result._dtype.np), result._dtype).expand_as(result)
+
+
 prod_all = op("prod", "ProdBackward0", lambda a, dtype=None: _prod(a),
               self=corner_grads.prod_grad, dtype=_sum_dtype, domain="real",
-              forward_ad="transpose",
+              forward_ad=lambda self, self_t, result: (
+                  corner_grads.prod_grad(_ones_like_result(result), self.to(result.dtype), result) * self_t).sum(),
               schema="prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", variants="function method")
 prod_dim = op("prod_dim", "ProdBackward1",
               lambda a, dim, keepdim=False, dtype=None: _prod(a, dim, keepdim),
               self=corner_grads.prod_dim_grad,
-              dtype=_sum_dtype, domain="real", forward_ad="transpose",
+              dtype=_sum_dtype, domain="real",
+              forward_ad=lambda self, self_t, result, dim, keepdim=False: (corner_grads.prod_dim_grad(
+                  _ones_like_result(result), self.to(result.dtype), result, dim, keepdim) * self_t).sum(dim, keepdim),
               schema="prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
               variants="function method", prepare=_one_dim_call)
@@ -300,7 +308,9 @@ def _var_grad(grad, self, dim, correction, keepdim):
 
 var = op("var", "VarBackward0", _var, self=_var_grad,
          dtype=_floating_only("std and var only support floating point and complex dtypes"), domain="real",
-         forward_ad="transpose")
+         # derivatives.yaml: var_backward(self_t, self_p, dim, correction, true).sum(dim.value_or({}), keepdim)
+         forward_ad=lambda self, self_t, dim, correction, keepdim: _var_grad(self_t, self, dim, correction, True).sum(
+             EveryDim() if dim is None else dim, keepdim))
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
@@ -316,7 +326,14 @@ def _std_grad(grad, self, result, dim, correction, keepdim):
     return _var_grad(g, self, dim, correction, keepdim)
 
 
-std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad="transpose")
+def _std_tangent(self, self_t, result, dim, correction, keepdim):
+    """derivatives.yaml: (var's tangent / (2. * result)).masked_fill_(result == 0, 0)."""
+    t = var.tangent(self, self_t, dim, correction, keepdim) / (2.0 * result)
+    zero = result == 0
+    return t.masked_fill(zero, 0.0) if corner_grads.in_transform() else t.masked_fill_(zero, 0.0)
+
+
+std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad=_std_tangent)
 
 
 def _mean_part(a, dim=None, correction=1, keepdim=False):
@@ -457,9 +474,26 @@ def _norm_dtype(ts, params, _check=_floating_only(
     return d, d
 
 
+def _norm_tangent(self_p, self_t, result, ord, dim, keepdim):
+    """FunctionsManual's norm_jvp for the 1- and 2-norms (in place outside a transform, as ATen's); the
+    other orders take the transpose of the backward (NotImplemented)."""
+    dims = EveryDim() if dim is None else dim
+    inplace = not corner_grads.in_transform()
+    if ord == 1:
+        s = self_p.sgn()
+        return (s.mul_(self_t) if inplace else s * self_t).sum(dims, keepdim)
+    if ord == 2:
+        t = self_p.mul(self_t).sum(dims, keepdim)
+        zero = result == 0
+        return t.div_(result).masked_fill_(zero, 0.0) if inplace else (t / result).masked_fill(zero, 0.0)
+    return NotImplemented
+
+
 norm = op("norm", "LinalgVectorNormBackward0", _norm,
           self=lambda grad, self, result, ord, dim, keepdim, dtype=None: _norm_grad(grad, self, result, ord, dim, keepdim),
-          domain="nonzero", dtype=_norm_dtype, forward_ad="transpose")
+          domain="nonzero", dtype=_norm_dtype, forward_ad="transpose",
+          tangent_formula=lambda self_p, self_t, result, ord, dim, keepdim: _norm_tangent(
+              self_p, self_t, result, ord, dim, keepdim))
 
 
 def _dist_grad(grad, self, other, result, p):
@@ -488,10 +522,22 @@ def _logsumexp(a, dim, keepdim=False):
     return np.asarray(r, a.dtype)
 
 
+def logsumexp_jvp(self_p, self_t, dim, keepdim):
+    """FunctionsManual's logsumexp_jvp (also softmax's and log_softmax's tangent): outside a torch.func
+    transform it multiplies and divides in place, as ATen's, so a graph through it is PyTorch's (and
+    backward through it fails as PyTorch's does: the exp it multiplies in place is saved by ExpBackward0)."""
+    e = (self_p - self_p.amax(dim, keepdim=True)).exp() if self_p.numel() else self_p.exp()
+    sumexp_p = e.sum(dim, keepdim)
+    if corner_grads.in_transform():
+        return (e * self_t).sum(dim, keepdim) / sumexp_p
+    e.mul_(self_t)
+    return e.sum(dim, keepdim).div_(sumexp_p)
+
+
 logsumexp = op("logsumexp", "LogsumexpBackward0", _logsumexp,
                self=lambda grad, self, result, dim, keepdim:
                _restore(grad, self.shape, dim, keepdim) * (self - _restore(result, self.shape, dim, keepdim)).exp(),
-               dtype=_F_, domain="real", forward_ad="transpose")
+               dtype=_F_, domain="real", forward_ad=lambda self, self_t, dim, keepdim: logsumexp_jvp(self, self_t, dim, keepdim))
 cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumsum(a, dim),
             self=corner_grads.cumsum_grad,
             dtype=_sum_dtype, domain="real", forward_ad="linear")
@@ -606,11 +652,15 @@ def _logcumsumexp_grad(grad, self, result, dim):
 
 
 def _logcumsumexp_tangent(self_t, self, dim):
-    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / cumsum(exp(x - max)) along ``dim``."""
+    """logcumsumexp_jvp: cumsum(exp(x - max) x_t) / (cumsum(exp(x - max)) + 1e-13) along ``dim``."""
     if self.dim() == 0:
         return self_t
     self_p_exp = (self - self.max(dim, keepdim=True).values).exp()
-    return (self_p_exp * self_t).cumsum(dim) / self_p_exp.cumsum(dim)
+    cumsumexp_p = self_p_exp.cumsum(dim)
+    if corner_grads.in_transform():
+        return (self_p_exp * self_t).cumsum(dim) / (cumsumexp_p + 1e-13)
+    self_p_exp.mul_(self_t)                 # FunctionsManual: in place, and eps added to the denominator
+    return self_p_exp.cumsum(dim).div_(cumsumexp_p.add_(1e-13))
 
 
 logcumsumexp = op("logcumsumexp", "LogcumsumexpBackward0", _logcumsumexp, self=_logcumsumexp_grad,

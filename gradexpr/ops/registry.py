@@ -42,6 +42,9 @@ The entry format (keywords of ``op``)::
                                                        #   "transpose" | lambda self_t, ...: ... | None
                                                        #   | "not_implemented" (in derivatives.yaml, no
                                                        #   result: line; named by its schema line)
+       tangent_formula=lambda self_t, other_p, ...: …, # that line as written, where forward_ad skips
+                                                       #   undefined tangents: run when the tangent's
+                                                       #   graph is recorded (forward-over-reverse)
        view=False, twice=True, broadcast=None, doc="",
        outputs=None)                                   # several outputs, one node: see op.share_node
 
@@ -199,13 +202,13 @@ class Op:
     __slots__ = ("name", "node", "forward", "inputs", "formulas", "dtype", "cast", "view", "domain",
                  "differentiable", "variadic", "_args", "_optional", "_save_cache", "doc", "twice", "broadcast",
                  "_calls", "_plans", "_any_optional", "edges", "schema", "variants", "samples", "pointwise", "batch",
-                 "prepare", "tangent", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
+                 "prepare", "tangent", "tangent_formula", "zero_tensor", "tangent_copied", "outputs", "_joint", "_params_read", "_order", "inplace_entry",
                  "absent_edges")
 
     def __init__(self, name, node, forward, inputs=("self",), grads=None, *, dtype="promote", cast=None,
                  view=False, domain=None, differentiable=True, doc="", twice=True, broadcast=None,
                  schema=(), variants="", samples=(), pointwise=False, batch=None, prepare=None,
-                 forward_ad=None, outputs=None):
+                 forward_ad=None, tangent_formula=None, zero_tensor=None, tangent_copied=None, outputs=None):
         self.name = name
         self.node = node
         self.forward = forward
@@ -242,6 +245,16 @@ class Op:
         # how forward-mode AD computes the output's tangent (forward_ad.py): "element_wise", "linear",
         # "transpose" or a formula reading ``<input>_t``; None: PyTorch has no forward derivative
         self.tangent = forward_ad
+        # derivatives.yaml's ``result:`` formula as PyTorch writes it (``self_p``, ``other_t`` …, undefined
+        # tangents read as zeros), for an entry whose ``forward_ad`` skips undefined tangents to be cheap:
+        # forward_ad.py runs it instead when the tangent's graph is recorded, so that graph is PyTorch's
+        self.tangent_formula = tangent_formula
+        # the op's ATen ZeroTensor kernel ("mul", "div", "add", "sub"), for the efficient zeros a recorded
+        # tangent formula reads for undefined tangents (forward_ad.zero_tensor_result)
+        self.zero_tensor = zero_tensor
+        # params -> whether ATen's output has other metadata than its tangent (a reduced loss left in the
+        # storage of the elementwise loss), so that ``_set_fw_grad`` copies the tangent (CopyBackwards)
+        self.tangent_copied = tangent_copied
         # an op with several outputs sharing one node (op.share_node): the outputs' names, which its
         # formulas may read ("" for one they never read), or "*" for a number known per call; its
         # formulas then read ``grad`` as the tuple of the outputs' gradients (None where none came)

@@ -186,7 +186,9 @@ hypot = op("hypot", "HypotBackward0", np.hypot, ("self", "other"),
            self=lambda grad, self, result: grad * self / result,
            other=lambda grad, other, result: grad * other / result,
            dtype=_kernel("hypot_cpu", "promote", "biu", on="promoted"), domain="nonzero",
-           forward_ad="element_wise", schema=_binary_schema("hypot"), variants="function method inplace", samples=_TWO)
+           forward_ad="element_wise", schema=_binary_schema("hypot"),
+           tangent_formula=lambda self_t, other_t, self_p, other_p, result: (
+               self_t * self_p / result + other_t * other_p / result), variants="function method inplace", samples=_TWO)
 
 
 def _copysign_self_grad(grad, self, result):
