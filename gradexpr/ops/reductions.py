@@ -321,16 +321,20 @@ def _std(a, dim=None, correction=1, keepdim=False):
         return np.sqrt(_var(a, dim, correction, keepdim))
 
 
+def _zeros_filled(t, mask):
+    """``t.masked_fill_(mask, 0)``, in place as FunctionsManual's formulas fill (the result keeps t's layout);
+    out of place under a torch.func transform, whose batched tensors take no in-place fill."""
+    return t.masked_fill(mask, 0.0) if corner_grads.in_transform() else t.masked_fill_(mask, 0.0)
+
+
 def _std_grad(grad, self, result, dim, correction, keepdim):
-    g = (grad / (result * 2)).masked_fill_(result == 0, 0.0)        # (in place, as std_backward)
+    g = _zeros_filled(grad / (result * 2), result == 0)
     return _var_grad(g, self, dim, correction, keepdim)
 
 
 def _std_tangent(self, self_t, result, dim, correction, keepdim):
     """derivatives.yaml: (var's tangent / (2. * result)).masked_fill_(result == 0, 0)."""
-    t = var.tangent(self, self_t, dim, correction, keepdim) / (2.0 * result)
-    zero = result == 0
-    return t.masked_fill(zero, 0.0) if corner_grads.in_transform() else t.masked_fill_(zero, 0.0)
+    return _zeros_filled(var.tangent(self, self_t, dim, correction, keepdim) / (2.0 * result), result == 0)
 
 
 std = op("std", "StdBackward0", _std, self=_std_grad, dtype=var.dtype, domain="real", forward_ad=_std_tangent)
@@ -441,7 +445,7 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
     if ord == 1:
         return self.sgn() * g
     if ord == 2:
-        return g * (self / r).masked_fill_(r == 0, 0.0)
+        return g * _zeros_filled(self / r, r == 0)
     if ord in (math.inf, -math.inf):
         # the derivative of amax(abs(self)), nans counting as maxima
         self_abs = self.abs()
@@ -449,13 +453,13 @@ def _norm_grad(grad, self, result, ord, dim, keepdim):
         count = mask.sum(dim if dim is not None else tuple(range(self.dim())), keepdim=True)
         return self.sgn() * ((g / count) * mask)
     if ord < 1:
-        self_scaled = self.sgn() * self.abs().pow(ord - 1).masked_fill_(self == 0, 0.0)
+        self_scaled = self.sgn() * _zeros_filled(self.abs().pow(ord - 1), self == 0)
         return self_scaled * g * r.pow(1 - ord)
     if ord < 2:
         self_scaled = self.sgn() * self.abs().pow(ord - 1)
     else:
         self_scaled = self * self.abs().pow(ord - 2)
-    return self_scaled * (g / r.pow(ord - 1)).masked_fill_(r == 0, 0.0)
+    return self_scaled * _zeros_filled(g / r.pow(ord - 1), r == 0)
 
 
 def _norm_dtype(ts, params, _check=_floating_only(
