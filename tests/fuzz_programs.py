@@ -19,21 +19,22 @@ UNARY = ("exp", "tanh", "sigmoid", "relu", "abs", "neg", "sin", "cos", "square",
          "reciprocal", "sqrt", "log", "atan", "expm1", "log1p", "ceil", "trunc", "frac",
          "sinh", "cosh", "erf", "erfc", "tan", "exp2", "log2", "log10", "rsqrt", "asinh", "F.softplus", "F.silu",
          "F.gelu", "F.elu", "F.mish", "F.hardswish", "F.logsigmoid", "F.softsign", "F.selu", "F.celu",
-         "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6")
+         "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6", "torch.nan_to_num", "torch.sgn", "torch.logit")
 SAFE_ARG = {"sqrt": "abs", "log": "abs", "log1p": "abs", "reciprocal": None, "log2": "abs", "log10": "abs",
             "rsqrt": "abs"}
 BINARY = ("+", "-", "*", "/", "maximum", "minimum", "atan2", "pow2", "copysign", "where", "fmod", "remainder",
-          "hypot")
+          "hypot", "clamp_min", "lerp", "addcmul", "xlogy")
 REDUCTIONS = ("sum", "mean", "prod", "max", "min", "amax", "amin", "logsumexp", "std", "var", "norm", "nansum",
               "softmax", "log_softmax")
 # ops whose results are correctly rounded (or exact), so gradexpr must match PyTorch bit for bit; the
 # transcendental ones differ in the last bit between libm and PyTorch's SLEEF/MKL kernels (so does
 # float32 sqrt: PyTorch's is not correctly rounded, sqrt(2.9625184535980225) is 1.7211968898773193)
 EXACT_UNARY = ("relu", "abs", "neg", "square", "floor", "round", "sign", "reciprocal", "ceil", "trunc", "frac",
-               "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6")
-EXACT_BINARY = ("+", "-", "*", "/", "maximum", "minimum", "pow2", "copysign", "where")
+               "clamp", "F.hardtanh", "F.leaky_relu", "F.relu6", "torch.nan_to_num", "torch.sgn")
+EXACT_BINARY = ("+", "-", "*", "/", "maximum", "minimum", "pow2", "copysign", "where", "clamp_min", "lerp",
+                "addcmul")
 EXACT_REDUCTIONS = ("sum", "mean", "max", "min", "amax", "amin", "nansum")
-CUMULATIVE = ("cumsum", "cumprod")
+CUMULATIVE = ("cumsum", "cumprod", "logcumsumexp")
 SPECIALS = ("1e-30", "-1e-30", "3e38", "-3e38", "1e-45", "0.", "-0.", "float('inf')", "float('-inf')",
             "float('nan')", "1.5", "-2.25", "1e8", "123456.789", "1e-7")
 
@@ -64,7 +65,9 @@ def _unary(rng, x, ops):
         return f"{arg}.square()"
     if op == "clamp":
         return f"{arg}.clamp({rng.choice(['-0.5, 0.5', 'min=0.25', 'max=-0.1'])})"
-    return f"{op}({arg})" if op.startswith("F.") else f"torch.{op}({arg})"
+    if op == "torch.logit":
+        return f"torch.logit({arg}.sigmoid())"
+    return f"{op}({arg})" if op.startswith(("F.", "torch.")) else f"torch.{op}({arg})"
 
 
 def _binary(rng, a, b, ops):
@@ -76,6 +79,12 @@ def _binary(rng, a, b, ops):
         return f"({a} ** {rng.choice([2, 3, -1] if ops == 'exact' else [2, 3, 0.5, -1, -2])})"
     if op == "where":
         return f"torch.where({a} > 0, {a}, {b})"
+    if op == "clamp_min":
+        return f"torch.clamp({a}, min={b})"
+    if op == "lerp":
+        return f"torch.lerp({a}, {b}, {rng.choice([0.3, 0.5, 0.75])})"
+    if op == "addcmul":
+        return f"torch.addcmul({a}, {b}, {b}, value={rng.choice([0.5, -2.0, 1.0])})"
     return f"torch.{op}({a}, {b})"
 
 

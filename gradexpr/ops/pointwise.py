@@ -9,7 +9,7 @@ from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _scalar_like, _sleef, _vml, _zero_where, fma
+from .common import _F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef, _vml, _zero_where, fma
 
 
 # ============================================================ elementwise arithmetic
@@ -449,13 +449,40 @@ xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
 
 
 def _logit(a, eps=None):
-    x = a if eps is None else np.clip(a, eps, 1 - eps).astype(a.dtype)
+    """ATen's logit: log(x / (1 - x)), x clamped to [eps, 1 - eps] first, the log MKL's (measured: the same
+    bits as torch's own ``(x / (1 - x)).log()``, where SLEEF's and the C library's logs each differ in ~6 %)."""
+    x = a
+    if eps is not None:
+        lo = a.dtype.type(eps)
+        hi = a.dtype.type(1) - lo
+        x = np.where(a < lo, lo, np.where(a > hi, hi, a)).astype(a.dtype)
     with np.errstate(all="ignore"):
-        return np.log(x / (1 - x)).astype(a.dtype)
+        return np.asarray(_log(np.asarray(x / (1 - x), a.dtype)), a.dtype)
+
+
+def _logit_backward_kernel(dy, x, eps):
+    """ATen's logit_backward kernel (a plain backward): dy / (x (1 - x)) inside the domain ([eps, 1 - eps]
+    with an eps), nan (0 with an eps) outside; its scalar loop gives dy · inf at x = 0 or 1 and lets a nan
+    through, where the vector loop blends it away."""
+    zero, one = x.dtype.type(0), x.dtype.type(1)
+    lo, hi = (zero, one) if eps is None else (x.dtype.type(eps), one - x.dtype.type(eps))
+    outside = np.nan if eps is None else 0.0
+
+    def vector(g, v):
+        return np.where((v >= lo) & (v <= hi), g / (v * (one - v)), outside).astype(v.dtype)
+
+    def scalar(g, v):
+        edge = np.where((v == zero) | (v == one), g * np.inf, g / (v * (one - v)))
+        return np.where((v < lo) | (v > hi), outside, edge).astype(v.dtype)
+    with np.errstate(all="ignore"):
+        return sleef.vectorized_map((dy, x), vector, scalar, reduction_order.threads())
 
 
 def _logit_grad(grad, self, eps=None):
-    # ATen's infinitely_differentiable_logit_backward: a where over the inside of the domain
+    """derivatives.yaml: the kernel in a plain backward, infinitely_differentiable_logit_backward (a where
+    over the inside of the domain) when the backward is itself recorded."""
+    if not is_grad_enabled() and grad.dtype == self.dtype and self.dtype in (dtypes.float32, dtypes.float64):
+        return Tensor._make(_logit_backward_kernel(*np.broadcast_arrays(grad._data, self._data), eps))
     inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
     outside = float("nan") if eps is None else 0.0
     return (grad / (self * (1 - self))).where(inside, outside)
@@ -641,11 +668,23 @@ clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi
                       forward_ad="element_wise")
 
 
+def _bound_grad(grad, self, bound, other, beyond, crossed):
+    """FunctionsManual's clamp_backward_min_max for one bound: the gradient where ``self`` lies beyond it,
+    and, both bounds given, where they cross (the result is max there: min loses, max takes it); with the
+    other bound not given (``absent``), beyond it alone (a +inf stand-in would make min = inf cross)."""
+    from ..saved_attributes import is_absent
+    mask = beyond(self, bound)
+    if not is_absent(other):
+        mask = crossed(mask, bound, other)
+    return _F().where(mask, grad, 0.0)
+
+
 clamp_tensor = op("clamp_tensor", "ClampBackward0", _clamp_t, ("self", "min", "max"),
                   self=lambda grad, self, min, max: _F().where((self >= min) & (self <= max), grad, 0.0),
-                  # where the bounds cross, the result is max: only max receives the gradient
-                  min=lambda grad, self, min, max: _F().where((self < min) & (min < max), grad, 0.0),
-                  max=lambda grad, self, min, max: _F().where((self > max) | (max < min), grad, 0.0),
+                  min=lambda grad, self, min, max: _bound_grad(grad, self, min, max, lambda s, b: s < b,
+                                                               lambda m, lo, hi: m & (lo < hi)),
+                  max=lambda grad, self, min, max: _bound_grad(grad, self, max, min, lambda s, b: s > b,
+                                                               lambda m, hi, lo: m | (hi < lo)),
                   domain="real", forward_ad="element_wise")
 
 
