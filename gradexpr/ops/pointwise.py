@@ -443,7 +443,7 @@ xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
            other=lambda grad, self, other: grad * self / other,
            schema="xlogy.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
            variants="function method inplace", dtype=_kernel("xlogy_cpu", "float", "b", on="promoted"),
-           domain="positive", forward_ad="element_wise",
+           domain="positive", broadcast=True, forward_ad="element_wise",
            tangent_formula=lambda self_t, other_t, self_p, other_p: (
                self_t.xlogy(other_p).masked_fill((self_p == 0.0) & (other_p <= 0.0), 0.0) + other_t * self_p / other_p))
 
@@ -563,7 +563,8 @@ logaddexp = op("logaddexp", "LogaddexpBackward0", np.logaddexp, ("self", "other"
                other=lambda grad, self, other: grad / (1 + (self - other).exp()),
                schema="logaddexp(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
                variants="function method", dtype=_kernel("logaddexp_cpu", "promote", _NOT_FLOAT, on="promoted"),
-               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, forward_ad="element_wise",
+               domain="real", samples=[((2, 3), (2, 3)), ((2, 3), (3,))], pointwise=True, broadcast=True,
+               forward_ad="element_wise",
                tangent_formula=lambda self_t, other_t, self_p, other_p: (
                    self_t / (1 + (other_p - self_p).exp()) + other_t / (1 + (self_p - other_p).exp())))
 
@@ -639,9 +640,29 @@ clamp = op("clamp", "ClampBackward1", _clamp, self=_clamp_grad, dtype="first", d
            forward_ad="element_wise")
 
 
-def _clamp_t(a, lo, hi):
-    a, lo, hi = np.broadcast_arrays(a, lo, hi)
-    return _hi(_lo(a, lo), hi)
+def _bounded(lo_of, hi_of):
+    """A clamp by tensor bounds as ATen's kernel loops: its vector loop takes vec::maximum / vec::minimum,
+    which give the bound where the two are equal zeros (max(0., -0.) is the bound's -0.), its scalar loop
+    std::max / std::min, which keep the input; both keep a nan of either."""
+    def vector(a, *bounds):
+        lo, hi = lo_of(bounds), hi_of(bounds)
+        out = a if lo is None else np.where((a <= lo) | (lo != lo), lo, a)
+        return out if hi is None else np.where((out >= hi) | (hi != hi), hi, out)
+
+    def scalar(a, *bounds):
+        lo, hi = lo_of(bounds), hi_of(bounds)
+        out = a if lo is None else _lo(a, lo)
+        return out if hi is None else _hi(out, hi)
+
+    def forward(a, *bounds):
+        arrays = np.broadcast_arrays(a, *bounds)
+        if a.dtype not in (np.float32, np.float64) or any(b.dtype != a.dtype for b in bounds):
+            return scalar(*arrays)
+        return sleef.vectorized_map(arrays, vector, scalar, reduction_order.threads())
+    return forward
+
+
+_clamp_t = _bounded(lambda b: b[0], lambda b: b[1])
 
 
 # clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
@@ -658,11 +679,11 @@ clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.t
                self=_above_min, dtype="first", domain="real", forward_ad="element_wise")
 clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
                self=_below_max, dtype="first", domain="real", forward_ad="element_wise")
-clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", lambda a, lo: _lo(*np.broadcast_arrays(a, lo)),
+clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", _bounded(lambda b: b[0], lambda b: None),
                       ("self", "min"), self=_above_min,
                       min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real",
                       forward_ad="element_wise")
-clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", lambda a, hi: _hi(*np.broadcast_arrays(a, hi)),
+clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", _bounded(lambda b: None, lambda b: b[0]),
                       ("self", "max"), self=_below_max,
                       max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real",
                       forward_ad="element_wise")

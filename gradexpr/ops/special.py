@@ -229,12 +229,12 @@ fmin = op("fmin", "FminBackward0", np.fmin, ("self", "other"),
 logaddexp2 = op("logaddexp2", "Logaddexp2Backward0", _rounded(np.logaddexp2), ("self", "other"),
                 self=lambda grad, self, other: grad / (1 + 2 ** (other - self)),
                 other=lambda grad, self, other: grad / (1 + 2 ** (self - other)),
-                dtype=_kernel("logaddexp2_cpu", "float", "biu", on="promoted"), domain="real",
+                dtype=_kernel("logaddexp2_cpu", "float", "biu", on="promoted"), domain="real", broadcast=True,
                 forward_ad="element_wise", schema=_binary_schema("logaddexp2"), variants="function method", samples=_TWO)
 nextafter = op("nextafter", "NextafterBackward0", np.nextafter, ("self", "other"),
                self=lambda grad, self, other: _F().where(self != other, grad, 0),
                other=lambda grad, other: _F().zeros_like(other),
-               dtype=_kernel("nextafter_cpu", "promote", "biu", on="promoted"), domain="real", twice=False,
+               dtype=_kernel("nextafter_cpu", "promote", "biu", on="promoted"), domain="real", twice=False, broadcast=True,
                forward_ad="element_wise", schema=_binary_schema("nextafter"), variants="function method inplace", samples=_TWO)
 
 
@@ -275,7 +275,7 @@ def _xlog1py_self(grad, self, other):
 
 xlog1py = op("xlog1py", "SpecialXlog1PyBackward0", _xlog1py, ("self", "other"),
              self=_xlog1py_self, other=lambda grad, self, other: grad * self / (other + 1),
-             dtype=_kernel("xlog1py_cpu", "float", "b", on="promoted"), domain="positive",
+             dtype=_kernel("xlog1py_cpu", "float", "b", on="promoted"), domain="positive", broadcast=True,
              forward_ad="element_wise", samples=_TWO,
              schema="xlog1py(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor", variants="special")
 # the overloads with a number: their own nodes, as in derivatives.yaml
