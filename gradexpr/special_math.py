@@ -30,7 +30,7 @@ def _libm():
         fn.restype, fn.argtypes = ctype, [ctype, ctype, ctype]
         funcs["fma", np_type] = fn
     for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc", "erf", "sinh", "cosh",
-                 "tanh", "expm1"):
+                 "tanh", "expm1", "exp2"):
         for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype]

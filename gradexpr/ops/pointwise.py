@@ -270,7 +270,7 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
 exp = op("exp", "ExpBackward0", _vml("exp", np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
+exp2 = op("exp2", "Exp2Backward0", _sleef("exp2", np.exp2, vectorized_float.exp2f, vectorized_double.exp2d), self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _expm1(a):
