@@ -527,6 +527,38 @@ def hyperbolic(kind, x, exp_pair, limit, tanh_sum):
         return np.where(np.isnan(x), t(np.nan), y).astype(x.dtype)
 
 
+def _sqrt_pair(d):
+    """SLEEF's dfsqrt / ddsqrt (fused): sqrt of the pair d as a pair, by one Newton step from the
+    square root of its sum: (d + t²) / t / 2 in pair arithmetic."""
+    t = np.sqrt(d[0] + d[1])
+    one = t.dtype.type(1)
+    rec = one / t
+    tt = t * t
+    square = (tt, _fmapn(t, t, tt))
+    return _scale(_mul_f2f2(_add2_f2f2(d, square), (rec, rec * _fma(-t, rec, one))), t.dtype.type(0.5))
+
+
+def hypot_u05(x, y):
+    """``Sleef_hypotf8_u05`` / ``Sleef_hypotd4_u05`` of float32 / float64 arrays (broadcast): the larger
+    magnitude times sqrt(1 + (smaller / larger)²), the ratio and the root in pair arithmetic (both
+    scaled up first where the larger is subnormal); 0 < ratio, nan and infinity as C's hypot."""
+    x, y = np.broadcast_arrays(x, y)
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        x, y = np.abs(x), np.abs(y)
+        low, high = np.minimum(x, y), np.maximum(x, y)
+        tiny = high < np.finfo(x.dtype).tiny
+        scale = t(2.0 ** (54 if t is np.float64 else 24))
+        zero = np.zeros_like(low)
+        ratio = _div((np.where(tiny, low * scale, low), zero), (np.where(tiny, high * scale, high), zero))
+        r = _mul_f2f(_sqrt_pair(_add2_f2f(_squ(ratio), t(1))), high)
+        r = r[0] + r[1]
+        r = np.where(np.isnan(r), t(np.inf), r)
+        r = np.where(low == 0, high, r)
+        r = np.where(np.isnan(x) | np.isnan(y), t(np.nan), r)
+        return np.where(np.isposinf(x) | np.isposinf(y), t(np.inf), r).astype(x.dtype)
+
+
 def _normalize(t):
     sx = t[0] + t[1]
     return sx, (t[0] - sx) + t[1]
