@@ -10,7 +10,7 @@ from ..graph import is_grad_enabled
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
-from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean, fma
+from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean, _vector_or_scalar, fma
 from .pointwise import _clamp, _erf, _sigmoid
 from .reductions import logsumexp_jvp
 
@@ -60,7 +60,8 @@ def _hardtanh_dtype(ts, params):
 
 
 def _hardtanh(a, min_val=-1.0, max_val=1.0):
-    return np.minimum(np.maximum(a, a.dtype.type(min_val)), a.dtype.type(max_val))
+    """ATen's hardtanh is its clamp: -0. stays -0. (relu6(-0.) is -0.), nan stays nan."""
+    return _clamp(a, min_val, max_val)
 
 
 def _apply(entry, ts, params=None):
@@ -69,7 +70,16 @@ def _apply(entry, ts, params=None):
 
 
 def _hardtanh_grad(g, x, min_val=-1.0, max_val=1.0):
-    return np.where((x <= min_val) | (x >= max_val), g.dtype.type(0), g)
+    """ATen's hardtanh_backward kernel: g strictly inside the bounds, else 0, where its vector lambda
+    tests "inside" (0 at nan) and its scalar one "outside" (g at nan)."""
+    zero = g.dtype.type(0)
+
+    def vector(gv, xv):
+        return np.where((xv > min_val) & (xv < max_val), gv, zero)
+
+    def scalar(gv, xv):
+        return np.where((xv <= min_val) | (xv >= max_val), zero, gv)
+    return _vector_or_scalar((g, x), vector, scalar)
 
 
 # hardtanh's own node (F.hardtanh, relu6): unlike clamp's, its gradient is 0 AT the bounds; its
