@@ -185,7 +185,7 @@ i1 = op("i1", "SpecialI1Backward0", lambda a: special_math.bessel_i(a, 1), self=
 hypot = op("hypot", "HypotBackward0", _sleef("hypot", np.hypot, sleef.hypot_u05, sleef.hypot_u05), ("self", "other"),
            self=lambda grad, self, result: grad * self / result,
            other=lambda grad, other, result: grad * other / result,
-           dtype=_kernel("hypot_cpu", "promote", "biu", on="promoted"), domain="nonzero",
+           dtype=_kernel("hypot_cpu", "promote", "biu", on="promoted"), domain="nonzero", broadcast=True,
            forward_ad="element_wise", schema=_binary_schema("hypot"),
            tangent_formula=lambda self_t, other_t, self_p, other_p, result: (
                self_t * self_p / result + other_t * other_p / result), variants="function method inplace", samples=_TWO)
