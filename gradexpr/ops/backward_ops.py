@@ -194,17 +194,17 @@ softplus_backward = op(
 
 def _elu_backward(g, x, alpha, scale, input_scale, is_result):
     """ATen's elu_backward kernel, the coefficients in x's type (alpha·scale a product of the two); from the
-    input, SLEEF's exp on the vector loop's runs and the C library's on the tails."""
+    input, SLEEF's exp on the vector loop's runs and the C library's on the tails; from the result (the
+    in-place forms), g·input_scale·(result + alpha·scale) on the negative side, split between the loops alike."""
     c = g.dtype.type
     negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
-    with np.errstate(all="ignore"):
-        if is_result:
-            return np.where(x <= 0, g * negiptcoef * (x + negcoef), g * poscoef)
 
     def kernel(exp, positive):
         def run(gv, xv):
             with np.errstate(all="ignore"):
-                return np.where(positive(xv), gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
+                negative = gv * negiptcoef * (xv + negcoef) if is_result else \
+                    gv * negiptcoef * negcoef * exp(xv * negiptcoef)
+                return np.where(positive(xv), gv * poscoef, negative)
         return run
     # the vector loop blends on x > 0, the scalar one tests x <= 0: a nan takes the negative side in the
     # first and the positive one in the second (its gradient nan there, grad · scale here)
