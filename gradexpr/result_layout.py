@@ -110,6 +110,10 @@ _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_
                           "linalg_eigh_eigenvectors", "linalg_lstsq_solution", "linalg_svd_U", "linalg_svd_Vh",
                           "linalg_solve_triangular", "linalg_lu_factor_ex", "linalg_lu_solve",
                           "cholesky_solve", "cholesky_inverse"))
+# ops whose TensorIterator takes the inputs in another order than the table lists them (the first whose
+# strides decide sets the layout): the metas of leaky_relu_backward and threshold_backward (relu's) add self
+# before grad_output
+_ITERATOR_ORDER = {"leaky_relu_backward": (1, 0), "threshold_backward": (1, 0)}
 _KIND: dict = {}
 
 
@@ -132,7 +136,7 @@ def settle(op, ts, out):
     if kind is None:
         kind = _KIND[op.name] = _kind(op)
     if kind == "elementwise":
-        out = torch_layout([t._data for t in ts], out)
+        out = torch_layout([ts[i]._data for i in _ITERATOR_ORDER.get(op.name, range(len(ts)))], out)
     elif kind == "like input":
         if ts and ts[0]._data.shape == out.shape:
             out = torch_layout([ts[0]._data], out)
