@@ -96,9 +96,10 @@ _ELEMENTWISE = frozenset(("bitwise_not", "isfinite", "isinf", "isnan", "logical_
                           "huber_loss", "smooth_l1_loss", "binary_cross_entropy", "soft_margin_loss"))
 # pointwise in the table, but ATen fills a contiguous clone of the input (out-of-place masked_fill)
 _CONTIGUOUS = frozenset(("masked_fill", "masked_fill_tensor"))
-# the result is written into empty_like(self) or a clone of self: the first input's layout
+# the result is written into empty_like(self) or a clone of self: the first input's layout (log_sigmoid_backward:
+# empty_like(grad_output))
 _LIKE_INPUT = frozenset(("to", "flip", "sort", "sort_stable", "scatter", "scatter_add", "scatter_value", "index_add",
-                         "index_put", "select_scatter", "slice_scatter", "diagonal_scatter"))
+                         "index_put", "select_scatter", "slice_scatter", "diagonal_scatter", "log_sigmoid_backward"))
 # results whose layout the forward already decides (clone: preserve_copy or row-major, views, in-place writes,
 # outputs that alias their input), or whose ATen layout is not settled here (advanced indexing, topk)
 _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_tensor_inplace", "zero_inplace",
