@@ -96,9 +96,10 @@ _ELEMENTWISE = frozenset(("bitwise_not", "isfinite", "isinf", "isnan", "logical_
                           "huber_loss", "smooth_l1_loss", "binary_cross_entropy", "soft_margin_loss"))
 # pointwise in the table, but ATen fills a contiguous clone of the input (out-of-place masked_fill)
 _CONTIGUOUS = frozenset(("masked_fill", "masked_fill_tensor"))
-# the result is written into empty_like(self) or a clone of self: the first input's layout
+# the result is written into empty_like(self) or a clone of self: the first input's layout (log_sigmoid_backward:
+# empty_like(grad_output))
 _LIKE_INPUT = frozenset(("to", "flip", "sort", "sort_stable", "scatter", "scatter_add", "scatter_value", "index_add",
-                         "index_put", "select_scatter", "slice_scatter", "diagonal_scatter"))
+                         "index_put", "select_scatter", "slice_scatter", "diagonal_scatter", "log_sigmoid_backward"))
 # results whose layout the forward already decides (clone: preserve_copy or row-major, views, in-place writes,
 # outputs that alias their input), or whose ATen layout is not settled here (advanced indexing, topk)
 _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_tensor_inplace", "zero_inplace",
@@ -110,6 +111,10 @@ _AS_COMPUTED = frozenset(("clone", "copy", "copy_slices", "fill_inplace", "fill_
                           "linalg_eigh_eigenvectors", "linalg_lstsq_solution", "linalg_svd_U", "linalg_svd_Vh",
                           "linalg_solve_triangular", "linalg_lu_factor_ex", "linalg_lu_solve",
                           "cholesky_solve", "cholesky_inverse"))
+# ops whose TensorIterator takes the inputs in another order than the table lists them (the first whose
+# strides decide sets the layout): the metas of leaky_relu_backward and threshold_backward (relu's) add self
+# before grad_output
+_ITERATOR_ORDER = {"leaky_relu_backward": (1, 0), "threshold_backward": (1, 0)}
 _KIND: dict = {}
 
 
@@ -132,7 +137,7 @@ def settle(op, ts, out):
     if kind is None:
         kind = _KIND[op.name] = _kind(op)
     if kind == "elementwise":
-        out = torch_layout([t._data for t in ts], out)
+        out = torch_layout([ts[i]._data for i in _ITERATOR_ORDER.get(op.name, range(len(ts)))], out)
     elif kind == "like input":
         if ts and ts[0]._data.shape == out.shape:
             out = torch_layout([ts[0]._data], out)

@@ -527,6 +527,83 @@ def hyperbolic(kind, x, exp_pair, limit, tanh_sum):
         return np.where(np.isnan(x), t(np.nan), y).astype(x.dtype)
 
 
+def _sqrt_pair(d):
+    """SLEEF's dfsqrt / ddsqrt (fused): sqrt of the pair d as a pair, by one Newton step from the
+    square root of its sum: (d + t²) / t / 2 in pair arithmetic."""
+    t = np.sqrt(d[0] + d[1])
+    one = t.dtype.type(1)
+    rec = one / t
+    tt = t * t
+    square = (tt, _fmapn(t, t, tt))
+    return _scale(_mul_f2f2(_add2_f2f2(d, square), (rec, rec * _fma(-t, rec, one))), t.dtype.type(0.5))
+
+
+def hypot_u05(x, y):
+    """``Sleef_hypotf8_u05`` / ``Sleef_hypotd4_u05`` of float32 / float64 arrays (broadcast): the larger
+    magnitude times sqrt(1 + (smaller / larger)²), the ratio and the root in pair arithmetic (both
+    scaled up first where the larger is subnormal); 0 < ratio, nan and infinity as C's hypot."""
+    x, y = np.broadcast_arrays(x, y)
+    t = x.dtype.type
+    with np.errstate(all="ignore"):
+        x, y = np.abs(x), np.abs(y)
+        low, high = np.minimum(x, y), np.maximum(x, y)
+        tiny = high < np.finfo(x.dtype).tiny
+        scale = t(2.0 ** (54 if t is np.float64 else 24))
+        zero = np.zeros_like(low)
+        ratio = _div((np.where(tiny, low * scale, low), zero), (np.where(tiny, high * scale, high), zero))
+        r = _mul_f2f(_sqrt_pair(_add2_f2f(_squ(ratio), t(1))), high)
+        r = r[0] + r[1]
+        r = np.where(np.isnan(r), t(np.inf), r)
+        r = np.where(low == 0, high, r)
+        r = np.where(np.isnan(x) | np.isnan(y), t(np.nan), r)
+        return np.where(np.isposinf(x) | np.isposinf(y), t(np.inf), r).astype(x.dtype)
+
+
+def _toward0(x):
+    """SLEEF's vtoward0: the next float toward zero of a positive x (its bits minus one), 0 kept."""
+    bits = _BITS_OF[x.dtype.type]
+    return np.where(x == 0, x.dtype.type(0), (x.view(bits) - bits(1)).view(x.dtype))
+
+
+_BITS_OF = {np.float32: np.int32, np.float64: np.int64}
+
+
+def fmod(x, y):
+    """``Sleef_fmodf8`` / ``Sleef_fmodd4`` of float32 / float64 arrays (broadcast): |x| reduced by
+    multiples of |y| in pair arithmetic, a quotient estimate toward zero per round (8 rounds for float,
+    21 for double; measured against PyTorch's, float64 at DBL_MAX included), both scaled up where |y| is
+    subnormal. Exact where the quotient fits; where
+    |x| / |y| overflows (fmodf(3e38, 0.2), or fmodf(123456.789, 1e-45) after the scaling) the estimate
+    is infinite and the result nan, unlike C's fmod."""
+    x, y = np.broadcast_arrays(x, y)
+    t = x.dtype.type
+    double = t is np.float64
+    with np.errstate(all="ignore"):
+        n, d = np.abs(x), np.abs(y)
+        tiny = d < np.finfo(x.dtype).tiny
+        scale = t(2.0 ** (54 if double else 25))
+        n, d = np.where(tiny, n * scale, n), np.where(tiny, d * scale, d)
+        rd = _toward0(t(1) / d)
+        r = (n, np.zeros_like(n))
+        for _ in range(21 if double else 8):
+            q = np.trunc(_toward0(r[0]) * rd)
+            if double:                                   # (the double one clears the estimate's last bit)
+                q = (q.view(np.int64) & np.int64(-2)).view(t)
+            within = r[0] >= d
+            q = np.where((t(3) * d > r[0]) & within, t(2), q)
+            q = np.where((d + d > r[0]) & within, t(1), q)
+            step = q * -d
+            r = _normalize(_add2_f2f2(r, (step, _fmapn(q, -d, step))))
+            if not np.count_nonzero(~(r[0] < d)):
+                break
+        whole = r[0] + r[1]
+        ret = (r[0] if double else whole) * np.where(tiny, t(1) / scale, t(1))
+        ret = np.where(whole == d, t(0), ret)
+        ret = _mulsign(ret, x)
+        ret = np.where(n < d, x, ret)
+        return np.where(d == 0, t(np.nan), ret).astype(x.dtype)
+
+
 def _normalize(t):
     sx = t[0] + t[1]
     return sx, (t[0] - sx) + t[1]

@@ -22,7 +22,7 @@ def _libm():
     lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
     funcs = {}
     for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
-        for name in ("pow", "atan2"):
+        for name in ("pow", "atan2", "hypot", "fmod"):
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype, ctype]
             funcs[name, np_type] = fn
@@ -30,7 +30,7 @@ def _libm():
         fn.restype, fn.argtypes = ctype, [ctype, ctype, ctype]
         funcs["fma", np_type] = fn
     for name in ("lgamma", "log", "log1p", "tan", "sin", "exp", "asinh", "acosh", "atanh", "erfc", "erf", "sinh", "cosh",
-                 "tanh", "expm1"):
+                 "tanh", "expm1", "exp2"):
         for suffix, ctype, np_type in (("", ctypes.c_double, np.float64), ("f", ctypes.c_float, np.float32)):
             fn = getattr(lib, name + suffix)
             fn.restype, fn.argtypes = ctype, [ctype]

@@ -1,4 +1,4 @@
-"""``Vectorized<double>``'s expm1, log, log1p, atan2, sinh, cosh, tanh, pow and erf: SLEEF's u10 double
+"""``Vectorized<double>``'s expm1, exp2, log, log1p, atan2, sinh, cosh, tanh, pow and erf: SLEEF's u10 double
 functions.
 
 ATen's AVX2 build computes them with ``Sleef_expm1d4_u10``, ``Sleef_log1pd4_u10``, ``Sleef_atan2d4_u10``,
@@ -91,6 +91,28 @@ def coshd(x):
 def tanhd(x):
     """``Sleef_tanhd4_u10(x)``: (e - 1/e) / (e + 1/e) of e = exp|x| as a pair, the sign of x."""
     return hyperbolic("tanh", np.asarray(x, _D), _exp_pair, 18.714973875, _add2_f2f2)
+
+
+# ---------------------------------------------------------------- exp2
+_EXP2_POLY = (0.4434359082926529454e-9, 0.7073164598085707425e-8, 0.1017819260921760451e-6,
+              0.1321543872511327615e-5, 0.1525273353517584730e-4, 0.1540353045101147808e-3,
+              0.1333355814670499073e-2, 0.9618129107597600536e-2, 0.5550410866482046596e-1,
+              0.2402265069591012214e+0)
+
+
+def exp2d(d):
+    """``Sleef_exp2d4_u10(d)``: 2^q times a degree-12 polynomial of s = d - q (q = d rounded to even), its
+    first ten terms in Estrin's scheme, fused. SLEEF's two scalings (2^(q>>1) exact) round once: ldexp's."""
+    d = np.asarray(d, _D)
+    with np.errstate(all="ignore"):
+        q = np.rint(d)
+        s = d - q
+        s2 = s * s
+        s4 = s2 * s2
+        u = _fma(_estrin(s, (s2, s4, s4 * s4), _EXP2_POLY), s, 0.6931471805599452862)
+        u = np.ldexp(_fma(u, s, 1.0), np.nan_to_num(np.clip(q, -4000, 4000)).astype(np.int64))
+        u = np.where(d >= 1024, np.inf, u)
+        return np.where(d < -2000, 0.0, u)
 
 
 # ---------------------------------------------------------------- log1p

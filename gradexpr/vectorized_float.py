@@ -1,6 +1,6 @@
-"""``Vectorized<float>``'s atan2, sinh, cosh, tanh and erf as ATen's AVX2 build computes them.
+"""``Vectorized<float>``'s atan2, sinh, cosh, tanh, exp2 and erf as ATen's AVX2 build computes them.
 
-atan2, sinh, cosh and tanh are SLEEF's u10 functions (``Sleef_atan2f8_u10``, ``Sleef_sinhf8_u10``, ...),
+atan2, sinh, cosh, tanh and exp2 are SLEEF's u10 functions (``Sleef_atan2f8_u10``, ``Sleef_sinhf8_u10``, ...),
 in SLEEF's double-float arithmetic (pairs of float32) with fused multiply-adds; erf is ATen's own
 Abramowitz-Stegun polynomial around SLEEF's expf (``vec256_float.h``), not the C library's or MKL's.
 Each is within an ulp or so of the true value and differs from NumPy's in the last bit of many
@@ -96,3 +96,21 @@ def erf(x):
         r = horner(t, _ERF_POLY)
         e = expf(-(x * x))
         return _mulsign(_fma(-e * t, r, _F(1)), x)
+
+
+# ---------------------------------------------------------------- exp2f (Sleef_exp2f8_u10)
+_EXP2_POLY = tuple(_F(c) for c in (0.1535920892e-3, 0.1339262701e-2, 0.9618384764e-2, 0.5550347269e-1,
+                                   0.2402264476e+0, 0.6931471825e+0))
+
+
+def exp2f(d):
+    """``Sleef_exp2f8_u10(d)``: 2^q times a degree-7 polynomial of s = d - q (q = d rounded to even), in
+    fused multiply-adds. SLEEF scales by 2^(q>>1) exactly, then by the rest with one rounding: ldexp's."""
+    d = np.asarray(d, _F)
+    with np.errstate(all="ignore"):
+        q = np.rint(d)
+        s = d - q
+        u = _fma(horner(s, _EXP2_POLY), s, _F(1))
+        u = np.ldexp(u, np.nan_to_num(np.clip(q, -1000, 1000)).astype(np.int32))
+        u = np.where(d >= 128, _F(np.inf), u)
+        return np.where(d < -150, _F(0), u).astype(_F)

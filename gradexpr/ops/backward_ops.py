@@ -22,7 +22,7 @@ from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vector
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
-from .common import _F, _apply, _exp, _zero_where
+from .common import _F, _apply, _exp, _vector_or_scalar, _zero_where
 from .registry import NotDifferentiable, op
 
 
@@ -194,17 +194,17 @@ softplus_backward = op(
 
 def _elu_backward(g, x, alpha, scale, input_scale, is_result):
     """ATen's elu_backward kernel, the coefficients in x's type (alpha·scale a product of the two); from the
-    input, SLEEF's exp on the vector loop's runs and the C library's on the tails."""
+    input, SLEEF's exp on the vector loop's runs and the C library's on the tails; from the result (the
+    in-place forms), g·input_scale·(result + alpha·scale) on the negative side, split between the loops alike."""
     c = g.dtype.type
     negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
-    with np.errstate(all="ignore"):
-        if is_result:
-            return np.where(x <= 0, g * negiptcoef * (x + negcoef), g * poscoef)
 
     def kernel(exp, positive):
         def run(gv, xv):
             with np.errstate(all="ignore"):
-                return np.where(positive(xv), gv * poscoef, gv * negiptcoef * negcoef * exp(xv * negiptcoef))
+                negative = gv * negiptcoef * (xv + negcoef) if is_result else \
+                    gv * negiptcoef * negcoef * exp(xv * negiptcoef)
+                return np.where(positive(xv), gv * poscoef, negative)
         return run
     # the vector loop blends on x > 0, the scalar one tests x <= 0: a nan takes the negative side in the
     # first and the positive one in the second (its gradient nan there, grad · scale here)
@@ -667,9 +667,17 @@ hardsigmoid_backward = op(
 
 
 def _hardswish_backward(g, x):
+    """ATen's hardswish_backward kernel: 0 up to -3, g·(x/3 + 1/2) below 3, g from 3 on; at nan its vector
+    lambda gives the middle formula's nan, its scalar one g."""
     c = x.dtype.type
-    middle = g * (x / c(3) + c(0.5))
-    return np.where(x <= c(-3), g.dtype.type(0), np.where(x < c(3), middle, g)).astype(g.dtype)
+
+    def kernel(nan_in_middle):
+        def run(gv, xv):
+            middle = gv * (xv / c(3) + c(0.5))
+            upper = np.where(xv >= c(3), gv, middle) if nan_in_middle else np.where(xv < c(3), middle, gv)
+            return np.where(xv <= c(-3), gv.dtype.type(0), upper).astype(gv.dtype)
+        return run
+    return _vector_or_scalar((g, x), kernel(True), kernel(False))
 
 
 hardswish_backward = op(

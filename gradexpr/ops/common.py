@@ -68,6 +68,16 @@ def _sleef(name, fallback, float32=None, float64=None):
     return forward
 
 
+def _vector_or_scalar(arrays, vector, scalar):
+    """``cpu_kernel_vec`` for a kernel whose vector and scalar lambdas differ (at nan, say): float32 or
+    float64 ``arrays`` of one dtype split between ``vector`` and ``scalar`` as ATen's loop splits them
+    (sleef.vectorized_map), other arrays all through ``scalar``."""
+    dtype = arrays[0].dtype
+    if dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in arrays[1:]):
+        return sleef.vectorized_map(arrays, vector, scalar, reduction_order.threads())
+    return scalar(*arrays)
+
+
 # exp and log of arrays, as ATen's composites that call at::exp / at::log (exp_, log_) compute them
 _exp, _log = _vml("exp", np.exp), _vml("log", np.log)
 

@@ -6,10 +6,11 @@ import math
 import numpy as np
 
 from .. import corner_grads, errors, onednn_gelu, reduction_order, sleef
+from ..graph import is_grad_enabled
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
-from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean
+from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean, _vector_or_scalar, fma
 from .pointwise import _clamp, _erf, _sigmoid
 from .reductions import logsumexp_jvp
 
@@ -59,7 +60,8 @@ def _hardtanh_dtype(ts, params):
 
 
 def _hardtanh(a, min_val=-1.0, max_val=1.0):
-    return np.minimum(np.maximum(a, a.dtype.type(min_val)), a.dtype.type(max_val))
+    """ATen's hardtanh is its clamp: -0. stays -0. (relu6(-0.) is -0.), nan stays nan."""
+    return _clamp(a, min_val, max_val)
 
 
 def _apply(entry, ts, params=None):
@@ -68,7 +70,16 @@ def _apply(entry, ts, params=None):
 
 
 def _hardtanh_grad(g, x, min_val=-1.0, max_val=1.0):
-    return np.where((x <= min_val) | (x >= max_val), g.dtype.type(0), g)
+    """ATen's hardtanh_backward kernel: g strictly inside the bounds, else 0, where its vector lambda
+    tests "inside" (0 at nan) and its scalar one "outside" (g at nan)."""
+    zero = g.dtype.type(0)
+
+    def vector(gv, xv):
+        return np.where((xv > min_val) & (xv < max_val), gv, zero)
+
+    def scalar(gv, xv):
+        return np.where((xv <= min_val) | (xv >= max_val), zero, gv)
+    return _vector_or_scalar((g, x), vector, scalar)
 
 
 # hardtanh's own node (F.hardtanh, relu6): unlike clamp's, its gradient is 0 AT the bounds; its
@@ -224,8 +235,27 @@ def _softplus(a, beta=1.0, threshold=20.0):
 softplus = op("softplus", "SoftplusBackward0", _softplus,
               self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
-def _silu_grad(grad, sigmoid, self):
-    # ATen's infinitely_differentiable_silu_backward, which its silu_backward kernel computes in this order
+def _silu_backward_kernel(g, x):
+    """ATen's silu_backward kernel: g·σ·(1 + x·(1 - σ)) with σ = 1 / (1 + exp(-x)), the inner sum fused
+    (in either loop, measured), SLEEF's exp on the vector runs and the C library's on the tails."""
+    c = x.dtype.type
+
+    def kernel(exp):
+        def run(gv, xv):
+            with np.errstate(all="ignore"):
+                sigmoid = c(1) / (c(1) + exp(-xv))
+                return (gv * sigmoid * fma(xv, c(1) - sigmoid, c(1))).astype(xv.dtype)
+        return run
+    return sleef.vectorized_map((g, x), kernel(sleef.exp), kernel(sleef.libm_exp), reduction_order.threads())
+
+
+def _silu_grad(grad, self):
+    """derivatives.yaml: ATen's silu_backward kernel, or with grad mode on (a graph of the backward)
+    infinitely_differentiable_silu_backward, the same formula in tensor ops."""
+    if not is_grad_enabled() and type(grad) is Tensor and type(self) is Tensor \
+            and grad._data.dtype == self._data.dtype and self._data.dtype in (np.float32, np.float64):
+        return Tensor._make(_silu_backward_kernel(grad._data, self._data))
+    sigmoid = self.sigmoid()
     return grad * sigmoid * (1.0 + self * (1.0 - sigmoid))
 
 
@@ -241,7 +271,7 @@ def _silu(a):
 
 
 silu = op("silu", "SiluBackward0", _silu,
-          self=lambda grad, self: _silu_grad(grad, self.sigmoid(), self),
+          self=_silu_grad,
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 

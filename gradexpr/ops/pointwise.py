@@ -9,7 +9,8 @@ from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
-from .common import _F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef, _vml, _zero_where, fma
+from .common import (_F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef,
+                     _vector_or_scalar, _vml, _zero_where, fma)
 
 
 # ============================================================ elementwise arithmetic
@@ -82,11 +83,36 @@ def _not_implemented(name):
     return NotDifferentiable(f"derivative for aten::{name} is not implemented")
 
 
+def _div_floor_float(fmod, vector):
+    """ATen's div_floor_floating (scalar) or div_floor_floating_vec (``vector``): (a - fmod(a, b)) / b, one
+    less where the remainder's sign is not the divisor's, floored and rounded back up past .5; a zero
+    quotient takes a / b's sign, a zero divisor gives a / b. The vector one (SLEEF's fmod) keeps a
+    where a / b overflows and a does not."""
+    def run(a, b):
+        t = a.dtype.type
+        basic = a / b
+        mod = fmod(a, b)
+        top = a - mod
+        if vector:
+            top = np.where((np.abs(basic) == np.inf) & (np.abs(a) != np.inf), a, top)
+        div = top / b
+        div = np.where((mod != 0) & ((b < 0) != (mod < 0)), div - t(1), div)
+        floor = np.floor(div)
+        floor = np.where(div - floor > t(0.5), floor + t(1), floor)
+        floor = np.where(div == 0, np.copysign(t(0), basic), floor)
+        return np.where(b == 0, basic, floor).astype(a.dtype)
+    return run
+
+
 def _div_mode(a, b, rounding_mode):
     _check_int_divisor(a, b)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
-            return np.floor_divide(a, b) if a.dtype.kind != "f" else np.floor(a / b)
+            if a.dtype.kind != "f":
+                return np.floor_divide(a, b)
+            a, b = np.broadcast_arrays(a, b)
+            return _vector_or_scalar((a, b), _div_floor_float(sleef.fmod, True),
+                                     _div_floor_float(lambda x, y: sleef.libm("fmod", x, y), False))
         if a.dtype.kind != "f":
             q = np.abs(a) // np.abs(b)
             return np.where((a < 0) ^ (b < 0), -q, q).astype(a.dtype)
@@ -104,18 +130,23 @@ floor_divide = op("floor_divide", NOT_IMPLEMENTED_NODE, lambda a, b: _div_mode(a
                   dtype=_kernel("div_floor_cpu", "promote"), domain="real", broadcast=True)
 
 
+# ATen's float fmod kernel: SLEEF's fmod on the vector runs (nan where the quotient overflows, as
+# fmodf(3e38, 0.2)), C's on the tails; remainder's kernel starts from the same Vectorized::fmod
+_fmod_kernel = _sleef("fmod", np.fmod, sleef.fmod, sleef.fmod)
+
+
 def _remainder(a, b):
     """Python's modulus with C's signed zero: fmod, moved into the divisor's sign (as PyTorch)."""
     _check_int_divisor(a, b)
     if a.dtype.kind != "f":
         return np.mod(a, b)
-    m = np.fmod(a, b)
+    m = _fmod_kernel(a, b)
     return np.where((m != 0) & ((m < 0) != (b < 0)), m + b, m)
 
 
 def _fmod(a, b):
     _check_int_divisor(a, b)
-    return np.fmod(a, b)
+    return _fmod_kernel(a, b) if a.dtype.kind == "f" else np.fmod(a, b)
 
 
 remainder = op("remainder", "RemainderBackward0", _remainder, ("self", "other"),
@@ -270,7 +301,7 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
 exp = op("exp", "ExpBackward0", _vml("exp", np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp2 = op("exp2", "Exp2Backward0", _ew(np.exp2), self=lambda grad, result: grad * result * math.log(2.0),
+exp2 = op("exp2", "Exp2Backward0", _sleef("exp2", np.exp2, vectorized_float.exp2f, vectorized_double.exp2d), self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _expm1(a):
@@ -289,7 +320,8 @@ log = op("log", "LogBackward0", _vml("log", np.log), self=lambda grad, self: gra
 log2 = op("log2", "Log2Backward0", _vml("log2", np.log2), self=lambda grad, self: grad / (self * math.log(2.0)),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="log2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-log10 = op("log10", "Log10Backward0", _vml("log10", np.log10), self=lambda grad, self: grad / (self * math.log(10.0)),
+_LN10 = 2.3025850929940456        # derivatives.yaml's literal: one ulp below math.log(10.0)
+log10 = op("log10", "Log10Backward0", _vml("log10", np.log10), self=lambda grad, self: grad / (self * _LN10),
            dtype=_F_, domain="positive", forward_ad="element_wise",
            schema="log10(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _log1p(a):

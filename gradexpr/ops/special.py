@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from .. import errors, special_math
+from .. import errors, sleef, special_math
 from ..graph import NOT_IMPLEMENTED_NODE
-from .common import _F, _apply, _kernel, _vml
+from .common import _F, _apply, _kernel, _sleef, _vml
 from .registry import TABLE, NotDifferentiable, op
 
 _FLOAT = "float"
@@ -182,10 +182,10 @@ i1 = op("i1", "SpecialI1Backward0", lambda a: special_math.bessel_i(a, 1), self=
 
 
 # ============================================================ binary
-hypot = op("hypot", "HypotBackward0", np.hypot, ("self", "other"),
+hypot = op("hypot", "HypotBackward0", _sleef("hypot", np.hypot, sleef.hypot_u05, sleef.hypot_u05), ("self", "other"),
            self=lambda grad, self, result: grad * self / result,
            other=lambda grad, other, result: grad * other / result,
-           dtype=_kernel("hypot_cpu", "promote", "biu", on="promoted"), domain="nonzero",
+           dtype=_kernel("hypot_cpu", "promote", "biu", on="promoted"), domain="nonzero", broadcast=True,
            forward_ad="element_wise", schema=_binary_schema("hypot"),
            tangent_formula=lambda self_t, other_t, self_p, other_p, result: (
                self_t * self_p / result + other_t * other_p / result), variants="function method inplace", samples=_TWO)
