@@ -426,11 +426,25 @@ def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     return out
 
 
+def _same_strides_copy(x: np.ndarray) -> np.ndarray:
+    """A writable copy of ``x`` with ``x``'s own strides (a strided view's gaps included), so that a
+    reduction of it takes the path and order it takes for ``x``; a dense copy where a stride is negative."""
+    if any(st < 0 for st in x.strides) or not x.size:
+        return x.copy(order="K")
+    span = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) + x.itemsize
+    buffer = np.empty(-(-span // x.itemsize), x.dtype)
+    copy = np.lib.stride_tricks.as_strided(buffer, x.shape, x.strides, writeable=True)
+    copy[...] = x
+    return copy
+
+
 def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
     if _exact_kind(x):
-        x = x.copy(order="K")         # (the layout decides the summation order)
-        x[np.isnan(x)] = 0
+        nans = np.isnan(x)
+        if nans.any():
+            x = _same_strides_copy(x)     # (the layout decides the summation order: a dense copy of a
+            x[nans] = 0                   # strided view would be summed another way)
         return torch_sum(x, dim, keepdim)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
