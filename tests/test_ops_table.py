@@ -557,6 +557,8 @@ CASES.update({
     "xlog1py_self_scalar": [case(lambda a: torch.special.xlog1py(2.5, a), (2, 3))],
     "xlog1py_other_scalar": [case(lambda a: torch.special.xlog1py(a, 0.5), (2, 3)),
                              case(lambda a: torch.special.xlog1py(a, -0.5), (3,))],
+    "xlogy_self_scalar": [case(lambda a: torch.xlogy(2.5, a), (2, 3))],
+    "xlogy_other_scalar": [case(lambda a: torch.xlogy(a, 1.5), (2, 3)), case(lambda a: a.xlogy(0.5), (3,))],
     "copysign_scalar": [case(lambda a: a.copysign(-2.0), (2, 3)), case(lambda a: torch.copysign(a, 0.0), (3,))],
     "softmax_backward_data": [case(_vjp(lambda a: F.softmax(a, 1)), (2, 3), (2, 3))],
     # issues 16 and 19: the fused backward ops of glu, rrelu (eval and training) and embedding

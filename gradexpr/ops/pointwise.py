@@ -481,6 +481,30 @@ xlogy = op("xlogy", "XlogyBackward0", _xlogy, ("self", "other"),
                self_t.xlogy(other_p).masked_fill((self_p == 0.0) & (other_p <= 0.0), 0.0) + other_t * self_p / other_p))
 
 
+# the overloads with a number: their own nodes (derivatives.yaml's xlogy.Scalar_Self / Scalar_Other)
+def _xlogy_self_scalar_other(grad, self, other):
+    """``grad * self / other`` with ``self`` a C++ Scalar: a Scalar product (MulBackward1), then the quotient."""
+    return _apply(TABLE["mul_scalar"], (grad,), {"other": self.item()}) / other
+
+
+xlogy_self_scalar = op("xlogy_self_scalar", "XlogyBackward1", _xlogy, ("self", "other"),
+                       other=_xlogy_self_scalar_other, dtype=xlogy.dtype, domain="positive", forward_ad="element_wise",
+                       schema="xlogy.Scalar_Self(Scalar self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                       variants="function")
+
+
+def _xlogy_other_scalar_self(grad, self, other):
+    """``at::xlogy(grad, other)``, zero where self is 0 when other <= 0 (XlogyBackward2's formula)."""
+    scaled = _apply(TABLE["xlogy_other_scalar"], (grad, other))
+    return scaled if other.item() > 0.0 else scaled.masked_fill(self == 0.0, 0.0)
+
+
+xlogy_other_scalar = op("xlogy_other_scalar", "XlogyBackward2", _xlogy, ("self", "other"),
+                        self=_xlogy_other_scalar_self, dtype=xlogy.dtype, domain="positive", forward_ad="element_wise",
+                        schema="xlogy.Scalar_Other(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor",
+                        variants="function method inplace")
+
+
 def _logit(a, eps=None):
     """ATen's logit: log(x / (1 - x)), x clamped to [eps, 1 - eps] first, the log MKL's (measured: the same
     bits as torch's own ``(x / (1 - x)).log()``, where SLEEF's and the C library's logs each differ in ~6 %)."""
