@@ -538,7 +538,8 @@ def _logit_backward_kernel(dy, x, eps):
 def _logit_grad(grad, self, eps=None):
     """derivatives.yaml: the kernel in a plain backward, infinitely_differentiable_logit_backward (a where
     over the inside of the domain) when the backward is itself recorded."""
-    if not is_grad_enabled() and grad.dtype == self.dtype and self.dtype in (dtypes.float32, dtypes.float64):
+    if not is_grad_enabled() and not corner_grads.in_transform() and grad.dtype == self.dtype \
+            and self.dtype in (dtypes.float32, dtypes.float64):       # (a transform's batched tensors take the formula)
         return Tensor._make(_logit_backward_kernel(*np.broadcast_arrays(grad._data, self._data), eps))
     inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
     outside = float("nan") if eps is None else 0.0
