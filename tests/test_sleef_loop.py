@@ -60,3 +60,17 @@ def test_fma64_with_an_operand_beyond_the_split_range():
     exact = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
     assert got.tolist() == exact
     assert fma64(b, a, c).tolist() == exact
+
+
+def test_fewer_elements_than_a_run_never_reach_the_vector_function():
+    """An emulated vector function costs its whole fixed overhead (dozens of fmas) even on no elements: a
+    tensor shorter than a run of two vectors goes to the scalar loop alone."""
+    def vector(*xs):
+        raise AssertionError("the vector loop has no element here")
+
+    for dtype, run in ((np.float64, 8), (np.float32, 16)):
+        for n in range(run):
+            x = np.arange(n, dtype=dtype)
+            assert sleef.vectorized_map((x,), vector, lambda v: v * 2, 1).tolist() == (x * 2).tolist()
+        with np.testing.assert_raises(AssertionError):
+            sleef.vectorized_map((np.zeros(run, dtype),), vector, lambda v: v * 2, 1)
