@@ -191,23 +191,26 @@ def fma64(a, b, c) -> np.ndarray:
         return _c_fma(a, b, c, shape)
     a, b, c = np.broadcast_arrays(a, b, c)
     with np.errstate(invalid="ignore", over="ignore"):
-        a, b = _unsplittable_scaled(a, b)
-        ph = a * b
-        ah, al = _split(a)
-        bh, bl = _split(b)
+        sa, sb = _unsplittable_scaled(a, b)
+        ph = sa * sb
+        ah, al = _split(sa)
+        bh, bl = _split(sb)
         pl = ((ah * bh - ph) + ah * bl + al * bh) + al * bl          # a * b == ph + pl exactly
         th, tl = two_sum(c, ph)
         z = np.asarray(th + _round_odd_sum(np.asarray(tl), np.asarray(pl)))
         if _ordinary(ph, c, z):
             return z
-        # a zero product or addend, or non-finite values: the plain formula is exact or right
-        plain = (ph == 0) | (c == 0) | ~np.isfinite(ph) | ~np.isfinite(c) | ~np.isfinite(z)
+        # an exact zero product, or non-finite values: the plain formula is exact or right; a zero
+        # addend: the product rounded once (with its sign where it underflows to zero)
+        zero_product = (a == 0) | (b == 0)
+        plain = zero_product | ~np.isfinite(ph) | ~np.isfinite(c) | ~np.isfinite(z)
         if plain.any():
             z = np.where(plain, ph + c, z)
-        # where Dekker's halves or the sum's error fall below the normal range they lose bits, and a
-        # product that overflows may be brought back by the addend: those elements (rare) go to the C
-        # library's fma
-        hard = ((np.abs(ph) < _TINY) & (ph != 0)) | ((np.abs(z) < _TINY) & (z != 0)) | \
+        z = np.where((c == 0) & ~zero_product, ph, z)
+        # where Dekker's halves or the sum's error fall below the normal range they lose bits (a product
+        # that underflowed to zero included), and a product that overflows may be brought back by the
+        # addend: those elements (rare) go to the C library's fma, with the operands as given
+        hard = ((np.abs(ph) < _TINY) & ~zero_product) | ((np.abs(z) < _TINY) & (z != 0)) | \
             (np.isinf(ph) & np.isfinite(a) & np.isfinite(b))
         if hard.any():
             z = np.array(z, copy=True)
