@@ -137,9 +137,11 @@ _SHIFT = 2.0 ** 64
 def _unsplittable_scaled(a, b):
     """(a, b) with the same exact product but no operand too large to split: a factor above 2**995 is
     scaled down by 2**64 and the other up (exact: with a finite product, the other is below 2**29)."""
-    big_a, big_b = np.abs(a) > _SPLIT_MAX, np.abs(b) > _SPLIT_MAX
-    if not (big_a.any() or big_b.any()):
+    # (one pass each and a reduction, the common case; fmax passes over a nan, as the masks below do)
+    if np.fmax.reduce(np.abs(a), axis=None, initial=0) <= _SPLIT_MAX and \
+            np.fmax.reduce(np.abs(b), axis=None, initial=0) <= _SPLIT_MAX:
         return a, b
+    big_a, big_b = np.abs(a) > _SPLIT_MAX, np.abs(b) > _SPLIT_MAX
     scale = np.where(big_a, 1 / _SHIFT, np.where(big_b, _SHIFT, 1.0))
     return a * scale, b / scale
 
@@ -148,14 +150,31 @@ _FEW = 24                       # up to this many elements the C library's fma, 
 _TINY = 2.0 ** -900             # below it a product's low half or the sum's error can be subnormal
 
 
+_C_FMA = []                     # [the C library's fma] once looked up
+
+
 def _c_fma(a, b, c, shape):
     """The C library's ``fma`` (correctly rounded, subnormals included) of each element of float64 arrays
     broadcast to ``shape`` (only where their shapes differ; a scalar is repeated): ~1 µs an element
     against ~35 µs for the passes of Dekker's product on any size."""
-    fn = c_function("fma", np.float64)
-    columns = [itertools.repeat(float(v)) if v.ndim == 0 else
+    if not _C_FMA:
+        _C_FMA.append(c_function("fma", np.float64))
+    n = math.prod(shape)
+    columns = [itertools.repeat(v.item(), n) if v.size == 1 else
                (v if v.shape == shape else np.broadcast_to(v, shape)).ravel().tolist() for v in (a, b, c)]
-    return np.fromiter(map(fn, *columns), np.float64, math.prod(shape)).reshape(shape)
+    return np.array(list(map(_C_FMA[0], *columns)), np.float64).reshape(shape)
+
+
+def _broadcast_shape(a, b, c):
+    """``np.broadcast_shapes`` of three arrays' shapes, without its cost where they agree or are scalars
+    (the pair arithmetic's usual operands: arrays of one shape and constants)."""
+    sa, sb, sc = a.shape, b.shape, c.shape
+    if sa == sb == sc:
+        return sa
+    shape = sa or sb or sc
+    if (not sa or sa == shape) and (not sb or sb == shape) and (not sc or sc == shape):
+        return shape
+    return np.broadcast_shapes(sa, sb, sc)
 
 
 def fma64(a, b, c) -> np.ndarray:
@@ -163,31 +182,50 @@ def fma64(a, b, c) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
-    shape = a.shape if a.shape == b.shape == c.shape else np.broadcast_shapes(a.shape, b.shape, c.shape)
+    shape = _broadcast_shape(a, b, c)
     if math.prod(shape) <= _FEW:
+        if not shape:
+            if not _C_FMA:
+                _C_FMA.append(c_function("fma", np.float64))
+            return np.asarray(_C_FMA[0](a.item(), b.item(), c.item()), np.float64)
         return _c_fma(a, b, c, shape)
     a, b, c = np.broadcast_arrays(a, b, c)
     with np.errstate(invalid="ignore", over="ignore"):
-        a, b = _unsplittable_scaled(a, b)
-        ph = a * b
-        ah, al = _split(a)
-        bh, bl = _split(b)
+        sa, sb = _unsplittable_scaled(a, b)
+        ph = sa * sb
+        ah, al = _split(sa)
+        bh, bl = _split(sb)
         pl = ((ah * bh - ph) + ah * bl + al * bh) + al * bl          # a * b == ph + pl exactly
         th, tl = two_sum(c, ph)
         z = np.asarray(th + _round_odd_sum(np.asarray(tl), np.asarray(pl)))
-        # a zero product or addend, or non-finite values: the plain formula is exact or right
-        plain = (ph == 0) | (c == 0) | ~np.isfinite(ph) | ~np.isfinite(c) | ~np.isfinite(z)
+        if _ordinary(ph, c, z):
+            return z
+        # an exact zero product, or non-finite values: the plain formula is exact or right; a zero
+        # addend: the product rounded once (with its sign where it underflows to zero)
+        zero_product = (a == 0) | (b == 0)
+        plain = zero_product | ~np.isfinite(ph) | ~np.isfinite(c) | ~np.isfinite(z)
         if plain.any():
             z = np.where(plain, ph + c, z)
-        # where Dekker's halves or the sum's error fall below the normal range they lose bits, and a
-        # product that overflows may be brought back by the addend: those elements (rare) go to the C
-        # library's fma
-        hard = ((np.abs(ph) < _TINY) & (ph != 0)) | ((np.abs(z) < _TINY) & (z != 0)) | \
+        z = np.where((c == 0) & ~zero_product, ph, z)
+        # where Dekker's halves or the sum's error fall below the normal range they lose bits (a product
+        # that underflowed to zero included), and a product that overflows may be brought back by the
+        # addend: those elements (rare) go to the C library's fma, with the operands as given
+        hard = ((np.abs(ph) < _TINY) & ~zero_product) | ((np.abs(z) < _TINY) & (z != 0)) | \
             (np.isinf(ph) & np.isfinite(a) & np.isfinite(b))
         if hard.any():
             z = np.array(z, copy=True)
             z[hard] = _c_fma(a[hard], b[hard], c[hard], (int(np.count_nonzero(hard)),))
     return z
+
+
+def _ordinary(ph, c, z) -> bool:
+    """Whether no element of fma64's rounded product ``ph``, addend ``c`` and result ``z`` needs a corner's
+    treatment (zero, non-finite, or below 2**-900 where Dekker's halves lose bits): a few reductions
+    instead of the corners' masks (a nan fails every comparison, so it takes the masks' way)."""
+    product, result, addend = np.abs(ph), np.abs(z), np.abs(c)
+    return bool(np.minimum(product, result).min(initial=np.inf) >= _TINY
+                and np.maximum(product, result).max(initial=0.0) < np.inf
+                and addend.min(initial=np.inf) > 0 and addend.max(initial=0.0) < np.inf)
 
 
 def fma(a, b, c):

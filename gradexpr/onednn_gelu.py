@@ -109,14 +109,30 @@ def _gelu_minimax(s):
         return s * (p + _F(1)) * _F(0.5)
 
 
+def _isa_cap():
+    return os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "ALL")).upper()
+
+
 def _avx512_core():
     """Whether oneDNN runs its AVX-512 (avx512_core) code here: the processor has AVX-512 F, BW, VL and DQ
     and ``ONEDNN_MAX_CPU_ISA`` does not cap it below."""
-    cap = os.environ.get("ONEDNN_MAX_CPU_ISA", os.environ.get("DNNL_MAX_CPU_ISA", "ALL")).upper()
+    cap = _isa_cap()
     if cap not in ("ALL", "") and not cap.startswith("AVX512_CORE") and not cap.startswith("AVX10"):
         return False
     flags = _cpu_flags()
     return {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags
+
+
+# the ISA caps at or above avx512_core_fp16 in oneDNN's order (avx10_1_512 is its other name)
+_FP16_CAPS = ("ALL", "", "AVX512_CORE_FP16", "AVX512_CORE_AMX", "AVX512_CORE_AMX_FP16", "AVX10_1_512",
+              "AVX10_1_512_AMX", "AVX10_1_512_AMX_FP16", "AVX10_2_512", "AVX10_2_512_AMX_2")
+
+
+def takes_half():
+    """Whether ATen hands float16 GELU to oneDNN (``use_mkldnn``'s ``mkldnn_fp16_device_check``: oneDNN's
+    effective ISA has native fp16, avx512_core_fp16). Below it (``ONEDNN_MAX_CPU_ISA=AVX2``, or a processor
+    without AVX512-FP16) ATen's own kernel computes halves in float32."""
+    return _isa_cap() in _FP16_CAPS and _avx512_core() and "avx512_fp16" in _cpu_flags()
 
 
 @functools.lru_cache(maxsize=1)

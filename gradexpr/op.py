@@ -575,6 +575,28 @@ def _refresh_view(view: Tensor, direct: bool, as_strided, edges):
     _set_grad_fn(view, Node(as_strided, [edge], saved, [(data.shape, base._dtype)], False))
 
 
+def strided_view_of(base: Tensor, geometry: "ViewGeometry") -> Tensor:
+    """A view of ``base`` (contiguous) over the positions of ``geometry``, as ``base.as_strided(...)``
+    makes it: sharing its memory and version counter, with an AsStridedBackward0 history; None where
+    the positions are no sizes-and-strides geometry."""
+    index = geometry.index()
+    if not index.size:
+        return None
+    start = int(index.flat[0])
+    steps = [int(index[(0,) * k + (1,) + (0,) * (index.ndim - k - 1)]) - start if n > 1 else 0
+             for k, n in enumerate(index.shape)]
+    positions = start + sum(np.arange(n).reshape((-1,) + (1,) * (index.ndim - k - 1)) * step
+                            for k, (n, step) in enumerate(zip(index.shape, steps)))
+    if not np.array_equal(positions, index) or min(steps, default=0) < 0:
+        return None
+    flat = base._data.reshape(-1)
+    data = np.lib.stride_tricks.as_strided(flat[start:], index.shape, tuple(s * flat.itemsize for s in steps))
+    view = Tensor._make(data, base._dtype)
+    _link_view(view, base)
+    _refresh_view(view, True, _D().as_strided, {})
+    return view
+
+
 def _set_grad_fn(t: Tensor, node):
     """Give ``t`` a new history after an in-place change; a ``retain_grad()`` follows it to the new node,
     as PyTorch moves a tensor's hooks."""

@@ -156,6 +156,8 @@ def vectorized_map(arrays, vector, scalar, threads, grain=_GRAIN):
     else:
         if vector_at.all():
             out[:] = _blocked(vector, flats)
+        elif not vector_at.any():                # (fewer elements than a run: the emulated vector
+            out[:] = scalar(*flats)              # function would do all its work on empty arrays)
         else:
             out[vector_at] = _blocked(vector, [f[vector_at] for f in flats])
             tail = ~vector_at

@@ -60,3 +60,47 @@ def test_fma64_with_an_operand_beyond_the_split_range():
     exact = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
     assert got.tolist() == exact
     assert fma64(b, a, c).tolist() == exact
+
+
+def test_fewer_elements_than_a_run_never_reach_the_vector_function():
+    """An emulated vector function costs its whole fixed overhead (dozens of fmas) even on no elements: a
+    tensor shorter than a run of two vectors goes to the scalar loop alone."""
+    def vector(*xs):
+        raise AssertionError("the vector loop has no element here")
+
+    for dtype, run in ((np.float64, 8), (np.float32, 16)):
+        for n in range(run):
+            x = np.arange(n, dtype=dtype)
+            assert sleef.vectorized_map((x,), vector, lambda v: v * 2, 1).tolist() == (x * 2).tolist()
+        with np.testing.assert_raises(AssertionError):
+            sleef.vectorized_map((np.zeros(run, dtype),), vector, lambda v: v * 2, 1)
+
+
+def test_fma64_agrees_with_the_c_library_on_every_exponent_and_corner():
+    """Above the few elements the C library's fma computes one by one, Dekker's path: its corners (a product
+    that underflows to a signed zero with a zero addend, one that overflows against an infinite addend, nan,
+    infinities, subnormals, cancellation) as the C library rounds them."""
+    from gradexpr.special_math import c_function
+    fma = c_function("fma", np.float64)
+    rng = np.random.default_rng(9)
+    n = 4000
+
+    def operands(low, high):
+        bits = (rng.integers(0, 2, n) << 63) | (rng.integers(low, high, n) << 52) | rng.integers(0, 1 << 52, n)
+        v = bits.astype(np.uint64).view(np.float64)
+        corner = rng.random(n) < 0.05
+        v[corner] = rng.choice([0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, 1e-310], int(corner.sum()))
+        return v
+    for low, high in ((0, 2047), (900, 1150)):
+        a, b, c = operands(low, high), operands(low, high), operands(low, high)
+        with np.errstate(all="ignore"):
+            cancelling = -a * b * (1 + rng.standard_normal(n) * 1e-10)
+        for addend in (c, cancelling, np.where(rng.random(n) < 0.5, 0.0, -0.0)):
+            want = np.array([fma(x, y, z) for x, y, z in zip(a, b, addend)])
+            got = fma64(a, b, addend)
+            assert np.array_equal(got.view(np.int64), want.view(np.int64)) or \
+                np.array_equal(np.isnan(got), np.isnan(want)) and \
+                np.array_equal(got[~np.isnan(got)].view(np.int64), want[~np.isnan(want)].view(np.int64))
+    assert fma64(np.full(30, 1.8539217395908733e+289), np.full(30, -4.206239866206916e+306),
+                 np.full(30, np.inf)).tolist() == [np.inf] * 30
+    assert np.signbit(fma64(np.full(30, -1e-200), np.full(30, 1e-200), np.zeros(30))).all()

@@ -211,6 +211,7 @@ def bilinear(input1, input2, weight, bias=None):
         raise errors.RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} "
                                   f"but expected {weight.shape[2]}")
     lead = tuple(input1.shape[:-1])
-    out = apply(L.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])))
+    out = apply(L.trilinear, (input1.reshape(-1, input1.shape[-1]), weight, input2.reshape(-1, input2.shape[-1])),
+                {"expand1": (1, 3), "expand2": (0,), "expand3": (1, 2), "sumdim": (2, 3)})
     out = out.view(lead + (weight.shape[0],))
     return out + bias if bias is not None else out

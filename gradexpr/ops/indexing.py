@@ -408,6 +408,10 @@ class CopySlicesOp(Op):
 
     def backward(self, ctx, needed):
         grad, geometry, fn = ctx["grad"], ctx["geometry"], ctx["fn"]
+        if fn is not None and _records_graph():
+            recorded = _copy_slices_recorded(grad, geometry, fn, needed)
+            if recorded is not None:
+                return recorded
         values_grad = _copy_slices_values(grad, geometry)
         if fn is None:
             view_grad, rest = None, [values_grad if needed[1] else None]
@@ -415,6 +419,34 @@ class CopySlicesOp(Op):
             view_grad, *rest = fn._input_grads(values_grad, needed)
         base_grad = _copy_slices_self(grad, geometry, view_grad) if needed[0] else None
         return [base_grad, *rest]
+
+
+def _records_graph():
+    """Whether a backward formula runs under create_graph (and not under vmap or a dual level, whose
+    tensors are not plain arrays to take strided views of)."""
+    from .. import forward_ad
+    from ..grad_mode import VMAP_LEVELS
+    from ..graph import is_grad_enabled
+    return is_grad_enabled() and not VMAP_LEVELS and not forward_ad.ACTIVE
+
+
+def _copy_slices_recorded(grad, geometry, fn, needed):
+    """CopySlices' backward as PyTorch's ``CopySlices::apply_impl`` runs it, in Tensor ops so that
+    create_graph records its nodes: ``grad`` copied into a new tensor (CopyBackwards), the view's part
+    taken as a strided view of it (AsStridedBackward0) and cloned (CloneBackward0) for ``fn``, and
+    ``fn``'s gradient for the view's old value copied back into that view (CopySlices). None where
+    the view is no strided view of the base's memory (the index formulas then serve)."""
+    from ..op import strided_view_of
+    result = grad.new_empty(grad.shape)
+    result.copy_(grad)
+    grad_slice = strided_view_of(result, geometry)
+    if grad_slice is None:
+        return None
+    view_grad, *rest = fn._input_grads(grad_slice.clone(), needed)
+    if not needed[0] or view_grad is None:
+        return [None, *rest]
+    grad_slice.copy_(view_grad)
+    return [result, *rest]
 
 
 copy_slices = CopySlicesOp("copy_slices", "torch::autograd::CopySlices", _copy_slices_put, ("self", "values"),

@@ -184,18 +184,18 @@ def _gelu(a, approximate="none"):
 
 
 def _gelu_half(a, approximate):
-    """GELU of halves in float32, rounded back: the erf form of a contiguous tensor through oneDNN's float32
-    kernel (as PyTorch hands it over), else GeluKernelImpl's reduced-precision branch: each run of two
+    """GELU of halves in float32, rounded back: GeluKernelImpl's reduced-precision branch, each run of two
     vectors of halves (and each tail element) converted to float32, through float32's formula (SLEEF's tanhf,
-    ATen's erf polynomial; the C library's on the tails)."""
+    ATen's erf polynomial; the C library's on the tails). Where oneDNN has native fp16
+    (onednn_gelu.takes_half) ATen hands it the erf form of a contiguous tensor: that kernel's fp16
+    arithmetic is approximated by its float32 one, rounded once."""
     f32, half = np.dtype(np.float32), np.float16
     if approximate == "tanh":
         vector_tanh = sleef.vector_function("tanh", f32)
         return _gelu_loop(a, lambda x: _bw.gelu_tanh(x.astype(f32), vector_tanh).astype(half),
                           lambda x: _bw.gelu_tanh(x.astype(f32), lambda v: sleef.libm("tanh", v)).astype(half))
-    wide = a.astype(f32)
-    if _bw.gelu_by_onednn(wide):
-        return onednn_gelu.gelu(wide).astype(half)
+    if onednn_gelu.takes_half() and _bw.gelu_by_onednn(a.astype(f32)):
+        return onednn_gelu.gelu(a.astype(f32)).astype(half)
     return _gelu_loop(a, lambda x: _bw.gelu_erf(x.astype(f32), _bw.vector_erf(f32)).astype(half),
                       lambda x: _bw.gelu_erf(x.astype(f32), lambda v: sleef.libm("erf", v)).astype(half))
 

@@ -401,29 +401,37 @@ native_layer_norm = op(
     dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 
-# ============================================================ bilinear (ATen's _trilinear as bilinear uses it)
-def _bilinear_x1_grad(grad, weight, input2):
-    v = weight.unsqueeze(0).matmul(input2.unsqueeze(1).unsqueeze(3)).squeeze(3)        # n, o, i
-    return (grad.unsqueeze(2) * v).sum(1)
+# ============================================================ _trilinear (ATen's, as bilinear uses it)
+def _trilinear_subscripts(ndim, expand1, expand2, expand3, sumdim):
+    """The einsum of ATen's ``_trilinear``: over ``ndim`` dims, input k lacks the dims of ``expandk``
+    (ATen unsqueezes it there), and the output lacks the dims of ``sumdim`` (summed away)."""
+    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
+    operand = [''.join(c for d, c in enumerate(letters) if d not in expand) for expand in (expand1, expand2, expand3)]
+    return ",".join(operand) + "->" + "".join(c for d, c in enumerate(letters) if d not in sumdim)
 
 
-def _bilinear_x2_grad(grad, input1, weight):
-    u = input1.unsqueeze(1).unsqueeze(2).matmul(weight.unsqueeze(0)).squeeze(2)        # n, o, j
-    return (grad.unsqueeze(2) * u).sum(1)
+def _trilinear_forward(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    subscripts = _trilinear_subscripts(i1.ndim + len(expand1), expand1, expand2, expand3, sumdim)
+    return np.einsum(subscripts, i1, i2, i3).astype(np.result_type(i1, i2, i3))
 
 
-def _bilinear_weight_grad(grad, input1, input2, weight_shape):
-    outer = (input1.unsqueeze(2) * input2.unsqueeze(1)).reshape(input1.shape[0], -1)   # n, i*j
-    return grad.t().matmul(outer).reshape(weight_shape)
+def _trilinear_call(i1, i2, i3, expand1, expand2, expand3, sumdim):
+    return _apply(trilinear, (i1, i2, i3), {"expand1": expand1, "expand2": expand2, "expand3": expand3,
+                                            "sumdim": sumdim})
 
 
-trilinear = op("trilinear", "TrilinearBackward0",
-               lambda input1, weight, input2: np.einsum("ni,oij,nj->no", input1, weight, input2).astype(input1.dtype),
-               ("input1", "weight", "input2"),
-               input1=lambda grad, weight, input2: _bilinear_x1_grad(grad, weight, input2),
-               weight=lambda grad, input1, input2, weight_shape: _bilinear_weight_grad(grad, input1, input2,
-                                                                                       weight_shape),
-               input2=lambda grad, input1, weight: _bilinear_x2_grad(grad, input1, weight),
+def _trilinear_grads(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, output_mask=(True, True, True)):
+    """FunctionsManual's ``_trilinear_backward``: each input's gradient is a ``_trilinear`` of the other
+    two and ``grad``, with ``grad`` expanded where the output was summed and the result summed where
+    that input was expanded (so under create_graph each is a TrilinearBackward0 node)."""
+    return (_trilinear_call(grad, i2, i3, sumdim, expand2, expand3, expand1) if output_mask[0] else None,
+            _trilinear_call(i1, grad, i3, expand1, sumdim, expand3, expand2) if output_mask[1] else None,
+            _trilinear_call(i1, i2, grad, expand1, expand2, sumdim, expand3) if output_mask[2] else None)
+
+
+# one formula for the three inputs, as derivatives.yaml's ``i1, i2, i3: _trilinear_backward(...)``
+trilinear = op("trilinear", "TrilinearBackward0", _trilinear_forward, ("i1", "i2", "i3"),
+               i1=_trilinear_grads, i2=_trilinear_grads, i3=_trilinear_grads,
                dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
 
 
