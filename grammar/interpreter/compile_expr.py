@@ -13,6 +13,62 @@ from .policy import attribute_getter, attribute_hint as _attribute_hint
 from .runtime import _BINOPS, _CALL_GUARDS, _CMPOPS, _GUARD_TYPES, _UNOPS, UNBOUND, _const
 
 
+_NOT_CONSTANT = object()
+_MAX_INT_BITS = 128             # CPython's ast_opt.c: no folding into ints wider than this
+_MAX_STR_SIZE = 4096
+
+
+def _folded(e):
+    """The constant CPython's compiler folds ``e`` into (a literal, or unary and binary operators on
+    constants, within ast_opt's size limits and where the operation raises nothing), else _NOT_CONSTANT."""
+    t = type(e)
+    if t is ast.Constant:
+        return e.value
+    if t is ast.UnaryOp:
+        v = _folded(e.operand)
+        if v is _NOT_CONSTANT:
+            return v
+        try:
+            return (not v) if e.op == "not" else _UNOPS[e.op](v)
+        except Exception:       # noqa: BLE001 - left to run time, as CPython leaves it
+            return _NOT_CONSTANT
+    if t is ast.BinOp and e.op != "@":
+        a = _folded(e.left)
+        b = _folded(e.right) if a is not _NOT_CONSTANT else a
+        if b is _NOT_CONSTANT or not _safe_to_fold(e.op, a, b):
+            return _NOT_CONSTANT
+        try:
+            return _BINOPS[e.op](a, b)
+        except Exception:       # noqa: BLE001
+            return _NOT_CONSTANT
+    return _NOT_CONSTANT
+
+
+def _safe_to_fold(op, a, b):
+    """ast_opt.c's safe_multiply / safe_power / safe_lshift / safe_mod: no huge ints or strings, no
+    %-formatting."""
+    ints = type(a) is int and type(b) is int
+    if op == "*":
+        if ints:
+            return not a or not b or a.bit_length() + b.bit_length() <= _MAX_INT_BITS
+        if isinstance(a, str) or isinstance(b, str):
+            n, text = (b, a) if isinstance(a, str) else (a, b)
+            return type(n) is int and (n <= 0 or len(text) <= _MAX_STR_SIZE // n)
+        return True
+    if op == "**":
+        return not ints or b < 0 or not a or a.bit_length() * b <= _MAX_INT_BITS
+    if op == "<<":
+        return not ints or b < 0 or not a or (b <= _MAX_INT_BITS and a.bit_length() <= _MAX_INT_BITS - b)
+    if op == "%":
+        return not isinstance(a, str)
+    return True
+
+
+def _constant_key(v):
+    """co_consts' key: equal values of one type are one constant (0.0 and -0.0 are two)."""
+    return (type(v), repr(v)) if type(v) is float else (type(v), v)
+
+
 class ExpressionCompiler:
     """Expressions: ``fn(frame) -> value``."""
 
@@ -21,7 +77,14 @@ class ExpressionCompiler:
         return getattr(self, "e_" + type(e).__name__)(e, scope)
 
     def e_Constant(self, e, scope):
-        return _const(e.value)
+        return _const(self.constant(e.value))
+
+    def constant(self, v):
+        """One object per constant value, as a code object's co_consts: ``(-8) is (-8)`` and ``(1000) is
+        (1000)`` are True in CPython, which folds and shares them."""
+        if type(v) not in (int, float, str):
+            return v
+        return self.constants.setdefault(_constant_key(v), v)
 
     def e_Name(self, e, scope):
         return self.load_name(e, scope)
@@ -122,6 +185,9 @@ class ExpressionCompiler:
         return self.e_JoinedStr(ast.JoinedStr([e], e.line, e.col, e.end_line, e.end_col), scope)
 
     def e_BinOp(self, e, scope):
+        v = _folded(e)
+        if v is not _NOT_CONSTANT:
+            return _const(self.constant(v))
         op = _BINOPS[e.op]
         lf = self.expr(e.left, scope)
         loc = self._xor_loc if e.op == "^" else self.loc
@@ -149,6 +215,9 @@ class ExpressionCompiler:
         return binop
 
     def e_UnaryOp(self, e, scope):
+        v = _folded(e)
+        if v is not _NOT_CONSTANT:
+            return _const(self.constant(v))
         vf = self.expr(e.operand, scope)
         loc = self.loc
         if e.op == "not":
@@ -159,8 +228,6 @@ class ExpressionCompiler:
                 except Exception as ex:
                     raise loc(ex, e)
             return not_
-        if e.op == "-" and type(e.operand) is ast.Constant and type(e.operand.value) in (int, float):
-            return _const(-e.operand.value)
         op = _UNOPS[e.op]
 
         def unary(fr):

@@ -191,6 +191,7 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler):
         self.g = interp.globals
         self.rt = interp._rt
         self.filename = interp.filename
+        self.constants = {}         # folded and literal constants, one object per value (co_consts)
 
     # ------------------------------------------------------------------ helpers
     def loc(self, exc, node):
