@@ -58,15 +58,27 @@ def _tensor(rng, name, shape, dtype, lines):
         lines.append(f"{name} = torch.tensor([{values}], dtype=torch.{dtype}).reshape({dims}).requires_grad_()")
 
 
+# the ops written otherwise than torch.<op>(x) / torch.<op>(a, b): a form of the operands and the rng
+_UNARY_FORMS = {
+    "square": lambda rng, x: f"{x}.square()",
+    "clamp": lambda rng, x: f"{x}.clamp({rng.choice(['-0.5, 0.5', 'min=0.25', 'max=-0.1'])})",
+    "torch.logit": lambda rng, x: f"torch.logit({x}.sigmoid())",
+}
+_BINARY_FORMS = {
+    # (x ** -2's gradient takes x.pow(-3), a powf: not among the exact ops)
+    "pow2": lambda rng, a, b, ops: f"({a} ** {rng.choice([2, 3, -1] if ops == 'exact' else [2, 3, 0.5, -1, -2])})",
+    "where": lambda rng, a, b, ops: f"torch.where({a} > 0, {a}, {b})",
+    "clamp_min": lambda rng, a, b, ops: f"torch.clamp({a}, min={b})",
+    "lerp": lambda rng, a, b, ops: f"torch.lerp({a}, {b}, {rng.choice([0.3, 0.5, 0.75])})",
+    "addcmul": lambda rng, a, b, ops: f"torch.addcmul({a}, {b}, {b}, value={rng.choice([0.5, -2.0, 1.0])})",
+}
+
+
 def _unary(rng, x, ops):
     op = rng.choice(UNARY if ops == "all" else EXACT_UNARY)
     arg = f"{x}.abs()" if SAFE_ARG.get(op) == "abs" else x
-    if op == "square":
-        return f"{arg}.square()"
-    if op == "clamp":
-        return f"{arg}.clamp({rng.choice(['-0.5, 0.5', 'min=0.25', 'max=-0.1'])})"
-    if op == "torch.logit":
-        return f"torch.logit({arg}.sigmoid())"
+    if op in _UNARY_FORMS:
+        return _UNARY_FORMS[op](rng, arg)
     return f"{op}({arg})" if op.startswith(("F.", "torch.")) else f"torch.{op}({arg})"
 
 
@@ -74,17 +86,8 @@ def _binary(rng, a, b, ops):
     op = rng.choice(BINARY if ops == "all" else EXACT_BINARY)
     if op in ("+", "-", "*", "/"):
         return f"({a} {op} {b})"
-    if op == "pow2":
-        # (x ** -2's gradient takes x.pow(-3), a powf: not among the exact ops)
-        return f"({a} ** {rng.choice([2, 3, -1] if ops == 'exact' else [2, 3, 0.5, -1, -2])})"
-    if op == "where":
-        return f"torch.where({a} > 0, {a}, {b})"
-    if op == "clamp_min":
-        return f"torch.clamp({a}, min={b})"
-    if op == "lerp":
-        return f"torch.lerp({a}, {b}, {rng.choice([0.3, 0.5, 0.75])})"
-    if op == "addcmul":
-        return f"torch.addcmul({a}, {b}, {b}, value={rng.choice([0.5, -2.0, 1.0])})"
+    if op in _BINARY_FORMS:
+        return _BINARY_FORMS[op](rng, a, b, ops)
     return f"torch.{op}({a}, {b})"
 
 
