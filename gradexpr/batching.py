@@ -137,9 +137,10 @@ def _front(phys, bdim):
 
 def _view(phys, shape):
     """``phys.view(shape)``, a rule's intermediate (read by the next physical op, or the shape of a fresh
-    result). A tensor without history, outside forward AD and inference mode, has nothing for the view
-    op to record: its array is reshaped directly (the view's memory and version counter are phys's)."""
-    if phys._requires_grad or _DUAL_LEVELS or _INFERENCE or _ZEROS:
+    result). A plain tensor (not an outer vmap's batched one) without history, outside forward AD and
+    inference mode, has nothing for the view op to record: its array is reshaped directly (the view's
+    memory and version counter are phys's)."""
+    if type(phys) is not Tensor or phys._requires_grad or _DUAL_LEVELS or _INFERENCE or _ZEROS:
         return _apply("view", (phys,), {"shape": tuple(shape)})
     data = phys._data.view().reshape(shape)
     if data.ndim > 1 and not data.flags.c_contiguous:       # a strided view: the op notes its layout

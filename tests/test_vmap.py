@@ -130,3 +130,15 @@ def test_matrix_products_of_a_batch_change_in_place_as_the_loop():
            "vmap(grad) of an in-place product")
     batched = func.vmap(lambda r: (r @ w).mul_(3.0))(v)
     _close(batched, torch.stack([(r @ w) * 3.0 for r in v]), "vmap of an in-place product")
+
+
+def test_nested_vmaps_of_vector_matrix_products_are_the_loop():
+    # the inner vmap's physical tensors are the outer vmap's batched ones: reshaping one for the
+    # product must keep it batched (empirical NTK's vmap(vmap(...)) of a network's layers)
+    V = torch.tensor([[0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], dtype=torch.float64)
+    W = torch.tensor([[[1.0, 2.0], [-0.5, 0.25], [0.75, -1.5]],
+                      [[0.3, -0.2], [1.5, 0.5], [-1.0, 2.0]],
+                      [[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]]], dtype=torch.float64)
+    got = func.vmap(func.vmap(lambda v, w: torch.tanh(v @ w), (0, None)), (None, 0))(V, W)
+    want = torch.stack([torch.stack([torch.tanh(v @ w) for v in V]) for w in W])
+    _close(got, want, "vmap(vmap(v @ w))")
