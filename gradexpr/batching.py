@@ -21,11 +21,11 @@ import contextlib
 import numpy as np
 
 from . import errors, ops
-from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
-from .graph import SavedTensor, _grad_enabled
+from .forward_ad import ACTIVE as _DUAL_LEVELS, ZEROS as _ZEROS, propagate as _propagate_tangent
+from .graph import INFERENCE as _INFERENCE, SavedTensor, _grad_enabled
 from .inplace_engine import apply_inplace
 from .op import _record, apply, wrap
-from .tensor import Tensor, _new_object
+from .tensor import Tensor, _fresh, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
 _state = {"next": 0}
@@ -136,7 +136,16 @@ def _front(phys, bdim):
 
 
 def _view(phys, shape):
-    return _apply("view", (phys,), {"shape": tuple(shape)})
+    """``phys.view(shape)``, a rule's intermediate (read by the next physical op, or the shape of a fresh
+    result). A plain tensor (not an outer vmap's batched one) without history, outside forward AD and
+    inference mode, has nothing for the view op to record: its array is reshaped directly (the view's
+    memory and version counter are phys's)."""
+    if type(phys) is not Tensor or phys._requires_grad or _DUAL_LEVELS or _INFERENCE or _ZEROS:
+        return _apply("view", (phys,), {"shape": tuple(shape)})
+    data = phys._data.view().reshape(shape)
+    if data.ndim > 1 and not data.flags.c_contiguous:       # a strided view: the op notes its layout
+        return _apply("view", (phys,), {"shape": tuple(shape)})
+    return _fresh(data, phys._dtype, phys._version_counter)
 
 
 def _fronted(args, level):
@@ -183,7 +192,7 @@ def _broadcast_physical(args, level, ndim):
     return phys
 
 
-_DIM_KEYS = ("dim", "dims", "dim0", "dim1", "dim2", "dimension")
+_DIM_KEYS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "dimension"))
 
 
 def _shift(value, ndim):
@@ -201,10 +210,7 @@ def _dims_rule(new_dim=False, reduce=False):
         if op.variadic:
             size = _size(level)
             phys = [p if f else _expanded(p, size) for p, f in zip(phys, flags)]
-        params = dict(params)
-        for k in _DIM_KEYS:
-            if k in params and params[k] is not None:
-                params[k] = _shift(params[k], logical)
+        params = {k: (_shift(v, logical) if k in _DIM_KEYS and v is not None else v) for k, v in params.items()}
         if reduce and params.get("dim") in (None, ()):
             params["dim"] = tuple(range(1, logical + 1))
         return _call(op, phys, params), 0
@@ -526,7 +532,10 @@ def inner_leaves(leaves):
 
 def _untracked_leaves(ts, level):
     """``ts`` with the inner leaves of vmaps at or outside ``level`` replaced by their aliases."""
-    depth = sum(1 for lv, _, _ in LEVELS if lv <= level)
+    depth = 0
+    for running in LEVELS:
+        if running[0] <= level:
+            depth += 1
     out = []
     for t in ts:
         entry = INNER_LEAVES.get(id(t))
@@ -535,16 +544,25 @@ def _untracked_leaves(ts, level):
 
 
 # ---------------------------------------------------------------- dispatch (called by apply)
-def dispatch(op, args, params, extras_out=None):
-    """``apply(op, args)`` when an argument is batched: the rule on the physical tensors, the result
-    wrapped, and the op's node recorded on the logical tensors when one of them requires grad."""
-    level = level_of(args)
+_RULE_OF: dict = {}         # op -> (its declaration, rule_of(op)): once per entry (a reduce_all rule is a new closure)
+
+
+def dispatch(op, args, params, extras_out=None, level=None):
+    """``apply(op, args)`` when an argument is batched (innermost at ``level``, which apply found): the
+    rule on the physical tensors, the result wrapped, and the op's node recorded on the logical tensors
+    when one of them requires grad."""
+    if level is None:
+        level = level_of(args)
     ts = tuple([a if isinstance(a, Tensor) else wrap(a) for a in args])
+    known = _RULE_OF.get(op)
+    if known is None or known[0] is not op.batch:
+        known = _RULE_OF[op] = (op.batch, rule_of(op))
+    rule = known[1]
     box = []
     _BOXES.append(box)
     try:
-        phys, bdim = rule_of(op)(op, _untracked_leaves(ts, level) if INNER_LEAVES and not _DUAL_LEVELS else ts,
-                                 params, level)
+        phys, bdim = rule(op, _untracked_leaves(ts, level) if INNER_LEAVES and not _DUAL_LEVELS else ts,
+                          params, level)
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)

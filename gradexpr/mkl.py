@@ -246,6 +246,39 @@ def _operand(x, rows, cols, transposed_c):
     return x, transposed, (s0 if transposed else s1)
 
 
+_BRANCH_AVX2 = 10          # mkl_cbwr_get_auto_branch()'s MKL_CBWR_AVX2; above it the AVX-512 branches
+
+
+def outer_products(a, b):
+    """``a[i] @ b[i]`` for a batch of columns ``a`` (n, rows, 1) and rows ``b`` (n, 1, cols): one call of
+    MKL's batched gemm, each element a single product ``alpha * a * b`` with alpha 1 (a zero product may
+    carry either sign: the caller decides). None without MKL, or on a code path below AVX2, where MKL's
+    kernel is slower than NumPy's einsum."""
+    prefix = _PREFIX.get(a.dtype)
+    if prefix is None or a.dtype != b.dtype or _load() is None:
+        return None
+    lib = _state["lib"]
+    if _state.get("branch") is None:
+        _state["branch"] = lib.mkl_cbwr_get_auto_branch()
+    n, rows, cols = a.shape[0], a.shape[1], b.shape[2]
+    if _state["branch"] < _BRANCH_AVX2 or not (n and rows and cols) or n * rows * cols >= 2 ** 31:
+        return None
+    ctypes = _state["ctypes"]
+    scalar = ctypes.c_float if a.dtype == np.float32 else ctypes.c_double
+    fn = _function("cblas_" + prefix[1] + "gemm_batch_strided",
+                   [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, scalar,
+                    ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                    scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int])
+    columns = np.ascontiguousarray(a[:, :, 0])
+    rows_of_b = np.ascontiguousarray(b[:, 0, :])
+    result = np.empty((n, rows, cols), a.dtype)
+    # column-major, as ATen calls gemm: each result's transpose (cols x rows) = b's row (cols x 1) times
+    # a's column (1 x rows)
+    fn(_COL_MAJOR, _NO_TRANS, _NO_TRANS, cols, rows, 1, 1.0, _address(rows_of_b), cols, cols,
+       _address(columns), 1, rows, 0.0, _address(result), cols, rows * cols, n)
+    return result
+
+
 def addmv(y, a, x, beta, alpha):
     """``beta * y + alpha * (a @ x)`` as ATen's addmv_impl_cpu_ computes it with MKL's gemv: a
     column-major ``a`` as it is, otherwise its transpose ('t'), copied row-major when neither is a BLAS

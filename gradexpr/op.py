@@ -186,8 +186,11 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
     lists or helper calls, dtype checks by identity first.
     ``extras_out``, a list, receives the extras dict the forward returned (see ``apply_ex``).
     """
-    if _VMAP and _batching().level_of(args) >= 0:          # under vmap, a batched input: the op's batch rule (batching.py)
-        return _batching().dispatch(op, args, params, extras_out)
+    if _VMAP:
+        batching = _batching()
+        level = batching.level_of(args)
+        if level >= 0:                  # under vmap, a batched input: the op's batch rule (batching.py)
+            return batching.dispatch(op, args, params, extras_out, level)
     rule = op.dtype
     if len(args) == 2 and (rule == "promote" or rule == "float") and op.cast is None:
         a, b = args

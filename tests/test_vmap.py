@@ -98,3 +98,47 @@ def test_per_sample_gradients_through_in_place_ops_are_the_loop():
 
     x = torch.tensor([[0.5, -1.0, 0.05], [2.0, 0.0, 0.3], [-0.2, 0.7, 1.1]], dtype=torch.float64)
     _close(func.vmap(func.grad(f))(x), torch.stack([func.grad(f)(r) for r in x]), "vmap(grad) through in-place ops")
+
+
+def test_dispatch_follows_a_redeclared_batch_rule(monkeypatch):
+    # dispatch keeps each entry's rule; an entry whose declaration changes is batched by its new rule
+    from gradexpr import batching
+    x = torch.tensor([[0.5, -1.0], [2.0, 0.25], [0.0, 1.5]], dtype=torch.float64)
+    func.vmap(torch.tanh)(x)
+    looped = []
+
+    def spy(op, args, params, level):
+        looped.append(op.name)
+        return batching._loop(op, args, params, level)
+    monkeypatch.setitem(batching.RULES, "loop", spy)
+    monkeypatch.setattr(D.TABLE["tanh"], "batch", "loop")
+    _close(func.vmap(torch.tanh)(x), torch.tanh(x), "tanh by its redeclared rule")
+    assert looped == ["tanh"]
+
+
+def test_matrix_products_of_a_batch_change_in_place_as_the_loop():
+    # a batched matrix product's result is a reshaped fresh array: written in place, then read by
+    # a gradient that saved it, it must be the loop's (the version check sees the write)
+    def f(v, w):
+        y = v @ w
+        y.mul_(2.0)
+        return (y * y).sum()
+
+    v = torch.tensor([[0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], dtype=torch.float64)
+    w = torch.tensor([[1.0, 2.0], [-0.5, 0.25], [0.75, -1.5]], dtype=torch.float64)
+    _close(func.vmap(func.grad(f), in_dims=(0, None))(v, w), torch.stack([func.grad(f)(r, w) for r in v]),
+           "vmap(grad) of an in-place product")
+    batched = func.vmap(lambda r: (r @ w).mul_(3.0))(v)
+    _close(batched, torch.stack([(r @ w) * 3.0 for r in v]), "vmap of an in-place product")
+
+
+def test_nested_vmaps_of_vector_matrix_products_are_the_loop():
+    # the inner vmap's physical tensors are the outer vmap's batched ones: reshaping one for the
+    # product must keep it batched (empirical NTK's vmap(vmap(...)) of a network's layers)
+    V = torch.tensor([[0.5, -1.0, 2.0], [0.1, 0.2, 0.3]], dtype=torch.float64)
+    W = torch.tensor([[[1.0, 2.0], [-0.5, 0.25], [0.75, -1.5]],
+                      [[0.3, -0.2], [1.5, 0.5], [-1.0, 2.0]],
+                      [[2.0, 0.0], [0.0, 1.0], [1.0, 1.0]]], dtype=torch.float64)
+    got = func.vmap(func.vmap(lambda v, w: torch.tanh(v @ w), (0, None)), (None, 0))(V, W)
+    want = torch.stack([torch.stack([torch.tanh(v @ w) for v in V]) for w in W])
+    _close(got, want, "vmap(vmap(v @ w))")
