@@ -83,12 +83,22 @@ def _numel(shape, dim=None):
     return n
 
 
-# The mean's gradient is the expanded gradient divided: a new tensor laid out contiguously, as PyTorch's.
-# (Dividing before expanding saves a pass but hands the next node a broadcast view: a hook then sees
-# strides (1, 0) for PyTorch's (5, 1), and a kernel that vectorises by layout, elu's backward, took its
-# scalar path and the C library's exp where PyTorch takes SLEEF's.)
+def _divided_expansion(grad, shape, count):
+    """The mean's gradient, ``grad.expand(shape) / count``: a new tensor laid out contiguously, as PyTorch's.
+    (A broadcast view instead saves a pass but hands the next node other strides: a hook saw (1, 0) for
+    PyTorch's (5, 1), and elu's backward, which vectorises by layout, took its scalar path.) Unrecorded,
+    each distinct quotient is computed once and written out (the same bits: every element divides the
+    same value by the same count), one pass instead of a division per element."""
+    from ..forward_ad import ACTIVE as dual_levels
+    from ..graph import is_grad_enabled
+    if is_grad_enabled() or dual_levels or corner_grads.in_transform() or type(grad) is not Tensor:
+        return grad.expand(shape) / count           # (recorded, or carrying a tangent: tensor ops)
+    quotient = grad / count
+    return Tensor._make(np.broadcast_to(quotient._data, shape).copy(), quotient._dtype)
+
+
 mean_all = op("mean", "MeanBackward0", lambda a, dtype=None: _np_mean(a),
-              self=lambda grad, self_shape: grad.expand(self_shape) / _numel(self_shape),
+              self=lambda grad, self_shape: _divided_expansion(grad, self_shape, _numel(self_shape)),
               dtype=_mean_dtype, domain="real",
               schema="mean(Tensor self, *, ScalarType? dtype=None, Tensor(a!)? out=None) -> Tensor",
               variants="function method",
@@ -97,7 +107,7 @@ mean_dim = op("mean_dim", "MeanBackward1",
               lambda a, dim=None, keepdim=False, dtype=None: _np_mean(a, axis=_dims(dim, a.ndim), keepdims=keepdim,
                                                                      dtype=a.dtype),
               self=lambda grad, self_shape, dim, keepdim:
-              _restore(grad, self_shape, dim, keepdim).expand(self_shape) / _numel(self_shape, dim),
+              _divided_expansion(_restore(grad, self_shape, dim, keepdim), self_shape, _numel(self_shape, dim)),
               schema="mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, "
                      "Tensor(a!)? out=None) -> Tensor",
               variants="function method", prepare=_dims_call, dtype=_mean_dtype, domain="real", forward_ad="linear")
