@@ -301,7 +301,8 @@ rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
 exp = op("exp", "ExpBackward0", _vml("exp", np.exp), self=lambda grad, result: grad * result, dtype=_F_, domain="real",
          forward_ad="element_wise",
          schema="exp(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-exp2 = op("exp2", "Exp2Backward0", _sleef("exp2", np.exp2, vectorized_float.exp2f, vectorized_double.exp2d), self=lambda grad, result: grad * result * math.log(2.0),
+exp2 = op("exp2", "Exp2Backward0", _sleef("exp2", np.exp2, vectorized_float.exp2f, vectorized_double.exp2d),
+          self=lambda grad, result: grad * result * math.log(2.0),
           dtype=_F_, domain="real", forward_ad="element_wise",
           schema="exp2(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _expm1(a):
@@ -532,7 +533,7 @@ def _logit_backward_kernel(dy, x, eps):
         edge = np.where((v == zero) | (v == one), g * np.inf, g / (v * (one - v)))
         return np.where((v < lo) | (v > hi), outside, edge).astype(v.dtype)
     with np.errstate(all="ignore"):
-        return sleef.vectorized_map((dy, x), vector, scalar, reduction_order.threads())
+        return _vector_or_scalar((dy, x), vector, scalar)
 
 
 def _logit_grad(grad, self, eps=None):
@@ -713,10 +714,7 @@ def _bounded(lo_of, hi_of):
         return out if hi is None else _hi(out, hi)
 
     def forward(a, *bounds):
-        arrays = np.broadcast_arrays(a, *bounds)
-        if a.dtype not in (np.float32, np.float64) or any(b.dtype != a.dtype for b in bounds):
-            return scalar(*arrays)
-        return sleef.vectorized_map(arrays, vector, scalar, reduction_order.threads())
+        return _vector_or_scalar(np.broadcast_arrays(a, *bounds), vector, scalar)
     return forward
 
 
