@@ -18,30 +18,39 @@ _MAX_INT_BITS = 128             # CPython's ast_opt.c: no folding into ints wide
 _MAX_STR_SIZE = 4096
 
 
-def _folded(e):
+def _folded(e, memo):
     """The constant CPython's compiler folds ``e`` into (a literal, or unary and binary operators on
-    constants, within ast_opt's size limits and where the operation raises nothing), else _NOT_CONSTANT."""
+    constants, within ast_opt's size limits and where the operation raises nothing), else _NOT_CONSTANT.
+    ``memo`` (id(node) -> (node, result); the node kept, so its id is not reused) makes compiling a chain
+    of n operators take n steps, not n²."""
     t = type(e)
     if t is ast.Constant:
         return e.value
-    if t is ast.UnaryOp:
-        v = _folded(e.operand)
+    if t is not ast.UnaryOp and (t is not ast.BinOp or e.op == "@"):
+        return _NOT_CONSTANT
+    seen = memo.get(id(e))
+    if seen is None or seen[0] is not e:
+        seen = memo[id(e)] = (e, _fold(e, memo))
+    return seen[1]
+
+
+def _fold(e, memo):
+    if type(e) is ast.UnaryOp:
+        v = _folded(e.operand, memo)
         if v is _NOT_CONSTANT:
             return v
         try:
             return (not v) if e.op == "not" else _UNOPS[e.op](v)
         except Exception:       # noqa: BLE001 - left to run time, as CPython leaves it
             return _NOT_CONSTANT
-    if t is ast.BinOp and e.op != "@":
-        a = _folded(e.left)
-        b = _folded(e.right) if a is not _NOT_CONSTANT else a
-        if b is _NOT_CONSTANT or not _safe_to_fold(e.op, a, b):
-            return _NOT_CONSTANT
-        try:
-            return _BINOPS[e.op](a, b)
-        except Exception:       # noqa: BLE001
-            return _NOT_CONSTANT
-    return _NOT_CONSTANT
+    a = _folded(e.left, memo)
+    b = _folded(e.right, memo) if a is not _NOT_CONSTANT else a
+    if b is _NOT_CONSTANT or not _safe_to_fold(e.op, a, b):
+        return _NOT_CONSTANT
+    try:
+        return _BINOPS[e.op](a, b)
+    except Exception:       # noqa: BLE001
+        return _NOT_CONSTANT
 
 
 def _safe_to_fold(op, a, b):
@@ -185,7 +194,7 @@ class ExpressionCompiler:
         return self.e_JoinedStr(ast.JoinedStr([e], e.line, e.col, e.end_line, e.end_col), scope)
 
     def e_BinOp(self, e, scope):
-        v = _folded(e)
+        v = _folded(e, self.folds)
         if v is not _NOT_CONSTANT:
             return _const(self.constant(v))
         op = _BINOPS[e.op]
@@ -215,7 +224,7 @@ class ExpressionCompiler:
         return binop
 
     def e_UnaryOp(self, e, scope):
-        v = _folded(e)
+        v = _folded(e, self.folds)
         if v is not _NOT_CONSTANT:
             return _const(self.constant(v))
         vf = self.expr(e.operand, scope)

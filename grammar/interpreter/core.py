@@ -192,6 +192,7 @@ class _Compiler(StatementCompiler, FunctionCompiler, ExpressionCompiler):
         self.rt = interp._rt
         self.filename = interp.filename
         self.constants = {}         # folded and literal constants, one object per value (co_consts)
+        self.folds = {}             # operator nodes folded or not (compile_expr._folded)
 
     # ------------------------------------------------------------------ helpers
     def loc(self, exc, node):
