@@ -136,13 +136,14 @@ addmm = op("addmm", "AddmmBackward0", _addmm,
            ("self", "mat1", "mat2"),
            self=lambda grad, beta=1: grad if beta == 1 else grad * beta,
            # (F.linear's mat2 is weight.t(), column-major: its gradient is computed transposed, as ATen's)
-           mat1=lambda grad, mat2, mat1_column_major, alpha=1: maybe_multiply(_mm_mat1_backward(grad, mat2, mat1_column_major),
-                                                                      alpha),
-           mat2=lambda grad, mat1, mat2_column_major, alpha=1: maybe_multiply(_mm_mat2_backward(grad, mat1, mat2_column_major),
-                                                                      alpha),
+           mat1=lambda grad, mat2, mat1_column_major, alpha=1: maybe_multiply(
+               _mm_mat1_backward(grad, mat2, mat1_column_major), alpha),
+           mat2=lambda grad, mat1, mat2_column_major, alpha=1: maybe_multiply(
+               _mm_mat2_backward(grad, mat1, mat2_column_major), alpha),
            domain="addmm", broadcast=False,
            forward_ad=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta=1, alpha=1: (
-               maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2), alpha) + maybe_multiply(mat1.mm(mat2_t), alpha)))
+               maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2), alpha)
+               + maybe_multiply(mat1.mm(mat2_t), alpha)))
 
 
 def _baddbmm(c, a, b, beta=1, alpha=1):

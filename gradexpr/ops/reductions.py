@@ -498,8 +498,7 @@ def _norm_tangent(self_p, self_t, result, ord, dim, keepdim):
         return (s.mul_(self_t) if inplace else s * self_t).sum(dims, keepdim)
     if ord == 2:
         t = self_p.mul(self_t).sum(dims, keepdim)
-        zero = result == 0
-        return t.div_(result).masked_fill_(zero, 0.0) if inplace else (t / result).masked_fill(zero, 0.0)
+        return _zeros_filled(t.div_(result) if inplace else t / result, result == 0)
     return NotImplemented
 
 
