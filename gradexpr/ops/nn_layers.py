@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import backward_ops as _bw
-from .. import errors
+from .. import errors, trilinear_kernel
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import batch_rules, op
@@ -402,17 +402,9 @@ native_layer_norm = op(
 
 
 # ============================================================ _trilinear (ATen's, as bilinear uses it)
-def _trilinear_subscripts(ndim, expand1, expand2, expand3, sumdim):
-    """The einsum of ATen's ``_trilinear``: over ``ndim`` dims, input k lacks the dims of ``expandk``
-    (ATen unsqueezes it there), and the output lacks the dims of ``sumdim`` (summed away)."""
-    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
-    operand = [''.join(c for d, c in enumerate(letters) if d not in expand) for expand in (expand1, expand2, expand3)]
-    return ",".join(operand) + "->" + "".join(c for d, c in enumerate(letters) if d not in sumdim)
-
-
 def _trilinear_forward(i1, i2, i3, expand1, expand2, expand3, sumdim):
-    subscripts = _trilinear_subscripts(i1.ndim + len(expand1), expand1, expand2, expand3, sumdim)
-    return np.einsum(subscripts, i1, i2, i3).astype(np.result_type(i1, i2, i3))
+    from .linalg import _bmm
+    return trilinear_kernel.trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, _bmm)
 
 
 def _trilinear_call(i1, i2, i3, expand1, expand2, expand3, sumdim):
