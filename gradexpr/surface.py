@@ -66,7 +66,10 @@ def _into(out, entry, values, name):
     """``torch.X(..., out=t)`` of a table-bound name (see ``write_out``); a pair's ``out=(values, indices)``
     gets each of them written, and is returned as the named pair."""
     if not _returns_pair(entry):
-        return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+        # (an op whose result has no derivative -- a comparison, isnan, signbit -- takes out= whatever
+        # requires grad, as derivatives.yaml's output_differentiability: [False] lets it)
+        return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name),
+                         differentiable=bool(entry.node) and entry.dtype != "compare")
     if len(out) != 2:
         raise errors.TypeError(f"{name}(): argument 'out' must be tuple of Tensors of size 2, not of size {len(out)}")
     pair = []
@@ -87,17 +90,21 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
             "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
 
 
-def write_out(out, name, arguments, compute):
+def write_out(out, name, arguments, compute, differentiable=True):
     """``torch.X(..., out=t)``: ``compute()`` without a graph, stored in ``t`` and ``t`` returned, as
     ATen's ``.out`` overloads do: not differentiable, the result's dtype must cast to ``t``'s, and
-    ``t`` is resized when its shape differs (with PyTorch's warning unless it was empty)."""
+    ``t`` is resized when its shape differs (with PyTorch's warning unless it was empty).
+    ``differentiable``: whether the function's result has a derivative (None: whether it is a float),
+    without which an argument that requires grad is no error."""
     from .graph import _grad_enabled, no_grad
     from .warn import warn
-    if _grad_enabled.get() and any(_requires_grad(v) for v in (*arguments, out)):
-        raise errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                                  "differentiation, but one of the arguments requires grad.")
+    requires_grad = _grad_enabled.get() and any(_requires_grad(v) for v in (*arguments, out))
+    if requires_grad and differentiable:
+        raise _out_needs_no_grad(name)
     with no_grad():
         result = compute()
+    if requires_grad and differentiable is None and (result._dtype.is_floating_point or result._dtype.is_complex):
+        raise _out_needs_no_grad(name)
     if not _can_cast(result._dtype, out._dtype):
         raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output "
                                   f"type {out._dtype._scalar_name}")
@@ -108,6 +115,11 @@ def write_out(out, name, arguments, compute):
     np.copyto(out._data, result._data, casting="unsafe")
     bump_version(out)
     return out
+
+
+def _out_needs_no_grad(name):
+    return errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
 
 
 def _requires_grad(value):
@@ -131,7 +143,7 @@ def with_out(fn):
             return fn(*args, **kwargs)
         if not isinstance(out, Tensor):
             raise errors.TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
+        return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs), differentiable=None)
     return function
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import conv_order
 from ..grad_mode import VMAP_LEVELS
 from ..graph import is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -29,13 +30,20 @@ def convolution_backward(grad, input, weight, stride, padding, dilation, groups,
 def _kernels(grad, input, weight, stride, padding, dilation, groups, transposed, mask):
     g, x, w = grad._data, input._data, weight._data
     gi = gw = gb = None
+    native = not transposed and g.dtype == x.dtype and L._native_conv(x, w, stride, dilation, groups)
     if mask[0]:
-        gi = L._conv(g, w, stride, padding, dilation, groups, x.shape[2:]) if transposed else \
-            L._conv_input_grad(g, w, x.shape, stride, padding, dilation, groups)
+        if native:
+            gi = conv_order.input_grad(g, w, x.shape, stride, padding, dilation, groups)
+        else:
+            gi = L._conv(g, w, stride, padding, dilation, groups, x.shape[2:]) if transposed else \
+                L._conv_input_grad(g, w, x.shape, stride, padding, dilation, groups)
         gi = Tensor._make(gi.astype(x.dtype, copy=False))
     if mask[1]:
-        gw = L._conv_weight_grad(g, x, w.shape, stride, padding, dilation, groups) if transposed else \
-            L._conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+        if native:
+            gw = conv_order.weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+        else:
+            gw = L._conv_weight_grad(g, x, w.shape, stride, padding, dilation, groups) if transposed else \
+                L._conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
         gw = Tensor._make(gw)
     if mask[2]:
         with no_grad():

@@ -473,7 +473,7 @@ dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
 
 # ------------------------------------------------------------ not differentiable at all
 NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
-                                "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
+                                "isfinite", "signbit", "isposinf", "isneginf", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
                                 "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
                                 "logical_xor")
 

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import backward_ops as _bw
-from .. import errors, trilinear_kernel
+from .. import conv_order, errors, trilinear_kernel
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import batch_rules, op
@@ -74,8 +74,16 @@ def _conv(x, w, stride, padding, dilation, groups, limit=None):
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
 
 
+def _native_conv(input, weight, stride, dilation, groups):
+    """Whether PyTorch computes this convolution with its native kernels, which conv_order reproduces."""
+    return input.dtype == weight.dtype and conv_order.native(input.dtype, input.shape, weight.shape, stride,
+                                                             dilation, groups)
+
+
 def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1, output_padding=None):
     # (output_padding: at::convolution's, which a non-transposed forward ignores and its backward refuses)
+    if _native_conv(input, weight, stride, dilation, groups):
+        return conv_order.forward(input, weight, bias, stride, padding, dilation, groups)
     out = _conv(input, weight, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))

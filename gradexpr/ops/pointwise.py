@@ -827,6 +827,12 @@ isinf = op("isinf", "", np.isinf, dtype="compare",
            schema="isinf(Tensor self) -> Tensor", variants="function method")
 isfinite = op("isfinite", "", np.isfinite, dtype="compare",
               schema="isfinite(Tensor self) -> Tensor", variants="function method")
+signbit = op("signbit", "", np.signbit, dtype="compare",
+             schema="signbit(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
+isposinf = op("isposinf", "", np.isposinf, dtype="compare",
+              schema="isposinf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
+isneginf = op("isneginf", "", np.isneginf, dtype="compare",
+              schema="isneginf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
 logical_not = op("logical_not", "", np.logical_not, dtype="compare",
                  schema="logical_not(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare",
