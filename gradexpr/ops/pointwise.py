@@ -821,18 +821,19 @@ lt = _comparison("lt", "LtBackward0", np.less)
 le = _comparison("le", "LeBackward0", np.less_equal)
 gt = _comparison("gt", "GtBackward0", np.greater)
 ge = _comparison("ge", "GeBackward0", np.greater_equal)
-isnan = op("isnan", "", np.isnan, dtype="compare",
-           schema="isnan(Tensor self) -> Tensor", variants="function method")
-isinf = op("isinf", "", np.isinf, dtype="compare",
-           schema="isinf(Tensor self) -> Tensor", variants="function method")
-isfinite = op("isfinite", "", np.isfinite, dtype="compare",
-              schema="isfinite(Tensor self) -> Tensor", variants="function method")
-signbit = op("signbit", "", np.signbit, dtype="compare",
-             schema="signbit(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
-isposinf = op("isposinf", "", np.isposinf, dtype="compare",
-              schema="isposinf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
-isneginf = op("isneginf", "", np.isneginf, dtype="compare",
-              schema="isneginf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method")
+def _test(name, ufunc, takes_out=True):
+    """An elementwise test (a bool result, no derivative): ``torch.X(t)`` and ``t.X()``."""
+    out = ", *, Tensor(a!)? out=None" if takes_out else ""
+    return op(name, "", ufunc, dtype="compare", schema=f"{name}(Tensor self{out}) -> Tensor",
+              variants="function method")
+
+
+isnan = _test("isnan", np.isnan, takes_out=False)
+isinf = _test("isinf", np.isinf, takes_out=False)
+isfinite = _test("isfinite", np.isfinite, takes_out=False)
+signbit = _test("signbit", np.signbit)
+isposinf = _test("isposinf", np.isposinf)
+isneginf = _test("isneginf", np.isneginf)
 logical_not = op("logical_not", "", np.logical_not, dtype="compare",
                  schema="logical_not(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare",
