@@ -74,10 +74,10 @@ def _conv(x, w, stride, padding, dilation, groups, limit=None):
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
 
 
-def _native_conv(input, weight, stride, dilation, groups):
+def _native_conv(input, weight, stride, dilation, groups, transposed=False, output_padding=()):
     """Whether PyTorch computes this convolution with its native kernels, which conv_order reproduces."""
     return input.dtype == weight.dtype and conv_order.native(input.dtype, input.shape, weight.shape, stride,
-                                                             dilation, groups)
+                                                             dilation, groups, transposed, output_padding)
 
 
 def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1, output_padding=None):
@@ -220,7 +220,10 @@ def _conv_transpose_forward(input, weight, bias=None, stride=(1,), padding=(0,),
                             dilation=(1,), groups=1):
     outs = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)
     shape = (input.shape[0], weight.shape[1] * groups) + outs
-    out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
+    if _native_conv(input, weight, stride, dilation, groups, True, output_padding):
+        out = conv_order.input_grad(input, weight, shape, stride, padding, dilation, groups)
+    else:
+        out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
