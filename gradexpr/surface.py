@@ -70,14 +70,20 @@ def _into(out, entry, values, name):
         # requires grad, as derivatives.yaml's output_differentiability: [False] lets it)
         return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name),
                          differentiable=bool(entry.node) and entry.dtype != "compare")
+    return write_pair(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+
+
+def write_pair(out, name, arguments, compute):
+    """``out=(values, indices)`` of a function returning that pair (``compute()``): each written as
+    ``write_out`` writes one, the named pair ``<name>_out`` returned."""
     if len(out) != 2:
         raise errors.TypeError(f"{name}(): argument 'out' must be tuple of Tensors of size 2, not of size {len(out)}")
     pair = []
 
-    def compute():
-        pair.append(run(entry, {**values, "out": None}, name))
+    def first_of_pair():
+        pair.append(compute())
         return pair[0][0]
-    first = write_out(out[0], name, values.values(), compute)
+    first = write_out(out[0], name, arguments, first_of_pair)
     second = write_out(out[1], name, (), lambda: pair[0][1])
     from .composites.reductions import ReturnType
     return ReturnType(name + "_out", first, second)       # (torch.return_types.cummax_out)
@@ -130,9 +136,10 @@ def _requires_grad(value):
     return False
 
 
-def with_out(fn):
+def with_out(fn, pair=False):
     """A hand-written ``torch.X`` whose signature has ``out=``, as programs call it: the ``out``
-    tensor is written by ``write_out`` (the function itself computes without it)."""
+    tensor is written by ``write_out`` (the function itself computes without it); ``pair``: a
+    function returning (values, indices), whose ``out`` is a pair of tensors."""
     import functools
     name = fn.__name__
 
@@ -141,6 +148,8 @@ def with_out(fn):
         out = kwargs.pop("out", None)
         if out is None:
             return fn(*args, **kwargs)
+        if pair and isinstance(out, (tuple, list)) and all(isinstance(t, Tensor) for t in out):
+            return write_pair(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
         if not isinstance(out, Tensor):
             raise errors.TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs), differentiable=None)
