@@ -45,6 +45,22 @@ def _iop(fn_name):
     return iop
 
 
+def _lshift(self, other):
+    return self.bitwise_left_shift(other)
+
+
+def _rshift(self, other):
+    return self.bitwise_right_shift(other)
+
+
+def _rlshift(self, other):      # number << t: bitwise_left_shift(number, t), the number a wrapped scalar
+    return apply(D.bitwise_left_shift, (other, self))
+
+
+def _rrshift(self, other):
+    return apply(D.bitwise_right_shift, (other, self))
+
+
 def _xor(self, other):
     return bitwise_xor(self, other)
 
@@ -199,7 +215,8 @@ _OPERATORS = {
     "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv, "__mod__": _mod, "__rmod__": _rmod,
     "__pow__": pow, "__rpow__": _rpow, "__matmul__": _first_use("__matmul__"), "__rmatmul__": _rmatmul,
     "__neg__": neg, "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor,
-    "__rxor__": _reflected(_xor), "__and__": _and, "__rand__": _reflected(_and), "__or__": _or,
+    "__rxor__": _reflected(_xor), "__lshift__": _lshift, "__rshift__": _rshift, "__rlshift__": _rlshift,
+    "__rrshift__": _rrshift, "__ilshift__": _iop("bitwise_left_shift"), "__irshift__": _iop("bitwise_right_shift"), "__and__": _and, "__rand__": _reflected(_and), "__or__": _or,
     "__ror__": _reflected(_or), "__eq__": _eq, "__ne__": _ne, "__lt__": _comparison(D.lt),
     "__le__": _comparison(D.le), "__gt__": _comparison(D.gt), "__ge__": _comparison(D.ge),
     "__getitem__": _first_use("__getitem__"), "__setitem__": _first_use("__setitem__"), "__iter__": _iter,

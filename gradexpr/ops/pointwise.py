@@ -860,3 +860,34 @@ bitwise_or = op("bitwise_or", "", _bitwise("bitwise_or", np.bitwise_or), ("self"
 bitwise_xor = op("bitwise_xor", "", _bitwise("bitwise_xor", np.bitwise_xor), ("self", "other"))
 bitwise_not = op("bitwise_not", "", _bitwise("bitwise_not", np.invert))
 
+def _shift(kernel, left):
+    """ATen's lshift/rshift kernels: integers only; a shift by a negative amount or by the width or
+    more gives 0 (left, and right of a non-negative value) or -1 (right of a negative one), where C
+    leaves it undefined; a left shift wraps as the unsigned type does."""
+    def forward(a, b):
+        if a.dtype.kind not in "iu":
+            raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{dtypes.from_numpy(a.dtype)._scalar_name}\'')
+        b = np.asarray(b)
+        bits = a.dtype.itemsize * 8
+        out_of_range = (b < 0) | (b >= bits)
+        amount = np.where(out_of_range, 0, b).astype(a.dtype)
+        if left:
+            unsigned = np.dtype(f"u{a.dtype.itemsize}")
+            shifted = np.left_shift(a.astype(unsigned), amount.astype(unsigned)).astype(a.dtype)
+            return np.where(out_of_range, a.dtype.type(0), shifted)
+        return np.where(out_of_range, np.where(a < 0, a.dtype.type(-1) if a.dtype.kind == "i" else 0, 0)
+                        .astype(a.dtype), np.right_shift(a, amount))
+    return forward
+
+
+def _shift_entry(name, kernel, left):
+    return op(name, "", _shift(kernel, left), ("self", "other"), dtype="promote",
+              schema=(f"{name}.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                      f"{name}.Tensor_Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+              variants="function method inplace")
+
+
+bitwise_left_shift = _shift_entry("bitwise_left_shift", "lshift_cpu", True)
+bitwise_right_shift = _shift_entry("bitwise_right_shift", "rshift_cpu", False)
+
+
