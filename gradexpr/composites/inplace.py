@@ -14,6 +14,7 @@ from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..inplace_engine import (apply_inplace_view, check_inplace, check_writeable, copy_with_history, records_inplace,
                               save_inplace_result, save_original_self, write_inplace)
 from ..op import apply, bump_version, wrap
+from ..zero_tensor import check_mutable
 from ..ops.common import _reduce_dim
 from .arguments import _given_dim, _is_tensor
 
@@ -81,6 +82,7 @@ def fill_(self, value, *, entry=None):
 
 def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
+    check_mutable(self, copy=True)
     src = src if _is_tensor(src) else wrap(src)
     if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP or _DUAL_LEVEL:
         result = apply(D.copy_inplace, (self, src))
