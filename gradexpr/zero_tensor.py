@@ -76,13 +76,21 @@ def check_mutable(t, copy: bool = False):
                                        "before the next backward)")
 
 
+def inplace_operands(t, args):
+    """ATen's ZeroTensorFallback around ``t.op_(*args)``: ``t`` may not be a ZeroTensor, and the other operands
+    are read as plain zeros (``x.mul_(Z)`` is nan where x is inf, ``x.add_(Z)`` makes a -0 +0)."""
+    check_mutable(t)
+    return tuple(materialized(a) for a in args)         # (numbers pass as they are)
+
+
 def check_storage(t, what: str):
     """``tolist()`` and ``numpy()`` read memory a ZeroTensor does not have."""
     if LIVE and is_zero(t):
+        hint = "a ZeroTensor (sgn's gradient, and what mul/div/views make of it) has no memory: clone() it first"
         if what == "numpy":
             raise errors.RuntimeError(" Cannot convert a ZeroTensor to numpy. Set force=True if you need the "
-                                      "zero array.")
-        raise errors.RuntimeError(f"{what}() shouldn't be called on a tensor with unallocated storage")
+                                      "zero array.", hint=hint)
+        raise errors.RuntimeError(f"{what}() shouldn't be called on a tensor with unallocated storage", hint=hint)
 
 
 def op_result(op, ts, params, result):
