@@ -282,6 +282,8 @@ class Tensor(metaclass=_TensorMeta):
             raise errors.TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
+        if _ZERO_TENSORS:
+            _zero_tensor_alias(value, self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from .autograd import backward

@@ -62,9 +62,12 @@ def materialized(t):
 
 
 def alias(src, t):
-    """``t``, a view or detached alias of ``src``, is a ZeroTensor when ``src`` is one."""
+    """``t``, a view or alias of ``src`` (or a tensor given ``src``'s data: ``t.data = src``), is a ZeroTensor
+    exactly when ``src`` is one."""
     if is_zero(src):
         mark(t)
+    elif is_zero(t):
+        del LIVE[id(t)]
     return t
 
 
