@@ -33,6 +33,8 @@ import numpy as np
 from . import errors
 from .grad_mode import IN_FORMULA, _grad_enabled
 from .zero_tensor import LIVE as ZERO_TENSORS, materialized
+# an undefined tangent read as plain zeros, and as a recorded formula reads it (ATen's _efficientzerotensor)
+from .zero_tensor import plain_zeros_like as _zeros_for, zeros_like as _efficient_zeros
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
@@ -433,20 +435,6 @@ def _aten_name(op):
     if op.schema:
         return op.schema[0].split("(", 1)[0].split(".", 1)[0]
     return op.name
-
-
-def _zeros_for(t):
-    """An undefined tangent read as zeros (a wrapped number's stays one: PyTorch's update_wrapped_number)."""
-    from .tensor import Tensor
-    z = Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
-    z._wrapped = t._wrapped
-    return z
-
-
-def _efficient_zeros(t):
-    """An undefined tangent as a recorded formula reads it: ATen's ``_efficientzerotensor`` (zero_tensor.py)."""
-    from .zero_tensor import zeros_like
-    return zeros_like(t)
 
 
 def _context(op, ts, params, result, extras, names):

@@ -113,7 +113,7 @@ class Tensor(metaclass=_TensorMeta):
         t._grad_fn = node
         t._base = self._base
         t._view_meta = self._view_meta
-        return t
+        return _zero_tensor_alias(self, t) if _ZERO_TENSORS else t
 
     def _accumulator(self):
         """A leaf's AccumulateGrad. The tensor holds it weakly (``_acc``, as PyTorch's autograd meta

@@ -46,12 +46,17 @@ def mark(t):
     return t
 
 
-def zeros_like(t):
-    """A new ZeroTensor shaped as ``t`` (a wrapped number's stays one: PyTorch's update_wrapped_number)."""
+def plain_zeros_like(t):
+    """Ordinary zeros shaped as ``t`` (a wrapped number's stay one: PyTorch's update_wrapped_number)."""
     from .tensor import Tensor
     z = Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
     z._wrapped = t._wrapped
-    return mark(z)
+    return z
+
+
+def zeros_like(t):
+    """A new ZeroTensor shaped as ``t``."""
+    return mark(plain_zeros_like(t))
 
 
 def materialized(t):
