@@ -340,7 +340,9 @@ def _primal_view(t):
 
 
 def _give(result, tangent, level):
-    if ZERO_TENSORS:        # _set_fw_grad copies a ZeroTensor (sgn's tangent) into memory of its own
+    if ZERO_TENSORS and result._data.size != 1:
+        # _set_fw_grad copies a ZeroTensor (sgn's tangent) into memory of its own, unless the output has
+        # one element (its storage then has the ZeroTensor's metadata: a 0-d sgn's tangent stays one)
         tangent = materialized(tangent)
     if tangent._data.shape != result._data.shape:
         tangent = tangent.expand(*result._data.shape).clone()
