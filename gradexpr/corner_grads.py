@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from . import zero_tensor
 from .graph import is_grad_enabled
 
 
@@ -118,8 +119,7 @@ def zero_grad(grad):
 
 def efficient_zero(grad):
     """sgn's gradient for a real input: ATen's ``_efficientzerotensor`` shaped as ``grad`` (zero_tensor.py)."""
-    from .zero_tensor import mark
-    return mark(zero_grad(grad))
+    return zero_tensor.mark(zero_grad(grad))
 
 
 def evenly_distribute(grad, self, result):
