@@ -8,6 +8,7 @@ import numpy as np
 from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_double, vectorized_float
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
+from ..zero_tensor import LIVE as ZERO_TENSORS, is_zero
 from .registry import TABLE, NotDifferentiable, op
 from .common import (_F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef,
                      _vector_or_scalar, _vml, _zero_where, fma)
@@ -184,8 +185,8 @@ def _pow_self(grad, self, exponent):
     """PyTorch's ``pow_backward`` (a zero exponent's gradient is a plain zeros_like)."""
     if isinstance(exponent, (int, float)) and exponent == 0:
         return _F().zeros_like(self)
-    if exponent == 2 and not is_grad_enabled():
-        return _square_grad(grad, self)
+    if exponent == 2 and not is_grad_enabled() and not (ZERO_TENSORS and is_zero(grad)):
+        return _square_grad(grad, self)         # (a ZeroTensor grad takes mul's ZeroTensor kernel below)
     # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
     # (the exponent as a double)
     return grad * _mul_scalar(self.pow(exponent - 1), float(exponent))
