@@ -24,7 +24,7 @@ from . import errors, ops
 from .forward_ad import ACTIVE as _DUAL_LEVELS, ZEROS as _ZEROS, propagate as _propagate_tangent
 from .graph import INFERENCE as _INFERENCE, SavedTensor, _grad_enabled
 from .inplace_engine import apply_inplace
-from .op import _record, apply, wrap
+from .op import _link_view, _record, apply, wrap
 from .tensor import Tensor, _fresh, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
@@ -35,7 +35,7 @@ class BatchedTensor(Tensor):
     __slots__ = ("_phys", "_bdim", "_level")
 
     def _detached_alias(self):
-        return batched(self._phys.detach(), self._bdim, self._level)
+        return batched(self._phys.detach(), self._bdim, self._level, self._version_counter)
 
     def _detached_copy(self):
         return batched(self._phys._detached_copy(), self._bdim, self._level)
@@ -77,7 +77,8 @@ def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> Batche
     """The logical tensor of ``phys`` batched along ``bdim`` at ``level``."""
     data = phys._data
     if data.shape[bdim]:
-        sample = data[0] if bdim == 0 else data[(slice(None),) * bdim + (0,)]
+        # (an array, also for a 0-d sample: a view of phys, which in-place changes and view geometry rely on)
+        sample = data[0, ...] if bdim == 0 else data[(slice(None),) * bdim + (0, Ellipsis)]
     else:
         sample = np.zeros(data.shape[:bdim] + data.shape[bdim + 1:], data.dtype)
     t = _new_object(BatchedTensor)
@@ -113,6 +114,40 @@ def _size(level):
         if lv == level:
             return size
     raise errors.RuntimeError("vmap: a BatchedTensor escaped the vmap that created it")
+
+
+def levels(t) -> set:
+    """The vmap levels ``t`` is batched at."""
+    found = set()
+    while type(t) is BatchedTensor:
+        found.add(t._level)
+        t = t._phys
+    return found
+
+
+def records_physically(ts) -> bool:
+    """Whether a physical tensor beneath one of the batched ``ts`` requires grad: the physical ops then
+    record (grad of vmap), and an in-place op must keep the old value its formulas read."""
+    for t in ts:
+        while type(t) is BatchedTensor:
+            t = t._phys
+            if t._requires_grad:
+                return True
+    return False
+
+
+def with_levels(t, wanted: set):
+    """``t`` batched at every level of ``wanted`` too, expanded along the ones it was not batched at:
+    functorch's ``_make_dual`` batch rule gives a tangent the batch dimensions of its primal, so that
+    per-sample values can later be written into it in place (``y[1:] = x[1:] * x[0]`` under
+    ``vmap(jacfwd(f))``)."""
+    if not wanted:
+        return t
+    top = max(wanted)
+    rest = wanted - {top}
+    if type(t) is BatchedTensor and t._level >= top:
+        return batched(with_levels(t._phys, wanted - {t._level}), t._bdim, t._level)
+    return batched(_expanded(with_levels(t, rest), _size(top)), 0, top)
 
 
 # ---------------------------------------------------------------- physical helpers
@@ -190,6 +225,13 @@ def _broadcast_physical(args, level, ndim):
                 p = _view(p, p._data.shape[:1] + (1,) * missing + p._data.shape[1:])
         phys.append(p)
     return phys
+
+
+def _fill_value_rule(op, args, params, level):
+    """``t.fill_(value)`` with a 0-d tensor value: the value copied over each sample (CopyBackwards on the
+    physical tensors: its gradient sums over each sample's elements, where FillBackward3's ``grad.sum()``
+    would sum over the whole batch)."""
+    return _elementwise(ops.TABLE["copy"], args, params, level)
 
 
 _DIM_KEYS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "dimension"))
@@ -473,6 +515,7 @@ def _call(op, phys, params):
 
 RULES = {
     "elementwise": _elementwise,
+    "fill_value": _fill_value_rule,
     "dims": _dims_rule(),
     "new_dim": _dims_rule(new_dim=True),
     "reduce": _dims_rule(reduce=True),
@@ -566,6 +609,8 @@ def dispatch(op, args, params, extras_out=None, level=None):
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)
+    if op.view and type(ts[0]) is BatchedTensor and ts[0]._level == level:
+        _link_view(result, ts[0])
     extras = box[0] if len(box) == 1 else None
     if extras:
         extras = _batched_extras(extras, phys, bdim, level)
@@ -629,9 +674,10 @@ def dispatch_inplace(op, t, args, params):
     return t
 
 
-def write_inplace(t, result):
-    """Store a batched ``result`` into ``t`` (op.write_inplace under vmap): physically, so an unbatched
-    ``t`` fails with the physical shapes, as PyTorch's does; ``t`` takes the result's logical history."""
+def write_physical(t, result):
+    """Store a batched ``result`` into ``t``'s physical memory (inplace_engine.write_inplace under vmap,
+    which then gives the logical ``t`` its history): an unbatched ``t`` fails with the physical shapes, as
+    PyTorch's does."""
     from .inplace_engine import write_inplace as write
     level = level_of((t, result))
     pr, br = _unwrap(result, level)
@@ -645,16 +691,9 @@ def write_inplace(t, result):
     if missing > 0:
         source = _view(source, source._data.shape[:1] + (1,) * missing + source._data.shape[1:])
     write(_front(pt, bt), source)
-    if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
-        t._requires_grad = True
 
 
-def inplace_view(op, t, params):
-    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
-    result = apply(op, (t,), params)
-    t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
-    if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
-        t._requires_grad = True
-    return t
+def become(t, view):
+    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t`` (inplace_engine.apply_inplace_view): ``t`` takes the
+    batched ``view``'s physical tensor and layout."""
+    t._phys, t._bdim, t._data = view._phys, view._bdim, view._data

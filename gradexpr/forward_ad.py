@@ -31,7 +31,7 @@ import weakref
 import numpy as np
 
 from . import errors
-from .grad_mode import IN_FORMULA, _grad_enabled
+from .grad_mode import IN_FORMULA, VMAP_LEVELS, _grad_enabled
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
@@ -189,6 +189,9 @@ def dual_at(tensor, tangent, level, view=None):
             f"not supported. Tensor is of size {_size(tensor)} while the given forward gradient is of size "
             f"{_size(tangent)}.")
     dual = _alias(tensor, level, view)      # a view of the primal (PyTorch's make_dual is a view op)
+    if VMAP_LEVELS:
+        from .batching import levels, with_levels
+        tangent = with_levels(tangent, levels(tensor) - levels(tangent))
     set_tangent(dual, tangent if tangent._dtype is tensor._dtype else tangent.to(tensor._dtype), level)
     return dual
 

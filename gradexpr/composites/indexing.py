@@ -11,9 +11,10 @@ import numpy as np
 from .. import ops as D
 from .. import dtypes, errors, limits
 from ..forward_ad import ACTIVE as _DUAL_LEVEL
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..inplace_engine import check_inplace, check_writeable, write_inplace
-from ..op import apply, bump_version
+from ..op import _batching, apply, bump_version
 from ..tensor import Tensor
 from .arguments import _is_tensor, _scalar
 from .conversion import to
@@ -73,6 +74,8 @@ def _normalise_index(t: Tensor, index):
         elif _is_tensor(i) or isinstance(i, (list, tuple, np.ndarray)):
             # (an ndarray is an index this module normalised before, e.g. in a backward formula)
             arr = i._data if _is_tensor(i) else i if isinstance(i, np.ndarray) else np.asarray(tensor(list(i))._data)
+            if _VMAP and _is_tensor(i) and _batching().level_of((i,)) >= 0:
+                _refuse_batched_index(arr)
             if arr.dtype.kind == "b":
                 for k, (ms, ts_) in enumerate(zip(arr.shape, shape[dim:dim + arr.ndim])):
                     if ms != ts_:
@@ -93,6 +96,17 @@ def _normalise_index(t: Tensor, index):
             raise errors.IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                     "are valid indices (got " + type(i).__name__ + ")")
     return tuple(out), advanced
+
+
+def _refuse_batched_index(arr):
+    """A per-sample index tensor under vmap: PyTorch refuses a boolean mask (its result's shape would depend
+    on the sample); an integer one it batches, which gradexpr does not yet (its index is one array)."""
+    if arr.dtype.kind == "b":
+        raise errors.RuntimeError("vmap: We do not support batching operators that can support dynamic shape. "
+                                  "Attempting to batch over indexing with a boolean mask.")
+    raise errors.NotImplementedError("vmap: indexing with a batched integer tensor is not supported by gradexpr yet "
+                                     "(index with a tensor that is the same for every sample, or use index_select / "
+                                     "gather)")
 
 
 _ALL = slice(None)
@@ -159,7 +173,8 @@ def setitem(self, index, value):
         return                                   # PyTorch: t[False] = v assigns nothing
     idx, _ = _normalise_index(self, index)
     tracked = _grad_enabled.get() and self.requires_grad
-    if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL:     # (a dual's tangent changes too)
+    if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL and not _VMAP:
+        # (a dual's tangent changes too; under vmap the logical array is one sample: the batch rules write)
         # a number where nothing is recorded: one NumPy assignment (it selects the same elements,
         # and casts as PyTorch casts the number to the tensor's dtype)
         check_writeable(self)
@@ -168,7 +183,7 @@ def setitem(self, index, value):
         return
     v = _setitem_value(self, value)
     basic, advanced = _split_index(self, idx)
-    if not (tracked or (_grad_enabled.get() and v._requires_grad) or _DUAL_LEVEL):
+    if not (tracked or (_grad_enabled.get() and v._requires_grad) or _DUAL_LEVEL or _VMAP):
         try:
             if _setitem_untracked(self, basic, advanced, v):
                 return
@@ -280,7 +295,7 @@ def _copy_to(dst, src):
 def _fill_with_tensor(dst, value):
     """``dst.fill_(value)`` for a 0-d tensor value (``FillBackward3`` whenever it is recorded)."""
     check_inplace(dst, (value,))
-    if (_grad_enabled.get() and (dst._requires_grad or value._requires_grad)) or _DUAL_LEVEL:
+    if (_grad_enabled.get() and (dst._requires_grad or value._requires_grad)) or _DUAL_LEVEL or _VMAP:
         write_inplace(dst, apply(D.fill_tensor_inplace, (dst, value)))
         return
     check_writeable(dst)
@@ -309,7 +324,7 @@ def _index_put_inplace(dst, index, values):
         raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be "
                                   f"broadcast to indexing result of shape {list(target)}")
     check_inplace(dst, (values,))
-    if (_grad_enabled.get() and (dst._requires_grad or values._requires_grad)) or _DUAL_LEVEL:
+    if (_grad_enabled.get() and (dst._requires_grad or values._requires_grad)) or _DUAL_LEVEL or _VMAP:
         write_inplace(dst, apply(D.index_put, (dst, values), {"index": index, "accumulate": False}))
         return
     check_writeable(dst)

@@ -457,6 +457,9 @@ TABLE["copy_slices"] = copy_slices
 
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("index", "getitem_basic")
+for _basic_view in GETITEM.values():        # t[1:], t[0], t[None] under their node names: views of the batch too
+    if _basic_view.view:                    # (a loop would stack copies, which an in-place change then misses)
+        _basic_view.batch = "index"
 batch_rules("dims", "index_select")
 
 
