@@ -323,6 +323,15 @@ def _as_written(op, ts, tangents, params, result, extras):
     and an entry's ``tangent_formula`` (derivatives.yaml's ``result:`` line as written) replaces the
     cheaper rule that skips undefined tangents."""
     primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
+    if _INPLACE_SELF and ts and ts[0] is _INPLACE_SELF[-1] and result._requires_grad:
+        # the in-place op itself: PyTorch's in-place code reads ``result`` as ``self_p``, the new self's
+        # ``_fw_primal`` (an Identity node, no tangent: the formula's own graph does not carry one), and
+        # ``self`` as the ``_fw_primal`` of ``original_self``, a clone made before the op (CloneBackward0)
+        result = _primal_view(result)
+        if ts[0]._requires_grad:
+            from . import ops
+            from .op import apply
+            primals = (_primal_view(apply(ops.TABLE["clone"], (ts[0],))),) + primals[1:]
     formula = op.tangent_formula
     if formula is not None:
         tangent = _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
@@ -375,6 +384,17 @@ def inplace_formula(t, run):
     tangent is then written into them (move_tangent), which must not change what the formula saved."""
     if not ACTIVE or not _grad_enabled.get():
         return run()
+    _INPLACE_SELF.append(t)
+    try:
+        return _with_cloned_tangents(t, run)
+    finally:
+        _INPLACE_SELF.pop()
+
+
+_INPLACE_SELF: list = []     # the tensor an in-place op's formula is running on (its input 0), innermost last
+
+
+def _with_cloned_tangents(t, run):
     kept = []
     active = ACTIVE[:]
     for level in active:

@@ -193,7 +193,9 @@ def save_inplace_result(t: Tensor, node):
     if type(saved) is not dict or "result" not in saved:
         return
     producer = node._op.node if t._base is None else InplaceViewResult(t._grad_fn, node._op.node)
-    saved["result"] = SavedTensor(t, is_output=True, producer=producer)
+    kept = saved["result"] = SavedTensor(t, is_output=True, producer=producer)
+    if _DUAL_LEVEL:
+        _forward_ad().copy_tangent(t, kept.tensor)      # (forward-over-reverse: the formulas read its tangent)
 
 
 def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
