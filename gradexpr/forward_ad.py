@@ -35,6 +35,7 @@ from .grad_mode import IN_FORMULA, VMAP_LEVELS, _grad_enabled
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
+TABLES = _TABLES           # (op._link_view tells a paused level from their number)
 _FROM_FUNC: list = []      # per open level: opened by torch.func (jvp, jacfwd) rather than forward_ad
 _state = {"current": -1}   # forward_ad's own current level (PyTorch's _current_level)
 
@@ -52,7 +53,34 @@ def tangent_of(t, level=None):
     e = _TABLES[level].get(id(t))
     if e is not None and e[0]() is t:
         return e[1]
-    return None
+    return _view_of_base_tangent(t, level) if t._base is not None else None
+
+
+def no_forward_view(view):
+    """A view made while levels were paused (a primal's ``_fw_primal``, a formula's view of a primal): like
+    PyTorch's non-forward-differentiable views, it has no tangent there, even once its base has one."""
+    for level in range(len(ACTIVE), len(_TABLES)):
+        set_tangent(view, None, level)
+
+
+def _view_of_base_tangent(view, level):
+    """A view without a tangent of its own whose base has one (the base got it after the view was made):
+    PyTorch's ``_fw_grad`` of the view is then the same view of the base's tangent (an ``as_strided`` of
+    it), made when first read and kept, so that writes through either are seen by both."""
+    from .op import ViewGeometry, strided_view_of
+    from .tensor import Tensor
+    base = view._base
+    e = _TABLES[level].get(id(base))
+    if e is None or e[0]() is not base:
+        return None
+    base_tangent = e[1]
+    if type(base_tangent) is not Tensor or type(view) is not Tensor or not base_tangent._data.flags.c_contiguous \
+            or base_tangent._data.shape != base._data.shape:
+        return None         # (a batched tangent's array is one sample's: no strided view of it here)
+    tangent = strided_view_of(base_tangent, ViewGeometry(base._data, view._data))
+    if tangent is not None:
+        set_tangent(view, tangent, level)
+    return tangent
 
 
 def set_tangent(t, tangent, level=None):
@@ -265,9 +293,16 @@ def propagate(op, ts, params, result, extras):
         for i, t in enumerate(ts):
             e = table.get(id(t))
             if e is not None and e[0]() is t:
-                if tangents is None:
-                    tangents = [None] * len(ts)
-                tangents[i] = e[1]
+                tan = e[1]
+            elif t._base is not None:
+                tan = _view_of_base_tangent(t, level)
+            else:
+                continue
+            if tan is None:
+                continue
+            if tangents is None:
+                tangents = [None] * len(ts)
+            tangents[i] = tan
         if tangents is None:
             continue
         how = op.tangent
