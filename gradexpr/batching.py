@@ -125,6 +125,14 @@ def levels(t) -> set:
     return found
 
 
+def made_like(t, like):
+    """A new tensor ``t`` (zeros_like's, new_zeros') made from a batched ``like``: batched as ``like`` (a
+    physical tensor of its own per level, as functorch's batch rules for the factories make it), so that
+    per-sample values can be written into it."""
+    wanted = levels(like)
+    return with_levels(t, wanted).clone() if wanted else t
+
+
 def records_physically(ts) -> bool:
     """Whether a physical tensor beneath one of the batched ``ts`` requires grad: the physical ops then
     record (grad of vmap), and an in-place op must keep the old value its formulas read."""

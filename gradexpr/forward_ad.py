@@ -474,10 +474,31 @@ def _write_into_base(view, tan, level):
     from .tensor import Tensor
     base = view._base
     old = tangent_of(base, level)
-    data = np.zeros(base._data.shape, base._dtype.np) if old is None else old._data.copy()
     index = ViewGeometry(base._data, view._data).index()
+    if VMAP_LEVELS and not all(type(t) is Tensor for t in (base, tan, old) if t is not None):
+        set_tangent(base, _batched_base_tangent(base, old, tan, index, level), level)
+        return
+    data = np.zeros(base._data.shape, base._dtype.np) if old is None else old._data.copy()
     data.reshape(-1)[index.reshape(-1)] = np.broadcast_to(tan._data, view._data.shape).reshape(-1)
     set_tangent(base, Tensor._make(data, base._dtype), level)
+
+
+def _batched_base_tangent(base, old, tan, index, level):
+    """``_write_into_base`` under vmap, in tensor ops (a batched tensor's array is one sample's): the base's
+    tangent (zeros where it had none) with the batch levels of the base and the written tangent, as
+    functorch's ``_new_zeros_with_same_feature_meta``, the view's positions taking ``tan``."""
+    from .batching import levels, with_levels
+    from .tensor import Tensor
+    start = old if old is not None else Tensor._make(np.zeros(base._data.shape, base._dtype.np), base._dtype)
+    active = ACTIVE[:]
+    del ACTIVE[level:]
+    try:
+        new = with_levels(start, (levels(base) | levels(tan)) - levels(start)).clone()
+        flat = new.view(-1)
+        flat[Tensor._make(index.reshape(-1))] = tan.expand(tuple(index.shape)).reshape(-1)
+    finally:
+        ACTIVE[:] = active
+    return new
 
 
 def _aten_name(op):
