@@ -133,6 +133,15 @@ def made_like(t, like):
     return with_levels(t, wanted).clone() if wanted else t
 
 
+def on_physical(t, fn):
+    """``fn`` of the plain physical tensor under a batched ``t`` with every batch dimension in front (the
+    logical dims last, as a kernel run on the physical rows sees them), its result batched back at ``t``'s
+    levels along dim 0."""
+    if type(t) is not BatchedTensor:
+        return fn(t)
+    return batched(on_physical(_front(t._phys, t._bdim), fn), 0, t._level)
+
+
 def records_physically(ts) -> bool:
     """Whether a physical tensor beneath one of the batched ``ts`` requires grad: the physical ops then
     record (grad of vmap), and an in-place op must keep the old value its formulas read."""
@@ -299,7 +308,7 @@ def _loss_rule(op, args, params, level):
     dims = tuple(range(1, phys._data.ndim))
     if not dims:
         return phys, bdim
-    return _apply("mean_dim" if reduction == "mean" else "sum_dim", (phys,), {"dim": dims}), 0
+    return _apply("mean_dim" if reduction == "mean" else "sum_dim", (phys,), {"dim": dims, "keepdim": False}), 0
 
 
 def _shape_rule(op, args, params, level):

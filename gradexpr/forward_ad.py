@@ -198,6 +198,11 @@ def make_dual(tensor, tangent, *, level=None):
         raise errors.ValueError(f"Expected primal to be floating point or complex, but got: {tensor._dtype}")
     if not tangent._dtype.is_floating_point:
         raise errors.ValueError(f"Expected tangent to be floating point or complex, but got: {tangent._dtype}")
+    if VMAP_LEVELS:
+        from .batching import levels
+        if levels(tensor) or levels(tangent):       # (torch.func.jvp makes its duals itself: dual_at)
+            raise errors.RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't "
+                                      "work on out= or view ops.")
     return dual_at(tensor, tangent, _public_level(level, "Invalid level given to _make_dual"), _view_node)
 
 

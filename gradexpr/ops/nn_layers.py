@@ -432,15 +432,17 @@ def _layer_norm_tangent(input_p, input_t, weight_p, weight_t, bias_p, bias_t, no
 
 
 def _saved_statistics(input_p, dims, normalized_ndim, eps):
-    """native_layer_norm's saved mean and rstd (keeping the normalized dims), as constants; under vmap,
-    where the array is one sample's, from the batched values in Tensor ops."""
+    """native_layer_norm's saved mean and rstd (keeping the normalized dims), as constants; under vmap the
+    kernel's rows are the physical tensor's."""
     from ..tensor import Tensor
+
+    def statistic(k):
+        return lambda x: Tensor._make(layer_norm_stats(x._data, normalized_ndim, eps)[k])
     if type(input_p) is Tensor:
         mean, rstd = layer_norm_stats(input_p._data, normalized_ndim, eps)
         return Tensor._make(mean), Tensor._make(rstd)
-    x = input_p.detach()
-    mean = x.mean(dims, keepdim=True)
-    return mean, ((x - mean).pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    from ..batching import on_physical
+    return on_physical(input_p, statistic(0)), on_physical(input_p, statistic(1))
 
 
 def _norm_jvp(input_p, input_t, mean_p, invstd_p, dims, numel, branch_free):
