@@ -98,6 +98,65 @@ def _normalise_index(t: Tensor, index):
     return tuple(out), advanced
 
 
+def _per_sample_integer_index(index) -> bool:
+    """Whether ``index`` holds an integer tensor batched by a running vmap (``logits[label]`` per sample)."""
+    for i in index if isinstance(index, tuple) else (index,):
+        if _is_tensor(i) and i._dtype.category == 1 and _batching().level_of((i,)) >= 0:
+            return True
+    return False
+
+
+def _per_sample_view(self, index):
+    """(the view of ``self`` that the basic parts of ``index`` make, the dim of it that the per-sample integer
+    tensor indexes, that tensor with negative indices counted from the end): one such tensor and no
+    Ellipsis before it (else: not supported yet)."""
+    items = index if isinstance(index, tuple) else (index,)
+    at = [k for k, i in enumerate(items) if _is_tensor(i) or isinstance(i, (list, np.ndarray))]
+    if len(at) != 1 or any(i is Ellipsis for i in items[:at[0]]):
+        raise errors.NotImplementedError("vmap: indexing with a batched integer tensor is supported by gradexpr for one "
+                                         "tensor index without an Ellipsis before it")
+    k = at[0]
+    idx = items[k]
+    if idx._data.ndim == 0 and self._requires_grad:
+        # PyTorch reads a 0-d index as a number (.item()), which a grad transform's tensor refuses
+        raise errors.RuntimeError(_ITEM_OR_CONTROL_FLOW)
+    view = getitem(self, items[:k] + (slice(None),) + items[k + 1:])
+    dim = builtins.sum(1 for i in items[:k] if i is None or isinstance(i, slice))
+    return view, dim, idx + (idx < 0).long() * view.shape[dim]
+
+
+def _getitem_per_sample(self, index):
+    """``t[..., idx, ...]`` under vmap with a per-sample integer tensor ``idx`` (functorch batches it): an
+    index_select along the dim it indexes, shaped as advanced indexing shapes it."""
+    view, dim, idx = _per_sample_view(self, index)
+    picked = view.index_select(dim, idx.reshape(-1))
+    return picked.reshape(tuple(view.shape[:dim]) + tuple(idx.shape) + tuple(view.shape[dim + 1:]))
+
+
+def _setitem_per_sample(self, index, value):
+    """``t[..., idx, ...] = value`` under vmap with a per-sample 0-d integer ``idx``: the view's slice at
+    ``idx`` replaced (a where over the positions along its dim, copied into the view in place)."""
+    view, dim, idx = _per_sample_view(self, index)
+    if idx.dim():
+        raise errors.NotImplementedError("vmap: assigning through a batched integer tensor of one or more dims is "
+                                         "not supported by gradexpr yet")
+    from ..functions import arange, where
+    shape = [1] * view.dim()
+    shape[dim] = view.shape[dim]
+    at = arange(view.shape[dim]).view(shape) == idx
+    slice_shape = tuple(view.shape[:dim]) + tuple(view.shape[dim + 1:])
+    new = _setitem_value(self, value).expand(slice_shape).unsqueeze(dim)
+    copy_(view, where(at, new, view))
+
+
+_ITEM_OR_CONTROL_FLOW = (
+    "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to use a Tensor in some "
+    "data-dependent control flow or (3) encountering this error in PyTorch internals. For (1): we don't support vmap "
+    "over calling .item() on a Tensor, please try to rewrite what you're doing with other operations. For (2): we "
+    "don't support data-dependent control flow in vmap yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues . For (3): please file an issue.")
+
+
 def _refuse_batched_index(arr):
     """A per-sample index tensor under vmap: PyTorch refuses a boolean mask (its result's shape would depend
     on the sample); an integer one it batches, which gradexpr does not yet (its index is one array)."""
@@ -143,6 +202,8 @@ _NO_BYTES = np.dtype([])
 
 
 def getitem(self, index):
+    if _VMAP and _per_sample_integer_index(index):
+        return _getitem_per_sample(self, index)
     idx, advanced = _normalise_index(self, index)
     if not advanced:
         out = _view_steps(self, idx, lone=not isinstance(index, tuple))
@@ -171,6 +232,8 @@ def setitem(self, index, value):
     its base a ``CopySlices`` node (see op.write_inplace)."""
     if index is False:
         return                                   # PyTorch: t[False] = v assigns nothing
+    if _VMAP and _per_sample_integer_index(index):
+        return _setitem_per_sample(self, index, value)
     idx, _ = _normalise_index(self, index)
     tracked = _grad_enabled.get() and self.requires_grad
     if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL and not _VMAP:
