@@ -246,8 +246,10 @@ getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
 
 
 def _named(base, node, view, forward=None, grads=None):
+    # (a view keeps vmap's rule for basic indexing: t[1:], t[0] are views of the batch, which an in-place
+    # change through them must reach; a loop would stack copies)
     return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, grads or base.formulas,
-              dtype=base.dtype, view=view, domain=base.domain, forward_ad=base.tangent)
+              dtype=base.dtype, view=view, domain=base.domain, forward_ad=base.tangent, batch="index" if view else None)
 
 
 GETITEM = {name: _named(getitem_basic, name, True)
@@ -457,9 +459,6 @@ TABLE["copy_slices"] = copy_slices
 
 # ============================================================ vmap's batch rules (batching.py)
 batch_rules("index", "getitem_basic")
-for _basic_view in GETITEM.values():        # t[1:], t[0], t[None] under their node names: views of the batch too
-    if _basic_view.view:                    # (a loop would stack copies, which an in-place change then misses)
-        _basic_view.batch = "index"
 batch_rules("dims", "index_select")
 
 
