@@ -25,7 +25,7 @@ from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
 from .zero_tensor import LIVE as _ZEROS
 from .graph import INFERENCE as _INFERENCE, SavedTensor, _grad_enabled
 from .inplace_engine import apply_inplace
-from .op import _record, apply, wrap
+from .op import _link_view, _record, apply, wrap
 from .tensor import Tensor, _fresh, _new_object
 
 from .grad_mode import VMAP_LEVELS as LEVELS     # [level, batch size, randomness] of each running vmap
@@ -36,7 +36,7 @@ class BatchedTensor(Tensor):
     __slots__ = ("_phys", "_bdim", "_level")
 
     def _detached_alias(self):
-        return batched(self._phys.detach(), self._bdim, self._level)
+        return batched(self._phys.detach(), self._bdim, self._level, self._version_counter)
 
     def _detached_copy(self):
         return batched(self._phys._detached_copy(), self._bdim, self._level)
@@ -78,7 +78,8 @@ def batched(phys: Tensor, bdim: int, level: int, version_counter=None) -> Batche
     """The logical tensor of ``phys`` batched along ``bdim`` at ``level``."""
     data = phys._data
     if data.shape[bdim]:
-        sample = data[0] if bdim == 0 else data[(slice(None),) * bdim + (0,)]
+        # (an array, also for a 0-d sample: a view of phys, which in-place changes and view geometry rely on)
+        sample = data[0, ...] if bdim == 0 else data[(slice(None),) * bdim + (0, Ellipsis)]
     else:
         sample = np.zeros(data.shape[:bdim] + data.shape[bdim + 1:], data.dtype)
     t = _new_object(BatchedTensor)
@@ -114,6 +115,57 @@ def _size(level):
         if lv == level:
             return size
     raise errors.RuntimeError("vmap: a BatchedTensor escaped the vmap that created it")
+
+
+def levels(t) -> set:
+    """The vmap levels ``t`` is batched at."""
+    found = set()
+    while type(t) is BatchedTensor:
+        found.add(t._level)
+        t = t._phys
+    return found
+
+
+def made_like(t, like):
+    """A new tensor ``t`` (zeros_like's, new_zeros') made from a batched ``like``: batched as ``like`` (a
+    physical tensor of its own per level, as functorch's batch rules for the factories make it), so that
+    per-sample values can be written into it."""
+    wanted = levels(like)
+    return with_levels(t, wanted).clone() if wanted else t
+
+
+def on_physical(t, fn):
+    """``fn`` of the plain physical tensor under a batched ``t`` with every batch dimension in front (the
+    logical dims last, as a kernel run on the physical rows sees them), its result batched back at ``t``'s
+    levels along dim 0."""
+    if type(t) is not BatchedTensor:
+        return fn(t)
+    return batched(on_physical(_front(t._phys, t._bdim), fn), 0, t._level)
+
+
+def records_physically(ts) -> bool:
+    """Whether a physical tensor beneath one of the batched ``ts`` requires grad: the physical ops then
+    record (grad of vmap), and an in-place op must keep the old value its formulas read."""
+    for t in ts:
+        while type(t) is BatchedTensor:
+            t = t._phys
+            if t._requires_grad:
+                return True
+    return False
+
+
+def with_levels(t, wanted: set):
+    """``t`` batched at every level of ``wanted`` too, expanded along the ones it was not batched at:
+    functorch's ``_make_dual`` batch rule gives a tangent the batch dimensions of its primal, so that
+    per-sample values can later be written into it in place (``y[1:] = x[1:] * x[0]`` under
+    ``vmap(jacfwd(f))``)."""
+    if not wanted:
+        return t
+    top = max(wanted)
+    rest = wanted - {top}
+    if type(t) is BatchedTensor and t._level >= top:
+        return batched(with_levels(t._phys, wanted - {t._level}), t._bdim, t._level)
+    return batched(_expanded(with_levels(t, rest), _size(top)), 0, top)
 
 
 # ---------------------------------------------------------------- physical helpers
@@ -193,6 +245,13 @@ def _broadcast_physical(args, level, ndim):
     return phys
 
 
+def _fill_value_rule(op, args, params, level):
+    """``t.fill_(value)`` with a 0-d tensor value: the value copied over each sample (CopyBackwards on the
+    physical tensors: its gradient sums over each sample's elements, where FillBackward3's ``grad.sum()``
+    would sum over the whole batch)."""
+    return _elementwise(ops.TABLE["copy"], args, params, level)
+
+
 _DIM_KEYS = frozenset(("dim", "dims", "dim0", "dim1", "dim2", "dimension"))
 
 
@@ -250,7 +309,7 @@ def _loss_rule(op, args, params, level):
     dims = tuple(range(1, phys._data.ndim))
     if not dims:
         return phys, bdim
-    return _apply("mean_dim" if reduction == "mean" else "sum_dim", (phys,), {"dim": dims}), 0
+    return _apply("mean_dim" if reduction == "mean" else "sum_dim", (phys,), {"dim": dims, "keepdim": False}), 0
 
 
 def _shape_rule(op, args, params, level):
@@ -474,6 +533,7 @@ def _call(op, phys, params):
 
 RULES = {
     "elementwise": _elementwise,
+    "fill_value": _fill_value_rule,
     "dims": _dims_rule(),
     "new_dim": _dims_rule(new_dim=True),
     "reduce": _dims_rule(reduce=True),
@@ -567,6 +627,8 @@ def dispatch(op, args, params, extras_out=None, level=None):
     finally:
         _BOXES.pop()
     result = batched(phys, bdim, level)
+    if op.view and type(ts[0]) is BatchedTensor and ts[0]._level == level:
+        _link_view(result, ts[0])
     extras = box[0] if len(box) == 1 else None
     if extras:
         extras = _batched_extras(extras, phys, bdim, level)
@@ -630,9 +692,10 @@ def dispatch_inplace(op, t, args, params):
     return t
 
 
-def write_inplace(t, result):
-    """Store a batched ``result`` into ``t`` (op.write_inplace under vmap): physically, so an unbatched
-    ``t`` fails with the physical shapes, as PyTorch's does; ``t`` takes the result's logical history."""
+def write_physical(t, result):
+    """Store a batched ``result`` into ``t``'s physical memory (inplace_engine.write_inplace under vmap,
+    which then gives the logical ``t`` its history): an unbatched ``t`` fails with the physical shapes, as
+    PyTorch's does."""
     from .inplace_engine import write_inplace as write
     level = level_of((t, result))
     pr, br = _unwrap(result, level)
@@ -646,16 +709,9 @@ def write_inplace(t, result):
     if missing > 0:
         source = _view(source, source._data.shape[:1] + (1,) * missing + source._data.shape[1:])
     write(_front(pt, bt), source)
-    if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
-        t._requires_grad = True
 
 
-def inplace_view(op, t, params):
-    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t``: it becomes the batched view."""
-    result = apply(op, (t,), params)
-    t._phys, t._bdim, t._data = result._phys, result._bdim, result._data
-    if result._grad_fn is not None:
-        t._grad_fn = result._grad_fn
-        t._requires_grad = True
-    return t
+def become(t, view):
+    """``t.t_()``, ``t.squeeze_()`` … on a batched ``t`` (inplace_engine.apply_inplace_view): ``t`` takes the
+    batched ``view``'s physical tensor and layout."""
+    t._phys, t._bdim, t._data = view._phys, view._bdim, view._data

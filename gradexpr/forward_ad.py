@@ -31,13 +31,14 @@ import weakref
 import numpy as np
 
 from . import errors
-from .grad_mode import IN_FORMULA, _grad_enabled
+from .grad_mode import IN_FORMULA, VMAP_LEVELS, _grad_enabled
 from .zero_tensor import LIVE as ZERO_TENSORS, materialized
 # an undefined tangent read as plain zeros, and as a recorded formula reads it (ATen's _efficientzerotensor)
 from .zero_tensor import plain_zeros_like as _zeros_for, zeros_like as _efficient_zeros
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
+TABLES = _TABLES           # (op._link_view tells a paused level from their number)
 _FROM_FUNC: list = []      # per open level: opened by torch.func (jvp, jacfwd) rather than forward_ad
 _state = {"current": -1}   # forward_ad's own current level (PyTorch's _current_level)
 
@@ -55,7 +56,34 @@ def tangent_of(t, level=None):
     e = _TABLES[level].get(id(t))
     if e is not None and e[0]() is t:
         return e[1]
-    return None
+    return _view_of_base_tangent(t, level) if t._base is not None else None
+
+
+def no_forward_view(view):
+    """A view made while levels were paused (a primal's ``_fw_primal``, a formula's view of a primal): like
+    PyTorch's non-forward-differentiable views, it has no tangent there, even once its base has one."""
+    for level in range(len(ACTIVE), len(_TABLES)):
+        set_tangent(view, None, level)
+
+
+def _view_of_base_tangent(view, level):
+    """A view without a tangent of its own whose base has one (the base got it after the view was made):
+    PyTorch's ``_fw_grad`` of the view is then the same view of the base's tangent (an ``as_strided`` of
+    it), made when first read and kept, so that writes through either are seen by both."""
+    from .op import ViewGeometry, strided_view_of
+    from .tensor import Tensor
+    base = view._base
+    e = _TABLES[level].get(id(base))
+    if e is None or e[0]() is not base:
+        return None
+    base_tangent = e[1]
+    if type(base_tangent) is not Tensor or type(view) is not Tensor or not base_tangent._data.flags.c_contiguous \
+            or base_tangent._data.shape != base._data.shape:
+        return None         # (a batched tangent's array is one sample's: no strided view of it here)
+    tangent = strided_view_of(base_tangent, ViewGeometry(base._data, view._data))
+    if tangent is not None:
+        set_tangent(view, tangent, level)
+    return tangent
 
 
 def set_tangent(t, tangent, level=None):
@@ -173,6 +201,11 @@ def make_dual(tensor, tangent, *, level=None):
         raise errors.ValueError(f"Expected primal to be floating point or complex, but got: {tensor._dtype}")
     if not tangent._dtype.is_floating_point:
         raise errors.ValueError(f"Expected tangent to be floating point or complex, but got: {tangent._dtype}")
+    if VMAP_LEVELS:
+        from .batching import levels
+        if levels(tensor) or levels(tangent):       # (torch.func.jvp makes its duals itself: dual_at)
+            raise errors.RuntimeError("Batching rule not implemented for aten::_make_dual; the fallback path doesn't "
+                                      "work on out= or view ops.")
     return dual_at(tensor, tangent, _public_level(level, "Invalid level given to _make_dual"), _view_node)
 
 
@@ -192,6 +225,9 @@ def dual_at(tensor, tangent, level, view=None):
             f"not supported. Tensor is of size {_size(tensor)} while the given forward gradient is of size "
             f"{_size(tangent)}.")
     dual = _alias(tensor, level, view)      # a view of the primal (PyTorch's make_dual is a view op)
+    if VMAP_LEVELS:
+        from .batching import levels, with_levels
+        tangent = with_levels(tangent, levels(tensor) - levels(tangent))
     set_tangent(dual, tangent if tangent._dtype is tensor._dtype else tangent.to(tensor._dtype), level)
     return dual
 
@@ -265,9 +301,16 @@ def propagate(op, ts, params, result, extras):
         for i, t in enumerate(ts):
             e = table.get(id(t))
             if e is not None and e[0]() is t:
-                if tangents is None:
-                    tangents = [None] * len(ts)
-                tangents[i] = e[1]
+                tan = e[1]
+            elif t._base is not None:
+                tan = _view_of_base_tangent(t, level)
+            else:
+                continue
+            if tan is None:
+                continue
+            if tangents is None:
+                tangents = [None] * len(ts)
+            tangents[i] = tan
         if tangents is None:
             continue
         how = op.tangent
@@ -323,6 +366,15 @@ def _as_written(op, ts, tangents, params, result, extras):
     and an entry's ``tangent_formula`` (derivatives.yaml's ``result:`` line as written) replaces the
     cheaper rule that skips undefined tangents."""
     primals = tuple(_primal_view(t) if t._requires_grad else t for t in ts)
+    if _INPLACE_SELF and ts and ts[0] is _INPLACE_SELF[-1] and result._requires_grad:
+        # the in-place op itself: PyTorch's in-place code reads ``result`` as ``self_p``, the new self's
+        # ``_fw_primal`` (an Identity node, no tangent: the formula's own graph does not carry one), and
+        # ``self`` as the ``_fw_primal`` of ``original_self``, a clone made before the op (CloneBackward0)
+        result = _primal_view(result)
+        if ts[0]._requires_grad:
+            from . import ops
+            from .op import apply
+            primals = (_primal_view(apply(ops.TABLE["clone"], (ts[0],))),) + primals[1:]
     formula = op.tangent_formula
     if formula is not None:
         tangent = _explicit(formula, op, primals, tangents, params, result, extras, _efficient_zeros)
@@ -379,6 +431,17 @@ def inplace_formula(t, run):
     tangent is then written into them (move_tangent), which must not change what the formula saved."""
     if not ACTIVE or not _grad_enabled.get():
         return run()
+    _INPLACE_SELF.append(t)
+    try:
+        return _with_cloned_tangents(t, run)
+    finally:
+        _INPLACE_SELF.pop()
+
+
+_INPLACE_SELF: list = []     # the tensor an in-place op's formula is running on (its input 0), innermost last
+
+
+def _with_cloned_tangents(t, run):
     kept = []
     active = ACTIVE[:]
     for level in active:
@@ -423,10 +486,31 @@ def _write_into_base(view, tan, level):
     from .tensor import Tensor
     base = view._base
     old = tangent_of(base, level)
-    data = np.zeros(base._data.shape, base._dtype.np) if old is None else old._data.copy()
     index = ViewGeometry(base._data, view._data).index()
+    if VMAP_LEVELS and not all(type(t) is Tensor for t in (base, tan, old) if t is not None):
+        set_tangent(base, _batched_base_tangent(base, old, tan, index, level), level)
+        return
+    data = np.zeros(base._data.shape, base._dtype.np) if old is None else old._data.copy()
     data.reshape(-1)[index.reshape(-1)] = np.broadcast_to(tan._data, view._data.shape).reshape(-1)
     set_tangent(base, Tensor._make(data, base._dtype), level)
+
+
+def _batched_base_tangent(base, old, tan, index, level):
+    """``_write_into_base`` under vmap, in tensor ops (a batched tensor's array is one sample's): the base's
+    tangent (zeros where it had none) with the batch levels of the base and the written tangent, as
+    functorch's ``_new_zeros_with_same_feature_meta``, the view's positions taking ``tan``."""
+    from .batching import levels, with_levels
+    from .tensor import Tensor
+    start = old if old is not None else Tensor._make(np.zeros(base._data.shape, base._dtype.np), base._dtype)
+    active = ACTIVE[:]
+    del ACTIVE[level:]
+    try:
+        new = with_levels(start, (levels(base) | levels(tan)) - levels(start)).clone()
+        flat = new.view(-1)
+        flat[Tensor._make(index.reshape(-1))] = tan.expand(tuple(index.shape)).reshape(-1)
+    finally:
+        ACTIVE[:] = active
+    return new
 
 
 def _aten_name(op):

@@ -74,6 +74,19 @@ def _flatten(tree):
     return [tree], None
 
 
+def _tree_spec(tree, indent=0) -> str:
+    """PyTorch's pytree ``TreeSpec`` repr of ``tree``'s structure (``*`` a leaf), as its errors print it."""
+    if isinstance(tree, dict):
+        kind, context, children = "dict", repr(list(tree.keys())), list(tree.values())
+    elif isinstance(tree, (tuple, list)):
+        kind, context, children = type(tree).__name__, "None", list(tree)
+    else:
+        return "*"
+    inner = ",".join([_tree_spec(c, indent + 2) if k == 0 else "\n" + " " * (indent + 2) + _tree_spec(c, indent + 2)
+                      for k, c in enumerate(children)])
+    return f"TreeSpec({kind}, {context}, [{inner}])"
+
+
 def _unflatten(leaves, spec):
     return _build(iter(leaves), spec)
 
@@ -148,6 +161,15 @@ def _finish(t):
 
 def _finish_tree(tree):
     leaves, spec = _flatten(tree)
+    return _unflatten([_finish(x) for x in leaves], spec)
+
+
+def _finish_aux(aux):
+    """``has_aux``'s second output, unwrapped as functorch unwraps it: a tree of tensors only."""
+    leaves, spec = _flatten(aux)
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise errors.RuntimeError(f"Expected tensors, got unsupported type <class '{type(x).__name__}'>")
     return _unflatten([_finish(x) for x in leaves], spec)
 
 
@@ -248,7 +270,7 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
         k += len(leaves)
     g = results[0] if isinstance(argnums, int) else tuple(results)
     value = _finish(out)
-    return (g, (value, _finish_tree(aux))) if has_aux else (g, value)
+    return (g, (value, _finish_aux(aux))) if has_aux else (g, value)
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -281,7 +303,7 @@ def vjp(func, *primals, has_aux=False):
         return tuple(_unflatten([_finish(g) for g in gs], spec))
 
     result = (_finish_tree(out), vjp_fn)
-    return result + (_finish_tree(aux),) if has_aux else result
+    return result + (_finish_aux(aux),) if has_aux else result
 
 
 # ---------------------------------------------------------------- forward mode
@@ -307,7 +329,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         tans = [_finish(t) if t is not None else Tensor._make(np.zeros(p._data.shape, p._dtype.np), p._dtype)
                 for p, t in pairs]
     result = (_unflatten(prim, o_spec), _unflatten(tans, o_spec))
-    return result + (_finish_tree(aux),) if has_aux else result
+    return result + (_finish_aux(aux),) if has_aux else result
 
 
 def linearize(func, *primals):
@@ -356,7 +378,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
                         blocks = blocks[count:]
                     per_out[k] = per_arg[0] if isinstance(argnums, int) else tuple(per_arg)
         jac = _finish_tree(_unflatten(per_out, o_spec))
-        return (jac, _finish_tree(aux)) if has_aux else jac
+        return (jac, _finish_aux(aux)) if has_aux else jac
     return wrapper
 
 
@@ -459,7 +481,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 blocks.append(_finish(block))
             per_out.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
         jac = _unflatten(per_out, o_spec)
-        return (jac, _finish_tree(aux)) if has_aux else jac
+        return (jac, _finish_aux(aux)) if has_aux else jac
     return wrapper
 
 
@@ -579,7 +601,9 @@ def _batched_inputs(func, in_dims, args):
     flat_args, spec = _flatten(tuple(args))
     flat_dims = _broadcast_dims(in_dims, tuple(args))
     if flat_dims is None:
-        raise errors.ValueError(f"{_where(func, in_dims)}: in_dims is not compatible with the structure of `inputs`.")
+        raise errors.ValueError(f"{_where(func, in_dims)}: in_dims is not compatible with the structure of `inputs`. "
+                                f"in_dims has structure {_tree_spec(in_dims)} but inputs has structure "
+                                f"{_tree_spec(tuple(args))}.")
     for i, (a, d) in enumerate(zip(flat_args, flat_dims)):
         if d is None:
             continue
@@ -614,7 +638,8 @@ def _broadcast_dims(dims, tree):
     """``dims`` (an int/None for a whole subtree, or a tuple/list/dict matching it) per flat leaf, or None."""
     if dims is None or isinstance(dims, int):
         return [dims] * len(_flatten(tree)[0])
-    if isinstance(tree, (tuple, list)) and isinstance(dims, (tuple, list)) and len(dims) == len(tree):
+    if isinstance(tree, (tuple, list)) and isinstance(dims, (tuple, list)) and len(dims) == len(tree) and \
+            isinstance(tree, list) == isinstance(dims, list):       # (pytree: a list never matches a tuple)
         out = []
         for d, t in zip(dims, tree):
             sub = _broadcast_dims(d, t)
@@ -650,7 +675,7 @@ def _vmap_once(func, flat_dims, flat_args, spec, size, out_dims, randomness, kwa
 
 
 def _out_dims_list(func, out_dims, out, out_spec):
-    if not (out_dims is None or isinstance(out_dims, int) or isinstance(out_dims, (tuple, list))):
+    if not (out_dims is None or isinstance(out_dims, int) or isinstance(out_dims, (tuple, list, dict))):
         raise errors.ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
                                 "python collection of ints representing where in the outputs the vmapped dimension "
                                 "should appear.")
@@ -664,7 +689,8 @@ def _out_dims_list(func, out_dims, out, out_spec):
         dims = _broadcast_dims(out_dims, out)
     if dims is None:
         raise errors.ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
-                                "with the structure of `outputs`.")
+                                f"with the structure of `outputs`. out_dims has structure {_tree_spec(out_dims)} but "
+                                f"outputs has structure {_tree_spec(out)}.")
     return dims
 
 
@@ -717,7 +743,7 @@ def forward_mode_jacobian(func, inputs, strict=False, vectorize=False):
     """``torch.autograd.functional.jacobian(..., strategy="forward-mode")``: one column per element of the
     inputs, each the tangent of the outputs for a basis tangent (PyTorch's _jacfwd, its result structure:
     a list per output of a list per input)."""
-    from .functional import _tuple_in, _tuple_out
+    from .functional import KEEP_TANGENTS, _tuple_in, _tuple_out
     from .functions import stack
     if strict:
         raise errors.RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
@@ -736,7 +762,11 @@ def forward_mode_jacobian(func, inputs, strict=False, vectorize=False):
             with fw.dual_level():
                 duals = [fw.make_dual(t, Tensor._make(basis, x._dtype) if i == k else _zeros_like(t))
                          for i, t in enumerate(ins)]
-                out_tuple, outs = _tuple_out(func(*duals))
+                KEEP_TANGENTS.append(True)
+                try:
+                    out_tuple, outs = _tuple_out(func(*duals))
+                finally:
+                    KEEP_TANGENTS.pop()
                 pairs = [fw.unpack_dual(o) for o in outs]
                 outs = [p for p, _ in pairs]
                 cols.append([t if t is not None else _zeros_like(p) for p, t in pairs])
@@ -748,7 +778,9 @@ def forward_mode_jacobian(func, inputs, strict=False, vectorize=False):
         row = []
         for k, x in enumerate(ins):
             if columns[k]:
-                row.append(stack([c[i] for c in columns[k]], -1).reshape(o._data.shape + x._data.shape))
+                # (as _jacfwd: the columns stacked first, moved last, reshaped: ReshapeAliasBackward0 when recorded)
+                cols = stack([c[i] for c in columns[k]], 0)
+                row.append(cols.permute(*range(1, cols.dim()), 0).reshape(o._data.shape + x._data.shape))
             else:
                 row.append(Tensor._make(np.zeros(o._data.shape + x._data.shape, o._dtype.np), o._dtype))
         result.append(row)

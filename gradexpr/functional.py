@@ -50,8 +50,17 @@ def _prepare(ins, create_graph):
         else:
             d = t.detach()
             d._requires_grad = True
+            if KEEP_TANGENTS:
+                from .forward_ad import copy_tangent
+                copy_tangent(t, d)
             out.append(d)
     return tuple(out)
+
+
+# Non-empty while jacobian(strategy="forward-mode") runs its function on dual tensors: PyTorch runs it under
+# its legacy vmap, whose batched duals keep their tangents through _grad_preprocess's detach (the inner
+# Jacobian of a forward-over-reverse hessian), where a plain dual's detach drops it.
+KEEP_TANGENTS: list = []
 
 
 def _call(func, ins):
@@ -406,6 +415,8 @@ def _np_sum_to(a, shape):
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
+    if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
+        raise errors.AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
     in_tuple, ins = _tuple_in(inputs)
 
     def first(*xs):
@@ -417,8 +428,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         g = jacobian(func, xs if in_tuple else xs[0], create_graph=True, strict=strict)
         return g
 
-    res = jacobian(first, ins if in_tuple else ins[0], create_graph=create_graph, strict=strict)
-    return res
+    # (the outer Jacobian as PyTorch's: forward mode over the inner reverse one, which it does not detach)
+    return jacobian(first, ins if in_tuple else ins[0], create_graph=create_graph, strict=strict, vectorize=vectorize,
+                    strategy=outer_jacobian_strategy)
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):

@@ -65,23 +65,13 @@ def write_inplace(t: Tensor, result: Tensor):
 
     ``result`` was computed out of place from ``t`` (its input 0) and the op's other inputs. When
     ``t`` is a view, the history goes to its base, as a ``CopySlices`` node over the op's node,
-    and ``t`` (like every other view of the base) is then seen afresh from the base."""
+    and ``t`` (like every other view of the base) is then seen afresh from the base. Under vmap the
+    values go into the physical memory (batching.write_physical); the history, tangents and version
+    are the logical tensors', as here."""
     if _VMAP and _batching().level_of((t, result)) >= 0:
-        return _batching().write_inplace(t, result)
-    if not _can_cast(result._dtype, t._dtype):
-        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
-                                  f"{t._dtype._scalar_name}")
-    if result._data.shape != t._data.shape:
-        try:
-            shape = np.broadcast_shapes(result._data.shape, t._data.shape)
-        except ValueError:
-            shape = result._data.shape
-        if shape != t._data.shape:
-            raise errors.RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
-                                      f"{list(shape)}")
-    if not t._data.flags.writeable:
-        check_writeable(t)
-    np.copyto(t._data, result._data, casting="unsafe")
+        _batching().write_physical(t, result)
+    else:
+        _store(t, result)
     if _DUAL_LEVEL:
         _forward_ad().move_tangent(result, t)
     fn = result._grad_fn
@@ -98,6 +88,24 @@ def write_inplace(t: Tensor, result: Tensor):
     vc[0] += 1
     if len(vc) > 1:
         _refresh_views(vc, t, None)
+
+
+def _store(t: Tensor, result: Tensor):
+    """``result``'s values into ``t``'s memory, refused as PyTorch refuses them (dtype, shape, overlap)."""
+    if not _can_cast(result._dtype, t._dtype):
+        raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output type "
+                                  f"{t._dtype._scalar_name}")
+    if result._data.shape != t._data.shape:
+        try:
+            shape = np.broadcast_shapes(result._data.shape, t._data.shape)
+        except ValueError:
+            shape = result._data.shape
+        if shape != t._data.shape:
+            raise errors.RuntimeError(f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
+                                      f"{list(shape)}")
+    if not t._data.flags.writeable:
+        check_writeable(t)
+    np.copyto(t._data, result._data, casting="unsafe")
 
 
 def _rebase_history_of_view(view: Tensor, fn):
@@ -123,17 +131,21 @@ def _rebase_history_of_view(view: Tensor, fn):
 def records_inplace(t: Tensor, args) -> bool:
     """Whether ``t.op_(*args)`` records a node: grad mode on, and ``t`` or another argument requiring grad
     (whose formula may read ``t``'s old value: ``h.mul_(w)``'s gradient for ``w``)."""
-    return _grad_enabled.get() and (t._requires_grad or any(
-        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if not _grad_enabled.get():
+        return False
+    if t._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return True
+    # under grad(vmap(f)) the physical tensors record what the logical ones do not
+    return bool(_VMAP) and _batching().records_physically((t,) + tuple(args))
 
 
 def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     """``t.op_(*args)``: compute out of place, then write back into ``t`` with its new history."""
     recording = records_inplace(t, args)
-    if _VMAP and not recording and _batching().level_of((t,) + tuple(args)) >= 0:
+    if _VMAP and not recording and not _DUAL_LEVEL and _batching().level_of((t,) + tuple(args)) >= 0:
         return _batching().dispatch_inplace(op, t, args, params)
     # (under vmap(grad(f)) a batched op that records goes the same way: apply batches it and records its
-    # node on the logical tensors, write_inplace writes the physical values back)
+    # node on the logical tensors, write_inplace writes the physical values back; so does one with tangents)
     check_inplace(t, args)
     if _ZERO_TENSORS:
         args = inplace_operands(t, args)
@@ -165,8 +177,12 @@ def save_original_self(node, old):
 
 def copy_with_history(t: Tensor) -> Tensor:
     """A copy of ``t``'s value carrying ``t``'s history: what a formula reading the old value of ``t``
-    differentiates with once ``t`` is changed in place (the copy of a batched tensor is batched)."""
-    old = t._detached_copy()
+    differentiates with once ``t`` is changed in place (the copy of a batched tensor is batched, its
+    physical tensor a copy with the physical history)."""
+    if _VMAP and _batching().level_of((t,)) >= 0:
+        old = _batching().batched(copy_with_history(t._phys), t._bdim, t._level)
+    else:
+        old = t._detached_copy()
     old._requires_grad, old._grad_fn, old._acc = t._requires_grad, t._grad_fn, t._accumulator_link()
     if _DUAL_LEVEL:
         _forward_ad().copy_tangent(t, old)
@@ -181,7 +197,9 @@ def save_inplace_result(t: Tensor, node):
     if type(saved) is not dict or "result" not in saved:
         return
     producer = node._op.node if t._base is None else InplaceViewResult(t._grad_fn, node._op.node)
-    saved["result"] = SavedTensor(t, is_output=True, producer=producer)
+    kept = saved["result"] = SavedTensor(t, is_output=True, producer=producer)
+    if _DUAL_LEVEL:
+        _forward_ad().copy_tangent(t, kept.tensor)      # (forward-over-reverse: the formulas read its tangent)
 
 
 def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
@@ -189,10 +207,12 @@ def apply_inplace_view(op: Op, t: Tensor, params=_EMPTY):
     new shape and strides), with the op's node as its history; the version counter moves, so other
     views of the same memory are seen afresh."""
     if _VMAP and _batching().level_of((t,)) >= 0:
-        return _batching().inplace_view(op, t, params)
-    check_inplace(t)
-    result = apply(op, (t,), params)
-    t._data = result._data
+        result = apply(op, (t,), params)
+        _batching().become(t, result)
+    else:
+        check_inplace(t)
+        result = apply(op, (t,), params)
+        t._data = result._data
     if _DUAL_LEVEL:
         _forward_ad().move_tangent(result, t)
     if result._grad_fn is not None:

@@ -21,7 +21,7 @@ from .graph import InvalidGradFn, MultiOutputNode, Node, OutputEdge, SavedTensor
 from .ops.registry import _COLUMN_MAJOR_OF, _DTYPE_OF, _INPUTS, _RESULT, _SHAPE_OF  # noqa: F401
 from .ops.registry import NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
-from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
+from .forward_ad import ACTIVE as _DUAL_LEVEL, TABLES as _DUAL_TABLES, propagate as _propagate_tangent
 from .zero_tensor import LIVE as _ZEROS, op_result as _zero_tensor_result
 from .grad_mode import VMAP_LEVELS as _VMAP     # non-empty only once batching.py is loaded (by vmap)
 from .graph import INFERENCE as _INFERENCE, mark_inference
@@ -487,6 +487,8 @@ def _link_view(view: Tensor, base: Tensor):
         if meta is not None:     # a view of a restricted view is restricted the same way
             view._view_meta = _NO_GRAD_VIEW if meta.creation == _NO_GRAD else _MULTI_OUTPUT_VIEW
     view._base = root
+    if _DUAL_TABLES and len(_DUAL_LEVEL) < len(_DUAL_TABLES):
+        _forward_ad().no_forward_view(view)     # made with a dual level paused: never reads its base's tangent
     data = view._data
     if not PERMUTED[0] and data.ndim > 1 and not data.flags.c_contiguous and not row_major_ordered(data):
         PERMUTED[0] = True                           # a transposed view, say (result_layout.note)

@@ -142,3 +142,62 @@ def test_nested_vmaps_of_vector_matrix_products_are_the_loop():
     got = func.vmap(func.vmap(lambda v, w: torch.tanh(v @ w), (0, None)), (None, 0))(V, W)
     want = torch.stack([torch.stack([torch.tanh(v @ w) for v in V]) for w in W])
     _close(got, want, "vmap(vmap(v @ w))")
+
+
+def test_basic_index_views_of_a_batch_share_its_memory():
+    # t[1:], t[0], t[None], t[...] (getitem's node-named entries) are views of the batch under vmap: a
+    # write through one changes the sample it came from, every sample, and a 0-d sample is a view too
+    from gradexpr.ops.indexing import GETITEM
+    assert all(entry.batch == "index" for entry in GETITEM.values() if entry.view)
+    x = torch.tensor([[2.0, 3.0, 4.0], [1.5, -1.0, 0.5]], dtype=torch.float64)
+
+    def f(r):
+        y = r.clone()
+        y[1:].mul_(r[0])
+        y[0].add_(10.0)
+        y[None][0, 2:].zero_()
+        return y
+    _close(func.vmap(f)(x), torch.stack([f(r) for r in x]), "writes through basic views")
+
+
+def test_per_sample_jacobians_through_written_views_are_the_loop():
+    # the logical base takes CopySlices (reverse mode) and the view's tangent (forward mode)
+    def f(r):
+        y = r * 1.5
+        y[1:] = r[1:] * r[0]
+        y.view(2, 2).t()[0].mul_(r[3])
+        y[0].fill_(r[2])
+        return y
+    x = torch.tensor([[2.0, 3.0, 4.0, 5.0], [1.5, -1.0, 0.5, 2.0], [-2.0, 0.25, 3.0, -1.0]], dtype=torch.float64)
+    want = torch.stack([func.jacrev(f)(r) for r in x])
+    for name, jac in (("jacrev", func.jacrev), ("jacfwd", func.jacfwd)):
+        _close(func.vmap(jac(f))(x), want, f"vmap({name})")
+        _close(jac(func.vmap(f))(x).sum(2), want, f"{name}(vmap)")
+
+
+def test_a_tangent_takes_its_primals_batch_levels():
+    # functorch's _make_dual batch rule: a tangent that is the same for every sample is expanded along
+    # the primal's batch dimension, so that per-sample tangents can be written into it
+    from gradexpr import batching, forward_ad
+    seen = []
+
+    def f(r):
+        seen.append((batching.levels(r), batching.levels(forward_ad.tangent_of(r))))
+        return r * 2
+    x = torch.ones(3, 2, dtype=torch.float64)
+    func.vmap(lambda r: func.jvp(f, (r,), (torch.ones(2, dtype=torch.float64),))[1])(x)
+    (primal, tangent), = seen
+    assert primal and tangent == primal
+
+
+def test_a_batched_boolean_mask_is_refused_as_in_pytorch():
+    x = torch.tensor([[0.1, 0.8, -1.0], [-1.3, 1.0, 0.9]])
+    with pytest.raises(RuntimeError, match="dynamic shape"):
+        func.vmap(lambda r: r[r > 0.5])(x)
+
+    def put(r):
+        y = r.clone()
+        y[r > 0.5] = 0.0
+        return y
+    with pytest.raises(RuntimeError, match="boolean mask"):
+        func.vmap(put)(x)

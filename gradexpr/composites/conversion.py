@@ -10,7 +10,7 @@ from ..dtypes import DType
 from ..op import _grad_enabled, apply
 from ..signatures import binding_overloads
 from .arguments import _is_tensor, _missing, _shape_args
-from .creation import full, ones, tensor, zeros
+from .creation import _batched_like, full, ones, tensor, zeros
 from .shape import clone, view
 
 
@@ -98,8 +98,8 @@ def _new_filled(name, factory):
         if args and all(_is_int(a) for a in args):
             args = (args,)
         v = _arguments(name, self, args, kwargs)
-        return factory(v["size"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
-                       requires_grad=v["requires_grad"])
+        return _batched_new(factory(v["size"], dtype=v["dtype"] or self._dtype, layout=v["layout"],
+                                    device=v["device"], requires_grad=v["requires_grad"]), self)
     method.__name__ = method.__qualname__ = name
     return method
 
@@ -115,8 +115,13 @@ new_empty = _new_filled("new_empty", zeros)        # (uninitialised in PyTorch: 
 
 def new_full(self, *args, **kwargs):
     v = _arguments("new_full", self, args, kwargs)
-    return full(v["size"], v["fill_value"], dtype=v["dtype"] or self._dtype, layout=v["layout"], device=v["device"],
-                requires_grad=v["requires_grad"])
+    return _batched_new(full(v["size"], v["fill_value"], dtype=v["dtype"] or self._dtype, layout=v["layout"],
+                             device=v["device"], requires_grad=v["requires_grad"]), self)
+
+
+def _batched_new(t, self):
+    """``self.new_zeros(...)`` under vmap: batched as ``self`` is (a leaf that requires grad stays one)."""
+    return t if t._requires_grad else _batched_like(t, self)
 
 
 def new_tensor(self, *args, **kwargs):

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes, errors, limits
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..signatures import _check_device
 from ..tensor import Tensor
 from .arguments import (_UNSET, _check_new_shape, _dtype_arg, _finish, _is_tensor, _missing, _need_tensor,
@@ -191,8 +192,16 @@ def _like(fill):
         _check_device(device)
         _need_tensor(input, "input", "zeros_like")
         d = _dtype_arg(dtype, input._dtype)
-        return _finish(Tensor._make(_laid_like(fill(input._data, d.np)), d), requires_grad)
+        return _finish(_batched_like(Tensor._make(_laid_like(fill(input._data, d.np)), d), input), requires_grad)
     return make
+
+
+def _batched_like(t, input):
+    """``t`` made from ``input``'s shape: under vmap, batched as ``input`` is (vmap's factories do so)."""
+    if not _VMAP:
+        return t
+    from ..batching import made_like
+    return made_like(t, input)
 
 
 def _laid_like(data):
@@ -213,7 +222,8 @@ empty_like = _like(np.zeros_like)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _check_device(device)
     d = _dtype_arg(dtype, input._dtype)
-    return _finish(Tensor._make(_laid_like(np.full_like(input._data, _scalar(fill_value), d.np)), d), requires_grad)
+    return _finish(_batched_like(Tensor._make(_laid_like(np.full_like(input._data, _scalar(fill_value), d.np)), d),
+                                 input), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):

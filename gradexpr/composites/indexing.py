@@ -11,9 +11,10 @@ import numpy as np
 from .. import ops as D
 from .. import dtypes, errors, limits
 from ..forward_ad import ACTIVE as _DUAL_LEVEL
+from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..graph import _grad_enabled
 from ..inplace_engine import check_inplace, check_writeable, write_inplace
-from ..op import apply, bump_version
+from ..op import _batching, apply, bump_version
 from ..tensor import Tensor
 from ..zero_tensor import LIVE as _ZERO_TENSORS, check_mutable, is_zero
 from .arguments import _is_tensor, _scalar
@@ -74,6 +75,8 @@ def _normalise_index(t: Tensor, index):
         elif _is_tensor(i) or isinstance(i, (list, tuple, np.ndarray)):
             # (an ndarray is an index this module normalised before, e.g. in a backward formula)
             arr = i._data if _is_tensor(i) else i if isinstance(i, np.ndarray) else np.asarray(tensor(list(i))._data)
+            if _VMAP and _is_tensor(i) and _batching().level_of((i,)) >= 0:
+                _refuse_batched_index(arr)
             if arr.dtype.kind == "b":
                 for k, (ms, ts_) in enumerate(zip(arr.shape, shape[dim:dim + arr.ndim])):
                     if ms != ts_:
@@ -94,6 +97,76 @@ def _normalise_index(t: Tensor, index):
             raise errors.IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                     "are valid indices (got " + type(i).__name__ + ")")
     return tuple(out), advanced
+
+
+def _per_sample_integer_index(index) -> bool:
+    """Whether ``index`` holds an integer tensor batched by a running vmap (``logits[label]`` per sample)."""
+    for i in index if isinstance(index, tuple) else (index,):
+        if _is_tensor(i) and i._dtype.category == 1 and _batching().level_of((i,)) >= 0:
+            return True
+    return False
+
+
+def _per_sample_view(self, index):
+    """(the view of ``self`` that the basic parts of ``index`` make, the dim of it that the per-sample integer
+    tensor indexes, that tensor with negative indices counted from the end): one such tensor and no
+    Ellipsis before it (else: not supported yet)."""
+    items = index if isinstance(index, tuple) else (index,)
+    at = [k for k, i in enumerate(items) if _is_tensor(i) or isinstance(i, (list, np.ndarray))]
+    if len(at) != 1 or any(i is Ellipsis for i in items[:at[0]]):
+        raise errors.NotImplementedError("vmap: indexing with a batched integer tensor is supported by gradexpr for one "
+                                         "tensor index without an Ellipsis before it")
+    k = at[0]
+    idx = items[k]
+    if idx._data.ndim == 0 and self._requires_grad:
+        # PyTorch reads a 0-d index as a number (.item()), which a grad transform's tensor refuses
+        raise errors.RuntimeError(_ITEM_OR_CONTROL_FLOW)
+    view = getitem(self, items[:k] + (slice(None),) + items[k + 1:])
+    dim = builtins.sum(1 for i in items[:k] if i is None or isinstance(i, slice))
+    return view, dim, idx + (idx < 0).long() * view.shape[dim]
+
+
+def _getitem_per_sample(self, index):
+    """``t[..., idx, ...]`` under vmap with a per-sample integer tensor ``idx`` (functorch batches it): an
+    index_select along the dim it indexes, shaped as advanced indexing shapes it."""
+    view, dim, idx = _per_sample_view(self, index)
+    picked = view.index_select(dim, idx.reshape(-1))
+    return picked.reshape(tuple(view.shape[:dim]) + tuple(idx.shape) + tuple(view.shape[dim + 1:]))
+
+
+def _setitem_per_sample(self, index, value):
+    """``t[..., idx, ...] = value`` under vmap with a per-sample 0-d integer ``idx``: the view's slice at
+    ``idx`` replaced (a where over the positions along its dim, copied into the view in place)."""
+    view, dim, idx = _per_sample_view(self, index)
+    if idx.dim():
+        raise errors.NotImplementedError("vmap: assigning through a batched integer tensor of one or more dims is "
+                                         "not supported by gradexpr yet")
+    from ..functions import arange, where
+    shape = [1] * view.dim()
+    shape[dim] = view.shape[dim]
+    at = arange(view.shape[dim]).view(shape) == idx
+    slice_shape = tuple(view.shape[:dim]) + tuple(view.shape[dim + 1:])
+    new = _setitem_value(self, value).expand(slice_shape).unsqueeze(dim)
+    copy_(view, where(at, new, view))
+
+
+_ITEM_OR_CONTROL_FLOW = (
+    "vmap: It looks like you're either (1) calling .item() on a Tensor or (2) attempting to use a Tensor in some "
+    "data-dependent control flow or (3) encountering this error in PyTorch internals. For (1): we don't support vmap "
+    "over calling .item() on a Tensor, please try to rewrite what you're doing with other operations. For (2): we "
+    "don't support data-dependent control flow in vmap yet, please file an issue at "
+    "https://github.com/pytorch/pytorch/issues . For (3): please file an issue.")
+
+
+def _refuse_batched_index(arr):
+    """A per-sample index tensor under vmap: PyTorch refuses a boolean mask (its result's shape would depend
+    on the sample); an integer one it batches, which gradexpr does not yet (its index is one array)."""
+    if arr.dtype.kind == "b":
+        raise errors.RuntimeError("vmap: We do not support batching operators that can support dynamic shape. "
+                                  "Attempting to batch over indexing with a boolean mask.")
+    raise errors.NotImplementedError("vmap: indexing with a batched integer tensor is not supported by gradexpr yet "
+                                     "(index with a tensor that is the same for every sample, or use index_select / "
+                                     "gather)")
 
 
 _ALL = slice(None)
@@ -130,6 +203,8 @@ _NO_BYTES = np.dtype([])
 
 
 def getitem(self, index):
+    if _VMAP and _per_sample_integer_index(index):
+        return _getitem_per_sample(self, index)
     idx, advanced = _normalise_index(self, index)
     if not advanced:
         out = _view_steps(self, idx, lone=not isinstance(index, tuple))
@@ -165,11 +240,14 @@ def setitem(self, index, value):
     its base a ``CopySlices`` node (see op.write_inplace)."""
     if index is False:
         return                                   # PyTorch: t[False] = v assigns nothing
+    if _VMAP and _per_sample_integer_index(index):
+        return _setitem_per_sample(self, index, value)
     idx, advanced = _normalise_index(self, index)
     if _ZERO_TENSORS and is_zero(self):
         _refuse_zero_tensor(self, idx, advanced, value)
     tracked = _grad_enabled.get() and self.requires_grad
-    if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL:     # (a dual's tangent changes too)
+    if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL and not _VMAP:
+        # (a dual's tangent changes too; under vmap the logical array is one sample: the batch rules write)
         # a number where nothing is recorded: one NumPy assignment (it selects the same elements,
         # and casts as PyTorch casts the number to the tensor's dtype)
         check_writeable(self)
@@ -178,7 +256,7 @@ def setitem(self, index, value):
         return
     v = _setitem_value(self, value)
     basic, advanced = _split_index(self, idx)
-    if not (tracked or (_grad_enabled.get() and v._requires_grad) or _DUAL_LEVEL):
+    if not (tracked or (_grad_enabled.get() and v._requires_grad) or _DUAL_LEVEL or _VMAP):
         try:
             if _setitem_untracked(self, basic, advanced, v):
                 return
@@ -290,7 +368,7 @@ def _copy_to(dst, src):
 def _fill_with_tensor(dst, value):
     """``dst.fill_(value)`` for a 0-d tensor value (``FillBackward3`` whenever it is recorded)."""
     check_inplace(dst, (value,))
-    if (_grad_enabled.get() and (dst._requires_grad or value._requires_grad)) or _DUAL_LEVEL:
+    if (_grad_enabled.get() and (dst._requires_grad or value._requires_grad)) or _DUAL_LEVEL or _VMAP:
         write_inplace(dst, apply(D.fill_tensor_inplace, (dst, value)))
         return
     check_writeable(dst)
@@ -319,7 +397,7 @@ def _index_put_inplace(dst, index, values):
         raise errors.RuntimeError(f"shape mismatch: value tensor of shape {list(values._data.shape)} cannot be "
                                   f"broadcast to indexing result of shape {list(target)}")
     check_inplace(dst, (values,))
-    if (_grad_enabled.get() and (dst._requires_grad or values._requires_grad)) or _DUAL_LEVEL:
+    if (_grad_enabled.get() and (dst._requires_grad or values._requires_grad)) or _DUAL_LEVEL or _VMAP:
         write_inplace(dst, apply(D.index_put, (dst, values), {"index": index, "accumulate": False}))
         return
     check_writeable(dst)

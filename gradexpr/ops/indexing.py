@@ -246,8 +246,10 @@ getitem_basic = op("getitem_basic", "SliceBackward0", _getitem,
 
 
 def _named(base, node, view, forward=None, grads=None):
+    # (a view keeps vmap's rule for basic indexing: t[1:], t[0] are views of the batch, which an in-place
+    # change through them must reach; a loop would stack copies)
     return Op(base.name + ":" + node, node, forward or base.forward, base.inputs, grads or base.formulas,
-              dtype=base.dtype, view=view, domain=base.domain, forward_ad=base.tangent)
+              dtype=base.dtype, view=view, domain=base.domain, forward_ad=base.tangent, batch="index" if view else None)
 
 
 GETITEM = {name: _named(getitem_basic, name, True)

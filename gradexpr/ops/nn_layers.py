@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import backward_ops as _bw
-from .. import conv_order, errors, trilinear_kernel
+from .. import conv_order, corner_grads, errors, trilinear_kernel
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import batch_rules, op
@@ -293,6 +293,13 @@ def layer_norm_stats(data, normalized_ndim, eps):
     """What native_layer_norm saves besides its inputs, per normalized row (keeping its dims): the mean
     and 1/sqrt(var + eps), computed in float64 and given in the input's dtype."""
     axes = tuple(range(data.ndim - normalized_ndim, data.ndim))
+    keep = data.shape[:data.ndim - normalized_ndim] + (1,) * normalized_ndim
+    width = int(np.prod(data.shape[data.ndim - normalized_ndim:], dtype=np.int64))
+    if data.dtype in (np.float32, np.float64) and data.size and width:      # the kernel's own, as _layer_norm
+        from ..rowwise_moments import rowwise_moments
+        t = data.dtype.type
+        mean, var = rowwise_moments(np.ascontiguousarray(data.reshape(-1, width)))
+        return mean.reshape(keep), (t(1) / np.sqrt(var + t(eps))).reshape(keep)
     mean = data.astype(np.float64).mean(axis=axes, keepdims=True)
     var = ((data.astype(np.float64) - mean) ** 2).mean(axis=axes, keepdims=True)
     return mean.astype(data.dtype), (1.0 / np.sqrt(var + eps)).astype(data.dtype)
@@ -406,10 +413,74 @@ def _layer_norm_double_backward(ctx, gg_input, gg_weight, gg_bias):
 
 # one formula for the three inputs, as ATen's; it takes ``bias`` as ATen's layer-norm backward does
 # (the node keeps it: ``_saved_bias``)
+def _layer_norm_tangent(input_p, input_t, weight_p, weight_t, bias_p, bias_t, normalized_ndim=1, eps=1e-5):
+    """FunctionsManual's layer_norm_jvp: the tangent of (x - mean) * rstd, then of its affine map. The mean
+    and rstd are the forward's saved statistics, outputs without gradient: constants to a graph of the
+    tangent (forward-over-reverse differentiates through the formula's other reads only)."""
+    from ..zero_tensor import is_zero as _is_zero
+    from ..saved_attributes import is_absent
+    dims = list(range(input_p.dim() - normalized_ndim, input_p.dim()))
+    numel = 1
+    for d in dims:
+        numel *= input_p.size(d)
+    mean_p, invstd_p = _saved_statistics(input_p, dims, normalized_ndim, eps)
+    branch_free = _is_zero(input_t) or corner_grads.in_transform()
+    result_t = _norm_jvp(input_p, input_t, mean_p, invstd_p, dims, numel, branch_free)
+    affine = [1] * (input_p.dim() - normalized_ndim) + list(input_p.shape[input_p.dim() - normalized_ndim:])
+    if not is_absent(weight_p):
+        result_p = (input_p - mean_p) * invstd_p
+        weight_p, weight_t = weight_p.view(affine), weight_t.view(affine)
+        if corner_grads.in_transform() or _is_zero(weight_t):
+            result_t = result_t * weight_p + result_p * weight_t
+        else:
+            result_t *= weight_p
+            result_p *= weight_t
+            result_t += result_p
+    if not is_absent(bias_p):
+        bias_t = bias_t.view(affine)
+        result_t = result_t + bias_t if corner_grads.in_transform() else result_t.add_(bias_t)
+    return result_t
+
+
+def _saved_statistics(input_p, dims, normalized_ndim, eps):
+    """native_layer_norm's saved mean and rstd (keeping the normalized dims), as constants; under vmap the
+    kernel's rows are the physical tensor's."""
+    from ..tensor import Tensor
+
+    def statistic(k):
+        return lambda x: Tensor._make(layer_norm_stats(x._data, normalized_ndim, eps)[k])
+    if type(input_p) is Tensor:
+        mean, rstd = layer_norm_stats(input_p._data, normalized_ndim, eps)
+        return Tensor._make(mean), Tensor._make(rstd)
+    from ..batching import on_physical
+    return on_physical(input_p, statistic(0)), on_physical(input_p, statistic(1))
+
+
+def _norm_jvp(input_p, input_t, mean_p, invstd_p, dims, numel, branch_free):
+    """FunctionsManual's _norm_jvp: the tangent of (x - mean) * invstd, through _invstd_jvp's tangent of invstd;
+    ``branch_free``: its out-of-place form (a zero tangent, or functorch's tensors), else its in-place one."""
+    centred_t = input_t - input_t.mean(dims, True)
+    if branch_free:
+        invstd_t = -invstd_p.pow(3) * centred_t * (input_p - mean_p)
+    else:
+        invstd_t = input_t - input_t.mean(dims, True)
+        invstd_t *= input_p - mean_p
+        invstd_t *= -invstd_p.pow(3)
+    invstd_t = invstd_t.sum(dims, True)
+    invstd_t /= numel
+    if branch_free:
+        return centred_t * invstd_p + (input_p - mean_p) * invstd_t
+    centred_t *= invstd_p
+    temp = input_p - mean_p
+    temp *= invstd_t
+    centred_t += temp
+    return centred_t
+
+
 native_layer_norm = op(
     "native_layer_norm", "NativeLayerNormBackward0", _layer_norm, ("input", "weight", "bias"),
     input=_layer_norm_grads, weight=_layer_norm_grads, bias=_layer_norm_grads,
-    dtype="promote", broadcast=False, domain="real", forward_ad="transpose")
+    dtype="promote", broadcast=False, domain="real", forward_ad=_layer_norm_tangent)
 
 
 # ============================================================ _trilinear (ATen's, as bilinear uses it)

@@ -556,8 +556,24 @@ cumsum = op("cumsum", "CumsumBackward0", lambda a, dim, dtype=None: reduction_or
             dtype=_sum_dtype, domain="real", forward_ad="linear")
 
 
+def _cumprod_tangent(self_t, self_p, result, dim, dtype=None):
+    """derivatives.yaml's ``cumprod_jvp(self_t, self_p, result, dim).to(dtype)``: (t / x).cumsum · result, and
+    past each row's first zero the cumulative product of x with its tangent in the zero's place (the first
+    form gives nan there; the ``where`` keeps its graph, whose gradient is then nan too, as PyTorch's)."""
+    F = _F()
+    gradient = (self_t / self_p).cumsum(dim) * result
+    if self_p.dim() == 0:
+        tangent = gradient.masked_fill_(self_p.eq(0), self_t)
+    else:
+        zeros = self_p.eq(0)
+        first_zero = zeros.logical_and(zeros.cumsum(dim).eq(1))
+        past_zero = F.where(first_zero, self_t, self_p).cumprod(dim)
+        tangent = F.where(first_zero.cumsum(dim).to(dtypes.bool_), past_zero, gradient)
+    return tangent.to(dtype if dtype is not None else self_p.dtype)
+
+
 cumprod = op("cumprod", "CumprodBackward0", lambda a, dim, dtype=None: reduction_order.torch_cumprod(a, dim),
-             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive", forward_ad="transpose")
+             self=corner_grads.cumprod_grad, dtype=_sum_dtype, domain="positive", forward_ad=_cumprod_tangent)
 # ------------------------------------------------------------ running maximum / minimum
 def _cumulative_extreme(take_maximum):
     """ATen's cummax/cummin kernel along ``dim``: the running value and the index it came from; a later

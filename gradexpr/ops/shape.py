@@ -473,12 +473,12 @@ fill_inplace = op("fill_inplace", "FillBackward2", lambda a, value: np.full(a.sh
 fill_tensor_inplace = op("fill_tensor_inplace", "FillBackward3", lambda a, v: np.full(a.shape, v, a.dtype),
                          ("self", "value"), self=_zeros, value=lambda grad: grad.sum(),
                          dtype="first", domain="real", broadcast=False,
-                         forward_ad=lambda self_t, value_t: _zeros(self_t) + value_t)
+                         forward_ad=lambda value_t: value_t)      # (self_t.fill_(value_t): a -0 stays -0)
 zero_inplace = op("zero_inplace", "ZeroBackward0", lambda a, value=0: np.zeros_like(a),
                   self=_zeros, dtype="first", domain="real", forward_ad="linear")
 copy_inplace = op("copy", "torch::autograd::CopyBackwards", lambda a, b: np.broadcast_to(b, a.shape).astype(a.dtype),
                   ("self", "src"), self=_zeros, src=lambda grad: grad, dtype="first", domain="real",
-                  forward_ad=lambda self_t, src_t: _zeros(self_t) + src_t)
+                  forward_ad=lambda src_t: src_t)      # (self_t.copy_(src_t): a -0 stays -0)
 
 
 # ============================================================ vmap's batch rules (batching.py)
@@ -491,5 +491,6 @@ batch_rules("dims", "transpose", "transpose_inplace", "squeeze_dim", "squeeze_di
 batch_rules("new_dim", "unsqueeze", "unsqueeze_inplace", "stack")
 batch_rules("squeeze", "squeeze", "squeeze_inplace")
 batch_rules("repeat", "repeat")
-batch_rules("elementwise", "clone", "alias", "to", "copy", "fill_inplace", "fill_tensor_inplace", "zero_inplace", "tril",
+batch_rules("fill_value", "fill_tensor_inplace")
+batch_rules("elementwise", "clone", "alias", "to", "copy", "fill_inplace", "zero_inplace", "tril",
             "triu")
