@@ -68,6 +68,24 @@ def _sleef(name, fallback, float32=None, float64=None):
     return forward
 
 
+def in_float32(kernel):
+    """float16 computed as PyTorch's CPU kernels compute it (their opmath type): in float32, rounded once
+    at the end; a kernel's extras (a saved buffer) are float16 tensors too."""
+    def half(v):
+        return v.astype(np.float16) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v
+
+    def forward(*arrays, **params):
+        if arrays[0].dtype != np.float16:
+            return kernel(*arrays, **params)
+        out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+                       for a in arrays), **params)
+        if type(out) is tuple:
+            return half(out[0]), {name: half(v) for name, v in out[1].items()}
+        return half(np.asarray(out))
+    forward.__name__ = getattr(kernel, "__name__", "forward")
+    return forward
+
+
 def _vector_or_scalar(arrays, vector, scalar):
     """``cpu_kernel_vec`` for a kernel whose vector and scalar lambdas differ (at nan, say): float32 or
     float64 ``arrays`` of one dtype split between ``vector`` and ``scalar`` as ATen's loop splits them

@@ -10,7 +10,7 @@ from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
 from .registry import TABLE, NotDifferentiable, op
 from .common import (_F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef,
-                     _vector_or_scalar, _vml, _zero_where, fma)
+                     _vector_or_scalar, _vml, _zero_where, fma, in_float32)
 
 
 # ============================================================ elementwise arithmetic
@@ -221,6 +221,10 @@ def _square_grad(grad, self):
 
 
 def _pow_scalar_forward(a, exponent):
+    if a.dtype == np.float16 and exponent in _POW_SPECIAL and exponent != 0.5:
+        # the special exponents' kernels compute halves in float32 (x ** 0.5, sqrt's, is correctly rounded
+        # either way); any other exponent is std::pow of the half and the exponent rounded to half
+        return _POW_SPECIAL[exponent](a.astype(np.float32)).astype(np.float16)
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
@@ -294,7 +298,16 @@ sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_gr
 sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="sqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
+def _rsqrt(a):
+    """``1 / sqrt(a)``; float16 in float32 rounded once on the vector loop's runs (two vectors of 16
+    halves) and step by step in half on the scalar tails (c10::Half's operators), as ATen's loop does."""
+    if a.dtype == np.float16:
+        return sleef.vectorized(a, lambda x: (np.float32(1) / np.sqrt(x.astype(np.float32))).astype(np.float16),
+                                lambda x: np.float16(1) / np.sqrt(x), reduction_order.threads())
+    return 1 / np.sqrt(a)
+
+
+rsqrt = op("rsqrt", "RsqrtBackward0", _rsqrt,
            self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive",
            forward_ad="element_wise",
            schema="rsqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
@@ -389,7 +402,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
+sigmoid = op("sigmoid", "SigmoidBackward0", in_float32(_sigmoid), self=_sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -421,7 +434,16 @@ def _erf(a):
     return flat.reshape(a.shape).astype(a.dtype)
 
 
-erf = op("erf", "ErfBackward0", _vml("erf", _erf), self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
+def _erf_half(a):
+    """float16 erf as ATen's Vectorized<Half>::erf computes it: float32's polynomial (vectorized_float.erf)
+    on the vector loop's runs of halves, the C library's erff on the tails, rounded once."""
+    f32 = np.float32
+    return sleef.vectorized(a, lambda x: vectorized_float.erf(x.astype(f32)).astype(x.dtype),
+                            lambda x: sleef.libm("erf", x.astype(f32)).astype(x.dtype), reduction_order.threads())
+
+
+_erf_vml = _vml("erf", _erf)
+erf = op("erf", "ErfBackward0", lambda a: _erf_half(a) if a.dtype == np.float16 else _erf_vml(a), self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
          dtype=_F_, domain="real", forward_ad="element_wise",
          schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
@@ -775,11 +797,11 @@ where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condi
            other=lambda grad, condition: _F().where(condition, 0.0, grad),
            dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True, forward_ad="element_wise",
            tangent_formula=lambda condition, self_t, other_t: _F().where(condition, self_t, other_t))
-lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
+lerp = op("lerp", "LerpBackward0", in_float32(_lerp), ("self", "end"),
           self=lambda grad, weight: grad * (1 - weight),
           end=lambda grad, weight: grad * weight, domain="real", forward_ad="element_wise",
           tangent_formula=lambda self_t, end_t, weight: _F().lerp(self_t, end_t, weight))
-lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
+lerp_tensor = op("lerp_tensor", "LerpBackward1", in_float32(_lerp), ("self", "end", "weight"),
                  self=lambda grad, weight: grad * (1 - weight),
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise",
