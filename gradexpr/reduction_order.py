@@ -415,8 +415,18 @@ def _exact_kind(x) -> bool:
     return isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64) and x.size > 0
 
 
+def widened(x: np.ndarray) -> np.ndarray:
+    """A float16 ``x`` as the float32 its reduction kernels accumulate in (opmath), element for
+    element at ``x``'s own strides, so that the float32 reduction of it takes the order ``x``'s takes;
+    PyTorch's float16 sum, mean, var/std and norms are those of float32 rounded once (measured)."""
+    return _same_strides_copy(x, np.float32)
+
+
 def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
-    """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64; others via NumPy)."""
+    """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64, float16 in float32; others
+    via NumPy)."""
+    if x.dtype == np.float16 and x.size:
+        return torch_sum(widened(x), dim, keepdim).astype(np.float16)
     dims = _dims_of(x, dim)
     if not _exact_kind(x) or (dims == () and x.ndim):
         return np.sum(x, axis=dims if dim is not None else None, keepdims=keepdim)
@@ -426,20 +436,25 @@ def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     return out
 
 
-def _same_strides_copy(x: np.ndarray) -> np.ndarray:
-    """A writable copy of ``x`` with ``x``'s own strides (a strided view's gaps included), so that a
-    reduction of it takes the path and order it takes for ``x``; a dense copy where a stride is negative."""
+def _same_strides_copy(x: np.ndarray, dtype=None) -> np.ndarray:
+    """A writable copy of ``x`` (in ``dtype``, else x's) with ``x``'s own strides in elements (a
+    strided view's gaps included), so that a reduction of it takes the path and order it takes for
+    ``x``; a dense copy where a stride is negative."""
+    dtype = np.dtype(dtype or x.dtype)
     if any(st < 0 for st in x.strides) or not x.size:
-        return x.copy(order="K")
-    span = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) + x.itemsize
-    buffer = np.empty(-(-span // x.itemsize), x.dtype)
-    copy = np.lib.stride_tricks.as_strided(buffer, x.shape, x.strides, writeable=True)
+        return x.astype(dtype, order="K")
+    span = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) // x.itemsize + 1
+    buffer = np.empty(span, dtype)
+    strides = tuple(st // x.itemsize * dtype.itemsize for st in x.strides)
+    copy = np.lib.stride_tricks.as_strided(buffer, x.shape, strides, writeable=True)
     copy[...] = x
     return copy
 
 
 def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
+    if x.dtype == np.float16 and x.size:
+        return torch_nansum(widened(x), dim, keepdim).astype(np.float16)
     if _exact_kind(x):
         nans = np.isnan(x)
         if nans.any():
@@ -451,6 +466,8 @@ def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
 
 def torch_mean(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.mean`` on CPU: the sum in PyTorch's order, divided by the count."""
+    if x.dtype == np.float16 and x.size:
+        return torch_mean(widened(x), dim, keepdim).astype(np.float16)
     dims = _dims_of(x, dim)
     count = 1
     for d in dims:

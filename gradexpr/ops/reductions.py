@@ -114,8 +114,8 @@ mean_dim = op("mean_dim", "MeanBackward1",
 
 
 def _prod(a, dim=None, keepdim=False):
-    """PyTorch's product order for float32/float64 (``reduction_product``), NumPy's for the rest."""
-    if reduction_order._exact_kind(a):
+    """PyTorch's product order for float16/32/64 (``reduction_product``), NumPy's for the rest."""
+    if reduction_order._exact_kind(a) or (a.dtype == np.float16 and a.size):
         from .. import reduction_product     # (loaded by the first product: start-up stays lean)
         return reduction_product.torch_prod(a, () if dim is None else (dim % a.ndim,), keepdim)
     return np.prod(a, axis=dim, keepdims=keepdim)
@@ -293,6 +293,8 @@ argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
 
 
 def _var(a, dim=None, correction=1, keepdim=False):
+    if a.dtype == np.float16 and a.size:
+        return _var(reduction_order.widened(a), dim, correction, keepdim).astype(np.float16)
     if reduction_order._exact_kind(a):
         from .. import reduction_variance    # (loaded by the first variance: start-up stays lean)
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim)
@@ -324,6 +326,8 @@ var = op("var", "VarBackward0", _var, self=_var_grad,
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
+    if a.dtype == np.float16 and a.size:
+        return _std(reduction_order.widened(a), dim, correction, keepdim).astype(np.float16)
     if reduction_order._exact_kind(a):
         from .. import reduction_variance
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim, take_sqrt=True)
@@ -409,6 +413,8 @@ def _norm2_rows(a, axis):
 
 
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
+    if a.dtype == np.float16 and a.size:
+        return _norm(reduction_order.widened(a), ord, dim, keepdim, dtype).astype(np.float16)
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         x = np.abs(a)
