@@ -86,12 +86,15 @@ def in_float32(kernel):
     return forward
 
 
-def _vector_or_scalar(arrays, vector, scalar):
+def _vector_or_scalar(arrays, vector, scalar, half=False):
     """``cpu_kernel_vec`` for a kernel whose vector and scalar lambdas differ (at nan, say): float32 or
     float64 ``arrays`` of one dtype split between ``vector`` and ``scalar`` as ATen's loop splits them
-    (sleef.vectorized_map), other arrays all through ``scalar``."""
+    (sleef.vectorized_map), other arrays all through ``scalar``. ``half``: float16 too (runs of two
+    vectors of 16 halves), for a kernel whose Half lambdas only select (a clamp, a mask) or round each
+    step to half as NumPy's float16 arithmetic does."""
     dtype = arrays[0].dtype
-    if dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in arrays[1:]):
+    if (dtype in (np.float32, np.float64) or (half and dtype == np.float16)) \
+            and all(a.dtype == dtype for a in arrays[1:]):
         return sleef.vectorized_map(arrays, vector, scalar, reduction_order.threads())
     return scalar(*arrays)
 

@@ -79,7 +79,7 @@ def _hardtanh_grad(g, x, min_val=-1.0, max_val=1.0):
 
     def scalar(gv, xv):
         return np.where((xv <= min_val) | (xv >= max_val), zero, gv)
-    return _vector_or_scalar((g, x), vector, scalar)
+    return _vector_or_scalar((g, x), vector, scalar, half=True)
 
 
 # hardtanh's own node (F.hardtanh, relu6): unlike clamp's, its gradient is 0 AT the bounds; its

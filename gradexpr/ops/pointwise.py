@@ -106,6 +106,10 @@ def _div_floor_float(fmod, vector):
 
 def _div_mode(a, b, rounding_mode):
     _check_int_divisor(a, b)
+    if a.dtype == np.float16 and b.dtype == np.float16 and b.size == 1:
+        # a one-element divisor is TensorIterator's CPU scalar: the Half kernels divide by it in float32
+        # (opmath) and round the quotient once; a tensor divisor is divided in half, step by step (measured)
+        return _div_mode(a.astype(np.float32), b.astype(np.float32), rounding_mode).astype(np.float16)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
             if a.dtype.kind != "f":
@@ -554,15 +558,15 @@ def _logit_backward_kernel(dy, x, eps):
     def scalar(g, v):
         edge = np.where((v == zero) | (v == one), g * np.inf, g / (v * (one - v)))
         return np.where((v < lo) | (v > hi), outside, edge).astype(v.dtype)
-    with np.errstate(all="ignore"):
-        return _vector_or_scalar((dy, x), vector, scalar)
+    with np.errstate(all="ignore"):     # (float16 too: its kernel rounds each step to half, measured)
+        return _vector_or_scalar((dy, x), vector, scalar, half=True)
 
 
 def _logit_grad(grad, self, eps=None):
     """derivatives.yaml: the kernel in a plain backward, infinitely_differentiable_logit_backward (a where
     over the inside of the domain) when the backward is itself recorded."""
     if not is_grad_enabled() and not corner_grads.in_transform() and grad.dtype == self.dtype \
-            and self.dtype in (dtypes.float32, dtypes.float64):       # (a transform's batched tensors take the formula)
+            and self.dtype in (dtypes.float16, dtypes.float32, dtypes.float64):   # (a transform's batched tensors take the formula)
         return Tensor._make(_logit_backward_kernel(*np.broadcast_arrays(grad._data, self._data), eps))
     inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
     outside = float("nan") if eps is None else 0.0
@@ -736,7 +740,7 @@ def _bounded(lo_of, hi_of):
         return out if hi is None else _hi(out, hi)
 
     def forward(a, *bounds):
-        return _vector_or_scalar(np.broadcast_arrays(a, *bounds), vector, scalar)
+        return _vector_or_scalar(np.broadcast_arrays(a, *bounds), vector, scalar, half=True)
     return forward
 
 
