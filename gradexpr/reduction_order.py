@@ -248,9 +248,10 @@ def _iteration_view(x: np.ndarray, dims: list) -> np.ndarray:
     return x.transpose(order).reshape(shape)
 
 
-def _serial(view: np.ndarray, dims: list) -> np.ndarray:
+def _serial(view: np.ndarray, dims: list, half_output: bool = False) -> np.ndarray:
     """serial_for_each over a whole iteration space (``view``, its ``dims``): the outputs,
-    kept dims in view order (a 0-d array for a full reduction)."""
+    kept dims in view order (a 0-d array for a full reduction). ``half_output``: each 2-D loop's
+    partial sums are added into a float16 output, each rounded to half and each addition rounded."""
     zero = view.dtype.type(0)
     if not dims:
         return np.asarray(view.reshape(()) + zero)
@@ -272,8 +273,17 @@ def _serial(view: np.ndarray, dims: list) -> np.ndarray:
     if axes:
         keep = [i for i, r in enumerate(reduced) if not r]
         arr = partial.transpose(axes + keep)
-        partial = _in_order(arr.reshape((-1,) + arr.shape[len(axes):]))
+        arr = arr.reshape((-1,) + arr.shape[len(axes):])
+        partial = _into_half(arr) if half_output else _in_order(arr)
     return partial + zero
+
+
+def _into_half(partials: np.ndarray) -> np.ndarray:
+    """The partials (axis 0, in order) added one by one into a float16 output that starts at 0."""
+    out = np.zeros(partials.shape[1:], np.float16)
+    for p in partials:
+        out = out + p.astype(np.float16)
+    return out.astype(partials.dtype)
 
 
 def _split_dim(dims: list, threads: int) -> int:
@@ -290,7 +300,7 @@ def _split_dim(dims: list, threads: int) -> int:
     return best
 
 
-def _parallel_dims(view: np.ndarray, dims: list) -> np.ndarray:
+def _parallel_dims(view: np.ndarray, dims: list, half_output: bool = False) -> np.ndarray:
     """parallel_dim_reduction: the kept dim ``find_split_dim`` picks is cut between the
     threads (at 128-byte boundaries when it is contiguous), each part summed on its own."""
     k = _split_dim(dims, _THREADS)
@@ -309,7 +319,7 @@ def _parallel_dims(view: np.ndarray, dims: list) -> np.ndarray:
         if begin >= end:
             continue
         sub = dims[:k] + [(end - begin,) + tuple(dims[k][1:])] + dims[k + 1:]
-        parts.append(_serial(np.take(view, np.arange(begin, end), axis=axis), sub))
+        parts.append(_serial(np.take(view, np.arange(begin, end), axis=axis), sub, half_output))
     return np.concatenate(parts, axis=out_axis)
 
 
@@ -336,7 +346,7 @@ def _line_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(seq)[-1] + x.dtype.type(0)
 
 
-def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
+def _reduce(x: np.ndarray, dims: tuple, half_output: bool = False) -> np.ndarray:
     full = len(dims) == x.ndim
     if full and x.flags.c_contiguous and x.size >= _VEC[x.itemsize]:
         line = x.reshape(-1)
@@ -351,13 +361,13 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
     it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
     view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:
-        out = _serial(view, it)
+        out = _serial(view, it, half_output)
     elif not full:
-        out = _parallel_dims(view, it)
+        out = _parallel_dims(view, it, half_output)
     elif len(it) == 1:
         out = _two_pass(view)
     else:
-        out = _serial(view, it)                              # (not split here: a rare layout)
+        out = _serial(view, it, half_output)                 # (not split here: a rare layout)
     if kept_order is not None:                               # outputs back in source order
         out = out.reshape(kept_order[0]).transpose(kept_order[1])
     return np.ascontiguousarray(out).reshape(kept_shape)
@@ -422,15 +432,16 @@ def widened(x: np.ndarray) -> np.ndarray:
     return _same_strides_copy(x, np.float32)
 
 
-def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False, half_output: bool = False) -> np.ndarray:
     """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64, float16 in float32; others
-    via NumPy)."""
+    via NumPy). ``half_output``: the partial sums of a float32 ``x`` (a widened float16 one) added into
+    a float16 output, as nansum's Half kernel adds them (sum's keeps them in float32, measured)."""
     if x.dtype == np.float16 and x.size:
         return torch_sum(widened(x), dim, keepdim).astype(np.float16)
     dims = _dims_of(x, dim)
     if not _exact_kind(x) or (dims == () and x.ndim):
         return np.sum(x, axis=dims if dim is not None else None, keepdims=keepdim)
-    out = _reduce(x, dims)
+    out = _reduce(x, dims, half_output)
     if keepdim:
         out = out.reshape(tuple(1 if a in dims else s for a, s in enumerate(x.shape)))
     return out
@@ -451,16 +462,16 @@ def _same_strides_copy(x: np.ndarray, dtype=None) -> np.ndarray:
     return copy
 
 
-def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False, half_output: bool = False) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
     if x.dtype == np.float16 and x.size:
-        return torch_nansum(widened(x), dim, keepdim).astype(np.float16)
+        return torch_nansum(widened(x), dim, keepdim, half_output=True).astype(np.float16)
     if _exact_kind(x):
         nans = np.isnan(x)
         if nans.any():
             x = _same_strides_copy(x)     # (the layout decides the summation order: a dense copy of a
             x[nans] = 0                   # strided view would be summed another way)
-        return torch_sum(x, dim, keepdim)
+        return torch_sum(x, dim, keepdim, half_output)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
 
