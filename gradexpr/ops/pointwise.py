@@ -225,12 +225,14 @@ def _square_grad(grad, self):
 
 
 def _pow_scalar_forward(a, exponent):
-    if a.dtype == np.float16 and exponent in _POW_SPECIAL and exponent != 0.5:
-        # the special exponents' kernels compute halves in float32 (x ** 0.5, sqrt's, is correctly rounded
-        # either way); any other exponent is std::pow of the half and the exponent rounded to half
-        return _POW_SPECIAL[exponent](a.astype(np.float32)).astype(np.float16)
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    if a.dtype == np.float16:
+        # the special exponents' kernels compute halves in float32; any other exponent, 0.5 too (not sqrt:
+        # (-inf) ** 0.5 is inf, (-0.) ** 0.5 is 0.), is std::pow of the half and the exponent rounded to half
+        if exponent in _POW_SPECIAL and exponent != 0.5:
+            return _POW_SPECIAL[exponent](a.astype(np.float32)).astype(np.float16)
+        return _pow_forward(a, np.asarray(exponent, a.dtype))
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
         with np.errstate(all="ignore"):
             return _POW_SPECIAL[exponent](a)
@@ -742,7 +744,21 @@ def _bounded(lo_of, hi_of):
     return forward
 
 
-_clamp_t = _bounded(lambda b: b[0], lambda b: b[1])
+_clamp_both = _bounded(lambda b: b[0], lambda b: b[1])
+_clamp_min_t = _bounded(lambda b: b[0], lambda b: None)
+_clamp_max_t = _bounded(lambda b: None, lambda b: b[0])
+
+
+def _clamp_t(a, lo, hi):
+    """clamp by tensor bounds. A bound not given (clamp's composite fills it with -inf / inf, see
+    composites.clamp) is no operand of ATen's kernel (clamp_min / clamp_max): it takes no part in
+    whether the loop runs vectors (an input broadcast along rows and a row of bounds: fuzzer seed
+    3006724), and an all-infinite bound changes no value."""
+    if lo.size and np.all(lo == -np.inf):
+        return _clamp_max_t(a, hi)
+    if hi.size and np.all(hi == np.inf):
+        return _clamp_min_t(a, lo)
+    return _clamp_both(a, lo, hi)
 
 
 # clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
@@ -759,11 +775,11 @@ clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.t
                self=_above_min, dtype="first", domain="real", forward_ad="element_wise")
 clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
                self=_below_max, dtype="first", domain="real", forward_ad="element_wise")
-clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", _bounded(lambda b: b[0], lambda b: None),
+clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", _clamp_min_t,
                       ("self", "min"), self=_above_min,
                       min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real",
                       forward_ad="element_wise")
-clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", _bounded(lambda b: None, lambda b: b[0]),
+clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", _clamp_max_t,
                       ("self", "max"), self=_below_max,
                       max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real",
                       forward_ad="element_wise")
