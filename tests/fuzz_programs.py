@@ -47,6 +47,8 @@ SPECIALS = ("1e-30", "-1e-30", "3e38", "-3e38", "1e-45", "-1e-45", "0.", "-0.", 
 
 
 def _shape(rng):
+    if rng.random() < 0.02:         # past 32,768 elements: the kernels split their work between threads
+        return rng.choice([(150, 250), (40000,), (3, 110, 120)])
     return rng.choice([(5,), (3, 4), (2, 3, 4), (1, 4), (4, 1), (7,), (2, 1, 3), (16,), (33,), (9, 17),
                        (17, 9), (40, 5), (3, 70), (5, 8, 3)])
 
@@ -59,13 +61,13 @@ def _tensor(rng, name, shape, dtype, lines):
         lines.append(f"{name} = torch.randint(-{high}, {high}, ({dims},), dtype=torch.{dtype})")
         return
     dims = ", ".join(map(str, shape))
-    if kind < 0.7:
+    n = 1
+    for s in shape:
+        n *= s
+    if kind < 0.7 or n > 4096:          # (a big tensor is drawn, never written out as a literal)
         lines.append(f"{name} = (torch.randn({dims}, dtype=torch.{dtype}) * {rng.choice([1, 3, 0.01, 100])})"
                      f".requires_grad_()")
     else:
-        n = 1
-        for s in shape:
-            n *= s
         values = ", ".join(rng.choice(SPECIALS) for _ in range(n))
         lines.append(f"{name} = torch.tensor([{values}], dtype=torch.{dtype}).reshape({dims}).requires_grad_()")
 
