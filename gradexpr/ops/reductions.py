@@ -618,16 +618,18 @@ cummin = op("cummin", "CumminBackward0", _cumulative_extreme(False), self=_cumma
 # ------------------------------------------------------------ running log-sum-exp
 def _logcumsumexp(a, dim):
     """ATen's CPU kernel: along ``dim``, cum = log1p(exp(min - max)) + max of each element and the running
-    value (from -inf), in double for float32 (its accumulation type on CPU) with the C library's exp
-    and log1p, rounded once to the input's precision; a pair of equal infinities keeps the element."""
+    value (from -inf), in its accumulation type on CPU (double for float32, float for float16) with the
+    C library's exp and log1p, rounded once to the input's precision; a pair of equal infinities keeps
+    the element."""
     from .. import special_math
-    exp, log1p = special_math._c("exp", np.float64), special_math._c("log1p", np.float64)
+    acc = np.float32 if a.dtype == np.float16 else np.float64
+    exp, log1p = special_math._c("exp", acc), special_math._c("log1p", acc)
 
     def step(x, y):
         low = y if math.isnan(y) else min(x, y) if not y < x else y
         high = y if math.isnan(y) else max(x, y) if not x < y else y
         if low != high or math.isfinite(low):
-            return float(log1p(exp(low - high))) + high
+            return float(acc(log1p(exp(acc(low) - acc(high)))) + acc(high))
         return x
 
     if a.ndim == 0:
