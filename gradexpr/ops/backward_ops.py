@@ -687,7 +687,7 @@ hardsigmoid_backward = op(
 def _hardswish_backward(g, x):
     """ATen's hardswish_backward kernel: 0 up to -3, g·(x/3 + 1/2) below 3, g from 3 on; at nan its vector
     lambda gives the middle formula's nan, its scalar one g."""
-    c = np.float32 if x.dtype == np.float16 else x.dtype.type
+    c = x.dtype.type
 
     def kernel(nan_in_middle):
         def run(gv, xv):
@@ -695,13 +695,11 @@ def _hardswish_backward(g, x):
             upper = np.where(xv >= c(3), gv, middle) if nan_in_middle else np.where(xv < c(3), middle, gv)
             return np.where(xv <= c(-3), gv.dtype.type(0), upper).astype(gv.dtype)
         return run
-    if x.dtype == np.float16:       # halves split as ATen's loop splits them, each computed in float32
-        return _vector_or_scalar((g, x), in_float32(kernel(True)), in_float32(kernel(False)), half=True)
     return _vector_or_scalar((g, x), kernel(True), kernel(False))
 
 
 hardswish_backward = op(
-    "hardswish_backward", "HardswishBackwardBackward0", _hardswish_backward, ("grad_output", "self"),
+    "hardswish_backward", "HardswishBackwardBackward0", in_float32(_hardswish_backward), ("grad_output", "self"),
     grad_output=lambda grad, self: _apply(hardswish_backward, (grad, self)),
     self=lambda grad, grad_output, self: (grad * grad_output / 3.0).where((self > -3.0).logical_and(self < 3.0), 0.0),
     domain="nonzero", broadcast=True, forward_ad="element_wise")

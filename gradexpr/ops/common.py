@@ -70,15 +70,20 @@ def _sleef(name, fallback, float32=None, float64=None):
 
 def in_float32(kernel):
     """float16 computed as PyTorch's CPU kernels compute it (their opmath type): in float32, rounded once
-    at the end; a kernel's extras (a saved buffer) are float16 tensors too."""
+    at the end, the vector loop's runs those of the halves (sleef.HALF_RUNS); a kernel's extras (a saved
+    buffer) are float16 tensors too."""
     def half(v):
         return v.astype(np.float16) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v
 
     def forward(*arrays, **params):
         if arrays[0].dtype != np.float16:
             return kernel(*arrays, **params)
-        out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
-                       for a in arrays), **params)
+        token = sleef.HALF_RUNS.set(True)       # (the vector loop's runs are the halves')
+        try:
+            out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+                           for a in arrays), **params)
+        finally:
+            sleef.HALF_RUNS.reset(token)
         if type(out) is tuple:
             return half(out[0]), {name: half(v) for name, v in out[1].items()}
         return half(np.asarray(out))
