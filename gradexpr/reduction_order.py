@@ -346,13 +346,17 @@ def _line_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(seq)[-1] + x.dtype.type(0)
 
 
-def _reduce(x: np.ndarray, dims: tuple, half_output: bool = False) -> np.ndarray:
+def _reduce(x: np.ndarray, dims: tuple, half=None) -> np.ndarray:
+    """The sum of a float32/float64 ``x`` over ``dims``; ``half``: x is a float16 tensor widened to
+    float32, summed by ``"sum"``'s kernel (the threads' partials of a two-pass sum stored as halves) or
+    ``"nansum"``'s (each 2-D loop's partial sums added into a float16 output too)."""
+    half_output = half == "nansum"
     full = len(dims) == x.ndim
     if full and x.flags.c_contiguous and x.size >= _VEC[x.itemsize]:
         line = x.reshape(-1)
         if x.size < _GRAIN or _THREADS == 1:
             return np.asarray(_line_sum(line))
-        return _two_pass(line)
+        return _two_pass(line, half is not None)
     if dims == (0,) and x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= _VEC[x.itemsize] \
             and x.flags.c_contiguous and (x.size < _GRAIN or _THREADS == 1):
         # the rows of a C-ordered matrix summed down (a bias's gradient, at every training step): the
@@ -365,7 +369,7 @@ def _reduce(x: np.ndarray, dims: tuple, half_output: bool = False) -> np.ndarray
     elif not full:
         out = _parallel_dims(view, it, half_output)
     elif len(it) == 1:
-        out = _two_pass(view)
+        out = _two_pass(view, half is not None)
     else:
         out = _serial(view, it, half_output)                 # (not split here: a rare layout)
     if kept_order is not None:                               # outputs back in source order
@@ -398,9 +402,10 @@ def _plan(x: np.ndarray, dims: tuple):
     return plan
 
 
-def _two_pass(line: np.ndarray) -> np.ndarray:
+def _two_pass(line: np.ndarray, half_partials: bool = False) -> np.ndarray:
     """two_pass_reduction of a 1-D sum: each thread sums a contiguous chunk, then the
-    per-thread partials (one slot per thread, zero if unused) are summed."""
+    per-thread partials (one slot per thread, zero if unused; ``half_partials``: stored as float16,
+    as a float16 sum's are) are summed."""
     n = line.size
     nthreads = min(_THREADS, -(-n // _GRAIN))
     chunk = -(-n // nthreads)
@@ -410,6 +415,8 @@ def _two_pass(line: np.ndarray) -> np.ndarray:
         if piece.size:
             partials[t] = _line_sum(piece) if piece.flags.c_contiguous and piece.size >= _VEC[piece.itemsize] \
                 else _serial(piece, [(piece.size, 0, piece.strides[0], [0])])
+    if half_partials:
+        partials = partials.astype(np.float16).astype(line.dtype)
     return _serial(partials, [(partials.size, 0, partials.itemsize, [0])])
 
 
@@ -432,16 +439,15 @@ def widened(x: np.ndarray) -> np.ndarray:
     return _same_strides_copy(x, np.float32)
 
 
-def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False, half_output: bool = False) -> np.ndarray:
+def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False, half=None) -> np.ndarray:
     """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64, float16 in float32; others
-    via NumPy). ``half_output``: the partial sums of a float32 ``x`` (a widened float16 one) added into
-    a float16 output, as nansum's Half kernel adds them (sum's keeps them in float32, measured)."""
+    via NumPy). ``half``: ``x`` is a widened float16 tensor, summed by that kernel (see _reduce)."""
     if x.dtype == np.float16 and x.size:
-        return torch_sum(widened(x), dim, keepdim).astype(np.float16)
+        return torch_sum(widened(x), dim, keepdim, "sum").astype(np.float16)
     dims = _dims_of(x, dim)
     if not _exact_kind(x) or (dims == () and x.ndim):
         return np.sum(x, axis=dims if dim is not None else None, keepdims=keepdim)
-    out = _reduce(x, dims, half_output)
+    out = _reduce(x, dims, half)
     if keepdim:
         out = out.reshape(tuple(1 if a in dims else s for a, s in enumerate(x.shape)))
     return out
@@ -462,16 +468,16 @@ def _same_strides_copy(x: np.ndarray, dtype=None) -> np.ndarray:
     return copy
 
 
-def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False, half_output: bool = False) -> np.ndarray:
+def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False, half=None) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
     if x.dtype == np.float16 and x.size:
-        return torch_nansum(widened(x), dim, keepdim, half_output=True).astype(np.float16)
+        return torch_nansum(widened(x), dim, keepdim, "nansum").astype(np.float16)
     if _exact_kind(x):
         nans = np.isnan(x)
         if nans.any():
             x = _same_strides_copy(x)     # (the layout decides the summation order: a dense copy of a
             x[nans] = 0                   # strided view would be summed another way)
-        return torch_sum(x, dim, keepdim, half_output)
+        return torch_sum(x, dim, keepdim, half)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
 
