@@ -84,7 +84,8 @@ tensor as_tensor from_numpy zeros ones empty full zeros_like ones_like empty_lik
 logspace rand randn rand_like randn_like randint randint_like randperm normal bernoulli multinomial manual_seed seed initial_seed
 add sub rsub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow float_power
 square relu round clamp clip clamp_min clamp_max where lerp masked_fill isreal bitwise_and bitwise_or bitwise_xor
-bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin sort argsort msort topk kthvalue median std var var_mean std_mean norm
+bitwise_not isclose allclose equal max min amax amin aminmax argmax argmin sort argsort msort topk bucketize searchsorted
+kthvalue median std var var_mean std_mean norm
 logsumexp cumsum cumprod all any count_nonzero nonzero matmul mm bmm mv dot vdot inner outer ger addmm t transpose
 swapaxes swapdims permute movedim det inverse trace reshape flatten unflatten squeeze unsqueeze broadcast_to cat
 concat concatenate stack hstack vstack column_stack dstack tile atleast_1d atleast_2d atleast_3d meshgrid split chunk tensor_split unbind narrow select index_select index_add gather
@@ -158,7 +159,11 @@ def _with_out(fn):
     code = getattr(inner, "__code__", None)
     if code is None or "out" not in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
         return fn
-    return surface.with_out(fn)
+    return surface.with_out(fn, pair=getattr(fn, "__name__", "") in _PAIR_RESULTS)
+
+
+# hand-written functions returning (values, indices): their out= is a pair of tensors
+_PAIR_RESULTS = frozenset(("sort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin"))
 
 
 def _named(fn, name):

@@ -21,7 +21,8 @@ import contextlib
 import numpy as np
 
 from . import errors, ops
-from .forward_ad import ACTIVE as _DUAL_LEVELS, ZEROS as _ZEROS, propagate as _propagate_tangent
+from .forward_ad import ACTIVE as _DUAL_LEVELS, propagate as _propagate_tangent
+from .zero_tensor import LIVE as _ZEROS
 from .graph import INFERENCE as _INFERENCE, SavedTensor, _grad_enabled
 from .inplace_engine import apply_inplace
 from .op import _record, apply, wrap

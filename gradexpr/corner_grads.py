@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 
+from . import zero_tensor
 from .graph import is_grad_enabled
 
 
@@ -117,12 +118,8 @@ def zero_grad(grad):
 
 
 def efficient_zero(grad):
-    """ATen's ``_efficientzerotensor`` (sgn's gradient for a real input): zeros the engine adds to
-    another gradient without changing it (grad_ownership.EFFICIENT_ZEROS)."""
-    from .grad_ownership import EFFICIENT_ZEROS
-    zeros = zero_grad(grad)
-    EFFICIENT_ZEROS[id(zeros)] = zeros
-    return zeros
+    """sgn's gradient for a real input: ATen's ``_efficientzerotensor`` shaped as ``grad`` (zero_tensor.py)."""
+    return zero_tensor.mark(zero_grad(grad))
 
 
 def evenly_distribute(grad, self, result):

@@ -32,6 +32,9 @@ import numpy as np
 
 from . import errors
 from .grad_mode import IN_FORMULA, _grad_enabled
+from .zero_tensor import LIVE as ZERO_TENSORS, materialized
+# an undefined tangent read as plain zeros, and as a recorded formula reads it (ATen's _efficientzerotensor)
+from .zero_tensor import plain_zeros_like as _zeros_for, zeros_like as _efficient_zeros
 
 ACTIVE: list = []          # the open levels, outermost first (level k is ACTIVE[k] == k); apply tests truthiness
 _TABLES: list = []         # per open level: id(tensor) -> (weak reference to the tensor, its tangent)
@@ -337,6 +340,10 @@ def _primal_view(t):
 
 
 def _give(result, tangent, level):
+    if ZERO_TENSORS and result._data.size != 1:
+        # _set_fw_grad copies a ZeroTensor (sgn's tangent) into memory of its own, unless the output has
+        # one element (its storage then has the ZeroTensor's metadata: a 0-d sgn's tangent stays one)
+        tangent = materialized(tangent)
     if tangent._data.shape != result._data.shape:
         tangent = tangent.expand(*result._data.shape).clone()
     if tangent._dtype is not result._dtype:
@@ -430,74 +437,6 @@ def _aten_name(op):
     if op.schema:
         return op.schema[0].split("(", 1)[0].split(".", 1)[0]
     return op.name
-
-
-def _zeros_for(t):
-    """An undefined tangent read as zeros (a wrapped number's stays one: PyTorch's update_wrapped_number)."""
-    from .tensor import Tensor
-    z = Tensor._make(np.zeros(t._data.shape, t._dtype.np if t._dtype.is_floating_point else np.float32))
-    z._wrapped = t._wrapped
-    return z
-
-
-# ---------------------------------------------------------------- efficient zeros
-# A recorded formula reads an undefined tangent as ATen's ``_efficientzerotensor``: autograd records the
-# ops on it as on any tensor, but mul/div/add/sub (the ops with ZeroTensor kernels) treat it as an exact
-# zero: ``Z * x`` is Z (never -0 nor nan), ``a + Z`` is a copy of a. ``apply`` asks (``zero_tensor_result``)
-# only while such a tensor lives.
-ZEROS: dict = {}            # id -> weak reference, of the live efficient zero tensors
-
-
-def _efficient_zeros(t):
-    z = _zeros_for(t)
-    _mark_zero(z)
-    return z
-
-
-def _is_zero(t) -> bool:
-    ref = ZEROS.get(id(t))
-    return ref is not None and ref() is t
-
-
-def zero_tensor_result(op, ts, params, result):
-    """Give ``result`` of ``op`` (an entry with ``zero_tensor=``) the value ATen's ZeroTensor kernel gives
-    when an input is an efficient zero (written into its memory: a saved alias sees it too)."""
-    zeros = [_is_zero(t) for t in ts]
-    if not any(zeros):
-        return
-    out = result._data
-    rule = op.zero_tensor
-    alpha = params.get("alpha", 1)
-    if rule == "mul":
-        value = 0
-    elif rule == "div":
-        if len(ts) == 1 or zeros[0]:        # 0/x (a Scalar divisor too) is zero, 0/0 nan
-            value = np.nan if len(ts) > 1 and zeros[1] else 0
-        else:
-            value = np.inf                  # x/0: ATen's kernel fills inf, whatever x
-        if value != 0:
-            out[...] = value
-            return
-    elif len(ts) > 1 and zeros[0] and zeros[1]:
-        value = 0
-    elif zeros[0]:                          # Z + b, Z - b: b times ±alpha
-        out[...] = ts[1]._data * (alpha if rule == "add" else -alpha)
-        return
-    else:                                   # a ± Z: a copy of a
-        out[...] = ts[0]._data
-        return
-    out[...] = value
-    _mark_zero(result)
-
-
-def _mark_zero(t):
-    key = id(t)
-
-    def _gone(ref, key=key):
-        if ZEROS.get(key) is ref:
-            del ZEROS[key]
-
-    ZEROS[key] = weakref.ref(t, _gone)
 
 
 def _context(op, ts, params, result, extras, names):

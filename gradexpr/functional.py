@@ -16,6 +16,7 @@ from .autograd import grad as _grad
 from .graph import _grad_enabled, _retain
 from .limits import check_elements
 from .tensor import Tensor
+from .zero_tensor import LIVE as ZERO_TENSORS, materialized
 
 
 def _tuple_in(inputs, fn="jacobian", what="inputs"):
@@ -97,6 +98,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
                 blocks[k] = Tensor._make(np.zeros(out._data.shape + x._data.shape, x._dtype.np), x._dtype)
             elif not create_graph:
                 blocks[k] = blocks[k].detach()
+            if ZERO_TENSORS and not vectorize:      # PyTorch stacks its rows: a ZeroTensor block is plain zeros
+                blocks[k] = materialized(blocks[k])
         rows_per_out.append(tuple(blocks))
     if out_tuple:
         return tuple(r if in_tuple else r[0] for r in rows_per_out)

@@ -1,16 +1,14 @@
 """Which gradients the backward pass alone holds: a gradient made by a formula during the pass, referenced
 only by the engine and owning its memory, may become a leaf's ``.grad`` without a copy or be added into in
-place (reference counts tell, measured once per interpreter); and ATen's efficient zero tensors, which
-added to a gradient leave it unchanged."""
+place (reference counts tell, measured once per interpreter)."""
 from __future__ import annotations
 
 import sys
-import weakref
 
-import numpy as np
 from numpy import add as np_add
 
 from .grad_mode import _grad_enabled
+from .zero_tensor import LIVE as ZERO_TENSORS, is_zero
 
 # A gradient made by a formula during this pass, referenced only by the engine, whose array
 # owns its memory and is referenced only by that tensor, cannot be observed by anyone else:
@@ -62,24 +60,18 @@ def held_by(buffers, g) -> int:
     return sum(1 for v in buffers.values() if v is g)
 
 
-# ATen's efficient zero tensors (_efficientzerotensor: sgn's gradient for real inputs) the engine holds:
-# added to a gradient they give its values back unchanged (a -0 stays -0), as ATen's zero-tensor add does
-EFFICIENT_ZEROS = weakref.WeakValueDictionary()      # id -> the tensor (a WeakSet would compare tensors)
-
-
-def _without_efficient_zero(t):
-    """``t``, or for an efficient zero the additive identity of every float, -0.0 (no history)."""
-    if EFFICIENT_ZEROS.get(id(t)) is not t:
-        return t
-    from .tensor import Tensor
-    return Tensor._make(np.full(t._data.shape, -0.0, t._data.dtype), t._dtype)
-
-
 def add_into(old, g):
     """``old + g``, written into ``old``'s memory when the engine alone holds it (``old`` in the
-    buffers dict and in the caller's local, as measured) and no graph is being recorded."""
-    if EFFICIENT_ZEROS:
-        old, g = _without_efficient_zero(old), _without_efficient_zero(g)
+    buffers dict and in the caller's local, as measured) and no graph is being recorded.
+
+    A ZeroTensor ``g`` (zero_tensor.py) follows ATen's InputBuffer: added in place into an ``old`` the engine
+    alone holds, it is read as +0 zeros (a -0 there becomes +0); else ``old + g`` is a copy of ``old``."""
+    if ZERO_TENSORS and is_zero(g) and not is_zero(old):
+        if not _grad_enabled.get() and refs(old) == _IN_BUFFER + 1 and owns_memory(old):
+            data = old._data
+            np_add(data, 0, out=data)
+            return old
+        return old + g
     if (g._dtype is old._dtype and old._data.size >= STEAL_MIN and g._data.shape == old._data.shape
             and not _grad_enabled.get() and refs(old) == _IN_BUFFER + 1 and owns_memory(old)):
         data = old._data

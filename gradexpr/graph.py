@@ -26,6 +26,7 @@ from .grad_mode import (INFERENCE, InferenceVersion, _grad_enabled, _GradMode,  
                         no_grad, set_grad_enabled)
 from .grad_mode import _SAVED_INFERENCE
 from .grad_ownership import SOLE_LOCAL, STEAL_MIN, add_into, held_by, owns_memory, refs
+from .zero_tensor import LIVE as ZERO_TENSORS, check_mutable, is_zero
 from .ready_queue import LEAF_SEQ, ready_pop, ready_push
 
 
@@ -542,9 +543,10 @@ def accumulate_into(t, grad, create_graph: bool, owned: bool = False):
     else:
         g = t._grad
         if g._data.flags.writeable:
-            g._data += grad._data
+            g._data += grad._data           # (a ZeroTensor grad: +0 zeros, so a -0 there becomes +0, as in ATen)
             g._version_counter[0] += 1
         else:
+            check_mutable(g)                # ATen's ``variable_grad += new_grad`` into a ZeroTensor
             t._grad = g.detach() + grad.detach()
 
 
@@ -657,9 +659,11 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             else:
                 # a leaf may keep a gradient that only the engine holds (here, and in buffers of nodes
                 # still to run, which only read it) and whose memory is its own: see accumulate_into
+                # (a ZeroTensor has no memory to own: only the references count, as ATen steals it)
                 owned = (type(node) is AccumulateGrad and not create_graph
-                         and (grad._data.size >= STEAL_MIN or LAYOUT_RELAXED[0])
-                         and refs(grad) == SOLE_LOCAL + held_by(buffers, grad) and owns_memory(grad))
+                         and ((grad._data.size >= STEAL_MIN or LAYOUT_RELAXED[0]) and owns_memory(grad)
+                              or (ZERO_TENSORS and is_zero(grad)))
+                         and refs(grad) == SOLE_LOCAL + held_by(buffers, grad))
                 node_grads = _run_node(node, grad, targets, needed, captured, inputs,
                                        accumulate, create_graph, retain_graph, node_apply, owned)
                 if check_nan:

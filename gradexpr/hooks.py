@@ -12,7 +12,9 @@ from __future__ import annotations
 import itertools
 
 from . import errors
+from .grad_ownership import refs
 from .graph import AccumulateGrad, _retain, _run_node, queue_callback
+from .zero_tensor import LIVE as ZERO_TENSORS, is_zero
 
 
 class RemovableHandle:
@@ -142,8 +144,15 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
                      retain_graph, node_apply, owned):
     """``_run_node`` with PyTorch's hook order: the tensor's hooks, retain_grad, the node's pre-hooks,
     the node, its post hooks (a leaf: its post-accumulate-grad hooks)."""
+    # a ZeroTensor the tensor's hooks saw but kept no reference to stays the engine's alone (ATen steals it)
+    received = grad if owned and hooks.tensor_pre and ZERO_TENSORS and is_zero(grad) else None
+    before = refs(received) if received is not None else 0
     if grad is not None:
         grad = hooks.run_tensor_pre(grad)
+        if received is not None and grad is received and refs(received) == before:
+            owned = True
+        elif hooks.tensor_pre:
+            owned = False
         if len(hooks) and node_apply is None:
             _retain(node, grad)
     # a custom Function's node with several outputs: its hooks see all their gradients
@@ -162,7 +171,7 @@ def run_hooked_node(node, hooks, grad, targets, needed, captured, inputs, accumu
     node._retains = None
     try:
         grads = _run_node(node, grad, targets, needed, captured, inputs, accumulate, create_graph,
-                          retain_graph, node_apply, owned and not hooks.tensor_pre)
+                          retain_graph, node_apply, owned)
     finally:
         node._retains = hooks
     if type(node) is AccumulateGrad:

@@ -14,6 +14,7 @@ from .graph import CopySlices, InplaceViewResult, SavedTensor, _grad_enabled, ch
 from .op import (_D, _EMPTY, _batching, _edge, _forward_ad, _move_retains, _refresh_views, _set_grad_fn,
                  _view_rebase_message, Op, ViewGeometry, apply, bump_version)
 from .tensor import Tensor
+from .zero_tensor import LIVE as _ZERO_TENSORS, check_mutable, inplace_operands
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -49,6 +50,7 @@ def check_writeable(t: Tensor):
     into an inference tensor outside inference mode."""
     check_not_inference(t)
     if not t._data.flags.writeable:
+        check_mutable(t)
         raise errors.RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
                                   "a single memory location. Please clone() the tensor before performing the "
                                   "operation.")
@@ -133,6 +135,8 @@ def apply_inplace(op: Op, t: Tensor, args=(), params=_EMPTY):
     # (under vmap(grad(f)) a batched op that records goes the same way: apply batches it and records its
     # node on the logical tensors, write_inplace writes the physical values back)
     check_inplace(t, args)
+    if _ZERO_TENSORS:
+        args = inplace_operands(t, args)
     # the formula reads the old value of t: give it its own copy
     reads_old = recording and "self" in op.save_names((True,) * (len(args) + 1))
     old = copy_with_history(t) if reads_old else t

@@ -176,6 +176,32 @@ def addmm(c, a, b, beta, alpha):
     return result
 
 
+def gemm(trans_a: bool, trans_b: bool, m: int, n: int, k: int, a, lda: int, b, ldb: int, beta: float, c) -> bool:
+    """ATen's ``cpublas::gemm`` with MKL, as its native kernels (convolutions) call it: column-major,
+    alpha 1, ``c``'s memory (a C-contiguous array, ld m) set to ``beta * c + op(a) @ op(b)``, the
+    leading dimensions of degenerate shapes normalised as ATen does. False without MKL."""
+    prefix = _PREFIX.get(c.dtype)
+    if prefix is None or _load() is None or 0 in (m, n, k):
+        return False
+    ctypes = _state["ctypes"]
+    scalar = ctypes.c_float if c.dtype == np.float32 else ctypes.c_double
+    ldc = m
+    if trans_a:
+        lda = k if m == 1 else lda
+    elif k == 1:
+        lda = m
+    if trans_b:
+        ldb = n if k == 1 else ldb
+    elif n == 1:
+        ldb = k
+    fn = _function("cblas_" + prefix[1] + "gemm",
+                   [ctypes.c_int] * 6 + [scalar, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                                         scalar, ctypes.c_void_p, ctypes.c_int])
+    fn(_COL_MAJOR, _TRANS if trans_a else _NO_TRANS, _TRANS if trans_b else _NO_TRANS, m, n, k, 1.0,
+       _address(a), lda, _address(b), ldb, beta, _address(c), ldc)
+    return True
+
+
 def _pointer(array):
     """``_address`` as an argument of a function called without argument types (an int would pass as
     a C int)."""

@@ -21,8 +21,8 @@ from .graph import InvalidGradFn, MultiOutputNode, Node, OutputEdge, SavedTensor
 from .ops.registry import _COLUMN_MAJOR_OF, _DTYPE_OF, _INPUTS, _RESULT, _SHAPE_OF  # noqa: F401
 from .ops.registry import NOT_DIFFERENTIABLE, NotDifferentiable, Op  # noqa: F401  (re-exported)
 from .tensor import Tensor, _fresh
-from .forward_ad import ACTIVE as _DUAL_LEVEL, ZEROS as _ZEROS, propagate as _propagate_tangent
-from .forward_ad import zero_tensor_result as _zero_tensor_result
+from .forward_ad import ACTIVE as _DUAL_LEVEL, propagate as _propagate_tangent
+from .zero_tensor import LIVE as _ZEROS, op_result as _zero_tensor_result
 from .grad_mode import VMAP_LEVELS as _VMAP     # non-empty only once batching.py is loaded (by vmap)
 from .graph import INFERENCE as _INFERENCE, mark_inference
 
@@ -264,7 +264,7 @@ def apply(op: Op, args, params=_EMPTY, extras_out=None):
     if PERMUTED[0] and out.ndim > 1 and not op.view and _unsettled(ts, out):
         out = _layout().settle(op, ts, out)          # a non-C layout: PyTorch's rule (result_layout.py)
     result = _fresh(out, out_dtype)
-    if _ZEROS and op.zero_tensor is not None:       # an efficient zero tangent among the inputs?
+    if _ZEROS and (op.zero_tensor is not None or op.view):     # a ZeroTensor among the inputs?
         _zero_tensor_result(op, ts, params, result)
     if op.view:
         _link_view(result, ts[0])

@@ -61,7 +61,7 @@ def _as_int(x):
 
 
 class Param:
-    __slots__ = ("name", "base", "size", "optional", "default", "has_default", "kwonly", "is_out")
+    __slots__ = ("name", "base", "size", "optional", "default", "has_default", "kwonly", "is_out", "numbers")
 
     def __init__(self, text, kwonly):
         m = _PARAM.match(text.strip())
@@ -78,6 +78,7 @@ class Param:
         self.default = _literal(m.group("default")) if self.has_default else None
         self.kwonly = kwonly
         self.is_out = self.name == "out" and "!" in m.group("type")
+        self.numbers = False        # a Tensor parameter that takes a Python number (_NUMBERS_AS_TENSORS)
 
     def display(self, function):
         """The parameter as PyTorch's signature list shows it (``tuple of ints dim = None``)."""
@@ -125,7 +126,7 @@ def _to_dtype(p, value):
 
 # each schema type's conversion of a Python value (PyTorch's parser's checks)
 _CONVERT = {
-    "Tensor": lambda p, v: v if isinstance(v, Tensor) else _NO,
+    "Tensor": lambda p, v: v if isinstance(v, Tensor) or (p.numbers and isinstance(v, numbers.Number)) else _NO,
     "int": lambda p, v: _as_int(v) if _int_like(v) else _NO,
     "SymInt": lambda p, v: _as_int(v) if _int_like(v) else _NO,
     "int[]": _to_int_list,
@@ -475,7 +476,17 @@ def binding_overloads(name, method):
             return None
         overloads = _BINDINGS[key] = Overloads(name, [(line, None) for line, _ in lines],
                                                hidden=[line for line, hidden in lines if hidden])
+        if name.rstrip("_") in _NUMBERS_AS_TENSORS:
+            for signature in overloads.signatures:
+                for p in signature.params:
+                    p.numbers = p.base == "Tensor" and p.name != "self"
     return overloads
+
+
+# the arithmetic whose Tensor arguments PyTorch's parser lets a Python number stand for
+# (python_arg_parser.cpp's should_allow_numbers_as_tensors; ``to`` and ``copy_`` are parsed by hand here)
+_NUMBERS_AS_TENSORS = frozenset(("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+                                 "floor_divide"))
 
 
 def binding_call_error(name, args, kwargs, method):

@@ -66,15 +66,24 @@ def _into(out, entry, values, name):
     """``torch.X(..., out=t)`` of a table-bound name (see ``write_out``); a pair's ``out=(values, indices)``
     gets each of them written, and is returned as the named pair."""
     if not _returns_pair(entry):
-        return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+        # (an op whose result has no derivative -- a comparison, isnan, signbit -- takes out= whatever
+        # requires grad, as derivatives.yaml's output_differentiability: [False] lets it)
+        return write_out(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name),
+                         differentiable=bool(entry.node) and entry.dtype != "compare")
+    return write_pair(out, name, values.values(), lambda: run(entry, {**values, "out": None}, name))
+
+
+def write_pair(out, name, arguments, compute):
+    """``out=(values, indices)`` of a function returning that pair (``compute()``): each written as
+    ``write_out`` writes one, the named pair ``<name>_out`` returned."""
     if len(out) != 2:
         raise errors.TypeError(f"{name}(): argument 'out' must be tuple of Tensors of size 2, not of size {len(out)}")
     pair = []
 
-    def compute():
-        pair.append(run(entry, {**values, "out": None}, name))
+    def first_of_pair():
+        pair.append(compute())
         return pair[0][0]
-    first = write_out(out[0], name, values.values(), compute)
+    first = write_out(out[0], name, arguments, first_of_pair)
     second = write_out(out[1], name, (), lambda: pair[0][1])
     from .composites.reductions import ReturnType
     return ReturnType(name + "_out", first, second)       # (torch.return_types.cummax_out)
@@ -87,17 +96,21 @@ _RESIZED = ("An output with one or more elements was resized since it had shape 
             "/__w/pytorch/pytorch/aten/src/ATen/native/Resize.cpp:30.)")
 
 
-def write_out(out, name, arguments, compute):
+def write_out(out, name, arguments, compute, differentiable=True):
     """``torch.X(..., out=t)``: ``compute()`` without a graph, stored in ``t`` and ``t`` returned, as
     ATen's ``.out`` overloads do: not differentiable, the result's dtype must cast to ``t``'s, and
-    ``t`` is resized when its shape differs (with PyTorch's warning unless it was empty)."""
+    ``t`` is resized when its shape differs (with PyTorch's warning unless it was empty).
+    ``differentiable``: whether the function's result has a derivative (None: whether it is a float),
+    without which an argument that requires grad is no error."""
     from .graph import _grad_enabled, no_grad
     from .warn import warn
-    if _grad_enabled.get() and any(_requires_grad(v) for v in (*arguments, out)):
-        raise errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                                  "differentiation, but one of the arguments requires grad.")
+    requires_grad = _grad_enabled.get() and any(_requires_grad(v) for v in (*arguments, out))
+    if requires_grad and differentiable:
+        raise _out_needs_no_grad(name)
     with no_grad():
         result = compute()
+    if requires_grad and differentiable is None and (result._dtype.is_floating_point or result._dtype.is_complex):
+        raise _out_needs_no_grad(name)
     if not _can_cast(result._dtype, out._dtype):
         raise errors.RuntimeError(f"result type {result._dtype._scalar_name} can't be cast to the desired output "
                                   f"type {out._dtype._scalar_name}")
@@ -110,6 +123,11 @@ def write_out(out, name, arguments, compute):
     return out
 
 
+def _out_needs_no_grad(name):
+    return errors.RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+
+
 def _requires_grad(value):
     if isinstance(value, Tensor):
         return value._requires_grad
@@ -118,9 +136,10 @@ def _requires_grad(value):
     return False
 
 
-def with_out(fn):
+def with_out(fn, pair=False):
     """A hand-written ``torch.X`` whose signature has ``out=``, as programs call it: the ``out``
-    tensor is written by ``write_out`` (the function itself computes without it)."""
+    tensor is written by ``write_out`` (the function itself computes without it); ``pair``: a
+    function returning (values, indices), whose ``out`` is a pair of tensors."""
     import functools
     name = fn.__name__
 
@@ -129,9 +148,11 @@ def with_out(fn):
         out = kwargs.pop("out", None)
         if out is None:
             return fn(*args, **kwargs)
+        if pair and isinstance(out, (tuple, list)) and all(isinstance(t, Tensor) for t in out):
+            return write_pair(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
         if not isinstance(out, Tensor):
             raise errors.TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-        return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs))
+        return write_out(out, name, (*args, *kwargs.values()), lambda: fn(*args, **kwargs), differentiable=None)
     return function
 
 

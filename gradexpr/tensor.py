@@ -18,6 +18,8 @@ from . import dtypes, errors
 from .forward_ad import ACTIVE as _DUAL_LEVEL, tangent_of as _tangent_of
 from .graph import AccumulateGrad, InvalidGradFn, OutputEdge, _grad_enabled, output_nr as _output_nr
 from .graph import is_inference_mode_enabled as _inference_on
+from .zero_tensor import LIVE as _ZERO_TENSORS, alias as _zero_tensor_alias, check_storage as _check_storage
+from .zero_tensor import is_zero as _is_zero_tensor
 
 
 _LATE_METHODS = frozenset(("hardshrink", "prelu"))
@@ -99,7 +101,8 @@ class Tensor(metaclass=_TensorMeta):
         """Same data and version counter, no autograd history (what ``detach()`` returns)."""
         # an alias sharing data and version counter, but not a differentiable view: writing
         # through it is allowed even when ``self`` is a leaf that requires grad
-        return _fresh(self._data, self._dtype, self._version_counter)
+        t = _fresh(self._data, self._dtype, self._version_counter)
+        return _zero_tensor_alias(self, t) if _ZERO_TENSORS else t
 
     def _detached_copy(self):
         return _fresh(np.array(self._data, copy=True), self._dtype)
@@ -110,7 +113,7 @@ class Tensor(metaclass=_TensorMeta):
         t._grad_fn = node
         t._base = self._base
         t._view_meta = self._view_meta
-        return t
+        return _zero_tensor_alias(self, t) if _ZERO_TENSORS else t
 
     def _accumulator(self):
         """A leaf's AccumulateGrad. The tensor holds it weakly (``_acc``, as PyTorch's autograd meta
@@ -270,7 +273,8 @@ class Tensor(metaclass=_TensorMeta):
     @property
     def data(self):
         """The same values without history; changes through it are not tracked (no version bump)."""
-        return Tensor._make(self._data, self._dtype)
+        t = Tensor._make(self._data, self._dtype)
+        return _zero_tensor_alias(self, t) if _ZERO_TENSORS else t
 
     @data.setter
     def data(self, value):
@@ -278,6 +282,8 @@ class Tensor(metaclass=_TensorMeta):
             raise errors.TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
         self._dtype = value._dtype
+        if _ZERO_TENSORS:
+            _zero_tensor_alias(value, self)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         from .autograd import backward
@@ -389,9 +395,15 @@ class Tensor(metaclass=_TensorMeta):
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if _ZERO_TENSORS:
+            _check_storage(self, "tolist")
         return self._data.tolist()
 
     def numpy(self, *, force=False):
+        if _ZERO_TENSORS and _is_zero_tensor(self):
+            if not force:
+                _check_storage(self, "numpy")
+            return self._data.copy()         # (force: the zeros, in memory of their own)
         if self._requires_grad and not force and _grad_enabled.get():     # (allowed under no_grad, as PyTorch)
             raise errors.RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                       "instead.")

@@ -15,6 +15,7 @@ from ..graph import _grad_enabled
 from ..inplace_engine import check_inplace, check_writeable, write_inplace
 from ..op import apply, bump_version
 from ..tensor import Tensor
+from ..zero_tensor import LIVE as _ZERO_TENSORS, check_mutable, is_zero
 from .arguments import _is_tensor, _scalar
 from .conversion import to
 from .creation import tensor
@@ -149,6 +150,13 @@ def _index_put_(self, index, values, accumulate=False):
     return apply(D.index_put, (self, values), {"index": index, "accumulate": accumulate})
 
 
+def _refuse_zero_tensor(self, idx, advanced, value):
+    """``t[index] = value`` on a ZeroTensor, in the words of the op PyTorch's setitem reaches: copy_ where the
+    value is copied into the view (a value that is not 0-d, or a 0-d view), else fill_ or index_put_."""
+    copies = not advanced and (getattr(value, "ndim", 0) > 0 or np.ndim(self._data[idx]) == 0)
+    check_mutable(self, copy=copies)
+
+
 def setitem(self, index, value):
     """``t[index] = value`` in place, composed as PyTorch composes it (so the same nodes are recorded):
     the basic part of the index (ints, slices, None, ...) takes a view of ``t``; without tensor indices
@@ -157,7 +165,9 @@ def setitem(self, index, value):
     its base a ``CopySlices`` node (see op.write_inplace)."""
     if index is False:
         return                                   # PyTorch: t[False] = v assigns nothing
-    idx, _ = _normalise_index(self, index)
+    idx, advanced = _normalise_index(self, index)
+    if _ZERO_TENSORS and is_zero(self):
+        _refuse_zero_tensor(self, idx, advanced, value)
     tracked = _grad_enabled.get() and self.requires_grad
     if not tracked and type(value) in (float, int, bool) and not _DUAL_LEVEL:     # (a dual's tangent changes too)
         # a number where nothing is recorded: one NumPy assignment (it selects the same elements,

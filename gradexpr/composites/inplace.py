@@ -14,6 +14,7 @@ from ..grad_mode import VMAP_LEVELS as _VMAP
 from ..inplace_engine import (apply_inplace_view, check_inplace, check_writeable, copy_with_history, records_inplace,
                               save_inplace_result, save_original_self, write_inplace)
 from ..op import apply, bump_version, wrap
+from ..zero_tensor import LIVE as _ZERO_TENSORS, check_mutable, inplace_operands
 from ..ops.common import _reduce_dim
 from .arguments import _given_dim, _is_tensor
 
@@ -22,6 +23,8 @@ def _inplace_of(fn_name, fn):
     """``Tensor.<fn_name>_`` of a hand-written ``fn``: computed out of place, then written back into the tensor."""
     def inplace(self, *args, **kwargs):
         check_inplace(self, args + tuple(kwargs.values()) if kwargs else args)
+        if _ZERO_TENSORS:
+            args = inplace_operands(self, args)
         old = _old_self(self, fn_name, args, kwargs)
         result = _inplace_formula(old, lambda: fn(old, *args, **kwargs)) if _DUAL_LEVEL else fn(old, *args, **kwargs)
         node = result._grad_fn
@@ -81,6 +84,7 @@ def fill_(self, value, *, entry=None):
 
 def copy_(self, src, non_blocking=False):
     check_inplace(self, (src,))
+    check_mutable(self, copy=True)
     src = src if _is_tensor(src) else wrap(src)
     if (_grad_enabled.get() and (self._requires_grad or src._requires_grad)) or _VMAP or _DUAL_LEVEL:
         result = apply(D.copy_inplace, (self, src))

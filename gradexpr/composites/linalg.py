@@ -194,7 +194,7 @@ def _matmul_batched(a, b):
     return apply(D.unsafe_view, (out,), {"shape": shape})
 
 
-def outer(input, vec2):
+def outer(input, vec2, *, out=None):
     _need_tensors("outer", input, vec2, "vec2")
     return input.reshape(input._data.shape[0], 1) * vec2
 
@@ -207,7 +207,7 @@ def _scales(beta, alpha):
     return {name: v for name, v in (("beta", beta), ("alpha", alpha)) if v != 1}
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     params = _scales(beta, alpha) if beta != 1 or alpha != 1 else {}
     a, b = mat1._data.shape, mat2._data.shape
     if len(a) != 2 or len(b) != 2:
@@ -287,12 +287,12 @@ def movedim(input, source, destination):
     return permute(input, perm)
 
 
-def det(A):
+def det(A, *, out=None):
     _square(A, "linalg.det")
     return apply(D.det, (A,))
 
 
-def inverse(A):
+def inverse(A, *, out=None):
     _square(A, "linalg.inv")
     return apply(D.inverse, (A,))
 

@@ -45,6 +45,22 @@ def _iop(fn_name):
     return iop
 
 
+def _lshift(self, other):
+    return self.bitwise_left_shift(other)
+
+
+def _rshift(self, other):
+    return self.bitwise_right_shift(other)
+
+
+def _rlshift(self, other):      # number << t: bitwise_left_shift(number, t), the number a wrapped scalar
+    return apply(D.bitwise_left_shift, (other, self))
+
+
+def _rrshift(self, other):
+    return apply(D.bitwise_right_shift, (other, self))
+
+
 def _xor(self, other):
     return bitwise_xor(self, other)
 
@@ -199,7 +215,8 @@ _OPERATORS = {
     "__floordiv__": _floordiv, "__rfloordiv__": _rfloordiv, "__mod__": _mod, "__rmod__": _rmod,
     "__pow__": pow, "__rpow__": _rpow, "__matmul__": _first_use("__matmul__"), "__rmatmul__": _rmatmul,
     "__neg__": neg, "__pos__": _pos, "__abs__": _abs, "__invert__": _invert, "__xor__": _xor,
-    "__rxor__": _reflected(_xor), "__and__": _and, "__rand__": _reflected(_and), "__or__": _or,
+    "__rxor__": _reflected(_xor), "__lshift__": _lshift, "__rshift__": _rshift, "__rlshift__": _rlshift,
+    "__rrshift__": _rrshift, "__ilshift__": _iop("bitwise_left_shift"), "__irshift__": _iop("bitwise_right_shift"), "__and__": _and, "__rand__": _reflected(_and), "__or__": _or,
     "__ror__": _reflected(_or), "__eq__": _eq, "__ne__": _ne, "__lt__": _comparison(D.lt),
     "__le__": _comparison(D.le), "__gt__": _comparison(D.gt), "__ge__": _comparison(D.ge),
     "__getitem__": _first_use("__getitem__"), "__setitem__": _first_use("__setitem__"), "__iter__": _iter,
@@ -213,13 +230,21 @@ def _nn():
     return nn_functional
 
 
-def _numpy_names(fn, name=None):
+def _numpy_names(fn, name=None, numpy_names=True):
     """``fn`` also taking NumPy's names for ``dim`` and ``keepdim`` (``x.sum(axis=0, keepdims=True)``),
-    as PyTorch's argument parser accepts them for every op with those parameters."""
+    as PyTorch's argument parser accepts them for every op with those parameters -- and, as a method,
+    refusing ``out=`` (the function's own keyword: no Tensor method has one). Without ``numpy_names``
+    (a method PyTorch writes in Python) only the refusal, in Python's words."""
     op_name = name or fn.__name__
+    refused = ("out",) if numpy_names else ("out", "axis", "keepdims")
+    label = op_name if numpy_names else f"Tensor.{op_name}"
 
     def call(*args, **kwargs):
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+        if kwargs:
+            for key in refused:
+                if key in kwargs:
+                    raise errors.TypeError(f"{label}() got an unexpected keyword argument '{key}'")
+        if kwargs and numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
             for alias, param in (("axis", "dim"), ("keepdims", "keepdim")):
                 if alias in kwargs:
                     if param in kwargs:
@@ -232,18 +257,21 @@ def _numpy_names(fn, name=None):
     return call
 
 
-def _takes_dim(fn) -> bool:
+def _parameters(fn) -> tuple:
     code = getattr(fn, "__code__", None)
-    if code is None:
-        return False
-    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    return "dim" in names or "keepdim" in names
+    return () if code is None else code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
 
 
 def _with_numpy_names(methods: dict) -> dict:
-    # (split and norm are Python functions in PyTorch, which its argument parser never sees)
-    return {name: _numpy_names(fn, name) if _takes_dim(fn) and name not in ("split", "norm") else fn
-            for name, fn in methods.items()}
+    wrapped = {}
+    for name, fn in methods.items():
+        parameters = _parameters(fn)
+        # (split and norm are Python functions in PyTorch, which its argument parser never sees)
+        numpy_names = ("dim" in parameters or "keepdim" in parameters) and name not in ("split", "norm")
+        python_method = name in ("split", "norm")
+        wrapped[name] = _numpy_names(fn, name, numpy_names) if numpy_names or python_method or "out" in parameters \
+            else fn
+    return wrapped
 
 
 def _bind():

@@ -148,11 +148,11 @@ max, _max_method = _minmax("max", "max_all", "max_dim", "maximum")
 min, _min_method = _minmax("min", "min_all", "min_dim", "minimum")
 
 
-def amax(input, dim=(), keepdim=False):
+def amax(input, dim=(), keepdim=False, *, out=None):
     return apply(D.amax, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
 
 
-def amin(input, dim=(), keepdim=False):
+def amin(input, dim=(), keepdim=False, *, out=None):
     return apply(D.amin, (input,), {"dim": _reduce_dim(dim, input) if dim != () else (), "keepdim": keepdim})
 
 
@@ -162,11 +162,11 @@ def aminmax(input, *, dim=None, keepdim=False):
     return MinMax("aminmax", *parts)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, out=None):
     return apply(D.argmax, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmax"), input), "keepdim": keepdim})
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, out=None):
     return apply(D.argmin, (input,), {"dim": _reduce_dim(_int_dim(dim, "argmin"), input), "keepdim": keepdim})
 
 
@@ -183,11 +183,11 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return {"dim": _reduce_dim(dim, input), "correction": correction, "keepdim": keepdim}
 
 
-def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
+def var(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None, out=None):
     return apply(D.var, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
-def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None):
+def std(input, dim=_UNSET, unbiased=None, keepdim=False, *, correction=None, out=None):
     return apply(D.std, (input,), _var_args(input, dim, unbiased, keepdim, correction))
 
 
@@ -225,7 +225,7 @@ def _norm_params(params, dtype):
     return params
 
 
-def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if p == "nuc":
         _check_matrix_dims(input, dim)
     return apply(D.norm, (input,), _norm_params({"ord": _ord(p), "dim": _reduce_dim(dim, input), "keepdim": keepdim},
@@ -322,7 +322,7 @@ def _may_require_grad(A):
     return bool((A.requires_grad and is_grad_enabled()) or ACTIVE)
 
 
-def logsumexp(input, dim=None, keepdim=False):
+def logsumexp(input, dim=None, keepdim=False, *, out=None):
     if dim is None:
         raise _missing("logsumexp", "dim")
     dims = _reduce_dim(dim, input)
@@ -334,14 +334,14 @@ def logsumexp(input, dim=None, keepdim=False):
     return apply(D.logsumexp, (input,), {"dim": dims, "keepdim": keepdim})
 
 
-def cumsum(input, dim, *, dtype=None):
+def cumsum(input, dim, *, dtype=None, out=None):
     params = {"dim": _given_dim(_int_dim(dim, "cumsum", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
     return apply(D.cumsum, (input,), params)
 
 
-def cumprod(input, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None, out=None):
     params = {"dim": _given_dim(_int_dim(dim, "cumprod", 1), input._data.ndim)}
     if dtype is not None:
         params["dtype"] = _dtype_arg(dtype)
@@ -389,7 +389,7 @@ def count_nonzero(input, dim=None):
     return _torch("sum")(apply(D.ne, (input, 0)), dim)
 
 
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, *, out=None, as_tuple=False):
     data = input._data
     if data.ndim == 0:          # a 0-d tensor: n rows of no columns, or as a 1-d tensor for as_tuple
         if as_tuple:
@@ -408,7 +408,7 @@ def _selection(name, entry, input, params):
     return ReturnType(name, result, indices if isinstance(indices, Tensor) else Tensor._make(indices, dtypes.int64))
 
 
-def sort(input, dim=-1, descending=False, *, stable=None):
+def sort(input, dim=-1, descending=False, *, stable=None, out=None):
     """``torch.sort``: (values, indices); equal values keep their order with ``stable=True`` only
     (std::sort otherwise: std_sort.py); the node is SortBackward1 when ``stable=`` is given."""
     entry = D.sort if stable is None else D.sort_stable
@@ -424,9 +424,52 @@ def msort(input):
     return sort(input, 0).values
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     return _selection("topk", D.topk, input, {"k": int(k), "dim": _given_dim(dim, input._data.ndim), "largest": bool(largest),
                                              "sorted": bool(sorted)})
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """``torch.bucketize``: the index of each value's bucket among the 1-d sorted ``boundaries``
+    (``boundaries[i-1] < v <= boundaries[i]``, or ``<= v <`` with ``right``); no gradient."""
+    if boundaries._data.ndim != 1:
+        raise errors.RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries._data.ndim})")
+    return _insertion_points(boundaries._data, input, "right" if right else "left", out_int32)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """``torch.searchsorted``: where each value would go in ``sorted_sequence`` (1-d, or one sorted row
+    per row of ``input``), ordered through ``sorter`` where given; no gradient."""
+    if side is not None and side not in ("left", "right"):
+        raise errors.RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if side == "left" and right:
+        raise errors.RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+                                  "while right was True")
+    sequence = sorted_sequence._data
+    values_shape = input._data.shape if isinstance(input, Tensor) else ()
+    if sequence.ndim > 1 and (len(values_shape) != sequence.ndim or values_shape[:-1] != sequence.shape[:-1]):
+        raise errors.RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+            f"tensor and input value tensor must match, but we got boundaries tensor {list(sequence.shape)} and input "
+            f"value tensor {list(values_shape)}")
+    if sorter is not None:
+        if sorter._data.shape != sequence.shape:
+            raise errors.RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got "
+                                      f"boundary tensor {list(sequence.shape)}and got sorter tensor "
+                                      f"{list(sorter._data.shape)}")
+        sequence = np.take_along_axis(sequence, sorter._data, -1)
+    return _insertion_points(sequence, input, side or ("right" if right else "left"), out_int32)
+
+
+def _insertion_points(sequence, values, side, out_int32):
+    values = values._data if isinstance(values, Tensor) else np.asarray(values)
+    if sequence.ndim <= 1:
+        points = np.searchsorted(sequence, values, side=side)
+    else:
+        rows, row_values = sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1])
+        points = np.stack([np.searchsorted(r, v, side=side) for r, v in zip(rows, row_values)]).reshape(values.shape)
+    return Tensor._make(np.asarray(points, np.int32 if out_int32 else np.int64),
+                        dtypes.int32 if out_int32 else dtypes.int64)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):

@@ -337,7 +337,7 @@ def select(input, dim, index):
     return apply(D.select, (input,), {"dim": int(dim), "index": i})      # as given (the node shows them so)
 
 
-def index_select(input, dim, index):
+def index_select(input, dim, index, *, out=None):
     _need_tensor(index, "index", "index_select", 3)
     if index._dtype.category != 1:
         raise errors.RuntimeError("index_select(): Expected dtype int32 or int64 for index")
@@ -359,7 +359,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return apply(D.index_add, (input, index, source), {"dim": _given_dim(dim, input._data.ndim), "alpha": alpha})
 
 
-def gather(input, dim, index, *, sparse_grad=False):
+def gather(input, dim, index, *, sparse_grad=False, out=None):
     _need_tensor(index, "index", "gather", 3)
     if index._dtype.category != 1:
         raise errors.RuntimeError("gather(): Expected dtype int32/int64 for index")
@@ -480,19 +480,19 @@ def roll(input, shifts, dims=None):
     return apply(D.roll, (input,), {"shifts": shifts, "dims": dims})
 
 
-def tril(input, diagonal=0):
+def tril(input, diagonal=0, *, out=None):
     if input._data.ndim < 2:
         raise errors.RuntimeError("tril: input tensor must have at least 2 dimensions")
     return apply(D.tril, (input,), {"diagonal": diagonal})
 
 
-def triu(input, diagonal=0):
+def triu(input, diagonal=0, *, out=None):
     if input._data.ndim < 2:
         raise errors.RuntimeError("triu: input tensor must have at least 2 dimensions")
     return apply(D.triu, (input,), {"diagonal": diagonal})
 
 
-def diag(input, diagonal=0):
+def diag(input, diagonal=0, *, out=None):
     if input._data.ndim == 1:
         n = input._data.shape[0] + builtins.abs(diagonal)
         limits.check_elements((n, n))

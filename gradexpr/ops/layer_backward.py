@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import conv_order
 from ..grad_mode import VMAP_LEVELS
 from ..graph import is_grad_enabled, no_grad
 from ..tensor import Tensor
@@ -29,18 +30,40 @@ def convolution_backward(grad, input, weight, stride, padding, dilation, groups,
 def _kernels(grad, input, weight, stride, padding, dilation, groups, transposed, mask):
     g, x, w = grad._data, input._data, weight._data
     gi = gw = gb = None
+    native = g.dtype == x.dtype and L._native_conv(x, w, stride, dilation, groups, transposed,
+                                                    _output_padding(g, x, w, stride, padding, dilation, transposed))
     if mask[0]:
-        gi = L._conv(g, w, stride, padding, dilation, groups, x.shape[2:]) if transposed else \
-            L._conv_input_grad(g, w, x.shape, stride, padding, dilation, groups)
+        if native:
+            gi = conv_order.forward(g, w, None, stride, padding, dilation, groups, x.shape[2:]) if transposed else \
+                conv_order.input_grad(g, w, x.shape, stride, padding, dilation, groups)
+        else:
+            gi = L._conv(g, w, stride, padding, dilation, groups, x.shape[2:]) if transposed else \
+                L._conv_input_grad(g, w, x.shape, stride, padding, dilation, groups)
         gi = Tensor._make(gi.astype(x.dtype, copy=False))
     if mask[1]:
-        gw = L._conv_weight_grad(g, x, w.shape, stride, padding, dilation, groups) if transposed else \
-            L._conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+        if native:
+            gw = conv_order.weight_grad(g, x, w.shape, stride, padding, dilation, groups, x.shape[2:]) \
+                if transposed else conv_order.weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+        else:
+            gw = L._conv_weight_grad(g, x, w.shape, stride, padding, dilation, groups) if transposed else \
+                L._conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
         gw = Tensor._make(gw)
     if mask[2]:
-        with no_grad():
-            gb = L._bias_grad(grad)
+        if native:
+            dilated = not transposed and any(d != 1 for d in dilation)
+            gb = Tensor._make(conv_order.bias_grad(g, groups, dilated))
+        else:
+            with no_grad():
+                gb = L._bias_grad(grad)
     return gi, gw, gb
+
+
+def _output_padding(grad, input, weight, stride, padding, dilation, transposed):
+    """A transposed convolution's output_padding, read off its output's (the gradient's) size."""
+    if not transposed:
+        return ()
+    reach = L.transposed_size(input.shape[2:], weight.shape[2:], stride, padding, (0,) * len(stride), dilation)
+    return tuple(o - r for o, r in zip(grad.shape[2:], reach))
 
 
 def _unfused(grad, input, weight, stride, padding, dilation, groups, transposed, mask):

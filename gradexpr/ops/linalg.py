@@ -115,7 +115,8 @@ mv = op("mv", "MvBackward0", _mv, ("self", "vec"),
 dot = op("dot", "DotBackward0", _dot, ("self", "tensor"),
          self=lambda grad, tensor: grad * tensor,
          tensor=lambda grad, self: grad * self, dtype=_kernel("dot", "promote"), domain="vectors", broadcast=False,
-         forward_ad=lambda self_t, tensor_t, self, tensor: self_t.dot(tensor) + self.dot(tensor_t))
+         forward_ad=lambda self_t, tensor_t, self, tensor: self_t.dot(tensor) + self.dot(tensor_t),
+         zero_tensor="mul")
 
 
 def _addmm(c, a, b, beta=1, alpha=1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import corner_grads, mkl, reduction_order
+from .. import corner_grads, mkl, reduction_order, zero_tensor
 from .registry import op
 from .common import _F, _apply, _floating_only
 from .linalg import LinAlgError, _column_major, _is_vector_rhs
@@ -269,8 +269,10 @@ def _slogdet_grad(g_logabsdet, A):
 
 
 _SLOGDET_DTYPE = _floating_only("linalg.slogdet: Expected a floating point or complex tensor as input. Got {}")
+# (the sign's tangent, real A: slogdet_jvp's _efficientzerotensor)
 linalg_slogdet_sign = op("linalg_slogdet_sign", "LinalgSlogdetBackward0", _slogdet_part(0), ("A",),
-                         A=lambda grad, A: _F().zeros_like(A), dtype=_SLOGDET_DTYPE, domain="square", forward_ad="transpose")
+                         A=lambda grad, A: _F().zeros_like(A), dtype=_SLOGDET_DTYPE, domain="square",
+                         forward_ad=lambda A_t, result: zero_tensor.zeros_like(result))
 linalg_slogdet_logabsdet = op("linalg_slogdet_logabsdet", "LinalgSlogdetBackward0", _slogdet_part(1), ("A",),
                               A=lambda grad, A: _slogdet_grad(grad, A), dtype=_SLOGDET_DTYPE, domain="square", forward_ad="transpose")
 linalg_slogdet = op("linalg_slogdet", "LinalgSlogdetBackward0", None, ("A",), outputs=("sign", "logabsdet"),

@@ -88,7 +88,7 @@ def _cross_tangent(self_t, other_t, self, other, dim):
 
 linalg_cross = op("linalg_cross", "LinalgCrossBackward0", _cross, ("self", "other"),
                   self=_cross_self_grad, other=_cross_other_grad, dtype=_cross_dtype, domain="vectors",
-                  broadcast=False, forward_ad=_cross_tangent, prepare=_linalg_cross_call,
+                  broadcast=False, forward_ad=_cross_tangent, prepare=_linalg_cross_call, zero_tensor="mul",
                   schema="linalg_cross(Tensor self, Tensor other, *, int dim=-1, Tensor(a!)? out=None) -> Tensor",
                   variants="linalg", samples=[((2, 3), (2, 3)), ((1, 3), (4, 3))])
 # torch.cross / Tensor.cross: the same node (ATen's cross is a composite calling linalg_cross)

@@ -476,8 +476,8 @@ dropout = op("dropout", "MulBackward0", _mul_mask, ("self", "mask"),
 
 # ------------------------------------------------------------ not differentiable at all
 NON_DIFFERENTIABLE_FUNCTIONS = ("argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
-                                "isfinite", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
-                                "bitwise_xor", "bitwise_not", "logical_not", "logical_and", "logical_or",
+                                "isfinite", "signbit", "isposinf", "isneginf", "all", "any", "floor_divide", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "logical_not", "logical_and", "logical_or",
                                 "logical_xor")
 
 

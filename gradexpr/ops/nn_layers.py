@@ -7,7 +7,7 @@ import functools
 import numpy as np
 
 from . import backward_ops as _bw
-from .. import errors
+from .. import conv_order, errors, trilinear_kernel
 from .common import _F, _NOT_FLOAT, _apply, _kernel
 from .nn import _reduce
 from .registry import batch_rules, op
@@ -74,8 +74,16 @@ def _conv(x, w, stride, padding, dilation, groups, limit=None):
     return np.ascontiguousarray(out.transpose(0, 1, 3, 2).reshape((n, o) + tuple(outs)), dtype=x.dtype)
 
 
+def _native_conv(input, weight, stride, dilation, groups, transposed=False, output_padding=()):
+    """Whether PyTorch computes this convolution with its native kernels, which conv_order reproduces."""
+    return input.dtype == weight.dtype and conv_order.native(input.dtype, input.shape, weight.shape, stride,
+                                                             dilation, groups, transposed, output_padding)
+
+
 def _conv_forward(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1, output_padding=None):
     # (output_padding: at::convolution's, which a non-transposed forward ignores and its backward refuses)
+    if _native_conv(input, weight, stride, dilation, groups):
+        return conv_order.forward(input, weight, bias, stride, padding, dilation, groups)
     out = _conv(input, weight, stride, padding, dilation, groups)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
@@ -212,7 +220,10 @@ def _conv_transpose_forward(input, weight, bias=None, stride=(1,), padding=(0,),
                             dilation=(1,), groups=1):
     outs = transposed_size(input.shape[2:], weight.shape[2:], stride, padding, output_padding, dilation)
     shape = (input.shape[0], weight.shape[1] * groups) + outs
-    out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
+    if _native_conv(input, weight, stride, dilation, groups, True, output_padding):
+        out = conv_order.input_grad(input, weight, shape, stride, padding, dilation, groups)
+    else:
+        out = _conv_input_grad(input, weight, shape, stride, padding, dilation, groups).astype(input.dtype, copy=False)
     if bias is not None:
         out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
@@ -402,17 +413,9 @@ native_layer_norm = op(
 
 
 # ============================================================ _trilinear (ATen's, as bilinear uses it)
-def _trilinear_subscripts(ndim, expand1, expand2, expand3, sumdim):
-    """The einsum of ATen's ``_trilinear``: over ``ndim`` dims, input k lacks the dims of ``expandk``
-    (ATen unsqueezes it there), and the output lacks the dims of ``sumdim`` (summed away)."""
-    letters = "abcdefghijklmnopqrstuvwxyz"[:ndim]
-    operand = [''.join(c for d, c in enumerate(letters) if d not in expand) for expand in (expand1, expand2, expand3)]
-    return ",".join(operand) + "->" + "".join(c for d, c in enumerate(letters) if d not in sumdim)
-
-
 def _trilinear_forward(i1, i2, i3, expand1, expand2, expand3, sumdim):
-    subscripts = _trilinear_subscripts(i1.ndim + len(expand1), expand1, expand2, expand3, sumdim)
-    return np.einsum(subscripts, i1, i2, i3).astype(np.result_type(i1, i2, i3))
+    from .linalg import _bmm
+    return trilinear_kernel.trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, _bmm)
 
 
 def _trilinear_call(i1, i2, i3, expand1, expand2, expand3, sumdim):

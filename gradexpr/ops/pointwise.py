@@ -8,6 +8,7 @@ import numpy as np
 from .. import corner_grads, dtypes, errors, reduction_order, sleef, vectorized_double, vectorized_float
 from ..graph import NOT_IMPLEMENTED_NODE, is_grad_enabled
 from ..tensor import Tensor
+from ..zero_tensor import LIVE as ZERO_TENSORS, is_zero
 from .registry import TABLE, NotDifferentiable, op
 from .common import (_F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef,
                      _vector_or_scalar, _vml, _zero_where, fma, in_float32)
@@ -188,8 +189,8 @@ def _pow_self(grad, self, exponent):
     """PyTorch's ``pow_backward`` (a zero exponent's gradient is a plain zeros_like)."""
     if isinstance(exponent, (int, float)) and exponent == 0:
         return _F().zeros_like(self)
-    if exponent == 2 and not is_grad_enabled():
-        return _square_grad(grad, self)
+    if exponent == 2 and not is_grad_enabled() and not (ZERO_TENSORS and is_zero(grad)):
+        return _square_grad(grad, self)         # (a ZeroTensor grad takes mul's ZeroTensor kernel below)
     # PyTorch's pow_backward: grad * (exponent * self.pow(exponent - 1)), a Tensor times a C++ Scalar
     # (the exponent as a double)
     return grad * _mul_scalar(self.pow(exponent - 1), float(exponent))
@@ -861,12 +862,19 @@ lt = _comparison("lt", "LtBackward0", np.less)
 le = _comparison("le", "LeBackward0", np.less_equal)
 gt = _comparison("gt", "GtBackward0", np.greater)
 ge = _comparison("ge", "GeBackward0", np.greater_equal)
-isnan = op("isnan", "", np.isnan, dtype="compare",
-           schema="isnan(Tensor self) -> Tensor", variants="function method")
-isinf = op("isinf", "", np.isinf, dtype="compare",
-           schema="isinf(Tensor self) -> Tensor", variants="function method")
-isfinite = op("isfinite", "", np.isfinite, dtype="compare",
-              schema="isfinite(Tensor self) -> Tensor", variants="function method")
+def _test(name, ufunc, takes_out=True):
+    """An elementwise test (a bool result, no derivative): ``torch.X(t)`` and ``t.X()``."""
+    out = ", *, Tensor(a!)? out=None" if takes_out else ""
+    return op(name, "", ufunc, dtype="compare", schema=f"{name}(Tensor self{out}) -> Tensor",
+              variants="function method")
+
+
+isnan = _test("isnan", np.isnan, takes_out=False)
+isinf = _test("isinf", np.isinf, takes_out=False)
+isfinite = _test("isfinite", np.isfinite, takes_out=False)
+signbit = _test("signbit", np.signbit)
+isposinf = _test("isposinf", np.isposinf)
+isneginf = _test("isneginf", np.isneginf)
 logical_not = op("logical_not", "", np.logical_not, dtype="compare",
                  schema="logical_not(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 logical_and = op("logical_and", "", np.logical_and, ("self", "other"), dtype="compare",
@@ -892,4 +900,35 @@ bitwise_and = op("bitwise_and", "", _bitwise("bitwise_and", np.bitwise_and), ("s
 bitwise_or = op("bitwise_or", "", _bitwise("bitwise_or", np.bitwise_or), ("self", "other"))
 bitwise_xor = op("bitwise_xor", "", _bitwise("bitwise_xor", np.bitwise_xor), ("self", "other"))
 bitwise_not = op("bitwise_not", "", _bitwise("bitwise_not", np.invert))
+
+def _shift(kernel, left):
+    """ATen's lshift/rshift kernels: integers only; a shift by a negative amount or by the width or
+    more gives 0 (left, and right of a non-negative value) or -1 (right of a negative one), where C
+    leaves it undefined; a left shift wraps as the unsigned type does."""
+    def forward(a, b):
+        if a.dtype.kind not in "iu":
+            raise errors.NotImplementedError(f'"{kernel}" not implemented for \'{dtypes.from_numpy(a.dtype)._scalar_name}\'')
+        b = np.asarray(b)
+        bits = a.dtype.itemsize * 8
+        out_of_range = (b < 0) | (b >= bits)
+        amount = np.where(out_of_range, 0, b).astype(a.dtype)
+        if left:
+            unsigned = np.dtype(f"u{a.dtype.itemsize}")
+            shifted = np.left_shift(a.astype(unsigned), amount.astype(unsigned)).astype(a.dtype)
+            return np.where(out_of_range, a.dtype.type(0), shifted)
+        return np.where(out_of_range, np.where(a < 0, a.dtype.type(-1) if a.dtype.kind == "i" else 0, 0)
+                        .astype(a.dtype), np.right_shift(a, amount))
+    return forward
+
+
+def _shift_entry(name, kernel, left):
+    return op(name, "", _shift(kernel, left), ("self", "other"), dtype="promote",
+              schema=(f"{name}.Tensor(Tensor self, Tensor other, *, Tensor(a!)? out=None) -> Tensor",
+                      f"{name}.Tensor_Scalar(Tensor self, Scalar other, *, Tensor(a!)? out=None) -> Tensor"),
+              variants="function method inplace")
+
+
+bitwise_left_shift = _shift_entry("bitwise_left_shift", "lshift_cpu", True)
+bitwise_right_shift = _shift_entry("bitwise_right_shift", "rshift_cpu", False)
+
 

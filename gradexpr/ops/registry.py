@@ -249,8 +249,8 @@ class Op:
         # tangents read as zeros), for an entry whose ``forward_ad`` skips undefined tangents to be cheap:
         # forward_ad.py runs it instead when the tangent's graph is recorded, so that graph is PyTorch's
         self.tangent_formula = tangent_formula
-        # the op's ATen ZeroTensor kernel ("mul", "div", "add", "sub"), for the efficient zeros a recorded
-        # tangent formula reads for undefined tangents (forward_ad.zero_tensor_result)
+        # the op's ATen ZeroTensor kernel ("mul" — a ZeroTensor in, one out —, "div", "add", "sub"): what
+        # it makes of a ZeroTensor among its inputs (zero_tensor.py; the other ops read one as plain zeros)
         self.zero_tensor = zero_tensor
         # params -> whether ATen's output has other metadata than its tangent (a reduced loss left in the
         # storage of the elementwise loss), so that ``_set_fw_grad`` copies the tangent (CopyBackwards)

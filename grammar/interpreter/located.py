@@ -205,7 +205,9 @@ def _tensor_method_error(kind, message, f, owner, name, attribute_call):
         return None
     if not attribute_call and "<locals>" not in func.__qualname__ and not func.__name__.startswith("_"):
         name = func.__name__            # called through a bound method: the method's own name
-    takes_nothing = code.co_argcount == 1 and not code.co_kwonlyargcount and not code.co_flags & 0x0C
+    # (a keyword-only ``out`` is the torch function's: no method takes it)
+    keyword_only = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    takes_nothing = code.co_argcount == 1 and keyword_only in ((), ("out",)) and not code.co_flags & 0x0C
     takes = _TAKES.match(message)
     if takes:
         given = int(takes[3]) - 1
