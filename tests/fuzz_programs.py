@@ -180,12 +180,10 @@ def _printoptions(rng):
 _INT_UNARY = ("x.abs()", "-x", "x.neg()", "x.sign()", "x.square()", "x.clamp(-2, 2)", "x.clamp(min=0)",
               "torch.relu(x)", "x.sgn()", "x.float().floor()", "x.double().round()", "x.half()",
               "x.to(torch.int32)", "x.to(torch.int64)", "x.flip(0)", "x.t() if x.ndim == 2 else x.flatten()")
-# (<< and >> are not bound in gradexpr yet: bitwise_left_shift / bitwise_right_shift are a missing op, not
-# a kernel difference, so they are left out until they are)
 _INT_BINARY = ("x + b", "x - b", "x * b", "x // b.clamp(min=1)", "x % b.clamp(min=1)", "torch.fmod(x, b.clamp(min=1))",
                "torch.remainder(x, -b.clamp(min=1))", "torch.maximum(x, b)", "torch.minimum(x, b)", "x * 3",
                "x + 2.5", "x / 2", "x * b.float()", "x ** 2", "torch.where(x > b, x, b)", "x & b", "x | b", "x ^ b",
-               "torch.clamp(x, min=b)", "torch.lerp(x.double(), b.double(), 0.5)",
+               "x << 1", "x >> 1", "x << b.abs() % 8", "torch.clamp(x, min=b)", "torch.lerp(x.double(), b.double(), 0.5)",
                "torch.addcmul(x, b, b, value=2)", "x.add(b, alpha=3)")
 _INT_REDUCTIONS = ("sum", "prod", "amax", "amin", "max", "min", "cumsum", "cumprod", "nansum", "mean_float",
                    "argmax", "count_nonzero")

@@ -229,9 +229,10 @@ def _pow_scalar_forward(a, exponent):
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
     if a.dtype == np.float16:
-        # the special exponents' kernels compute halves in float32; any other exponent, 0.5 too (not sqrt:
-        # (-inf) ** 0.5 is inf, (-0.) ** 0.5 is 0.), is std::pow of the half and the exponent rounded to half
-        if exponent in _POW_SPECIAL and exponent != 0.5:
+        # the special exponents' kernels compute halves in float32; any other exponent, +-0.5 too (not sqrt:
+        # (-inf) ** 0.5 is inf, (-0.) ** 0.5 is 0., (-inf) ** -0.5 is 0.), is std::pow of the half and the
+        # exponent rounded to half
+        if exponent in _POW_SPECIAL and exponent not in (0.5, -0.5):
             return _POW_SPECIAL[exponent](a.astype(np.float32)).astype(np.float16)
         return _pow_forward(a, np.asarray(exponent, a.dtype))
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
