@@ -248,9 +248,10 @@ def _iteration_view(x: np.ndarray, dims: list) -> np.ndarray:
     return x.transpose(order).reshape(shape)
 
 
-def _serial(view: np.ndarray, dims: list) -> np.ndarray:
+def _serial(view: np.ndarray, dims: list, half_output: bool = False) -> np.ndarray:
     """serial_for_each over a whole iteration space (``view``, its ``dims``): the outputs,
-    kept dims in view order (a 0-d array for a full reduction)."""
+    kept dims in view order (a 0-d array for a full reduction). ``half_output``: each 2-D loop's
+    partial sums are added into a float16 output, each rounded to half and each addition rounded."""
     zero = view.dtype.type(0)
     if not dims:
         return np.asarray(view.reshape(()) + zero)
@@ -272,8 +273,17 @@ def _serial(view: np.ndarray, dims: list) -> np.ndarray:
     if axes:
         keep = [i for i, r in enumerate(reduced) if not r]
         arr = partial.transpose(axes + keep)
-        partial = _in_order(arr.reshape((-1,) + arr.shape[len(axes):]))
+        arr = arr.reshape((-1,) + arr.shape[len(axes):])
+        partial = _into_half(arr) if half_output else _in_order(arr)
     return partial + zero
+
+
+def _into_half(partials: np.ndarray) -> np.ndarray:
+    """The partials (axis 0, in order) added one by one into a float16 output that starts at 0."""
+    out = np.zeros(partials.shape[1:], np.float16)
+    for p in partials:
+        out = out + p.astype(np.float16)
+    return out.astype(partials.dtype)
 
 
 def _split_dim(dims: list, threads: int) -> int:
@@ -290,7 +300,7 @@ def _split_dim(dims: list, threads: int) -> int:
     return best
 
 
-def _parallel_dims(view: np.ndarray, dims: list) -> np.ndarray:
+def _parallel_dims(view: np.ndarray, dims: list, half_output: bool = False) -> np.ndarray:
     """parallel_dim_reduction: the kept dim ``find_split_dim`` picks is cut between the
     threads (at 128-byte boundaries when it is contiguous), each part summed on its own."""
     k = _split_dim(dims, _THREADS)
@@ -309,7 +319,7 @@ def _parallel_dims(view: np.ndarray, dims: list) -> np.ndarray:
         if begin >= end:
             continue
         sub = dims[:k] + [(end - begin,) + tuple(dims[k][1:])] + dims[k + 1:]
-        parts.append(_serial(np.take(view, np.arange(begin, end), axis=axis), sub))
+        parts.append(_serial(np.take(view, np.arange(begin, end), axis=axis), sub, half_output))
     return np.concatenate(parts, axis=out_axis)
 
 
@@ -336,13 +346,17 @@ def _line_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(seq)[-1] + x.dtype.type(0)
 
 
-def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
+def _reduce(x: np.ndarray, dims: tuple, half=None) -> np.ndarray:
+    """The sum of a float32/float64 ``x`` over ``dims``; ``half``: x is a float16 tensor widened to
+    float32, summed by ``"sum"``'s kernel (the threads' partials of a two-pass sum stored as halves) or
+    ``"nansum"``'s (each 2-D loop's partial sums added into a float16 output too)."""
+    half_output = half == "nansum"
     full = len(dims) == x.ndim
     if full and x.flags.c_contiguous and x.size >= _VEC[x.itemsize]:
         line = x.reshape(-1)
         if x.size < _GRAIN or _THREADS == 1:
             return np.asarray(_line_sum(line))
-        return _two_pass(line)
+        return _two_pass(line, half is not None)
     if dims == (0,) and x.ndim == 2 and x.shape[0] > 1 and x.shape[1] >= _VEC[x.itemsize] \
             and x.flags.c_contiguous and (x.size < _GRAIN or _THREADS == 1):
         # the rows of a C-ordered matrix summed down (a bias's gradient, at every training step): the
@@ -351,13 +365,13 @@ def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
     it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
     view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:
-        out = _serial(view, it)
+        out = _serial(view, it, half_output)
     elif not full:
-        out = _parallel_dims(view, it)
+        out = _parallel_dims(view, it, half_output)
     elif len(it) == 1:
-        out = _two_pass(view)
+        out = _two_pass(view, half is not None)
     else:
-        out = _serial(view, it)                              # (not split here: a rare layout)
+        out = _serial(view, it, half_output)                 # (not split here: a rare layout)
     if kept_order is not None:                               # outputs back in source order
         out = out.reshape(kept_order[0]).transpose(kept_order[1])
     return np.ascontiguousarray(out).reshape(kept_shape)
@@ -388,9 +402,10 @@ def _plan(x: np.ndarray, dims: tuple):
     return plan
 
 
-def _two_pass(line: np.ndarray) -> np.ndarray:
+def _two_pass(line: np.ndarray, half_partials: bool = False) -> np.ndarray:
     """two_pass_reduction of a 1-D sum: each thread sums a contiguous chunk, then the
-    per-thread partials (one slot per thread, zero if unused) are summed."""
+    per-thread partials (one slot per thread, zero if unused; ``half_partials``: stored as float16,
+    as a float16 sum's are) are summed."""
     n = line.size
     nthreads = min(_THREADS, -(-n // _GRAIN))
     chunk = -(-n // nthreads)
@@ -400,6 +415,8 @@ def _two_pass(line: np.ndarray) -> np.ndarray:
         if piece.size:
             partials[t] = _line_sum(piece) if piece.flags.c_contiguous and piece.size >= _VEC[piece.itemsize] \
                 else _serial(piece, [(piece.size, 0, piece.strides[0], [0])])
+    if half_partials:
+        partials = partials.astype(np.float16).astype(line.dtype)
     return _serial(partials, [(partials.size, 0, partials.itemsize, [0])])
 
 
@@ -415,42 +432,59 @@ def _exact_kind(x) -> bool:
     return isinstance(x, np.ndarray) and x.dtype in (np.float32, np.float64) and x.size > 0
 
 
-def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
-    """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64; others via NumPy)."""
+def widened(x: np.ndarray) -> np.ndarray:
+    """A float16 ``x`` as the float32 its reduction kernels accumulate in (opmath), element for
+    element at ``x``'s own strides, so that the float32 reduction of it takes the order ``x``'s takes;
+    PyTorch's float16 sum, mean, var/std and norms are those of float32 rounded once (measured)."""
+    return _same_strides_copy(x, np.float32)
+
+
+def torch_sum(x: np.ndarray, dim=None, keepdim: bool = False, half=None) -> np.ndarray:
+    """``torch.sum(x, dim, keepdim)`` in PyTorch's order (float32/float64, float16 in float32; others
+    via NumPy). ``half``: ``x`` is a widened float16 tensor, summed by that kernel (see _reduce)."""
+    if x.dtype == np.float16 and x.size:
+        return torch_sum(widened(x), dim, keepdim, "sum").astype(np.float16)
     dims = _dims_of(x, dim)
     if not _exact_kind(x) or (dims == () and x.ndim):
         return np.sum(x, axis=dims if dim is not None else None, keepdims=keepdim)
-    out = _reduce(x, dims)
+    out = _reduce(x, dims, half)
     if keepdim:
         out = out.reshape(tuple(1 if a in dims else s for a, s in enumerate(x.shape)))
     return out
 
 
-def _same_strides_copy(x: np.ndarray) -> np.ndarray:
-    """A writable copy of ``x`` with ``x``'s own strides (a strided view's gaps included), so that a
-    reduction of it takes the path and order it takes for ``x``; a dense copy where a stride is negative."""
+def _same_strides_copy(x: np.ndarray, dtype=None) -> np.ndarray:
+    """A writable copy of ``x`` (in ``dtype``, else x's) with ``x``'s own strides in elements (a
+    strided view's gaps included), so that a reduction of it takes the path and order it takes for
+    ``x``; a dense copy where a stride is negative."""
+    dtype = np.dtype(dtype or x.dtype)
     if any(st < 0 for st in x.strides) or not x.size:
-        return x.copy(order="K")
-    span = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) + x.itemsize
-    buffer = np.empty(-(-span // x.itemsize), x.dtype)
-    copy = np.lib.stride_tricks.as_strided(buffer, x.shape, x.strides, writeable=True)
+        return x.astype(dtype, order="K")
+    span = sum((n - 1) * st for n, st in zip(x.shape, x.strides)) // x.itemsize + 1
+    buffer = np.empty(span, dtype)
+    strides = tuple(st // x.itemsize * dtype.itemsize for st in x.strides)
+    copy = np.lib.stride_tricks.as_strided(buffer, x.shape, strides, writeable=True)
     copy[...] = x
     return copy
 
 
-def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
+def torch_nansum(x: np.ndarray, dim=None, keepdim: bool = False, half=None) -> np.ndarray:
     """``torch.nansum``: NaNs load as zero, then the same order as ``sum``."""
+    if x.dtype == np.float16 and x.size:
+        return torch_nansum(widened(x), dim, keepdim, "nansum").astype(np.float16)
     if _exact_kind(x):
         nans = np.isnan(x)
         if nans.any():
             x = _same_strides_copy(x)     # (the layout decides the summation order: a dense copy of a
             x[nans] = 0                   # strided view would be summed another way)
-        return torch_sum(x, dim, keepdim)
+        return torch_sum(x, dim, keepdim, half)
     return np.nansum(x, axis=_dims_of(x, dim) if dim is not None else None, keepdims=keepdim)
 
 
 def torch_mean(x: np.ndarray, dim=None, keepdim: bool = False) -> np.ndarray:
     """``torch.mean`` on CPU: the sum in PyTorch's order, divided by the count."""
+    if x.dtype == np.float16 and x.size:
+        return torch_mean(widened(x), dim, keepdim).astype(np.float16)
     dims = _dims_of(x, dim)
     count = 1
     for d in dims:

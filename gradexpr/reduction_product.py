@@ -19,9 +19,14 @@ import numpy as np
 from . import reduction_order as order
 
 
+# AVX2 lanes per vector by itemsize: float16 multiplies as Vectorized<Half>, 16 lanes, each product
+# rounded to half (the kernel's scalar_t is Half, not its opmath float)
+_LANES = {2: 16, **order._VEC}
+
+
 def _row_into(out: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """vectorized_inner_reduction of one row per output, multiplied into the outputs' running values."""
-    lanes = order._VEC[rows.itemsize]
+    lanes = _LANES[rows.itemsize]
     block = 4 * lanes
     blocks = rows.shape[1] // block
     if blocks:
@@ -39,7 +44,7 @@ def _row_into(out: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
 
 def torch_prod(x: np.ndarray, dims: tuple, keepdim: bool) -> np.ndarray:
-    """``x.prod(dims, keepdim)`` for float32/float64 ``x`` with at least one element."""
+    """``x.prod(dims, keepdim)`` for float16/32/64 ``x`` with at least one element."""
     reduced = tuple(sorted(set(dims))) if dims else tuple(range(x.ndim))
     kept = [ax for ax in range(x.ndim) if ax not in reduced]
     dims_it = order._iteration_dims(x, set(reduced))

@@ -15,6 +15,8 @@ PyTorch's on 10^5-element inputs for 12 exponents, subnormal and special values 
 """
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
 from .exact import fma, fma32, fma64
@@ -27,6 +29,9 @@ _POLY = tuple(_F(c) for c in (0.000198527617612853646278381, 0.00139304355252534
                               0.00833336077630519866943359, 0.0416664853692054748535156,
                               0.166666671633720397949219, 0.5))
 _RUN_BYTES = 64           # 2 AVX2 vectors: runs of 16 floats, 8 doubles
+# set while a float16 kernel computes in float32 (ops.common.in_float32): ATen's loop over halves runs two
+# Vectorized<Half> of 16 at a time, so the vector runs are 32 elements, as the halves' own bytes give
+HALF_RUNS = contextvars.ContextVar("half_runs", default=False)
 _GRAIN = 32768             # at::internal::GRAIN_SIZE: TensorIterator's for_each splits above it
 
 
@@ -143,7 +148,7 @@ def vectorized_map(arrays, vector, scalar, threads, grain=_GRAIN):
     sizes = [shape[d] for d in perm]
     n = flats[0].size
     inner = _coalesced_inner(sizes, [[v.strides[d] // v.itemsize for d in perm] for v in views])
-    run = _RUN_BYTES // flats[0].itemsize
+    run = _RUN_BYTES // (2 if HALF_RUNS.get() else flats[0].itemsize)
     vector_at = None
     if inner is not None and n:
         row, strides = inner

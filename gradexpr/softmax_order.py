@@ -37,20 +37,22 @@ def _exp(d):
     return np.exp(d)
 
 
-def _exp_down(shifted, dim, kernel):
+def _exp_down(shifted, dim, kernel, lanes=None, positions=False):
     """exp of a contiguous float32/float64 ``shifted`` as a kernel down ``dim`` (not the last) computes it:
     the columns (positions past ``dim``) that its vector loop takes through SLEEF's exp, the others
     through ``std::exp``. ``kernel`` names the loop: ``"softmax"`` walks the (outer, inner) positions
     split between the threads, a vector of columns wherever one fits before the end of a row or of a
     thread's chunk; ``"log_softmax"`` (and its backward) cuts each row into chunks of whole vectors,
-    so only the row's last ``inner % lanes`` columns are scalar."""
+    so only the row's last ``inner % lanes`` columns are scalar. ``lanes``: a vector's elements (a
+    float16 kernel's vectors hold 16 halves, computed in float32); ``positions``: also return which
+    elements the vector loop computed."""
     if shifted.dtype != np.float32 and shifted.dtype != np.float64:
         return _exp(shifted)
     axis = dim % shifted.ndim
     size = shifted.shape[axis]
     inner = int(np.prod(shifted.shape[axis + 1:], dtype=np.int64))
     outer = shifted.size // max(size * inner, 1)
-    lanes = VECTOR_BYTES // shifted.itemsize
+    lanes = lanes or VECTOR_BYTES // shifted.itemsize
     if kernel == "softmax":
         # (measured: the positions are split between the threads however few they are)
         vector = _vector_positions(outer * inner, inner, lanes, threads(), 1)
@@ -58,11 +60,10 @@ def _exp_down(shifted, dim, kernel):
     else:
         vector = (np.arange(inner) < inner - inner % lanes).reshape(1, 1, inner)
     e = sleef_exp(shifted)
-    if vector.all():
-        return e
     tail = np.broadcast_to(~vector, (outer, size, inner)).reshape(shifted.shape)
-    e[tail] = libm("exp", shifted[tail])
-    return e
+    if not vector.all():
+        e[tail] = libm("exp", shifted[tail])
+    return (e, ~tail) if positions else e
 
 
 def _log(d):
@@ -151,26 +152,19 @@ def softmax(a, dim):
     last = dim % a.ndim == a.ndim - 1
     with np.errstate(all="ignore"):
         m = np.maximum.reduce(x, axis=dim, keepdims=True) if x.size else 0    # (ndarray.max's own call)
-        e = _exp(x - m) if last or a.dtype == np.float16 else _exp_down(x - m, dim, "softmax")
         if last:
+            e = _exp(x - m)
             out = e * (work.type(1) / dim_sum(e, dim, a.dtype == np.float16))
+        elif a.dtype == np.float16:
+            # vectors of 16 halves, split between the threads as float32's of 8; the scalar loop (std::exp)
+            # stores each exponential as float16 before dividing, the vector loop divides its float32 one
+            e, vector = _exp_down(x - m, dim, "softmax", lanes=VECTOR_BYTES // 2, positions=True)
+            total = dim_sum(e, dim)
+            out = np.where(vector, e / total, e.astype(np.float16).astype(np.float32) / total)
         else:
+            e = _exp_down(x - m, dim, "softmax")
             out = e / dim_sum(e, dim)
-            if a.dtype == np.float16:
-                out = _half_scalar_columns(out, e, dim_sum(e, dim), dim)
     return out.astype(a.dtype, copy=False)
-
-
-def _half_scalar_columns(out, e, total, dim):
-    """float16 softmax down a dim that is not last: columns past the last full 16-wide vector
-    go through a scalar loop that stores each exponential as float16 before dividing."""
-    inner = int(np.prod(e.shape[dim % e.ndim + 1:], dtype=np.int64))
-    vector_columns = inner - inner % 16
-    if vector_columns == inner:
-        return out
-    column = (np.arange(e.size) % inner).reshape(e.shape)
-    rounded = e.astype(np.float16).astype(np.float32) / total
-    return np.where(column >= vector_columns, rounded, out)
 
 
 def log_softmax(a, dim):

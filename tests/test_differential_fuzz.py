@@ -25,6 +25,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 import fuzz_programs  # noqa: E402
 
+from gradexpr import printing  # noqa: E402
 from gradexpr.cli.runner import execute  # noqa: E402
 
 CORPUS = os.path.join(os.path.dirname(__file__), "data", "fuzz_corpus.json")
@@ -32,6 +33,7 @@ TORCH_PYTHON = os.environ.get("GRADEXPR_TORCH_PYTHON", "/tmp/torchref/bin/python
 
 
 def run_gradexpr(text: str) -> dict:
+    printing.set_printoptions(profile="default")    # as the torch worker does before each program
     out = io.StringIO()
     outcome = execute(text, "prog.gx", out=out)
     error = None

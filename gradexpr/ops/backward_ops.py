@@ -22,7 +22,7 @@ from .. import blocks, corner_grads, onednn_gelu, reduction_order, sleef, vector
 from ..exact import fma
 from ..graph import no_grad
 from ..tensor import Tensor
-from .common import _F, _apply, _exp, _vector_or_scalar, _zero_where
+from .common import _F, _apply, _exp, _vector_or_scalar, _zero_where, in_float32
 from .registry import NotDifferentiable, op
 
 
@@ -61,17 +61,6 @@ def _log_softmax_backward(g, y, dim):
     return log_softmax_backward(g, y, dim)
 
 
-def _in_float32(kernel):
-    """float16 computed as PyTorch's CPU kernels compute it: in float32, rounded once at the end."""
-    def forward(*arrays, **params):
-        if arrays[0].dtype == np.float16:
-            out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
-                           for a in arrays), **params)
-            return out.astype(np.float16)
-        return kernel(*arrays, **params)
-    return forward
-
-
 # ============================================================ activations
 def _tanh_backward32(g, y):
     """``g * fma(-y, y, 1)`` for float32 ``y`` (PyTorch's ``1 - y * y``, contracted). y² is exact in
@@ -108,18 +97,20 @@ def _tanh_backward(g, y):
 
 
 tanh_backward = op(
-    "tanh_backward", "TanhBackwardBackward0", _in_float32(_tanh_backward), ("grad_output", "output"),
+    "tanh_backward", "TanhBackwardBackward0", in_float32(_tanh_backward), ("grad_output", "output"),
     grad_output=lambda grad, output: _apply(tanh_backward, (grad, output)),
     output=lambda grad, grad_output, output: grad * (_smul(output, -2) * grad_output),
     domain="unit", forward_ad="element_wise")
 
 
 def _sigmoid_backward(g, y):
+    """``g * (1 - y) * y``; float16 in float16, each step rounded (ATen's Half kernel, unlike the other
+    activations' backward kernels: measured on 100,000 random halves, none differ)."""
     return g * (y.dtype.type(1) - y) * y
 
 
 sigmoid_backward = op(
-    "sigmoid_backward", "SigmoidBackwardBackward0", _in_float32(_sigmoid_backward), ("grad_output", "output"),
+    "sigmoid_backward", "SigmoidBackwardBackward0", _sigmoid_backward, ("grad_output", "output"),
     grad_output=lambda grad, output: _apply(sigmoid_backward, (grad, output)),
     output=lambda grad, grad_output, output: (grad * grad_output) * (_smul(output, -2) + 1),
     domain="probability", forward_ad="element_wise")
@@ -145,7 +136,7 @@ def _leaky_relu_backward(g, x, negative_slope, self_is_result=False):
 
 
 leaky_relu_backward = op(
-    "leaky_relu_backward", "LeakyReluBackwardBackward0", _leaky_relu_backward, ("grad_output", "self"),
+    "leaky_relu_backward", "LeakyReluBackwardBackward0", in_float32(_leaky_relu_backward), ("grad_output", "self"),
     grad_output=lambda grad, self, negative_slope: leaky_relu_grad(grad, self, negative_slope),
     self=corner_grads.zero_grad, domain="nonzero", broadcast=True, forward_ad="element_wise")
 
@@ -185,7 +176,7 @@ def _softplus_double_backward(grad, self, beta, threshold):
 
 
 softplus_backward = op(
-    "softplus_backward", "SoftplusBackwardBackward0", _in_float32(_softplus_backward), ("grad_output", "self"),
+    "softplus_backward", "SoftplusBackwardBackward0", in_float32(_softplus_backward), ("grad_output", "self"),
     grad_output=softplus_grad,
     self=lambda grad, grad_output, self, beta, threshold:
     _softplus_double_backward(grad * grad_output, self, beta, threshold),
@@ -228,7 +219,7 @@ def _elu_double_backward(grad, grad_output, self_or_result, alpha, scale, input_
 
 
 elu_backward = op(
-    "elu_backward", "EluBackwardBackward0", _in_float32(_elu_backward), ("grad_output", "self_or_result"),
+    "elu_backward", "EluBackwardBackward0", in_float32(_elu_backward), ("grad_output", "self_or_result"),
     grad_output=lambda grad, self_or_result, alpha, scale, input_scale, is_result:
     elu_grad(grad, self_or_result, alpha, is_result, scale, input_scale),
     self_or_result=_elu_double_backward, domain="nonzero", forward_ad="element_wise")
@@ -393,7 +384,7 @@ def _mse_double_backward(grad, self, reduction):
 
 
 mse_loss_backward = op(
-    "mse_loss_backward", "MseLossBackwardBackward0", _in_float32(_mse_loss_backward),
+    "mse_loss_backward", "MseLossBackwardBackward0", in_float32(_mse_loss_backward),
     ("grad_output", "self", "target"),
     grad_output=mse_grad,
     self=lambda grad, grad_output, self, reduction: _mse_double_backward(grad * grad_output, self, reduction),
@@ -425,7 +416,7 @@ def _smooth_l1_double_backward(grad, self, target, reduction, beta):
 
 
 smooth_l1_loss_backward = op(
-    "smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", _in_float32(_smooth_l1_loss_backward),
+    "smooth_l1_loss_backward", "SmoothL1LossBackwardBackward0", in_float32(_smooth_l1_loss_backward),
     ("grad_output", "self", "target"),
     grad_output=smooth_l1_grad,
     self=lambda grad, grad_output, self, target, reduction, beta:
@@ -459,7 +450,7 @@ def _huber_double_backward_grad_output(grad, grad_output, self, target, reductio
 
 
 huber_loss_backward = op(
-    "huber_loss_backward", "HuberLossBackwardBackward0", _in_float32(_huber_loss_backward),
+    "huber_loss_backward", "HuberLossBackwardBackward0", in_float32(_huber_loss_backward),
     ("grad_output", "self", "target"),
     grad_output=_huber_double_backward_grad_output,
     self=lambda grad, grad_output, self, target, reduction, delta:
@@ -498,7 +489,7 @@ def _soft_margin_double_backward_grad_output(grad, grad_output, self, target, re
 
 
 soft_margin_loss_backward = op(
-    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0", _in_float32(_soft_margin_loss_backward),
+    "soft_margin_loss_backward", "SoftMarginLossBackwardBackward0", in_float32(_soft_margin_loss_backward),
     ("grad_output", "self", "target"),
     grad_output=_soft_margin_double_backward_grad_output,
     self=lambda grad, grad_output, self, target, reduction:
@@ -554,7 +545,7 @@ def _bce_double_backward_target(grad, grad_output, self, weight=None, reduction=
 
 
 binary_cross_entropy_backward = op(
-    "binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", _in_float32(_bce_backward),
+    "binary_cross_entropy_backward", "BinaryCrossEntropyBackwardBackward0", in_float32(_bce_backward),
     ("grad_output", "self", "target"),
     grad_output=_bce_double_backward_grad_output, self=_bce_double_backward, target=_bce_double_backward_target,
     broadcast=True, domain="probability", forward_ad="element_wise", batch="loop")
@@ -640,7 +631,7 @@ def _softmax_double_backward(grad, grad_output, output, dim):
 
 
 softmax_backward_data = op(
-    "softmax_backward_data", "SoftmaxBackwardDataBackward0", _in_float32(_softmax_backward),
+    "softmax_backward_data", "SoftmaxBackwardDataBackward0", in_float32(_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: softmax_grad(grad, output, dim),
     output=lambda grad, grad_output, output, dim: _softmax_double_backward(grad, grad_output, output, dim),
@@ -652,7 +643,7 @@ def log_softmax_grad(grad, result, dim):
 
 
 log_softmax_backward_data = op(
-    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", _in_float32(_log_softmax_backward),
+    "log_softmax_backward_data", "LogSoftmaxBackwardDataBackward0", in_float32(_log_softmax_backward),
     ("grad_output", "output"),
     grad_output=lambda grad, output, dim: grad - (grad * output.exp()).sum(dim, keepdim=True),
     output=lambda grad, grad_output, output, dim: -grad_output.sum(dim, keepdim=True) * output.exp() * grad,
@@ -687,7 +678,7 @@ def _hardsigmoid_backward(g, x):
 
 
 hardsigmoid_backward = op(
-    "hardsigmoid_backward", "torch::autograd::NotImplemented", _hardsigmoid_backward, ("grad_output", "self"),
+    "hardsigmoid_backward", "torch::autograd::NotImplemented", in_float32(_hardsigmoid_backward), ("grad_output", "self"),
     grad_output=NotDifferentiable("derivative for aten::hardsigmoid_backward is not implemented"),
     self=NotDifferentiable("derivative for aten::hardsigmoid_backward is not implemented"),
     domain="nonzero", broadcast=True)
@@ -708,7 +699,7 @@ def _hardswish_backward(g, x):
 
 
 hardswish_backward = op(
-    "hardswish_backward", "HardswishBackwardBackward0", _hardswish_backward, ("grad_output", "self"),
+    "hardswish_backward", "HardswishBackwardBackward0", in_float32(_hardswish_backward), ("grad_output", "self"),
     grad_output=lambda grad, self: _apply(hardswish_backward, (grad, self)),
     self=lambda grad, grad_output, self: (grad * grad_output / 3.0).where((self > -3.0).logical_and(self < 3.0), 0.0),
     domain="nonzero", broadcast=True, forward_ad="element_wise")
@@ -756,7 +747,7 @@ def _glu_double_backward_grad_output(grad, self, dim):
 
 
 glu_backward = op(
-    "glu_backward", "GluBackwardBackward0", _in_float32(_glu_backward), ("grad_output", "self"),
+    "glu_backward", "GluBackwardBackward0", in_float32(_glu_backward), ("grad_output", "self"),
     grad_output=lambda grad, self, dim: _glu_double_backward_grad_output(grad, self, dim),
     self=_glu_double_backward, broadcast=False, domain="real", batch="loop")
 

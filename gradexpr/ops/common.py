@@ -68,12 +68,38 @@ def _sleef(name, fallback, float32=None, float64=None):
     return forward
 
 
-def _vector_or_scalar(arrays, vector, scalar):
+def in_float32(kernel):
+    """float16 computed as PyTorch's CPU kernels compute it (their opmath type): in float32, rounded once
+    at the end, the vector loop's runs those of the halves (sleef.HALF_RUNS); a kernel's extras (a saved
+    buffer) are float16 tensors too."""
+    def half(v):
+        return v.astype(np.float16) if isinstance(v, np.ndarray) and v.dtype == np.float32 else v
+
+    def forward(*arrays, **params):
+        if arrays[0].dtype != np.float16:
+            return kernel(*arrays, **params)
+        token = sleef.HALF_RUNS.set(True)       # (the vector loop's runs are the halves')
+        try:
+            out = kernel(*(a.astype(np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+                           for a in arrays), **params)
+        finally:
+            sleef.HALF_RUNS.reset(token)
+        if type(out) is tuple:
+            return half(out[0]), {name: half(v) for name, v in out[1].items()}
+        return half(np.asarray(out))
+    forward.__name__ = getattr(kernel, "__name__", "forward")
+    return forward
+
+
+def _vector_or_scalar(arrays, vector, scalar, half=False):
     """``cpu_kernel_vec`` for a kernel whose vector and scalar lambdas differ (at nan, say): float32 or
     float64 ``arrays`` of one dtype split between ``vector`` and ``scalar`` as ATen's loop splits them
-    (sleef.vectorized_map), other arrays all through ``scalar``."""
+    (sleef.vectorized_map), other arrays all through ``scalar``. ``half``: float16 too (runs of two
+    vectors of 16 halves), for a kernel whose Half lambdas only select (a clamp, a mask) or round each
+    step to half as NumPy's float16 arithmetic does."""
     dtype = arrays[0].dtype
-    if dtype in (np.float32, np.float64) and all(a.dtype == dtype for a in arrays[1:]):
+    if (dtype in (np.float32, np.float64) or (half and dtype == np.float16)) \
+            and all(a.dtype == dtype for a in arrays[1:]):
         return sleef.vectorized_map(arrays, vector, scalar, reduction_order.threads())
     return scalar(*arrays)
 

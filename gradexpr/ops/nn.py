@@ -10,7 +10,7 @@ from ..graph import is_grad_enabled
 from ..tensor import Tensor
 from . import backward_ops as _bw
 from .registry import batch_rules, op
-from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean, _vector_or_scalar, fma
+from .common import _F, _NN, _NOT_FLOAT, _kernel, _np_mean, _vector_or_scalar, fma, in_float32
 from .pointwise import _clamp, _erf, _sigmoid
 from .reductions import logsumexp_jvp
 
@@ -43,7 +43,7 @@ log_softmax = op("log_softmax", "LogSoftmaxBackward0", _log_softmax,
                  dtype=_kernel(_softmax_kernel("log_softmax"), refuse=_NOT_FLOAT), domain="real",
                  forward_ad=lambda self, self_t, dim: self_t - logsumexp_jvp(self, self_t, dim, True))
 leaky_relu = op("leaky_relu", "LeakyReluBackward0",
-                lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope)),
+                in_float32(lambda a, negative_slope=0.01: np.where(a > 0, a, a * a.dtype.type(negative_slope))),
                 self=lambda grad, self, negative_slope=0.01: _bw.leaky_relu_grad(grad, self, negative_slope),
                 dtype=_kernel("leaky_relu_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 # the in-place forms save the result (the input is overwritten), hence other node names
@@ -79,7 +79,7 @@ def _hardtanh_grad(g, x, min_val=-1.0, max_val=1.0):
 
     def scalar(gv, xv):
         return np.where((xv <= min_val) | (xv >= max_val), zero, gv)
-    return _vector_or_scalar((g, x), vector, scalar)
+    return _vector_or_scalar((g, x), vector, scalar, half=True)
 
 
 # hardtanh's own node (F.hardtanh, relu6): unlike clamp's, its gradient is 0 AT the bounds; its
@@ -119,20 +119,23 @@ def _log_sigmoid_double_grad(grad, grad_output, self):
     return (grad * grad_output) * (z - 1) * z
 
 
-log_sigmoid_backward = op("log_sigmoid_backward", "LogSigmoidBackwardBackward0", _log_sigmoid_grad,
+log_sigmoid_backward = op("log_sigmoid_backward", "LogSigmoidBackwardBackward0", in_float32(_log_sigmoid_grad),
                           ("grad_output", "self", "buffer"),
                           grad_output=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
                           # (the node keeps the buffer whichever input needs a gradient, as ATen's)
                           self=lambda grad, grad_output, self, buffer: _log_sigmoid_double_grad(grad, grad_output, self),
                           dtype="promote", broadcast=False, domain="real")
-log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", _log_sigmoid,
+log_sigmoid = op("log_sigmoid", "LogSigmoidBackward0", in_float32(_log_sigmoid),
                  self=lambda grad, self, buffer: _apply(log_sigmoid_backward, (grad, self, buffer)),
                  dtype=_kernel("log_sigmoid_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 
 def elu_kernel(a, alpha, scale, input_scale):
     """ATen's elu kernel (elu, selu, celu): x > 0 ? x·scale : expm1(x·input_scale)·(alpha·scale), the
-    coefficients in x's type; SLEEF's expm1 on the vector loop's runs, the C library's on the tails."""
+    coefficients in x's type (float16's in float32); SLEEF's expm1 on the vector loop's runs, the C
+    library's on the tails."""
+    if a.dtype == np.float16:
+        return in_float32(elu_kernel)(a, alpha, scale, input_scale)
     c = a.dtype.type
     negcoef, poscoef, negiptcoef = c(alpha) * c(scale), c(scale), c(input_scale)
 
@@ -232,7 +235,7 @@ def _softplus(a, beta=1.0, threshold=20.0):
                         + np.maximum(bx, 0) / a.dtype.type(beta)).astype(a.dtype)
 
 
-softplus = op("softplus", "SoftplusBackward0", _softplus,
+softplus = op("softplus", "SoftplusBackward0", in_float32(_softplus),
               self=_bw.softplus_grad,
               dtype=_kernel("softplus_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 def _silu_backward_kernel(g, x):
@@ -253,8 +256,8 @@ def _silu_grad(grad, self):
     """derivatives.yaml: ATen's silu_backward kernel, or with grad mode on (a graph of the backward)
     infinitely_differentiable_silu_backward, the same formula in tensor ops."""
     if not is_grad_enabled() and type(grad) is Tensor and type(self) is Tensor \
-            and grad._data.dtype == self._data.dtype and self._data.dtype in (np.float32, np.float64):
-        return Tensor._make(_silu_backward_kernel(grad._data, self._data))
+            and grad._data.dtype == self._data.dtype and self._data.dtype.kind == "f":
+        return Tensor._make(in_float32(_silu_backward_kernel)(grad._data, self._data))
     sigmoid = self.sigmoid()
     return grad * sigmoid * (1.0 + self * (1.0 - sigmoid))
 
@@ -270,7 +273,7 @@ def _silu(a):
         return (a / (one + np.exp(-a))).astype(a.dtype)
 
 
-silu = op("silu", "SiluBackward0", _silu,
+silu = op("silu", "SiluBackward0", in_float32(_silu),
           self=_silu_grad,
           dtype=_kernel("silu_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 

@@ -15,7 +15,7 @@ from .. import reduction_order, sleef
 from ..exact import fma
 from ..graph import is_grad_enabled
 from ..tensor import Tensor
-from .common import _NOT_FLOAT, _apply, _kernel
+from .common import _NOT_FLOAT, _apply, _kernel, in_float32
 from .nn import elu_kernel
 from .registry import op
 
@@ -110,9 +110,9 @@ def _hardswish_grad(grad, self):
     return _apply(_bw.hardswish_backward, (grad, self))
 
 
-hardsigmoid = op("hardsigmoid", "HardsigmoidBackward0", _hardsigmoid, self=_hardsigmoid_grad,
+hardsigmoid = op("hardsigmoid", "HardsigmoidBackward0", in_float32(_hardsigmoid), self=_hardsigmoid_grad,
                  dtype=_kernel("hardsigmoid_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
-hardswish = op("hardswish", "HardswishBackward0", _hardswish, self=_hardswish_grad,
+hardswish = op("hardswish", "HardswishBackward0", in_float32(_hardswish), self=_hardswish_grad,
                dtype=_kernel("hardswish_cpu", refuse=_NOT_FLOAT), domain="nonzero", forward_ad="element_wise")
 
 
@@ -153,15 +153,15 @@ def _mish_grad(grad, self):
     infinitely differentiable composite."""
     g, x = grad._data, self._data
     if not is_grad_enabled() and type(grad) is Tensor and type(self) is Tensor and g.dtype == x.dtype \
-            and sleef.vector_function("tanh", x.dtype) is not None:
-        return Tensor._make(_mish_backward_kernel(g, x))
+            and sleef.vector_function("tanh", np.float32 if x.dtype == np.float16 else x.dtype) is not None:
+        return Tensor._make(in_float32(_mish_backward_kernel)(g, x))
     # ATen: grad · (tanh(softplus(x)) + x · sigmoid(x) · (1 - tanh(softplus(x))²))
     sigmoid = self.sigmoid()
     tanh_softplus = self.exp().log1p().tanh()
     return grad * (tanh_softplus + self * sigmoid * (1 - tanh_softplus * tanh_softplus))
 
 
-mish = op("mish", "MishBackward0", _mish, self=_mish_grad,
+mish = op("mish", "MishBackward0", in_float32(_mish), self=_mish_grad,
           dtype=_kernel("mish_cpu", refuse=_NOT_FLOAT), domain="real", forward_ad="element_wise")
 
 

@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from ..zero_tensor import LIVE as ZERO_TENSORS, is_zero
 from .registry import TABLE, NotDifferentiable, op
 from .common import (_F, _NOT_FLOAT, maybe_multiply, _apply, _ew, _kernel, _lerp, _log, _scalar_like, _sleef,
-                     _vector_or_scalar, _vml, _zero_where, fma)
+                     _vector_or_scalar, _vml, _zero_where, fma, in_float32)
 
 
 # ============================================================ elementwise arithmetic
@@ -107,6 +107,10 @@ def _div_floor_float(fmod, vector):
 
 def _div_mode(a, b, rounding_mode):
     _check_int_divisor(a, b)
+    if a.dtype == np.float16 and b.dtype == np.float16 and b.size == 1:
+        # a one-element divisor is TensorIterator's CPU scalar: the Half kernels divide by it in float32
+        # (opmath) and round the quotient once; a tensor divisor is divided in half, step by step (measured)
+        return _div_mode(a.astype(np.float32), b.astype(np.float32), rounding_mode).astype(np.float16)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
             if a.dtype.kind != "f":
@@ -224,6 +228,13 @@ def _square_grad(grad, self):
 def _pow_scalar_forward(a, exponent):
     if exponent == 2 and a.dtype.kind == "f":
         return a * a                    # PyTorch's kernel for x ** 2 (one pass, exact as x * x)
+    if a.dtype == np.float16:
+        # the special exponents' kernels compute halves in float32; any other exponent, +-0.5 too (not sqrt:
+        # (-inf) ** 0.5 is inf, (-0.) ** 0.5 is 0., (-inf) ** -0.5 is 0.), is std::pow of the half and the
+        # exponent rounded to half
+        if exponent in _POW_SPECIAL and exponent not in (0.5, -0.5):
+            return _POW_SPECIAL[exponent](a.astype(np.float32)).astype(np.float16)
+        return _pow_forward(a, np.asarray(exponent, a.dtype))
     if a.dtype.kind == "f" and exponent in _POW_SPECIAL:
         with np.errstate(all="ignore"):
             return _POW_SPECIAL[exponent](a)
@@ -295,7 +306,16 @@ sgn = op("sgn", "SgnBackward0", _sign, self=lambda grad, self, result: corner_gr
 sqrt = op("sqrt", "SqrtBackward0", _vml("sqrt", np.sqrt), self=lambda grad, result: grad / (2 * result),
           dtype=_F_, domain="positive", forward_ad="element_wise",
           schema="sqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
-rsqrt = op("rsqrt", "RsqrtBackward0", _ew(lambda a: 1 / np.sqrt(a)),
+def _rsqrt(a):
+    """``1 / sqrt(a)``; float16 in float32 rounded once on the vector loop's runs (two vectors of 16
+    halves) and step by step in half on the scalar tails (c10::Half's operators), as ATen's loop does."""
+    if a.dtype == np.float16:
+        return sleef.vectorized(a, lambda x: (np.float32(1) / np.sqrt(x.astype(np.float32))).astype(np.float16),
+                                lambda x: np.float16(1) / np.sqrt(x), reduction_order.threads())
+    return 1 / np.sqrt(a)
+
+
+rsqrt = op("rsqrt", "RsqrtBackward0", _rsqrt,
            self=lambda grad, result: -0.5 * grad * result.pow(3), dtype=_F_, domain="positive",
            forward_ad="element_wise",
            schema="rsqrt(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
@@ -390,7 +410,7 @@ def _sigmoid(a):
     return (one / (one + np.exp(-a))).astype(a.dtype)
 
 
-sigmoid = op("sigmoid", "SigmoidBackward0", _sigmoid, self=_sigmoid_grad,
+sigmoid = op("sigmoid", "SigmoidBackward0", in_float32(_sigmoid), self=_sigmoid_grad,
              dtype=_F_, domain="real", forward_ad="element_wise",
              schema="sigmoid(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 def _relu(a):
@@ -422,7 +442,14 @@ def _erf(a):
     return flat.reshape(a.shape).astype(a.dtype)
 
 
-erf = op("erf", "ErfBackward0", _vml("erf", _erf), self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
+def _erf_half(a):
+    """float16 erf as ATen's vml::verf maps it: Vectorized<Half>::erf, float32's polynomial
+    (vectorized_float.erf), on every element (vec::map takes the tail as a partial vector), rounded once."""
+    return vectorized_float.erf(a.astype(np.float32)).astype(np.float16)
+
+
+_erf_vml = _vml("erf", _erf)
+erf = op("erf", "ErfBackward0", lambda a: _erf_half(a) if a.dtype == np.float16 else _erf_vml(a), self=lambda grad, self: 2.0 / math.sqrt(math.pi) * (-self.pow(2)).exp() * grad,
          dtype=_F_, domain="real", forward_ad="element_wise",
          schema="erf(Tensor self, *, Tensor(a!)? out=None) -> Tensor", variants="function method inplace")
 floor = op("floor", "FloorBackward0", np.floor, self=corner_grads.zero_grad, dtype=_kernel("floor_vml_cpu"),
@@ -533,15 +560,15 @@ def _logit_backward_kernel(dy, x, eps):
     def scalar(g, v):
         edge = np.where((v == zero) | (v == one), g * np.inf, g / (v * (one - v)))
         return np.where((v < lo) | (v > hi), outside, edge).astype(v.dtype)
-    with np.errstate(all="ignore"):
-        return _vector_or_scalar((dy, x), vector, scalar)
+    with np.errstate(all="ignore"):     # (float16 too: its kernel rounds each step to half, measured)
+        return _vector_or_scalar((dy, x), vector, scalar, half=True)
 
 
 def _logit_grad(grad, self, eps=None):
     """derivatives.yaml: the kernel in a plain backward, infinitely_differentiable_logit_backward (a where
     over the inside of the domain) when the backward is itself recorded."""
     if not is_grad_enabled() and not corner_grads.in_transform() and grad.dtype == self.dtype \
-            and self.dtype in (dtypes.float32, dtypes.float64):       # (a transform's batched tensors take the formula)
+            and self.dtype in (dtypes.float16, dtypes.float32, dtypes.float64):   # (a transform's batched tensors take the formula)
         return Tensor._make(_logit_backward_kernel(*np.broadcast_arrays(grad._data, self._data), eps))
     inside = (self >= 0) & (self <= 1) if eps is None else (self >= eps) & (self <= 1 - eps)
     outside = float("nan") if eps is None else 0.0
@@ -715,11 +742,25 @@ def _bounded(lo_of, hi_of):
         return out if hi is None else _hi(out, hi)
 
     def forward(a, *bounds):
-        return _vector_or_scalar(np.broadcast_arrays(a, *bounds), vector, scalar)
+        return _vector_or_scalar(np.broadcast_arrays(a, *bounds), vector, scalar, half=True)
     return forward
 
 
-_clamp_t = _bounded(lambda b: b[0], lambda b: b[1])
+_clamp_both = _bounded(lambda b: b[0], lambda b: b[1])
+_clamp_min_t = _bounded(lambda b: b[0], lambda b: None)
+_clamp_max_t = _bounded(lambda b: None, lambda b: b[0])
+
+
+def _clamp_t(a, lo, hi):
+    """clamp by tensor bounds. A bound not given (clamp's composite fills it with -inf / inf, see
+    composites.clamp) is no operand of ATen's kernel (clamp_min / clamp_max): it takes no part in
+    whether the loop runs vectors (an input broadcast along rows and a row of bounds: fuzzer seed
+    3006724), and an all-infinite bound changes no value."""
+    if lo.size and np.all(lo == -np.inf):
+        return _clamp_max_t(a, hi)
+    if hi.size and np.all(hi == np.inf):
+        return _clamp_min_t(a, lo)
+    return _clamp_both(a, lo, hi)
 
 
 # clamp_min / clamp_max: their own ATen ops and nodes (ClampMin/ClampMaxBackward0 for a scalar
@@ -736,11 +777,11 @@ clamp_min = op("clamp_min", "ClampMinBackward0", lambda a, min: _lo(a, a.dtype.t
                self=_above_min, dtype="first", domain="real", forward_ad="element_wise")
 clamp_max = op("clamp_max", "ClampMaxBackward0", lambda a, max: _hi(a, a.dtype.type(max)),
                self=_below_max, dtype="first", domain="real", forward_ad="element_wise")
-clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", _bounded(lambda b: b[0], lambda b: None),
+clamp_min_tensor = op("clamp_min_tensor", "ClampMinBackward1", _clamp_min_t,
                       ("self", "min"), self=_above_min,
                       min=lambda grad, self, min: _F().where(self < min, grad, 0.0), domain="real",
                       forward_ad="element_wise")
-clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", _bounded(lambda b: None, lambda b: b[0]),
+clamp_max_tensor = op("clamp_max_tensor", "ClampMaxBackward1", _clamp_max_t,
                       ("self", "max"), self=_below_max,
                       max=lambda grad, self, max: _F().where(self > max, grad, 0.0), domain="real",
                       forward_ad="element_wise")
@@ -776,11 +817,11 @@ where = op("where", "WhereBackward0", lambda c, a, b: np.where(c, a, b), ("condi
            other=lambda grad, condition: _F().where(condition, 0.0, grad),
            dtype=_where_dtypes, cast=(1, 2), domain="where", broadcast=True, forward_ad="element_wise",
            tangent_formula=lambda condition, self_t, other_t: _F().where(condition, self_t, other_t))
-lerp = op("lerp", "LerpBackward0", _lerp, ("self", "end"),
+lerp = op("lerp", "LerpBackward0", in_float32(_lerp), ("self", "end"),
           self=lambda grad, weight: grad * (1 - weight),
           end=lambda grad, weight: grad * weight, domain="real", forward_ad="element_wise",
           tangent_formula=lambda self_t, end_t, weight: _F().lerp(self_t, end_t, weight))
-lerp_tensor = op("lerp_tensor", "LerpBackward1", _lerp, ("self", "end", "weight"),
+lerp_tensor = op("lerp_tensor", "LerpBackward1", in_float32(_lerp), ("self", "end", "weight"),
                  self=lambda grad, weight: grad * (1 - weight),
                  end=lambda grad, weight: grad * weight,
                  weight=lambda grad, self, end: grad * (end - self), domain="real", forward_ad="element_wise",

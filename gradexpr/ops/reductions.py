@@ -114,8 +114,8 @@ mean_dim = op("mean_dim", "MeanBackward1",
 
 
 def _prod(a, dim=None, keepdim=False):
-    """PyTorch's product order for float32/float64 (``reduction_product``), NumPy's for the rest."""
-    if reduction_order._exact_kind(a):
+    """PyTorch's product order for float16/32/64 (``reduction_product``), NumPy's for the rest."""
+    if reduction_order._exact_kind(a) or (a.dtype == np.float16 and a.size):
         from .. import reduction_product     # (loaded by the first product: start-up stays lean)
         return reduction_product.torch_prod(a, () if dim is None else (dim % a.ndim,), keepdim)
     return np.prod(a, axis=dim, keepdims=keepdim)
@@ -293,6 +293,8 @@ argmin = op("argmin", "", _arg(np.argmin, "argmin"), dtype="keep")
 
 
 def _var(a, dim=None, correction=1, keepdim=False):
+    if a.dtype == np.float16 and a.size:
+        return _var(reduction_order.widened(a), dim, correction, keepdim).astype(np.float16)
     if reduction_order._exact_kind(a):
         from .. import reduction_variance    # (loaded by the first variance: start-up stays lean)
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim)
@@ -324,6 +326,8 @@ var = op("var", "VarBackward0", _var, self=_var_grad,
 
 
 def _std(a, dim=None, correction=1, keepdim=False):
+    if a.dtype == np.float16 and a.size:
+        return _std(reduction_order.widened(a), dim, correction, keepdim).astype(np.float16)
     if reduction_order._exact_kind(a):
         from .. import reduction_variance
         return reduction_variance.torch_var(a, _dims(dim, a.ndim), correction, keepdim, take_sqrt=True)
@@ -409,6 +413,8 @@ def _norm2_rows(a, axis):
 
 
 def _norm(a, ord=2.0, dim=None, keepdim=False, dtype=None):
+    if a.dtype == np.float16 and a.size:
+        return _norm(reduction_order.widened(a), ord, dim, keepdim, dtype).astype(np.float16)
     axis = _dims(dim, a.ndim)
     with np.errstate(all="ignore"):
         x = np.abs(a)
@@ -628,16 +634,18 @@ cummin = op("cummin", "CumminBackward0", _cumulative_extreme(False), self=_cumma
 # ------------------------------------------------------------ running log-sum-exp
 def _logcumsumexp(a, dim):
     """ATen's CPU kernel: along ``dim``, cum = log1p(exp(min - max)) + max of each element and the running
-    value (from -inf), in double for float32 (its accumulation type on CPU) with the C library's exp
-    and log1p, rounded once to the input's precision; a pair of equal infinities keeps the element."""
+    value (from -inf), in its accumulation type on CPU (double for float32, float for float16) with the
+    C library's exp and log1p, rounded once to the input's precision; a pair of equal infinities keeps
+    the element."""
     from .. import special_math
-    exp, log1p = special_math._c("exp", np.float64), special_math._c("log1p", np.float64)
+    acc = np.float32 if a.dtype == np.float16 else np.float64
+    exp, log1p = special_math._c("exp", acc), special_math._c("log1p", acc)
 
     def step(x, y):
         low = y if math.isnan(y) else min(x, y) if not y < x else y
         high = y if math.isnan(y) else max(x, y) if not x < y else y
         if low != high or math.isfinite(low):
-            return float(log1p(exp(low - high))) + high
+            return float(acc(log1p(exp(acc(low) - acc(high)))) + acc(high))
         return x
 
     if a.ndim == 0:
