@@ -340,23 +340,26 @@ def _rows_sum(x: np.ndarray) -> np.ndarray:
     """The sums of the rows of a C-contiguous matrix of fewer than 16 groups of ``_ILP`` vectors per row
     (its last dim reduced), each row summed as ``_line_sum`` sums one, all rows at once: the route
     _serial takes for it (vectorized_inner_sum row by row), without its general machinery. A
-    per-sample loss summed over its classes, at every step of vmap(grad(loss))."""
+    per-sample loss summed over its classes, at every step of vmap(grad(loss)). Worked on the
+    transpose, so that each step adds whole contiguous rows of lanes (NumPy reduces a leading axis
+    of a C-contiguous array row after row, in order)."""
     rows, n = x.shape
     vec = _VEC[x.itemsize]
     nvec = n // vec
     m = nvec // _ILP
     width = _ILP * vec
+    xt = np.ascontiguousarray(x.T)                           # (n, rows): element k of every row
     if m == 0:
-        lanes = np.zeros((rows, width), x.dtype)
+        lanes = np.zeros((width, rows), x.dtype)
     else:                                                    # one cascade chunk: a running sum
-        lanes = np.add.accumulate(x[:, :m * width].reshape(rows, m, width), axis=1)[:, -1]
-    part = lanes.reshape(rows, _ILP, vec)
-    first = part[:, 0].copy()
+        lanes = np.add.reduce(xt[:m * width].reshape(m, width, rows), axis=0)
+    part = lanes.reshape(_ILP, vec, rows)
+    first = part[0].copy()
     for i in range(m * _ILP, nvec):                          # the vectors after the last group
-        first += x[:, i * vec:(i + 1) * vec]
-    acc = ((first + part[:, 1]) + part[:, 2]) + part[:, 3]
-    seq = np.concatenate([x[:, nvec * vec:], acc], axis=1)
-    return np.add.accumulate(seq, axis=1)[:, -1] + x.dtype.type(0)
+        first += xt[i * vec:(i + 1) * vec]
+    acc = ((first + part[1]) + part[2]) + part[3]
+    seq = np.concatenate([xt[nvec * vec:], acc])             # the scalar tail first, then the lanes
+    return np.add.reduce(seq, axis=0) + x.dtype.type(0)
 
 
 def _reduce(x: np.ndarray, dims: tuple) -> np.ndarray:
