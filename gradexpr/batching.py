@@ -593,6 +593,11 @@ def inner_leaves(leaves):
 
 def _untracked_leaves(ts, level):
     """``ts`` with the inner leaves of vmaps at or outside ``level`` replaced by their aliases."""
+    for t in ts:
+        if id(t) in INNER_LEAVES:
+            break
+    else:
+        return ts               # (most ops: none is a leaf)
     depth = 0
     for running in LEVELS:
         if running[0] <= level:

@@ -16,8 +16,11 @@ import sys
 import numpy as np
 
 from . import errors, forward_ad as fw
-from .func_levels import Scope
-from .graph import SAVED_HOOKS_DISABLED, enable_grad
+from .autograd import grad as autograd_grad
+from .batching import LEVELS, BatchedTensor, _front, _state as _vmap_state, batched, inner_leaves
+from .func_levels import Scope          # (which loads batching: imported here too, once, not per call)
+from .graph import (SAVED_HOOKS_DISABLED, _RELEASED, AccumulateGrad, Node, SavedTensor, SavedTensors,
+                    enable_grad)
 from .tensor import Tensor
 
 _depth = [0]          # transforms currently running (0: results are returned with the program's level only)
@@ -118,7 +121,6 @@ def _stand_in(x):
         from . import ops
         from .op import apply
         return apply(ops.alias, (x,))
-    from .batching import BatchedTensor, batched
     if type(x) is BatchedTensor:           # under vmap: a logical leaf over the same batch
         t = batched(x._phys, x._bdim, x._level)
         t._requires_grad = True
@@ -132,10 +134,8 @@ def _stand_in(x):
 def _inside_vmap(leaves):
     """batching.inner_leaves(leaves) when a vmap is running (its batch rules then skip recording
     the physical ops of these leaves), else nothing to do."""
-    from .grad_mode import VMAP_LEVELS
-    if not VMAP_LEVELS:
+    if not LEVELS:
         return contextlib.nullcontext()
-    from .batching import inner_leaves
     return inner_leaves(leaves)
 
 
@@ -180,7 +180,6 @@ def _grads(out, inputs, cotangent=None):
 
 
 def _engine_grad(outs, inputs, cotangents=None):
-    from .autograd import grad as autograd_grad
     outs = outs if isinstance(outs, (list, tuple)) else [outs]
     cots = cotangents if isinstance(cotangents, (list, tuple)) or cotangents is None else [cotangents]
     pairs = [(o, c) for o, c in zip(outs, cots or [None] * len(outs)) if o._requires_grad]
@@ -200,7 +199,6 @@ def _backward_is_differentiated(roots):
     Otherwise it detaches its results, so a recording would only be discarded."""
     if _depth[0] > 1 or fw.ACTIVE:
         return True
-    from .graph import AccumulateGrad, Node, SavedTensor, SavedTensors, _RELEASED
     saved_hooks = __package__ + ".saved_hooks" in sys.modules     # (only it gives saved tensors hooks)
     scope = _scope[0]
     stack = [o._grad_fn for o in roots]
@@ -389,7 +387,6 @@ def _stacked_rows(outs, ins, recorded):
     program sees the rows' graph (functorch's structure matters)."""
     from .functional import stacked_vjps
     from .functions import stack
-    from .batching import LEVELS
     m = sum(o._data.size for o in outs)
     if not fw.ACTIVE and not LEVELS:
         # one row is a plain backward pass, but batched as functorch's where the program sees its graph
@@ -659,8 +656,7 @@ def _broadcast_dims(dims, tree):
 
 
 def _vmap_once(func, flat_dims, flat_args, spec, size, out_dims, randomness, kwargs):
-    from .batching import LEVELS, _state, batched
-    level = _state["next"] = _state["next"] + 1
+    level = _vmap_state["next"] = _vmap_state["next"] + 1
     LEVELS.append((level, size, randomness))
     try:
         inputs = [a if d is None else batched(a, d, level) for a, d in zip(flat_args, flat_dims)]
@@ -671,7 +667,7 @@ def _vmap_once(func, flat_dims, flat_args, spec, size, out_dims, randomness, kwa
     finally:
         LEVELS.pop()
         if not LEVELS:
-            _state["next"] = 0
+            _vmap_state["next"] = 0
 
 
 def _out_dims_list(func, out_dims, out, out_spec):
@@ -696,13 +692,13 @@ def _out_dims_list(func, out_dims, out, out_spec):
 
 def _unbatched(func, o, out_dim, level, size):
     """An output with its batch dimension at ``out_dim`` (an unbatched output is expanded to the batch)."""
-    from .batching import BatchedTensor, _front
-    name = _name(func)
     if out_dim is None:
         if isinstance(o, BatchedTensor) and o._level == level:
+            name = _name(func)
             raise errors.ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
         return o
     if not isinstance(o, Tensor):
+        name = _name(func)
         raise errors.ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you "
                                 "mean to set out_dims= to None for output?")
     if isinstance(o, BatchedTensor) and o._level == level:

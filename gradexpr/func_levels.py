@@ -32,21 +32,26 @@ class Scope:
     def __init__(self):
         self.first = next(_sequence)
         # held weakly: the scope outlives its transform (until the next one), its graph need not; a dead
-        # stand-in leaves the mapping, so a new tensor given its id is not taken for it
-        self.own = weakref.WeakValueDictionary()        # id -> stand-in leaf
-        self.aliases = weakref.WeakSet()
+        # stand-in's reference is dead, so a new tensor given its id is not taken for it. (Plain dicts
+        # of weak references: a WeakValueDictionary and a WeakSet per transform call cost more than the
+        # rest of the scope's work in vmap(grad(f)).)
+        self.own = {}                   # id -> weak reference to the stand-in leaf
+        self.aliases = None             # a WeakSet of the alias nodes, once there is one
 
     def add_stand_in(self, t):
         fn = t._grad_fn
         if fn is None:
-            self.own[id(t)] = t
+            self.own[id(t)] = weakref.ref(t)
         else:
+            if self.aliases is None:
+                self.aliases = weakref.WeakSet()
             self.aliases.add(fn)
 
     def is_outer(self, node) -> bool:
         """Whether ``node`` belongs to the program's level by itself (not through its inputs)."""
         if type(node) is AccumulateGrad:
-            return id(node.variable) not in self.own
+            ref = self.own.get(id(node.variable))
+            return ref is None or ref() is not node.variable
         return node._seq < self.first
 
     def outer_result(self, t):
@@ -112,7 +117,7 @@ class Scope:
     def _through_aliases(self, node):
         """What an alias stand-in for an argument that requires grad aliases (functorch's wrapper of an
         argument is the argument itself at the program's level)."""
-        while node in self.aliases:
+        while self.aliases is not None and node in self.aliases:
             node = node._next[0]
         return node
 

@@ -623,16 +623,20 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                 if nxt is not None and nxt in needed:
                     needed.add(node)
                     break
+        if all(node in needed for node in order):
+            needed = None           # every node leads to a target (grad of a loss in its weights): none pruned
 
     captured = [None] * len(inputs) if (inputs is not None and not accumulate) else None
     buffers = {}
     for r, g in zip(roots, grad_tensors):
         buffers[r] = buffers[r] + g if r in buffers else g
 
-    # the common case (no inputs=, no node_apply, no retain_grad) runs op nodes inline
+    # the common case (nothing pruned, no node_apply, no retain_grad) runs op nodes inline; the targets
+    # of inputs= (their gradients are captured or accumulated) go through _run_node
     anomaly, check_nan = _anomaly.get()
     check_nan = anomaly and check_nan
-    plain = targets is None and node_apply is None and not anomaly
+    plain = needed is None and node_apply is None and not anomaly
+    no_targets = not targets
     push, pop = ready_push, ready_pop
     grad_mode = _grad_enabled.set(bool(create_graph))
     try:
@@ -652,7 +656,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             if grad is None and getattr(node, "_pending", None) is None:
                 # nothing arrived (a custom Function's node may have gradients of its other outputs)
                 node_grads = (None,) * len(node._next)     # only release dependents
-            elif plain and type(node) is Node and not node._retains:
+            elif plain and type(node) is Node and not node._retains and (no_targets or node not in targets):
                 node_grads = node._input_grads(grad, node._next)      # node._apply(grad), one call less
                 if not retain_graph and node._frees:
                     node._saved = _RELEASED                           # node._release(), inline

@@ -346,6 +346,32 @@ def _line_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(seq)[-1] + x.dtype.type(0)
 
 
+def _rows_sum(x: np.ndarray) -> np.ndarray:
+    """The sums of the rows of a C-contiguous matrix of fewer than 16 groups of ``_ILP`` vectors per row
+    (its last dim reduced), each row summed as ``_line_sum`` sums one, all rows at once: the route
+    _serial takes for it (vectorized_inner_sum row by row), without its general machinery. A
+    per-sample loss summed over its classes, at every step of vmap(grad(loss)). Worked on the
+    transpose, so that each step adds whole contiguous rows of lanes (NumPy reduces a leading axis
+    of a C-contiguous array row after row, in order)."""
+    rows, n = x.shape
+    vec = _VEC[x.itemsize]
+    nvec = n // vec
+    m = nvec // _ILP
+    width = _ILP * vec
+    xt = np.ascontiguousarray(x.T)                           # (n, rows): element k of every row
+    if m == 0:
+        lanes = np.zeros((width, rows), x.dtype)
+    else:                                                    # one cascade chunk: a running sum
+        lanes = np.add.reduce(xt[:m * width].reshape(m, width, rows), axis=0)
+    part = lanes.reshape(_ILP, vec, rows)
+    first = part[0].copy()
+    for i in range(m * _ILP, nvec):                          # the vectors after the last group
+        first += xt[i * vec:(i + 1) * vec]
+    acc = ((first + part[1]) + part[2]) + part[3]
+    seq = np.concatenate([xt[nvec * vec:], acc])             # the scalar tail first, then the lanes
+    return np.add.reduce(seq, axis=0) + x.dtype.type(0)
+
+
 def _reduce(x: np.ndarray, dims: tuple, half=None) -> np.ndarray:
     """The sum of a float32/float64 ``x`` over ``dims``; ``half``: x is a float16 tensor widened to
     float32, summed by ``"sum"``'s kernel (the threads' partials of a two-pass sum stored as halves) or
@@ -362,6 +388,9 @@ def _reduce(x: np.ndarray, dims: tuple, half=None) -> np.ndarray:
         # the rows of a C-ordered matrix summed down (a bias's gradient, at every training step): the
         # route _serial takes for it (the columns are the contiguous kept dim, so _loop2d's outer sums)
         return _outer(x, _NROWS * _VEC[x.itemsize]) + x.dtype.type(0)
+    if dims == (1,) and x.ndim == 2 and x.shape[0] > 1 and _VEC[x.itemsize] <= x.shape[1] < 16 * _ILP * _VEC[x.itemsize] \
+            and x.flags.c_contiguous and (x.size < _GRAIN or _THREADS == 1) and not half_output:
+        return _rows_sum(x)
     it, order, view_shape, full, kept_order, kept_shape = _plan(x, dims)
     view = x.transpose(order).reshape(view_shape)
     if x.size < _GRAIN or _THREADS == 1:

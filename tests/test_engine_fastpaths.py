@@ -149,3 +149,24 @@ def test_long_chains_back_propagate():
         y = y * 1.0001
     y.sum().backward()
     assert abs(x.grad[0, 0].item() - 1.0001 ** 20_000) < 1e-2
+
+
+def test_grad_whose_inputs_every_node_leads_to_runs_inline_with_the_pruned_paths_results():
+    """autograd.grad prunes the nodes that lead to none of its inputs; when none is pruned (a loss
+    differentiated in all its weights, as torch.func.grad does) the nodes run inline, as backward's."""
+    w = torch.tensor([0.5, -1.5, 2.0], requires_grad=True)
+    v = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    unused = torch.ones(3, requires_grad=True)
+
+    def loss(extra):
+        h = (w * v).tanh()
+        return h, (h * h).sum() + (extra * 0).sum()
+    h, y = loss(torch.zeros(3))                           # every node leads to w, v or h: inline
+    inline = torch.autograd.grad(y, (w, v, h))
+    h2, y2 = loss(unused)                                 # unused's branch is pruned: the general path
+    pruned = torch.autograd.grad(y2, (w, v, h2))
+    for a, b in zip(inline, pruned):
+        assert np.array_equal(a.numpy(), b.numpy())
+    assert np.array_equal(inline[2].numpy(), (2 * h).detach().numpy())  # a non-leaf input's gradient
+    with pytest.raises(Exception, match="backward through the graph a second time"):
+        torch.autograd.grad(y, (w, v, h))                 # the inline path freed the saved tensors

@@ -155,3 +155,18 @@ def test_nll_loss_backward_with_every_sample_counting_once_matches_the_weighted_
         unweighted = backward_ops._nll_loss_backward(g, x, target, None, reduction, -100)
         ones = backward_ops._nll_loss_backward(g, x, target, np.ones(6, dtype), reduction, -100)   # the masks
         assert np.array_equal(_bits(unweighted), _bits(ones))
+
+
+@pytest.mark.parametrize("rows", [2, 3, 31, 256, 1000])
+@pytest.mark.parametrize("cols", [8, 10, 31, 32, 33, 63, 64, 100, 130, 511])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_rows_of_a_matrix_summed_across_take_the_general_plans_route(rows, cols, dtype):
+    x = (RNG.standard_normal((rows, cols)) * 10.0 ** RNG.integers(-3, 4, (rows, cols))).astype(dtype)
+    x[0] = -0.0                                      # a row of negative zeros sums to +0
+    x[1, ::3] = RNG.choice([np.inf, -np.inf, np.nan, 0.0, -0.0, 3e38], x[1, ::3].shape)
+    it, order, view_shape, full, kept_order, kept_shape = reduction_order._plan(x, (1,))
+    general = reduction_order._serial(x.transpose(order).reshape(view_shape), it)
+    fast = reduction_order.torch_sum(x, 1)
+    assert np.array_equal(_bits(fast), _bits(np.asarray(general).reshape(kept_shape)))
+    if cols < 16 * 4 * reduction_order._VEC[x.itemsize]:     # each row as a whole 1-D sum of it adds
+        assert np.array_equal(_bits(fast), _bits(np.array([reduction_order._line_sum(r) for r in x])))

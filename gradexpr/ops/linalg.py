@@ -72,13 +72,20 @@ def _outer_products(a, b):
     product is +0, as PyTorch's): through MKL's batched gemm where it is faster (one pass over the result,
     not einsum's two), the sign of its zero products then settled by adding +0, a second pass skipped
     when no product can be zero (no zero factor, none small enough to underflow)."""
+    # the factors looked at before the product is written, while they are in the cache (the ufuncs
+    # themselves: ndarray.min's Python wrapper and finfo cost as much as the passes here)
+    smallest = float(_minimum(_abs(a), axis=None)) * float(_minimum(_abs(b), axis=None))   # NaN: not >=
     product = mkl.outer_products(a, b)
     if product is None:
         return np.einsum("bik,bkj->bij", a, b)
-    smallest = float(np.abs(a).min()) * float(np.abs(b).min())      # NaN (a NaN factor): not >=
-    if not smallest >= 8 * float(np.finfo(a.dtype).smallest_subnormal):
+    if not smallest >= _NO_ZERO_PRODUCT[a.dtype]:
         product += product.dtype.type(0)
     return product
+
+
+_minimum, _abs = np.minimum.reduce, np.abs
+# the smallest product of two factors at least this large in magnitude is neither zero nor underflows to it
+_NO_ZERO_PRODUCT = {t: 8 * float(np.finfo(t).smallest_subnormal) for t in _EINSUM_EXACT}
 
 
 def _bmm_in_order(a, b):
