@@ -62,20 +62,38 @@ def native(dtype, input_shape, weight_shape, stride, dilation, groups, transpose
     return not onednn
 
 
+def windows(x, kernel, stride, padding, dilation, limit=None):
+    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads (the first
+    ``limit`` outputs per dimension where given: a transposed convolution's output_padding leaves
+    positions no input reached)."""
+    from numpy.lib.stride_tricks import sliding_window_view
+    nd = len(kernel)
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
+    w = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
+    limit = limit or (None,) * nd
+    return w[(slice(None), slice(None)) + tuple(slice(None, m * s if m else None, s) for s, m in zip(stride, limit))
+             + tuple(slice(None, None, d) for d in dilation)]
+
+
+def col2im(padded, block_of, kernel, stride, dilation, outs):
+    """col2im: each kernel offset's block of patch gradients (``block_of(offset)``, shaped as ``padded``'s
+    leading dims then ``outs``) added into the zero-padded input where that offset read, offset by offset
+    (ATen's order: an input element's contributions arrive by increasing offset)."""
+    lead = (slice(None),) * (padded.ndim - len(kernel))
+    for offset in np.ndindex(*kernel):
+        padded[lead + tuple(slice(k * d, k * d + s * (m - 1) + 1, s)
+                            for k, d, s, m in zip(offset, dilation, stride, outs))] += block_of(offset)
+
+
 def _columns(sample, kernel, stride, padding, dilation, limit=None):
     """im2col of one sample (C, *spatial): (C * prod(kernel), L), rows ordered channel, then offsets;
     only the first ``limit`` output positions per dim where given (a transposed convolution's input)."""
-    from numpy.lib.stride_tricks import sliding_window_view
     nd = len(kernel)
-    padded = np.pad(sample, [(0, 0)] + [(p, p) for p in padding])
-    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
-    windows = sliding_window_view(padded, span, axis=tuple(range(1, 1 + nd)))
-    limit = limit or (None,) * nd
-    windows = windows[(slice(None),) + tuple(slice(None, m * s if m else None, s) for s, m in zip(stride, limit))
-                      + tuple(slice(None, None, d) for d in dilation)]             # C, *out, *kernel
+    patches = windows(sample[None], kernel, stride, padding, dilation, limit)[0]     # C, *out, *kernel
     order = (0,) + tuple(range(1 + nd, 1 + 2 * nd)) + tuple(range(1, 1 + nd))      # C, *kernel, *out
-    outs = windows.shape[1:1 + nd]
-    return np.ascontiguousarray(windows.transpose(order)).reshape(-1, int(np.prod(outs))), outs
+    outs = patches.shape[1:1 + nd]
+    return np.ascontiguousarray(patches.transpose(order)).reshape(-1, int(np.prod(outs))), outs
 
 
 def _gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c):
@@ -127,11 +145,8 @@ def input_grad(grad, w, input_shape, stride, padding, dilation, groups):
             columns = np.empty((depth, positions), grad.dtype)
             _gemm(False, True, positions, depth, og, grad_rows, positions, weight, depth, 0.0, columns)
             columns = columns.reshape((cg,) + tuple(kernel) + tuple(outs))
-            target_sample = padded[i, g * cg:(g + 1) * cg]
-            for offset in np.ndindex(*kernel):                 # col2im: offset by offset, each channel
-                target = (slice(None),) + tuple(slice(k * d, k * d + s * (m - 1) + 1, s)
-                                                for k, d, s, m in zip(offset, dilation, stride, outs))
-                target_sample[target] += columns[(slice(None),) + offset]
+            col2im(padded[i, g * cg:(g + 1) * cg], lambda offset: columns[(slice(None),) + offset], kernel,
+                   stride, dilation, outs)
     inner = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
     return np.ascontiguousarray(padded[inner])
 

@@ -30,24 +30,10 @@ huber_loss = op("huber_loss", "HuberLossBackward0", _huber, ("self", "target"),
 
 
 # ============================================================ convolution (1-d and 2-d, groups, dilation)
-def _windows(x, kernel, stride, padding, dilation, limit=None):
-    """(N, C, *out, *kernel) views of the zero-padded input: the patches each output reads (the first
-    ``limit`` outputs per dimension where given: a transposed convolution's output_padding leaves
-    positions no input reached)."""
-    from numpy.lib.stride_tricks import sliding_window_view
-    nd = len(kernel)
-    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
-    span = [d * (k - 1) + 1 for d, k in zip(dilation, kernel)]
-    w = sliding_window_view(x, span, axis=tuple(range(2, 2 + nd)))
-    limit = limit or (None,) * nd
-    return w[(slice(None), slice(None)) + tuple(slice(None, m * s if m else None, s) for s, m in zip(stride, limit))
-             + tuple(slice(None, None, d) for d in dilation)]
-
-
 def _columns(x, kernel, stride, padding, dilation, groups, limit=None):
     """im2col: (N, G, L, C/G * prod(kernel)) patches, L the number of output positions."""
     nd = len(kernel)
-    win = _windows(x, kernel, stride, padding, dilation, limit)    # N, C, *out, *kernel
+    win = conv_order.windows(x, kernel, stride, padding, dilation, limit)    # N, C, *out, *kernel
     n, c = x.shape[:2]
     outs = win.shape[2:2 + nd]
     win = win.reshape((n, groups, c // groups) + win.shape[2:])      # N, G, C/G, *out, *kernel
@@ -111,10 +97,7 @@ def _conv_input_grad(grad, weight, input_shape=None, stride=(1,), padding=(0,), 
     # kernel offsets first, in one copy: each offset's (N, C, *out) block is then contiguous to add
     by_offset = np.ascontiguousarray(patches.transpose(tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2 + nd))))
     padded = np.zeros((n, c) + tuple(s + 2 * p for s, p in zip(input_shape[2:], padding)), grad.dtype)
-    for offset in np.ndindex(*kernel):
-        target = (slice(None), slice(None)) + tuple(
-            slice(k * d, k * d + s * (m - 1) + 1, s) for k, d, s, m in zip(offset, dilation, stride, outs))
-        padded[target] += by_offset[offset]
+    conv_order.col2im(padded, lambda offset: by_offset[offset], kernel, stride, dilation, outs)
     inner = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, input_shape[2:]))
     return np.ascontiguousarray(padded[inner])
 
