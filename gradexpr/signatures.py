@@ -262,9 +262,9 @@ class Signature:
     def bind(self, args, kwargs, method, raise_=False, label=None):
         """The parameters' values by name, or None (or PyTorch's TypeError when ``raise_``)."""
         label = label or self.name
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            kwargs = _numpy_keywords(kwargs, label)
         params, positional, by_name = self._layouts[method]
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            kwargs = _numpy_keywords(kwargs, label, by_name)
         if method and kwargs and not by_name and raise_:
             # a method of no parameters is METH_NOARGS in PyTorch: CPython refuses keywords first
             raise errors.TypeError(f"TensorBase.{label}() takes no keyword arguments")
@@ -341,12 +341,13 @@ class Signature:
 _NUMPY_KEYWORDS = (("axis", "dim"), ("keepdims", "keepdim"))
 
 
-def _numpy_keywords(kwargs, label):
+def _numpy_keywords(kwargs, label, by_name):
     """NumPy's names for ``dim``/``keepdim`` (``x.sum(axis=0, keepdims=True)``), which PyTorch's parser
-    takes for every op with those parameters; giving both names is an unexpected keyword."""
+    takes for every op with those parameters (``by_name``; another op's is an unexpected ``axis``);
+    giving both names is an unexpected keyword."""
     kwargs = dict(kwargs)
     for alias, param in _NUMPY_KEYWORDS:
-        if alias in kwargs:
+        if alias in kwargs and param in by_name:
             if param in kwargs:
                 raise errors.TypeError(f"{label}() got an unexpected keyword argument '{alias}'")
             kwargs[param] = kwargs.pop(alias)

@@ -230,26 +230,26 @@ def _nn():
     return nn_functional
 
 
-def _numpy_names(fn, name=None, numpy_names=True):
+def _numpy_names(fn, name=None, numpy_names=True, python_method=False):
     """``fn`` also taking NumPy's names for ``dim`` and ``keepdim`` (``x.sum(axis=0, keepdims=True)``),
     as PyTorch's argument parser accepts them for every op with those parameters -- and, as a method,
-    refusing ``out=`` (the function's own keyword: no Tensor method has one). Without ``numpy_names``
-    (a method PyTorch writes in Python) only the refusal, in Python's words."""
+    refusing ``out=`` (the function's own keyword: no Tensor method has one). A method PyTorch writes in
+    Python (``python_method``) refuses NumPy's names as well, in Python's words."""
     op_name = name or fn.__name__
-    refused = ("out",) if numpy_names else ("out", "axis", "keepdims")
-    label = op_name if numpy_names else f"Tensor.{op_name}"
+    refused = ("out", "axis", "keepdims") if python_method else ("out",)
+    label = f"Tensor.{op_name}" if python_method else op_name
 
     def call(*args, **kwargs):
         if kwargs:
             for key in refused:
                 if key in kwargs:
                     raise errors.TypeError(f"{label}() got an unexpected keyword argument '{key}'")
-        if kwargs and numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
-            for alias, param in (("axis", "dim"), ("keepdims", "keepdim")):
-                if alias in kwargs:
-                    if param in kwargs:
-                        raise errors.TypeError(f"{op_name}() got an unexpected keyword argument '{alias}'")
-                    kwargs[param] = kwargs.pop(alias)
+            if numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
+                for alias, param in (("axis", "dim"), ("keepdims", "keepdim")):
+                    if alias in kwargs:
+                        if param in kwargs:
+                            raise errors.TypeError(f"{op_name}() got an unexpected keyword argument '{alias}'")
+                        kwargs[param] = kwargs.pop(alias)
         return fn(*args, **kwargs)
     call.__name__ = fn.__name__
     call.__doc__ = fn.__doc__
@@ -266,12 +266,14 @@ def _with_numpy_names(methods: dict) -> dict:
     wrapped = {}
     for name, fn in methods.items():
         parameters = _parameters(fn)
-        # (split and norm are Python functions in PyTorch, which its argument parser never sees)
-        numpy_names = ("dim" in parameters or "keepdim" in parameters) and name not in ("split", "norm")
-        python_method = name in ("split", "norm")
-        wrapped[name] = _numpy_names(fn, name, numpy_names) if numpy_names or python_method or "out" in parameters \
+        python_method = name in _PYTHON_METHODS
+        numpy_names = not python_method and ("dim" in parameters or "keepdim" in parameters)
+        wrapped[name] = _numpy_names(fn, name, numpy_names, python_method) if numpy_names or python_method or "out" in parameters \
             else fn
     return wrapped
+
+
+_PYTHON_METHODS = ("split", "norm")     # Python functions in PyTorch, which its argument parser never sees
 
 
 def _bind():
